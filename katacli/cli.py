@@ -1,0 +1,99 @@
+"""The ``kata`` command: one typer app, one module per subcommand under ``katacli.commands``.
+
+KataGo's GUIs launch engines with single-dash long flags (``katago gtp -model M
+-config C -override-config "a=1,b=2"``). Click only knows ``--long`` options,
+so :func:`normalize_argv` rewrites ``-model`` to ``--model`` before typer sees
+the arguments; single-letter flags (``-v``, ``-t``) and negative numbers pass
+through untouched.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+
+import typer
+
+from katacli import __version__, KATAGO_COMPAT_VERSION
+
+# Subcommands in the order `kata --help` lists them. A name is registered only
+# when its module exists and defines `register(app)`, so a subcommand appears
+# exactly when it works.
+SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "benchmark", "genconfig", "runtests"]
+
+_SINGLE_DASH_LONG = re.compile(r"^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$")
+
+app = typer.Typer(
+    name="kata",
+    help=(
+        "katacli: KataGo as a Python toolkit. Drop-in `kata gtp` and `kata analysis` engines that read "
+        "KataGo networks (.bin.gz) and configs (.cfg), plus self-play, training and benchmarking.\n\n"
+        "KataGo-style single-dash flags work: `kata gtp -model net.bin.gz -config gtp.cfg`."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def normalize_argv(argv: list[str]) -> list[str]:
+    """Turn KataGo's ``-long-flag`` spelling into click's ``--long-flag``.
+
+    Everything after a bare ``--`` is left alone, as are values that follow a
+    flag (they never look like ``-word`` in KataGo usage except negative numbers,
+    which the pattern excludes because they start with a digit).
+    """
+    out: list[str] = []
+    passthrough = False
+    for arg in argv:
+        if passthrough:
+            out.append(arg)
+            continue
+        if arg == "--":
+            passthrough = True
+            out.append(arg)
+        elif _SINGLE_DASH_LONG.match(arg):
+            out.append("-" + arg)
+        else:
+            out.append(arg)
+    return out
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"katacli {__version__} (KataGo {KATAGO_COMPAT_VERSION} compatible)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """katacli: KataGo as a Python toolkit."""
+
+
+def _register_subcommands() -> None:
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"katacli.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"katacli.commands.{name}":
+                continue  # not built yet
+            raise
+        module.register(app)
+
+
+_register_subcommands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    app(args=args, prog_name="kata")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Build script for katacli.
+
+The Cython core lives in the top-level package ``cython_ext`` so that its
+modules can ``cimport`` each other by their installed dotted names
+(``from cython_ext.board cimport ...``). The ``.pxd`` contracts are installed
+with the package so third-party Cython code can cimport them too.
+"""
+import os
+import sys
+
+from setuptools import Extension, find_packages, setup
+
+try:
+    from Cython.Build import cythonize
+except ImportError:  # pragma: no cover - pyproject.toml always provides Cython
+    sys.exit("katacli needs Cython to build: pip install Cython")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# One extension per .pyx file in cython_ext/.
+CORE_MODULES = sorted(
+    name[:-4] for name in os.listdir(os.path.join(HERE, "cython_ext")) if name.endswith(".pyx")
+)
+
+COMPILE_ARGS = ["-O3", "-fno-strict-aliasing"]
+if os.environ.get("KATACLI_NATIVE", "") == "1":
+    COMPILE_ARGS.append("-march=native")
+
+extensions = [
+    Extension(
+        f"cython_ext.{name}",
+        [f"cython_ext/{name}.pyx"],
+        extra_compile_args=COMPILE_ARGS,
+        language="c",
+    )
+    for name in CORE_MODULES
+]
+
+
+def read_version():
+    with open(os.path.join(HERE, "katacli", "__init__.py")) as f:
+        for line in f:
+            if line.startswith("__version__"):
+                return line.split("=")[1].strip().strip("\"'")
+    raise RuntimeError("no __version__ in katacli/__init__.py")
+
+
+setup(
+    name="katacli",
+    version=read_version(),
+    description="KataGo rebuilt as a Python toolkit: GTP and analysis engines, self-play and training",
+    long_description=open(os.path.join(HERE, "README.md")).read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=find_packages(include=["katacli", "katacli.*", "cython_ext"]),
+    package_data={"cython_ext": ["*.pxd", "*.pyx"], "katacli": ["data/*.sgf", "resources/*"]},
+    include_package_data=True,
+    ext_modules=cythonize(
+        extensions,
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    ),
+    install_requires=[
+        "numpy",
+        "torch==2.13.0",
+        "typer>=0.12",
+        "rich>=13",
+        "h5py",
+        "sgfmill>=1.1",
+    ],
+    extras_require={"test": ["pytest>=7"]},
+    entry_points={"console_scripts": ["kata=katacli.cli:main"]},
+    zip_safe=False,
+)
