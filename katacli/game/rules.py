@@ -102,7 +102,10 @@ def parse_c_float(text: str) -> float | None:
 
 def to_float32(value: float) -> float:
     """Round to the nearest float32, as KataGo stores komi (raises OverflowError when out of range)."""
-    return struct.unpack("f", struct.pack("f", value))[0]
+    rounded = struct.unpack("f", struct.pack("f", value))[0]
+    if math.isinf(rounded) and not math.isinf(value):
+        raise OverflowError(f"{value} is out of float32 range")
+    return rounded
 
 
 def komi_is_int_or_half_int(komi: float) -> bool:
