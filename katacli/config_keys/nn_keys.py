@@ -1,0 +1,70 @@
+"""Neural net evaluation and GPU keys.
+
+KataGo reads these in Setup::initializeNNEvaluators. Device keys come in many
+spellings (generic or backend-prefixed, optionally per model and per server
+thread), so they are families. Keys of backends katacli does not have
+(TensorRT, Metal, OpenCL, Eigen) are accepted and ignored, as KataGo itself
+silently skips keys of backends it was not built with.
+"""
+from __future__ import annotations
+
+from katacli.config_keys.builders import bool_key, enabled_key, int_key, section, str_key
+from katacli.config_keys.spec import MAX_BOARD_LEN, NUM_SYMMETRIES, DerivedDefault, KeyFamily
+
+MAX_NN_BATCH_SIZE = 65536
+MAX_SERVER_THREADS = 1024
+MAX_DEVICE_INDEX = 1023
+# GTP sizes batches from the thread count: rounded up to a multiple of 4, at least 8.
+GTP_MIN_BATCH_SIZE = 8
+GTP_BATCH_ROUNDING = 4
+NN_SECTION = "Neural net and GPU"
+
+
+def _gtp_default_batch_size(resolver) -> int:
+    threads = resolver.value("numSearchThreads")
+    rounded_up = (threads + GTP_BATCH_ROUNDING - 1) // GTP_BATCH_ROUNDING * GTP_BATCH_ROUNDING
+    return max(GTP_MIN_BATCH_SIZE, rounded_up)
+
+
+NN_KEYS = section(NN_SECTION, [
+    int_key("nnMaxBatchSize", None, 1, MAX_NN_BATCH_SIZE, "Most positions sent to the GPU in one batch.",
+            mode_defaults={"gtp": DerivedDefault("numSearchThreads rounded up to a multiple of 4, at least 8",
+                                                 _gtp_default_batch_size)},
+            required_in=("analysis", "selfplay")),
+    int_key("nnCacheSizePowerOfTwo", 20, -1, 48, "Log2 of the number of cached network evaluations (the main RAM use).",
+            mode_defaults={"analysis": 23}, required_in=("selfplay",)),
+    int_key("nnMutexPoolSizePowerOfTwo", 16, -1, 24, "Log2 of the number of locks guarding the cache.",
+            mode_defaults={"analysis": 17}, required_in=("selfplay",)),
+    int_key("numNNServerThreadsPerModel", 1, 1, MAX_SERVER_THREADS,
+            "Threads feeding the network; usually one per GPU."),
+    bool_key("nnRandomize", True, "Evaluate each position in a random board orientation."),
+    int_key("nnForcedSymmetry", None, 0, NUM_SYMMETRIES - 1, "Always evaluate in this one orientation (0-7)."),
+    bool_key("debugSkipNeuralNet", False, "Debugging only: replace the network with uniform outputs."),
+    int_key("numEigenThreadsPerModel", None, 1, MAX_SERVER_THREADS, "CPU-backend thread count (not used by katacli).",
+            ignored=True),
+    bool_key("cudaDisableGraphSDPA", False, "Do not use fused attention kernels."),
+    bool_key("cudaDisableWarmup", False, "Skip warming up GPU kernels at startup."),
+    enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: when it helps)."),
+    enabled_key("cudaUse1x1Matmul", "Run 1x1 convolutions as matrix multiplies (auto: in FP16)."),
+])
+
+NN_FAMILIES = [
+    KeyFamily(r"nnRandSeed[0-9]*", str_key(
+        "nnRandSeed<N>", None, "Fixed seed for the random orientations (default: random).", section=NN_SECTION)),
+    KeyFamily(r"maxBoard(X|Y)?SizeForNNBuffer[0-9]*", int_key(
+        "maxBoard[X|Y]SizeForNNBuffer<N>", None, 2, MAX_BOARD_LEN,
+        "Largest board the network buffers are sized for.", section=NN_SECTION)),
+    KeyFamily(r"requireMaxBoardSize[0-9]*", bool_key(
+        "requireMaxBoardSize<N>", None, "Promise that every board is exactly the buffer size (faster).",
+        section=NN_SECTION)),
+    KeyFamily(r"(useFP16|cudaUseFP16)(-[0-9]+)?", enabled_key(
+        "[cuda]UseFP16[-<N>]", "Half precision on the GPU: true, false or auto.", section=NN_SECTION)),
+    KeyFamily(r"(inputsUseNHWC|cudaInputsUseNHWC)[0-9]*", bool_key(
+        "[cuda]InputsUseNHWC<N>", None, "Feed network inputs channels-last.", section=NN_SECTION)),
+    KeyFamily(r"(deviceToUse|gpuToUse|cudaDeviceToUse|cudaGpuToUse)(Model[0-9]+)?(Thread[0-9]+)?", int_key(
+        "[cuda]DeviceToUse[Model<M>][Thread<N>]", None, 0, MAX_DEVICE_INDEX,
+        "GPU index for all, one model's, or one server thread's evaluations.", section=NN_SECTION)),
+    KeyFamily(r"(trt|metal|opencl|eigen|dummybackend)[A-Z][A-Za-z0-9_-]*", str_key(
+        "<otherBackend>...", None, "Setting for a backend katacli does not have; accepted and ignored.",
+        section=NN_SECTION, ignored=True)),
+]
