@@ -366,8 +366,9 @@ def write_sgf(game: SgfGame, nice_rules_name: bool = False) -> str:
     """The game as an SGF string in KataGo's layout (root properties, then one node per move).
 
     KM is `game.komi`, else the rules' komi; RU is KataGo's compact rules string
-    (or its preset name with nice_rules_name). PL is written only where a reader
-    could not infer it from the moves and setup stones.
+    (or its preset name with nice_rules_name). PL is written only for a game
+    without moves whose first player a reader could not infer from the setup
+    stones; with moves, the first move's colour is the first player.
     """
     x_size, y_size = game.x_size, game.y_size
     if max(x_size, y_size) > len(SGF_POINT_LETTERS):
@@ -385,7 +386,8 @@ def write_sgf(game: SgfGame, nice_rules_name: bool = False) -> str:
         out.append(f"RU[{game.rules.nice_name() if nice_rules_name else game.rules.to_string_no_komi()}]")
     if game.result:
         out.append(f"RE[{_escape(game.result)}]")
-    if _first_player({}, game.setup, game.moves) != game.first_player:
+    # With moves, readers take the first mover from them, so PL only matters for a bare position.
+    if not game.moves and _first_player({}, game.setup, game.moves) != game.first_player:
         out.append(f"PL[{'B' if game.first_player == BLACK else 'W'}]")
     for key, color in _SETUP_PROPERTIES:
         points = [_format_point(xy, x_size, y_size) for c, xy in game.setup if c == color]
