@@ -145,12 +145,13 @@ def test_reference_presets_match_katago_output():
 @pytest.mark.parametrize("rules,core", [
     (PRESETS["tromp-taylor"], (1, 0, 0, True, False, 0, False, 7.5)),
     (PRESETS["japanese"], (0, 1, 1, False, False, 0, False, 6.5)),
-    (PRESETS["chinese"], (0, 0, 0, False, False, 1, True, 7.5)),  # whiteHandicapBonus N is KataGo's 1
-    (PRESETS["aga-button"], (2, 0, 0, False, True, 2, True, 7.0)),  # N-1 is KataGo's 2
+    # whiteHandicapBonus codes are the core's (N-1 = 1, N = 2), not rules.h's (N = 1, N-1 = 2).
+    (PRESETS["chinese"], (0, 0, 0, False, False, 2, True, 7.5)),
+    (PRESETS["aga-button"], (2, 0, 0, False, True, 1, True, 7.0)),
     (PRESETS["stone-scoring"], (0, 0, 2, False, False, 0, True, 7.5)),
     (Rules(ko=KoRule.SPIGHT), (3, 0, 0, True, False, 0, False, 7.5)),
 ])
-def test_core_tuple_uses_katago_enum_values(rules, core):
+def test_core_tuple_codes(rules, core):
     assert rules.to_core_tuple() == core
 
 

@@ -11,8 +11,9 @@ Everything here reproduces KataGo 1.17.2's user-visible behaviour:
 * ``Rules.updated`` is ``kata-set-rule KEY VALUE``; ``parse_kgs_rules`` is ``kgs-rules``.
 * ``Rules.nice_name`` / ``to_string`` are what KataGo logs and writes into SGF ``RU``.
 
-The integer values of the enums are KataGo's own, so ``to_core_tuple`` can be
-handed straight to the Cython core.
+The integer values of the ko, scoring and tax enums are KataGo's own; see
+WhiteHandicapBonus for its codes. ``to_core_tuple`` is what the Cython core
+(cython_ext.history) takes.
 """
 from __future__ import annotations
 
@@ -47,11 +48,17 @@ class TaxRule(IntEnum):
 
 
 class WhiteHandicapBonus(IntEnum):
-    """How many bonus points White gets per handicap stone. Note KataGo's order: N is 1, N-1 is 2."""
+    """How many bonus points White gets per handicap stone.
+
+    The codes follow katacli's core (cython_ext/rules.pxd: N-1 is 1, N is 2);
+    KataGo's rules.h numbers them the other way round (WHB_N = 1,
+    WHB_N_MINUS_ONE = 2). The number never leaves the process (JSON, SGF and
+    logs use the spellings "0" / "N-1" / "N"), so only core and Python must agree.
+    """
 
     ZERO = 0
-    N = 1
-    N_MINUS_ONE = 2
+    N_MINUS_ONE = 1
+    N = 2
 
     @property
     def text(self) -> str:
@@ -65,7 +72,7 @@ class WhiteHandicapBonus(IntEnum):
         raise RulesError(f"Rules::parseWhiteHandicapBonusRule: Invalid whiteHandicapBonus rule: {text}")
 
 
-_WHB_TEXT = {WhiteHandicapBonus.ZERO: "0", WhiteHandicapBonus.N: "N", WhiteHandicapBonus.N_MINUS_ONE: "N-1"}
+_WHB_TEXT = {WhiteHandicapBonus.ZERO: "0", WhiteHandicapBonus.N_MINUS_ONE: "N-1", WhiteHandicapBonus.N: "N"}
 
 # Range KataGo accepts for komi from users (GTP `komi`, JSON rules).
 MIN_USER_KOMI = -400.0
