@@ -1,0 +1,98 @@
+"""KataGo's 8 board symmetries, numbered as in KataGo (nninputs.cpp SymmetryHelpers).
+
+Symmetry ``s`` is three bit flags: ``s & 1`` flips y (rows), ``s & 2`` flips x (columns),
+``s & 4`` transposes, applied in that order. A point (x, y) of the real board goes to
+:func:`symmetric_point` on the transformed board. On a rectangular board a transposing
+symmetry swaps the height and width of the transformed position (KataGo gets the same
+effect by evaluating boards padded into a square network input).
+
+Arrays are transformed on their last two axes, ``[..., H, W]``; this works for numpy
+arrays and torch tensors alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+NUM_SYMMETRIES = 8
+FLIP_Y = 1
+FLIP_X = 2
+TRANSPOSE = 4
+
+
+def _check(symmetry: int) -> None:
+    if not 0 <= symmetry < NUM_SYMMETRIES:
+        raise ValueError(f"symmetry must be in 0..{NUM_SYMMETRIES - 1}, got {symmetry}")
+
+
+def is_transpose(symmetry: int) -> bool:
+    return bool(symmetry & TRANSPOSE)
+
+
+def _flip(array, axis: int):
+    if isinstance(array, torch.Tensor):
+        return torch.flip(array, dims=(axis,))
+    return np.flip(array, axis=axis)
+
+
+def _transpose(array):
+    if isinstance(array, torch.Tensor):
+        return array.transpose(-1, -2)
+    return np.swapaxes(array, -1, -2)
+
+
+def apply_symmetry(array, symmetry: int):
+    """Transform a real-board array ``[..., H, W]`` into the symmetry's orientation (a view)."""
+    _check(symmetry)
+    if symmetry & FLIP_Y:
+        array = _flip(array, -2)
+    if symmetry & FLIP_X:
+        array = _flip(array, -1)
+    if symmetry & TRANSPOSE:
+        array = _transpose(array)
+    return array
+
+
+def undo_symmetry(array, symmetry: int):
+    """Map an array ``[..., H', W']`` in the symmetry's orientation back to the real board (a view)."""
+    _check(symmetry)
+    if symmetry & TRANSPOSE:
+        array = _transpose(array)
+    if symmetry & FLIP_X:
+        array = _flip(array, -1)
+    if symmetry & FLIP_Y:
+        array = _flip(array, -2)
+    return array
+
+
+def transformed_shape(height: int, width: int, symmetry: int) -> tuple[int, int]:
+    return (width, height) if is_transpose(symmetry) else (height, width)
+
+
+def symmetric_point(x: int, y: int, x_size: int, y_size: int, symmetry: int) -> tuple[int, int]:
+    """Where (x, y) of an ``x_size`` x ``y_size`` board lands after the symmetry (KataGo's getSymLoc)."""
+    _check(symmetry)
+    if symmetry & FLIP_X:
+        x = x_size - 1 - x
+    if symmetry & FLIP_Y:
+        y = y_size - 1 - y
+    if symmetry & TRANSPOSE:
+        x, y = y, x
+    return x, y
+
+
+def invert(symmetry: int) -> int:
+    """The symmetry undoing ``symmetry`` (only the two 'rotations' 5 and 6 differ from their inverse)."""
+    _check(symmetry)
+    return {5: 6, 6: 5}.get(symmetry, symmetry)
+
+
+def compose(first: int, then: int) -> int:
+    """The single symmetry equal to applying ``first`` and then ``then``."""
+    _check(first)
+    _check(then)
+    if is_transpose(first):
+        # After a transpose, flipping x of the result flips y of the original and vice versa.
+        then = (then & TRANSPOSE) | ((then & FLIP_X) >> 1) | ((then & FLIP_Y) << 1)
+    return first ^ then
