@@ -1,0 +1,195 @@
+"""A game as a GTP engine sees it: size, rules, komi, initial position and the moves played.
+
+KataGo's GTP engine keeps an initial board, the player to move there and the
+list of moves, and derives everything else by replaying them. This module does
+the same on top of the Cython ``GameState`` so that every protocol (GTP, the
+analysis engine, the reference tests) agrees on these semantics:
+
+* ``play`` is tolerant, as in KataGo: any empty point is accepted except a lone
+  stone's suicide; ko and superko bans only matter to move generation.
+* A move by the player who is not to move first hands the turn over and clears
+  the history (the stones stay): KataGo's ``setPlayerAndClearHistory``.
+* ``undo``, rule changes and size changes rebuild by replaying from the start.
+* Under territory scoring the cleanup (encore) phase is skipped by default
+  (KataGo's ``preventCleanupPhase = true`` for GTP).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cython_ext.board import GoBoard
+from cython_ext.history import GameState, IllegalMoveError
+
+from katacli.game.coords import Point
+from katacli.game.rules import Rules
+
+BLACK = 1
+WHITE = 2
+MIN_BOARD_LEN = 2
+MAX_BOARD_LEN = 19
+MIN_FIXED_HANDICAP = 2
+MAX_FIXED_HANDICAP = 9
+# Handicap points sit on the 3rd line on boards up to this size, the 4th line above it.
+SMALL_BOARD_HANDICAP_LIMIT = 12
+
+
+class SessionError(ValueError):
+    """A request the game cannot honour (bad size, handicap on a non-empty board, ...)."""
+
+
+@dataclass
+class GameSession:
+    """Mutable game: call the methods, read ``state`` (a GameState) for the current position."""
+
+    x_size: int = 19
+    y_size: int = 19
+    rules: Rules = field(default_factory=lambda: Rules.preset("tromp-taylor"))
+    prevent_encore: bool = True
+    assume_multiple_starting_black_moves_are_handicap: bool = True
+    always_pass_alive_under_suicide_rules: bool = False
+
+    def __post_init__(self) -> None:
+        self._check_size(self.x_size, self.y_size)
+        self.initial_board = GoBoard(self.x_size, self.y_size)
+        self.initial_player = BLACK
+        self.moves: list[tuple[int, Point | None]] = []
+        self._rebuild()
+
+    # -- construction -------------------------------------------------------------------
+    @staticmethod
+    def _check_size(x_size: int, y_size: int) -> None:
+        if not (MIN_BOARD_LEN <= x_size <= MAX_BOARD_LEN and MIN_BOARD_LEN <= y_size <= MAX_BOARD_LEN):
+            raise SessionError(
+                f"unacceptable size: {x_size}x{y_size} (supported: {MIN_BOARD_LEN} to {MAX_BOARD_LEN} per side)"
+            )
+
+    def _fresh_state(self, board: GoBoard, player: int) -> GameState:
+        state = GameState(board=board, rules=self.rules.to_core_tuple(), next_player=player)
+        state.set_always_pass_alive_under_suicide_rules(self.always_pass_alive_under_suicide_rules)
+        state.set_assume_multiple_starting_black_moves_are_handicap(
+            self.assume_multiple_starting_black_moves_are_handicap
+        )
+        return state
+
+    def _rebuild(self) -> None:
+        """Replay the recorded moves from the initial position under the current rules."""
+        moves = self.moves
+        self.state = self._fresh_state(self.initial_board, self.initial_player)
+        self.moves = []
+        for player, xy in moves:
+            self._apply(player, xy)
+
+    def _apply(self, player: int, xy: Point | None) -> None:
+        if player != self.state.next_player:
+            self.state.reset_history_keep_board(player)
+        self.state.play_tolerant(xy, player, self.prevent_encore)
+        self.moves.append((player, xy))
+
+    # -- GTP-level operations ----------------------------------------------------------------
+    def set_size(self, x_size: int, y_size: int) -> None:
+        self._check_size(x_size, y_size)
+        self.x_size, self.y_size = x_size, y_size
+        self.clear_board()
+
+    def clear_board(self) -> None:
+        self.initial_board = GoBoard(self.x_size, self.y_size)
+        self.initial_player = BLACK
+        self.moves = []
+        self._rebuild()
+
+    def set_rules(self, rules: Rules) -> None:
+        """Change the rules but keep the komi, and replay the game under them."""
+        self.rules = rules.with_komi(self.rules.komi)
+        self._rebuild()
+
+    def set_komi(self, komi: float) -> None:
+        self.rules = self.rules.with_komi(komi)
+        self.state.set_komi(komi)
+
+    def set_position(self, stones: list[tuple[int, Point]], next_player: int = BLACK) -> None:
+        """Replace the game by a set-up position (KataGo's set_position); raises SessionError if impossible."""
+        board = GoBoard(self.x_size, self.y_size)
+        seen = set()
+        for player, xy in stones:
+            if xy in seen:
+                raise SessionError(f"point {xy} is given twice")
+            seen.add(xy)
+        try:
+            for player, xy in stones:
+                board.set_stone(xy, player)
+        except ValueError as exc:
+            raise SessionError(f"cannot set up this position: {exc}") from None
+        self.initial_board = board
+        self.initial_player = next_player
+        self.moves = []
+        self._rebuild()
+
+    def fixed_handicap_points(self, count: int) -> list[Point]:
+        """KataGo's fixed handicap placement for this board size."""
+        x, y = self.x_size, self.y_size
+        if x < 7 or y < 7:
+            raise SessionError("Board is too small for fixed handicap")
+        if (x % 2 == 0 or y % 2 == 0) and count > 4:
+            raise SessionError("Fixed handicap > 4 is not allowed on boards with even dimensions")
+        if (x <= 7 or y <= 7) and count > 4:
+            raise SessionError("Fixed handicap > 4 is not allowed on boards with size 7")
+        if count < MIN_FIXED_HANDICAP:
+            raise SessionError("Fixed handicap < 2 is not allowed")
+        if count > MAX_FIXED_HANDICAP:
+            raise SessionError("Fixed handicap > 9 is not allowed")
+
+        def line_coords(size: int) -> tuple[int, int, int]:
+            edge = 2 if size <= SMALL_BOARD_HANDICAP_LIMIT else 3
+            return edge, size - 1 - edge, size // 2
+
+        xs, ys = line_coords(x), line_coords(y)
+        # (column index, row index) into xs/ys: two opposite corners first, then the others, sides, centre.
+        order = {
+            2: [(0, 1), (1, 0)],
+            3: [(0, 1), (1, 0), (0, 0)],
+            4: [(0, 1), (1, 0), (0, 0), (1, 1)],
+            5: [(0, 1), (1, 0), (0, 0), (1, 1), (2, 2)],
+            6: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2)],
+            7: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 2)],
+            8: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1)],
+            9: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1), (2, 2)],
+        }[count]
+        return [(xs[i], ys[j]) for i, j in order]
+
+    def place_fixed_handicap(self, count: int) -> list[Point]:
+        """Put the handicap stones on an empty board; White moves next. Returns the points in board order."""
+        if not self.is_board_empty():
+            raise SessionError("Board is not empty")
+        points = self.fixed_handicap_points(count)
+        board = GoBoard(self.x_size, self.y_size)
+        for xy in points:
+            board.set_stone(xy, BLACK)
+        self.initial_board = board
+        self.initial_player = WHITE
+        self.moves = []
+        self._rebuild()
+        return sorted(points, key=lambda p: (p[1], p[0]))
+
+    def play(self, player: int, xy: Point | None) -> None:
+        """Play a move the way KataGo's GTP ``play`` does; raises IllegalMoveError (game unchanged) if impossible."""
+        saved = self.state.copy()
+        try:
+            self._apply(player, xy)
+        except IllegalMoveError:
+            self.state = saved
+            raise IllegalMoveError("illegal move") from None
+
+    def undo(self) -> bool:
+        """Take back the last move; False if there is none."""
+        if not self.moves:
+            return False
+        self.moves = self.moves[:-1]
+        self._rebuild()
+        return True
+
+    @property
+    def next_player(self) -> int:
+        return self.state.next_player
+
+    def is_board_empty(self) -> bool:
+        return len(self.state.board().empty_points()) == self.x_size * self.y_size
