@@ -1,0 +1,392 @@
+"""Evaluate positions with a KataGo network: batching, symmetries, postprocessing, caching.
+
+Typical use::
+
+    evaluator = NNEvaluator.from_file("model.bin.gz")           # CPU, or CUDA when available
+    result = evaluator.evaluate_one(NNRequest(spatial, global_features, legal_mask,
+                                              board_x=19, board_y=19, white_to_move=False))
+    result.white_win, result.policy[y * 19 + x], result.policy_pass, result.white_ownership
+
+``NNEvaluator.evaluate(requests)`` takes any number of requests of mixed board sizes, groups
+them by shape into batches and returns one :class:`~katacli.nn.postprocess.NNOutput` per
+request, in order, from White's point of view and in the real board's orientation. It is
+thread-safe. :class:`BatchingEvaluator` lets many threads (e.g. search threads) each submit
+single positions that a server thread gathers into batches.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from katacli.nn.cache import DEFAULT_CACHE_SIZE_POWER_OF_TWO, NNCache
+from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.postprocess import (
+    NNOutput,
+    allow_no_result_from_globals,
+    mix_policy_optimism,
+    policy_probabilities,
+    value_outputs,
+    white_ownership,
+)
+from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, transformed_shape, undo_symmetry
+
+DEFAULT_MAX_BATCH_SIZE = 256
+PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+@dataclass
+class NNRequest:
+    """One position to evaluate.
+
+    ``spatial`` float32 ``[22, H, W]`` and ``global_features`` float32 ``[19]`` are KataGo's V7
+    input features for the side to move, in the real board's orientation (row 0 is the top
+    row, as in KataGo's NN position numbering). Normally H, W = ``board_y``, ``board_x``; a
+    larger, zero-padded input with the board in its top-left corner works too.
+
+    ``legal_mask`` bool, row-major ``[board_y * board_x]`` or ``[board_y * board_x + 1]``
+    (last entry: pass; assumed legal when absent).
+    """
+
+    spatial: np.ndarray
+    global_features: np.ndarray
+    legal_mask: np.ndarray
+    board_x: int
+    board_y: int
+    white_to_move: bool
+    symmetry: Optional[int] = None  # 0..7; None: the evaluator's default (random unless fixed)
+    policy_optimism: float = 0.0
+    policy_temperature: float = 1.0
+    enable_passing_hacks: bool = False
+    allow_no_result: Optional[bool] = None  # None: from the global features (simple ko or territory)
+    cache_key: Optional[int] = None  # position hash (64/128-bit int); None: bypass the cache
+    meta: Optional[np.ndarray] = None  # SGF metadata input, only for nets that need it
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def set_cpu_threads(num_threads: int, num_interop_threads: Optional[int] = None) -> None:
+    """Set how many CPU threads torch uses inside one evaluation (and, once per process, between ops)."""
+    torch.set_num_threads(max(1, int(num_threads)))
+    if num_interop_threads is not None:
+        try:
+            torch.set_num_interop_threads(max(1, int(num_interop_threads)))
+        except RuntimeError:
+            pass  # torch allows this only before any parallel work has started
+
+
+class NNEvaluator:
+    """Runs a network on batches of :class:`NNRequest` and postprocesses the results."""
+
+    def __init__(
+        self,
+        model: KataGoModel,
+        device: Union[str, torch.device, None] = None,
+        precision: str = "float32",
+        channels_last: Optional[bool] = None,
+        cache_size_power_of_two: Optional[int] = DEFAULT_CACHE_SIZE_POWER_OF_TWO,
+        default_symmetry: Optional[int] = None,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        seed: Optional[int] = None,
+    ):
+        """
+        ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
+        ``channels_last``: NHWC memory layout; default on for CUDA.
+        ``cache_size_power_of_two``: None disables the cache.
+        ``default_symmetry``: used for requests without one; None picks one at random per request.
+        """
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
+        if default_symmetry is not None and not 0 <= default_symmetry < NUM_SYMMETRIES:
+            raise ValueError(f"default symmetry must be in 0..7, got {default_symmetry}")
+        self.device = torch.device(device) if device is not None else default_device()
+        self.precision = precision
+        self.channels_last = (self.device.type == "cuda") if channels_last is None else channels_last
+        self.version = model.version
+        self.model_name = model.name
+        self.postprocess = model.postprocess
+        self.num_policy_channels = model.num_policy_channels
+        self.needs_metadata = model.needs_metadata
+        net = model.fused() if not model.is_fused else model
+        net = net.to(self.device)
+        if self.channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        self.net = net.eval()
+        self.cache: Optional[NNCache[NNOutput]] = (
+            NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
+        )
+        self.default_symmetry = default_symmetry
+        self.max_batch_size = max(1, int(max_batch_size))
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        self.num_positions_evaluated = 0
+        self.num_batches = 0
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike], **kwargs) -> "NNEvaluator":
+        return cls(load_model(path), **kwargs)
+
+    # -- public API
+
+    def evaluate_one(self, request: NNRequest) -> NNOutput:
+        return self.evaluate([request])[0]
+
+    def evaluate(self, requests: Sequence[NNRequest]) -> list[NNOutput]:
+        """Evaluate requests of any mix of board sizes; results in request order. Thread-safe."""
+        results: list[Optional[NNOutput]] = [None] * len(requests)
+        pending = []
+        for i, request in enumerate(requests):
+            cached = self.lookup_cache(request)
+            if cached is not None:
+                results[i] = cached
+            else:
+                pending.append(i)
+        if pending:
+            computed = self.evaluate_uncached([requests[i] for i in pending])
+            for i, result in zip(pending, computed):
+                results[i] = result
+                self.store_cache(requests[i], result)
+        return results
+
+    def lookup_cache(self, request: NNRequest) -> Optional[NNOutput]:
+        if self.cache is None or request.cache_key is None:
+            return None
+        return self.cache.get(request.cache_key, _settings_key(request))
+
+    def store_cache(self, request: NNRequest, result: NNOutput) -> None:
+        if self.cache is not None and request.cache_key is not None:
+            self.cache.put(request.cache_key, result, _settings_key(request))
+
+    def evaluate_uncached(self, requests: Sequence[NNRequest]) -> list[NNOutput]:
+        """Run the network on every request (no cache), batching requests of the same shape."""
+        symmetries = [self._symmetry_for(r) for r in requests]
+        groups: dict[tuple, list[int]] = {}
+        for i, (request, symmetry) in enumerate(zip(requests, symmetries)):
+            _validate(request)
+            h, w = transformed_shape(request.spatial.shape[1], request.spatial.shape[2], symmetry)
+            groups.setdefault((h, w, request.board_x, request.board_y), []).append(i)
+        results: list[Optional[NNOutput]] = [None] * len(requests)
+        for indices in groups.values():
+            for start in range(0, len(indices), self.max_batch_size):
+                chunk = indices[start : start + self.max_batch_size]
+                outputs = self._run_batch([requests[i] for i in chunk], [symmetries[i] for i in chunk])
+                for i, output in zip(chunk, outputs):
+                    results[i] = output
+        return results
+
+    # -- internals
+
+    def _symmetry_for(self, request: NNRequest) -> int:
+        if request.symmetry is not None:
+            if not 0 <= request.symmetry < NUM_SYMMETRIES:
+                raise ValueError(f"symmetry must be in 0..7, got {request.symmetry}")
+            return request.symmetry
+        if self.default_symmetry is not None:
+            return self.default_symmetry
+        with self._rng_lock:
+            return self._rng.randrange(NUM_SYMMETRIES)
+
+    def _forward(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray], mask_full: bool):
+        spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)
+        global_t = torch.from_numpy(global_features).to(self.device, non_blocking=True)
+        meta_t = torch.from_numpy(meta).to(self.device) if meta is not None else None
+        if self.channels_last:
+            spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
+        with torch.inference_mode():
+            if self.precision == "float32":
+                out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+            else:
+                with torch.autocast(device_type=self.device.type, dtype=PRECISIONS[self.precision]):
+                    out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+            return [t.float().cpu().numpy() for t in out]
+
+    def _run_batch(self, requests: list[NNRequest], symmetries: list[int]) -> list[NNOutput]:
+        n = len(requests)
+        first = requests[0]
+        board_x, board_y = first.board_x, first.board_y
+        spatial = np.stack([apply_symmetry(r.spatial, s) for r, s in zip(requests, symmetries)]).astype(np.float32, copy=False)
+        global_features = np.stack([r.global_features for r in requests]).astype(np.float32, copy=False)
+        meta = None
+        if self.needs_metadata:
+            if any(r.meta is None for r in requests):
+                raise ValueError(f"model {self.model_name} needs SGF metadata input (NNRequest.meta)")
+            meta = np.stack([r.meta for r in requests]).astype(np.float32, copy=False)
+        mask_full = spatial.shape[2] * spatial.shape[3] == board_x * board_y
+        policy, policy_pass, value, score_value, ownership = self._forward(spatial, global_features, meta, mask_full)
+        with self._stats_lock:
+            self.num_positions_evaluated += n
+            self.num_batches += 1
+
+        # Back to the real board's orientation, cropped to the board, flattened row-major.
+        area = board_x * board_y
+        policy = np.stack([undo_symmetry(p, s)[:, :board_y, :board_x] for p, s in zip(policy, symmetries)]).reshape(n, -1, area)
+        ownership = np.stack([undo_symmetry(o[0], s)[:board_y, :board_x] for o, s in zip(ownership, symmetries)]).reshape(n, area)
+
+        optimism = np.array([r.policy_optimism for r in requests], np.float32)
+        logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism, self.num_policy_channels)
+        legal = np.stack([_board_legal(r, area) for r in requests])
+        pass_legal = np.array([_pass_legal(r, area) for r in requests])
+        temperature = np.array([r.policy_temperature for r in requests], np.float32)
+        hacks = np.array([r.enable_passing_hacks for r in requests])
+        probs, pass_probs = policy_probabilities(
+            logits, pass_logits, legal, pass_legal, temperature, self.postprocess.output_scale_multiplier, hacks
+        )
+        white = np.array([bool(r.white_to_move) for r in requests])
+        allow_no_result = np.array(
+            [r.allow_no_result if r.allow_no_result is not None else allow_no_result_from_globals(r.global_features) for r in requests]
+        )
+        values = value_outputs(value, score_value, white, allow_no_result, self.version, self.postprocess)
+        own = white_ownership(ownership, white, self.postprocess.output_scale_multiplier)
+        return [
+            NNOutput(
+                white_win=float(values.white_win[i]),
+                white_loss=float(values.white_loss[i]),
+                no_result=float(values.no_result[i]),
+                white_lead=float(values.white_lead[i]),
+                white_score_mean=float(values.white_score_mean[i]),
+                white_score_mean_sq=float(values.white_score_mean_sq[i]),
+                var_time_left=float(values.var_time_left[i]),
+                shortterm_winloss_error=float(values.shortterm_winloss_error[i]),
+                shortterm_score_error=float(values.shortterm_score_error[i]),
+                policy=probs[i],
+                policy_pass=float(pass_probs[i]),
+                white_ownership=own[i],
+                board_x=board_x,
+                board_y=board_y,
+                symmetry=symmetries[i],
+                policy_optimism=float(optimism[i]),
+            )
+            for i in range(n)
+        ]
+
+
+def _settings_key(request: NNRequest) -> tuple:
+    """Settings that change a position's result and so must match for a cache hit."""
+    return (request.policy_optimism, request.policy_temperature, request.enable_passing_hacks, request.allow_no_result)
+
+
+def _validate(request: NNRequest) -> None:
+    spatial = request.spatial
+    if spatial.ndim != 3:
+        raise ValueError(f"spatial features must be [C, H, W], got shape {spatial.shape}")
+    if not (0 < request.board_y <= spatial.shape[1] and 0 < request.board_x <= spatial.shape[2]):
+        raise ValueError(
+            f"board {request.board_x}x{request.board_y} does not fit the spatial input {spatial.shape[2]}x{spatial.shape[1]}"
+        )
+    area = request.board_x * request.board_y
+    if request.legal_mask.shape not in ((area,), (area + 1,)):
+        raise ValueError(f"legal mask must have {area} or {area + 1} entries, got shape {request.legal_mask.shape}")
+
+
+def _board_legal(request: NNRequest, area: int) -> np.ndarray:
+    return np.asarray(request.legal_mask[:area], dtype=bool)
+
+
+def _pass_legal(request: NNRequest, area: int) -> bool:
+    return bool(request.legal_mask[area]) if request.legal_mask.shape[0] > area else True
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-threaded batching front end
+
+
+class BatchingEvaluator:
+    """Collects single-position requests from many threads into batches for an :class:`NNEvaluator`.
+
+    ``submit`` returns a ``concurrent.futures.Future``; ``evaluate`` blocks for the result.
+    A server thread waits for the first pending request, then up to ``max_wait_ms`` for more,
+    and runs at most ``max_batch_size`` at a time. Cache hits are answered without queueing.
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, evaluator: NNEvaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,
+                 num_server_threads: int = 1):
+        self.evaluator = evaluator
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.max_wait = max(0.0, max_wait_ms) / 1000.0
+        self._queue: "queue.Queue[Optional[tuple[NNRequest, Future]]]" = queue.Queue()
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"nn-server-{i}", daemon=True) for i in range(max(1, num_server_threads))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, request: NNRequest) -> "Future[NNOutput]":
+        if self._closed:
+            raise RuntimeError("BatchingEvaluator is closed")
+        future: Future = Future()
+        cached = self.evaluator.lookup_cache(request)
+        if cached is not None:
+            future.set_result(cached)
+        else:
+            self._queue.put((request, future))
+        return future
+
+    def evaluate(self, request: NNRequest) -> NNOutput:
+        return self.submit(request).result()
+
+    def evaluate_many(self, requests: Sequence[NNRequest]) -> list[NNOutput]:
+        futures = [self.submit(r) for r in requests]
+        return [f.result() for f in futures]
+
+    def _gather(self) -> Optional[list[tuple[NNRequest, Future]]]:
+        first = self._queue.get()
+        if first is None:
+            self._queue.put(None)  # let the other server threads see the shutdown too
+            return None
+        batch = [first]
+        deadline = time.monotonic() + self.max_wait
+        while len(batch) < self.max_batch_size:
+            remaining = deadline - time.monotonic()
+            try:
+                item = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                self._queue.put(None)
+                break
+            batch.append(item)
+        return batch
+
+    def _serve(self) -> None:
+        while True:
+            batch = self._gather()
+            if batch is None:
+                return
+            requests = [r for r, _ in batch]
+            try:
+                results = self.evaluator.evaluate_uncached(requests)
+            except BaseException as e:  # hand the error to every waiting caller
+                for _, future in batch:
+                    future.set_exception(e)
+                continue
+            for (request, future), result in zip(batch, results):
+                self.evaluator.store_cache(request, result)
+                future.set_result(result)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def __enter__(self) -> "BatchingEvaluator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
