@@ -502,7 +502,13 @@ class Config:
             return self._get_with_spec(spec, mode)
         if self.require_keys and spec.is_required(mode):
             raise ConfigError(f"Missing key '{key}' in {self.source}; the {mode} command needs it")
-        return config_keys.resolve_default(spec, mode, _ConfigResolver(self, mode))
+        return self.default(key, mode)
+
+    def default(self, key: str, mode: str | None = None) -> Any:
+        """Registry default of ``key`` in ``mode``, with derived defaults computed
+        from this config's other keys; ignores whether ``key`` itself is set."""
+        mode = self.mode if mode is None else mode
+        return config_keys.resolve_default(config_keys.get_spec(key), mode, _ConfigResolver(self, mode))
 
     def _get_with_spec(self, spec: KeySpec, mode: str | None) -> Any:
         key = spec.name

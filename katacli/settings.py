@@ -1,0 +1,367 @@
+"""Engine settings that are not search parameters, read from a :class:`Config`.
+
+* :class:`LoggingSettings` - where logs go (Logger in KataGo).
+* :func:`load_rules` - the starting rules (Setup::loadSingleRules).
+* :class:`NNSettings` - network evaluation and GPU choice.
+* :class:`GtpSettings` - everything else the GTP engine reads at startup.
+* :class:`AnalysisSettings` - the same for the JSON analysis engine.
+
+Self-play keys are read directly with ``cfg.get(key, "selfplay")``; the
+registry supplies their types, ranges and defaults. Every default here comes
+from the registry too; the only logic in this module is KataGo's rules about
+how keys combine (exclusive keys, conditional requirements, fallbacks).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from katacli import config_keys
+from katacli.config import Config, ConfigError, Enabled
+from katacli.config_keys.engine_keys import INDIVIDUAL_RULE_KEYS, LOG_DESTINATION_KEYS
+from katacli.game.rules import KoRule, Rules, RulesError, ScoringRule, TaxRule, WhiteHandicapBonus
+
+# katacli evaluates networks with PyTorch on CUDA, so KataGo's "cuda" spellings apply.
+BACKEND_PREFIX = "cuda"
+OTHER_BACKEND_PREFIXES = ("trt", "metal", "opencl", "eigen", "dummybackend")
+SEARCH_LIMIT_KEYS = ("maxVisits", "maxPlayouts", "maxTime")
+# avoidRepeatedPatternUtility used in handicap games when the config does not set it.
+HANDICAP_AVOID_REPEATED_PATTERN_UTILITY = 0.005
+# whiteBonusPerHandicapStone (legacy) values and what they mean.
+_LEGACY_HANDICAP_BONUS = {0: WhiteHandicapBonus.ZERO, 1: WhiteHandicapBonus.N}
+
+
+def _winrate_perspective(cfg: Config, mode: str) -> str | None:
+    """reportAnalysisWinratesAs as "B", "W", or None for side to move."""
+    return {"BLACK": "B", "B": "B", "WHITE": "W", "W": "W"}.get(cfg.get("reportAnalysisWinratesAs", mode))
+
+
+# --------------------------------------------------------------------------- logging
+
+
+@dataclass(frozen=True)
+class LoggingSettings:
+    log_file: str | None
+    log_dir: str | None
+    log_dir_dated: str | None
+    log_to_stderr: bool
+    log_to_stdout: bool
+    log_time_stamp: bool
+    log_config_contents: bool
+
+    @classmethod
+    def from_config(cls, cfg: Config, mode: str) -> "LoggingSettings":
+        given = [key for key in LOG_DESTINATION_KEYS if key in cfg]
+        if len(given) > 1:
+            raise ConfigError(f"{cfg.source}: set only one of {', '.join(LOG_DESTINATION_KEYS)} (found {', '.join(given)})")
+        return cls(
+            log_file=cfg.get("logFile", mode),
+            log_dir=cfg.get("logDir", mode),
+            log_dir_dated=cfg.get("logDirDated", mode),
+            log_to_stderr=cfg.get("logToStderr", mode),
+            log_to_stdout=cfg.get("logToStdout", mode),
+            log_time_stamp=cfg.get("logTimeStamp", mode),
+            log_config_contents=cfg.get("logConfigContents", mode),
+        )
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def load_rules(cfg: Config, *, load_komi: bool = False) -> Rules:
+    """Starting rules: either `rules` or the individual keys, never both.
+
+    Without `rules`, koRule, scoringRule and multiStoneSuicideLegal must all be
+    given (when the config requires keys). Komi is the ruleset's default unless
+    ``load_komi``, in which case the `komi` key is required.
+    """
+    mode = cfg.mode
+    if "rules" in cfg:
+        clashing = [key for key in INDIVIDUAL_RULE_KEYS if key in cfg]
+        if clashing:
+            raise ConfigError(
+                f"{cfg.source}: cannot specify both 'rules' and individual rules like '{clashing[0]}'"
+            )
+        text = cfg.get("rules", mode)
+        try:
+            rules = Rules.parse(text)
+        except RulesError as exc:
+            raise ConfigError(f"Invalid value for 'rules' ({cfg.origin('rules')}): {exc}") from None
+    else:
+        rules = _rules_from_individual_keys(cfg, mode)
+
+    if load_komi:
+        if cfg.require_keys and "komi" not in cfg:
+            raise ConfigError(f"Missing key 'komi' in {cfg.source}")
+        komi = cfg.get("komi", mode)
+        try:
+            rules = rules.with_komi(komi)
+        except RulesError as exc:
+            raise ConfigError(f"Invalid value for 'komi' ({cfg.origin('komi')}): {exc}") from None
+    return rules
+
+
+def _rules_from_individual_keys(cfg: Config, mode: str | None) -> Rules:
+    if cfg.require_keys:
+        missing = [key for key in ("koRule", "scoringRule", "multiStoneSuicideLegal") if key not in cfg]
+        if missing:
+            raise ConfigError(
+                f"Missing key '{missing[0]}' in {cfg.source}: set `rules`, or all of koRule, scoringRule "
+                "and multiStoneSuicideLegal"
+            )
+    scoring = ScoringRule[cfg.get("scoringRule", mode)]
+    has_button = cfg.get("hasButton", mode)
+    if has_button and scoring != ScoringRule.AREA:
+        raise ConfigError(f"{cfg.source}: hasButton = true needs area scoring (scoringRule = AREA)")
+    if "whiteBonusPerHandicapStone" in cfg and "whiteHandicapBonus" in cfg:
+        raise ConfigError(f"{cfg.source}: set only one of whiteBonusPerHandicapStone and whiteHandicapBonus")
+    if "whiteBonusPerHandicapStone" in cfg:
+        handicap_bonus = _LEGACY_HANDICAP_BONUS[cfg.get("whiteBonusPerHandicapStone", mode)]
+    else:
+        handicap_bonus = WhiteHandicapBonus.from_text(cfg.get("whiteHandicapBonus", mode))
+    return Rules(
+        ko=KoRule[cfg.get("koRule", mode)],
+        scoring=scoring,
+        tax=TaxRule[cfg.get("taxRule", mode)],
+        multi_stone_suicide_legal=cfg.get("multiStoneSuicideLegal", mode),
+        has_button=has_button,
+        white_handicap_bonus=handicap_bonus,
+        friendly_pass_ok=cfg.get("friendlyPassOk", mode),
+        # The ruleset's own komi, whatever a `komi` key says (see load_komi).
+        komi=cfg.default("komi", mode),
+    )
+
+
+def load_default_board_size(cfg: Config, mode: str | None = None) -> tuple[int, int] | None:
+    """(width, height) to start with, or None for the engine's default."""
+    mode = mode or cfg.mode
+    size = cfg.get("defaultBoardSize", mode)
+    width = cfg.get("defaultBoardXSize", mode) if "defaultBoardXSize" in cfg else size
+    height = cfg.get("defaultBoardYSize", mode) if "defaultBoardYSize" in cfg else size
+    if width is None or height is None:
+        return None
+    return width, height
+
+
+# --------------------------------------------------------------------------- neural net
+
+
+def _first_set(cfg: Config, mode: str | None, candidates: list[str]):
+    """Value of the first candidate key present in cfg, else None."""
+    for key in candidates:
+        if key in cfg:
+            return cfg.get(key, mode)
+    return None
+
+
+def _device_keys(model: int, thread: int) -> list[str]:
+    """KataGo's lookup order for the GPU of one model's server thread."""
+    stems = [f"{BACKEND_PREFIX}DeviceToUse", f"{BACKEND_PREFIX}GpuToUse", "deviceToUse", "gpuToUse"]
+    suffixes = [f"Model{model}Thread{thread}", f"Model{model}", f"Thread{thread}", ""]
+    return [stem + suffix for suffix in suffixes for stem in stems]
+
+
+@dataclass(frozen=True)
+class NNSettings:
+    """How to evaluate one model (index ``model_index`` when several are loaded)."""
+
+    max_batch_size: int | None  # None: the caller decides (KataGo requires it where it has no default)
+    cache_size_power_of_two: int
+    mutex_pool_size_power_of_two: int
+    num_server_threads: int
+    randomize: bool
+    rand_seed: str | None
+    forced_symmetry: int | None
+    max_board_x_size: int | None
+    max_board_y_size: int | None
+    require_max_board_size: bool | None
+    use_fp16: Enabled
+    use_nhwc: Enabled
+    # GPU index per server thread; None means "let the backend choose".
+    device_per_server_thread: tuple[int | None, ...]
+    home_data_dir: str | None
+    debug_skip_neural_net: bool
+
+    @classmethod
+    def from_config(cls, cfg: Config, mode: str | None = None, *, model_index: int = 0) -> "NNSettings":
+        mode = mode or cfg.mode
+        idx = str(model_index)
+        # Keys for backends we do not have are fine and need no warning.
+        for prefix in OTHER_BACKEND_PREFIXES:
+            cfg.mark_used_with_prefix(prefix)
+        num_server_threads = cfg.get("numNNServerThreadsPerModel", mode)
+        size_keys = ["maxBoardSizeForNNBuffer" + idx, "maxBoardSizeForNNBuffer"]
+        use_fp16 = _first_set(cfg, mode, [f"{BACKEND_PREFIX}UseFP16-{idx}", f"useFP16-{idx}",
+                                          f"{BACKEND_PREFIX}UseFP16", "useFP16"])
+        return cls(
+            max_batch_size=cfg.get("nnMaxBatchSize", mode),
+            cache_size_power_of_two=cfg.get("nnCacheSizePowerOfTwo", mode),
+            mutex_pool_size_power_of_two=cfg.get("nnMutexPoolSizePowerOfTwo", mode),
+            num_server_threads=num_server_threads,
+            randomize=cfg.get("nnRandomize", mode),
+            rand_seed=_first_set(cfg, mode, ["nnRandSeed" + idx, "nnRandSeed"]),
+            forced_symmetry=cfg.get("nnForcedSymmetry", mode),
+            max_board_x_size=_first_set(cfg, mode, ["maxBoardXSizeForNNBuffer" + idx, "maxBoardXSizeForNNBuffer",
+                                                    *size_keys]),
+            max_board_y_size=_first_set(cfg, mode, ["maxBoardYSizeForNNBuffer" + idx, "maxBoardYSizeForNNBuffer",
+                                                    *size_keys]),
+            require_max_board_size=_first_set(cfg, mode, ["requireMaxBoardSize" + idx, "requireMaxBoardSize"]),
+            use_fp16=Enabled.AUTO if use_fp16 is None else use_fp16,
+            use_nhwc=cfg.get(f"{BACKEND_PREFIX}UseNHWC", mode),
+            device_per_server_thread=tuple(
+                _first_set(cfg, mode, _device_keys(model_index, thread)) for thread in range(num_server_threads)
+            ),
+            home_data_dir=cfg.get("homeDataDir", mode),
+            debug_skip_neural_net=cfg.get("debugSkipNeuralNet", mode),
+        )
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@dataclass(frozen=True)
+class GtpSettings:
+    """What `kata gtp` reads at startup besides search parameters."""
+
+    rules: Rules
+    forced_komi: float | None
+    default_board_size: tuple[int, int] | None
+    logging: LoggingSettings
+    nn: NNSettings
+    log_all_gtp_communication: bool
+    log_search_info: bool
+    log_search_info_for_chosen_move: bool
+    startup_print_message_to_stderr: bool
+    ogs_chat_to_stderr: bool
+    report_winrates_as: str | None  # "B", "W", or None for side to move
+    analysis_pv_len: int
+    pondering_enabled: bool
+    allow_resignation: bool
+    resign_threshold: float
+    resign_consec_turns: int
+    resign_min_score_difference: float
+    resign_min_moves_per_board_area: float
+    cleanup_before_pass: Enabled
+    friendly_pass: Enabled
+    search_factor_when_winning: float
+    search_factor_when_winning_threshold: float
+    assume_multiple_starting_black_moves_are_handicap: bool
+    prevent_cleanup_phase: bool
+    dynamic_pda_cap_per_opp_lead: float
+    # A fixed playoutDoublingAdvantage wins only if the dynamic cap is not configured.
+    static_pda_takes_precedence: bool
+    handicap_avoid_repeated_pattern_utility: float
+    delay_move_scale: float
+    delay_move_max: float
+    gtp_force_max_nn_size: bool
+    search_rand_seed: str | None
+    for_deterministic_testing: bool
+    # No search limit configured: KataGo then assumes a quick time control.
+    has_search_limit: bool
+    auto_avoid_repeat_save_chunk_size: int
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> "GtpSettings":
+        mode = "gtp"
+        rules = load_rules(cfg)
+        forced_komi = cfg.get("ignoreGTPAndForceKomi", mode)
+        if forced_komi is not None:
+            try:
+                rules = rules.with_komi(forced_komi)
+            except RulesError as exc:
+                raise ConfigError(f"Invalid value for 'ignoreGTPAndForceKomi' ({cfg.origin('ignoreGTPAndForceKomi')}): "
+                                  f"{exc}") from None
+        allow_resignation = cfg.get("allowResignation", mode)
+        if "allowResignation" in cfg and cfg.require_keys and "resignThreshold" not in cfg:
+            raise ConfigError(f"Missing key 'resignThreshold' in {cfg.source}; it must accompany allowResignation")
+        pattern_utility = cfg.get("avoidRepeatedPatternUtility", mode)
+        return cls(
+            rules=rules,
+            forced_komi=forced_komi,
+            default_board_size=load_default_board_size(cfg, mode),
+            logging=LoggingSettings.from_config(cfg, mode),
+            nn=NNSettings.from_config(cfg, mode),
+            log_all_gtp_communication=cfg.get("logAllGTPCommunication", mode),
+            log_search_info=cfg.get("logSearchInfo", mode),
+            log_search_info_for_chosen_move=cfg.get("logSearchInfoForChosenMove", mode),
+            startup_print_message_to_stderr=cfg.get("startupPrintMessageToStderr", mode),
+            ogs_chat_to_stderr=cfg.get("ogsChatToStderr", mode),
+            report_winrates_as=_winrate_perspective(cfg, mode),
+            analysis_pv_len=cfg.get("analysisPVLen", mode),
+            pondering_enabled=cfg.get("ponderingEnabled", mode),
+            allow_resignation=allow_resignation,
+            resign_threshold=cfg.get("resignThreshold", mode),
+            resign_consec_turns=cfg.get("resignConsecTurns", mode),
+            resign_min_score_difference=cfg.get("resignMinScoreDifference", mode),
+            resign_min_moves_per_board_area=cfg.get("resignMinMovesPerBoardArea", mode),
+            cleanup_before_pass=cfg.get("cleanupBeforePass", mode),
+            friendly_pass=cfg.get("friendlyPass", mode),
+            search_factor_when_winning=cfg.get("searchFactorWhenWinning", mode),
+            search_factor_when_winning_threshold=cfg.get("searchFactorWhenWinningThreshold", mode),
+            assume_multiple_starting_black_moves_are_handicap=cfg.get(
+                "assumeMultipleStartingBlackMovesAreHandicap", mode),
+            prevent_cleanup_phase=cfg.get("preventCleanupPhase", mode),
+            dynamic_pda_cap_per_opp_lead=cfg.get("dynamicPlayoutDoublingAdvantageCapPerOppLead", mode),
+            static_pda_takes_precedence=(
+                "playoutDoublingAdvantage" in cfg and "dynamicPlayoutDoublingAdvantageCapPerOppLead" not in cfg),
+            handicap_avoid_repeated_pattern_utility=(
+                pattern_utility if "avoidRepeatedPatternUtility" in cfg else HANDICAP_AVOID_REPEATED_PATTERN_UTILITY),
+            delay_move_scale=cfg.get("delayMoveScale", mode),
+            delay_move_max=cfg.get("delayMoveMax", mode),
+            gtp_force_max_nn_size=cfg.get("gtpForceMaxNNSize", mode),
+            search_rand_seed=cfg.get("searchRandSeed", mode),
+            for_deterministic_testing=cfg.get("forDeterministicTesting", mode),
+            has_search_limit=any(key in cfg for key in SEARCH_LIMIT_KEYS),
+            auto_avoid_repeat_save_chunk_size=cfg.get("autoAvoidRepeatSaveChunkSize", mode),
+        )
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """What `kata analysis` reads at startup besides search parameters."""
+
+    num_analysis_threads: int
+    logging: LoggingSettings
+    nn: NNSettings
+    report_winrates_as: str | None
+    analysis_pv_len: int
+    log_all_requests: bool
+    log_all_responses: bool
+    log_errors_and_warnings: bool
+    log_search_info: bool
+    warn_unused_fields: bool
+    assume_multiple_starting_black_moves_are_handicap: bool
+    prevent_cleanup_phase: bool
+    for_deterministic_testing: bool
+
+    @classmethod
+    def from_config(cls, cfg: Config, *, analysis_threads_from_command_line: int | None = None) -> "AnalysisSettings":
+        """``analysis_threads_from_command_line`` is -analysis-threads; it may not
+        be combined with numAnalysisThreads in the config."""
+        mode = "analysis"
+        cfg.apply_mode_aliases(mode)
+        if analysis_threads_from_command_line is not None:
+            if "numAnalysisThreads" in cfg:
+                raise ConfigError(
+                    f"numAnalysisThreads is set in {cfg.source}; do not also give -analysis-threads")
+            spec = config_keys.get_spec("numAnalysisThreads")
+            if not spec.minimum <= analysis_threads_from_command_line <= spec.maximum:
+                raise ConfigError(f"Invalid value for numAnalysisThreads: {analysis_threads_from_command_line}")
+            num_threads = analysis_threads_from_command_line
+        else:
+            num_threads = cfg.get("numAnalysisThreads", mode)
+        return cls(
+            num_analysis_threads=num_threads,
+            logging=LoggingSettings.from_config(cfg, mode),
+            nn=NNSettings.from_config(cfg, mode),
+            report_winrates_as=_winrate_perspective(cfg, mode),
+            analysis_pv_len=cfg.get("analysisPVLen", mode),
+            log_all_requests=cfg.get("logAllRequests", mode),
+            log_all_responses=cfg.get("logAllResponses", mode),
+            log_errors_and_warnings=cfg.get("logErrorsAndWarnings", mode),
+            log_search_info=cfg.get("logSearchInfo", mode),
+            warn_unused_fields=cfg.get("warnUnusedFields", mode),
+            assume_multiple_starting_black_moves_are_handicap=cfg.get(
+                "assumeMultipleStartingBlackMovesAreHandicap", mode),
+            prevent_cleanup_phase=cfg.get("preventCleanupPhase", mode),
+            for_deterministic_testing=cfg.get("forDeterministicTesting", mode),
+        )
