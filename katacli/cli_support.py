@@ -1,0 +1,133 @@
+"""Helpers the ``kata`` subcommands share: loading the config the KataGo way
+and the typer options for KataGo's common flags.
+
+A subcommand typically looks like::
+
+    @app.command()
+    def gtp(
+        model: str = model_option(),
+        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        override_config: Optional[List[str]] = override_config_option(),
+    ):
+        cfg = load_config(config, override_config, mode="gtp")
+        with exit_on_config_error():
+            genmove_params, analysis_params = gtp_search_params(cfg)
+            settings = GtpSettings.from_config(cfg)
+
+``cli.py`` rewrites KataGo's ``-model``/``-config``/``-override-config`` to the
+``--`` spellings these options declare.
+"""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import typer
+
+from katacli.config import Config, ConfigError
+
+# Exit status for a config the user has to fix.
+EXIT_CONFIG_ERROR = 1
+
+
+def report_error_and_exit(message: str, code: int = EXIT_CONFIG_ERROR) -> None:
+    """Print ``error: message`` to stderr and exit (no traceback)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+@contextmanager
+def exit_on_config_error() -> Iterator[None]:
+    """Turn a ConfigError raised inside the block into a clean error exit."""
+    try:
+        yield
+    except ConfigError as exc:
+        report_error_and_exit(str(exc))
+
+
+def _as_list(value: str | Path | Sequence[str | Path] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (str, Path)):
+        return [str(value)]
+    return [str(v) for v in value]
+
+
+def load_config(
+    config_path: str | Path | Sequence[str | Path] | None,
+    override: str | Sequence[str] | None,
+    mode: str,
+    *,
+    warn_unknown: bool = True,
+) -> Config:
+    """Read the config file(s), apply ``-override-config`` text(s), return the Config.
+
+    * Several config paths are layered in order, later ones winning (KataGo's
+      repeated ``-config``). With no path at all the config is empty and every
+      key takes its default (keys KataGo would require are then not enforced).
+    * Overrides are applied in order; an empty value removes a key.
+    * The mode's key aliases are applied (numSearchThreadsPerAnalysisThread in
+      analysis).
+    * Keys the registry does not know get one ``WARNING:`` line each on
+      stderr (pass ``warn_unknown=False`` to report them later yourself).
+
+    A missing or malformed file or override prints ``error: ...`` to stderr and
+    exits with status 1.
+    """
+    with exit_on_config_error():
+        paths = _as_list(config_path)
+        if paths:
+            cfg = Config.from_files(paths, mode=mode)
+        else:
+            cfg = Config(mode=mode)
+        for text in _as_list(override):
+            cfg.apply_overrides(text)
+        cfg.apply_mode_aliases(mode)
+    if warn_unknown:
+        warn_unknown_keys(cfg)
+    return cfg
+
+
+def warn_unknown_keys(cfg: Config) -> list[str]:
+    """One ``WARNING:`` line on stderr per key the registry does not know."""
+    return cfg.warn_unknown_keys(sys.stderr)
+
+
+# --------------------------------------------------------------------------- typer options
+
+MODEL_HELP = "Neural net model file (.bin.gz or .txt.gz), e.g. kata1-b18c384nbt-....bin.gz."
+HUMAN_MODEL_HELP = (
+    "Optional human SL model (e.g. b18c384nbt-humanv0.bin.gz) for human-like play; "
+    "pick the imitated profile with the humanSLProfile key."
+)
+OVERRIDE_CONFIG_HELP = (
+    'Override config keys, e.g. "maxVisits=200, numSearchThreads=8". May be repeated; '
+    "an empty value (key=) removes the key. Values cannot contain commas."
+)
+
+
+def model_option(required: bool = True) -> typer.models.OptionInfo:
+    """``-model FILE``."""
+    return typer.Option(... if required else None, "--model", metavar="FILE", help=MODEL_HELP)
+
+
+def human_model_option() -> typer.models.OptionInfo:
+    """``-human-model FILE`` (optional)."""
+    return typer.Option(None, "--human-model", metavar="FILE", help=HUMAN_MODEL_HELP)
+
+
+def config_option(example_name: str | None = None, required: bool = False) -> typer.models.OptionInfo:
+    """``-config FILE`` (repeatable); annotate the parameter as ``Optional[List[str]]``."""
+    help_text = "Config file (.cfg). May be repeated; keys in later files override earlier ones."
+    if example_name:
+        help_text += f" See configs/{example_name} for a commented example."
+    if not required:
+        help_text += " Without one, every key takes its default."
+    return typer.Option(... if required else None, "--config", metavar="FILE", help=help_text)
+
+
+def override_config_option() -> typer.models.OptionInfo:
+    """``-override-config "k=v,k=v"`` (repeatable); annotate as ``Optional[List[str]]``."""
+    return typer.Option(None, "--override-config", metavar="KEY=VALUE,...", help=OVERRIDE_CONFIG_HELP)
