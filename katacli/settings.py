@@ -145,12 +145,13 @@ def load_default_board_size(cfg: Config, mode: str | None = None) -> tuple[int, 
 # --------------------------------------------------------------------------- neural net
 
 
-def _first_set(cfg: Config, mode: str | None, candidates: list[str]):
-    """Value of the first candidate key present in cfg, else None."""
+def _first_set(cfg: Config, mode: str | None, candidates: list[str], default_key: str | None = None):
+    """Value of the first candidate key present in cfg, else the default of
+    ``default_key`` (or None)."""
     for key in candidates:
         if key in cfg:
             return cfg.get(key, mode)
-    return None
+    return None if default_key is None else cfg.default(default_key, mode)
 
 
 def _device_keys(model: int, thread: int) -> list[str]:
@@ -201,10 +202,11 @@ class NNSettings:
             rand_seed=_first_set(cfg, mode, ["nnRandSeed" + idx, "nnRandSeed"]),
             forced_symmetry=cfg.get("nnForcedSymmetry", mode),
             max_board_x_size=_first_set(cfg, mode, ["maxBoardXSizeForNNBuffer" + idx, "maxBoardXSizeForNNBuffer",
-                                                    *size_keys]),
+                                                    *size_keys], "maxBoardXSizeForNNBuffer"),
             max_board_y_size=_first_set(cfg, mode, ["maxBoardYSizeForNNBuffer" + idx, "maxBoardYSizeForNNBuffer",
-                                                    *size_keys]),
-            require_max_board_size=_first_set(cfg, mode, ["requireMaxBoardSize" + idx, "requireMaxBoardSize"]),
+                                                    *size_keys], "maxBoardYSizeForNNBuffer"),
+            require_max_board_size=_first_set(cfg, mode, ["requireMaxBoardSize" + idx, "requireMaxBoardSize"],
+                                              "requireMaxBoardSize"),
             use_fp16=Enabled.AUTO if use_fp16 is None else use_fp16,
             use_nhwc=cfg.get(f"{BACKEND_PREFIX}UseNHWC", mode),
             device_per_server_thread=tuple(

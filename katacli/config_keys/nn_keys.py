@@ -51,12 +51,18 @@ NN_KEYS = section(NN_SECTION, [
 NN_FAMILIES = [
     KeyFamily(r"nnRandSeed[0-9]*", str_key(
         "nnRandSeed<N>", None, "Fixed seed for the random orientations (default: random).", section=NN_SECTION)),
+    # Without these keys GTP sizes buffers for the current board and self-play
+    # for its largest board; the analysis engine always takes the largest size.
     KeyFamily(r"maxBoard(X|Y)?SizeForNNBuffer[0-9]*", int_key(
         "maxBoard[X|Y]SizeForNNBuffer<N>", None, 2, MAX_BOARD_LEN,
-        "Largest board the network buffers are sized for.", section=NN_SECTION)),
+        "Largest board the network buffers are sized for.", section=NN_SECTION,
+        mode_defaults={"analysis": MAX_BOARD_LEN})),
     KeyFamily(r"requireMaxBoardSize[0-9]*", bool_key(
         "requireMaxBoardSize<N>", None, "Promise that every board is exactly the buffer size (faster).",
-        section=NN_SECTION)),
+        section=NN_SECTION, mode_defaults={
+            "analysis": False,
+            "gtp": DerivedDefault("true unless gtpForceMaxNNSize", lambda r: not r.value("gtpForceMaxNNSize")),
+        })),
     KeyFamily(r"(useFP16|cudaUseFP16)(-[0-9]+)?", enabled_key(
         "[cuda]UseFP16[-<N>]", "Half precision on the GPU: true, false or auto.", section=NN_SECTION)),
     KeyFamily(r"(inputsUseNHWC|cudaInputsUseNHWC)[0-9]*", bool_key(
