@@ -1,0 +1,338 @@
+"""The .cfg parser, typed access, overrides and warnings (katacli.config)."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from katacli.config import Config, ConfigError, Enabled, parse_config_text, parse_override_string
+
+# --------------------------------------------------------------------------- line syntax
+
+GOOD_LINES = [
+    # (line, expected key, expected value)
+    ("maxVisits = 500", "maxVisits", "500"),
+    ("maxVisits=500", "maxVisits", "500"),
+    ("   maxVisits\t=\t500   ", "maxVisits", "500"),
+    ("maxVisits = 500  # trailing comment", "maxVisits", "500"),
+    ("maxVisits = 500# no space before comment", "maxVisits", "500"),
+    ("logDir = my logs", "logDir", "my logs"),
+    ('logDir = "a # b"', "logDir", "a # b"),
+    ('logDir = "  padded  "  # comment after quotes', "logDir", "  padded  "),
+    (r'logDir = "say \"hi\" \\ back"', "logDir", 'say "hi" \\ back'),
+    ("cuda-key_2 = x", "cuda-key_2", "x"),
+    ("bSizes = 9, 13,19", "bSizes", "9, 13,19"),
+    ("rules = tromp-taylor\r", "rules", "tromp-taylor"),
+]
+
+
+@pytest.mark.parametrize("line,key,value", GOOD_LINES)
+def test_good_lines(line, key, value):
+    assert parse_config_text(line, "t.cfg") == [(key, value, 1)]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment", "   # indented comment", "\t\n#x = 1\n"])
+def test_lines_without_settings(text):
+    assert parse_config_text(text, "t.cfg") == []
+
+
+BAD_LINES = [
+    # (line, fragment of the error message)
+    ("maxVisits 500", "expected '=' after key 'maxVisits'"),
+    ("maxVisits", "expected '=' after key 'maxVisits'"),
+    ("maxVisits # comment", "expected '=' after key 'maxVisits'"),
+    ("max.Visits = 5", "character '.' is not allowed in a key"),
+    ("= 5", "expected a key"),
+    ("maxVisits =", "empty value"),
+    ("maxVisits =   # nothing", "empty value"),
+    ('logDir = ""', "empty value"),
+    ('logDir = "unterminated', "no closing"),
+    ('logDir = "a" b', "only a comment may follow a quoted value"),
+    ('logDir = "ends with backslash\\', "backslash at the end"),
+    ("@include other.cfg", "not supported"),
+]
+
+
+@pytest.mark.parametrize("line,message", BAD_LINES)
+def test_bad_lines_name_file_and_line(line, message):
+    text = "# header\nnumSearchThreads = 4\n" + line + "\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config_text(text, "bad.cfg")
+    assert "bad.cfg, line 3" in str(info.value)
+    assert message in str(info.value)
+
+
+def test_duplicate_key_is_an_error_naming_both_lines():
+    with pytest.raises(ConfigError, match=r"dup.cfg, line 4: key 'maxVisits' was already set on line 1"):
+        parse_config_text("maxVisits = 1\nmaxTime = 2\n\nmaxVisits = 3\n", "dup.cfg")
+
+
+def test_keys_are_case_sensitive():
+    entries = parse_config_text("maxVisits = 1\nmaxvisits = 2\n", "t.cfg")
+    assert [key for key, _, _ in entries] == ["maxVisits", "maxvisits"]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_from_file_records_origins(tmp_path):
+    path = tmp_path / "gtp.cfg"
+    path.write_text("# c\nmaxVisits = 500\n\nnumSearchThreads = 4\n")
+    cfg = Config.from_file(path, mode="gtp")
+    assert cfg.as_dict() == {"maxVisits": "500", "numSearchThreads": "4"}
+    assert cfg.origin("numSearchThreads") == f"{path}, line 4"
+
+
+def test_later_files_override_earlier_ones(tmp_path):
+    base, extra = tmp_path / "base.cfg", tmp_path / "extra.cfg"
+    base.write_text("maxVisits = 500\nnumSearchThreads = 4\n")
+    extra.write_text("maxVisits = 50\n")
+    cfg = Config.from_files([base, extra])
+    assert cfg.get_int("maxVisits") == 50
+    assert cfg.get_int("numSearchThreads") == 4
+    assert cfg.origin("maxVisits") == f"{extra}, line 1"
+
+
+@pytest.mark.parametrize("make_path,message", [
+    (lambda d: d / "missing.cfg", "Config file not found"),
+    (lambda d: d, "is a directory"),
+])
+def test_unreadable_files(tmp_path, make_path, message):
+    with pytest.raises(ConfigError, match=message):
+        Config.from_file(make_path(tmp_path))
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "latin1.cfg"
+    path.write_bytes(b"logDir = caf\xe9\n")
+    with pytest.raises(ConfigError, match="not valid UTF-8"):
+        Config.from_file(path)
+
+
+# --------------------------------------------------------------------------- typed access
+
+
+def cfg_of(**values: str) -> Config:
+    return Config(values, source="t.cfg")
+
+
+TYPED_OK = [
+    # (getter, raw text, kwargs, expected)
+    ("get_int", "42", {}, 42),
+    ("get_int", " +7 ", {}, 7),
+    ("get_int", "-3", {"minimum": -5, "maximum": 5}, -3),
+    ("get_float", "0.25", {}, 0.25),
+    ("get_float", "1e20", {}, 1e20),
+    ("get_float", ".5", {}, 0.5),
+    ("get_float", "3.", {}, 3.0),
+    ("get_float", "-2", {"minimum": -3.0}, -2.0),
+    ("get_bool", "true", {}, True),
+    ("get_bool", "FALSE", {}, False),
+    ("get_bool", "True", {}, True),
+    ("get_enabled", "auto", {}, Enabled.AUTO),
+    ("get_enabled", "Yes", {}, Enabled.TRUE),
+    ("get_enabled", "0", {}, Enabled.FALSE),
+    ("get_player", "white", {}, "W"),
+    ("get_player", "B", {}, "B"),
+    ("get_str", "AREA", {"choices": ["AREA", "TERRITORY"]}, "AREA"),
+    ("get_str", "sidetomove", {"choices": ["BLACK", "SIDETOMOVE"], "ignore_case": True}, "SIDETOMOVE"),
+    ("get_list_of_ints", "7, 9,19", {"minimum": 2, "maximum": 19}, [7, 9, 19]),
+    ("get_list_of_floats", "1,2.5, 35", {}, [1.0, 2.5, 35.0]),
+    ("get_list_of_strings", "a, b ,,c", {}, ["a", "b", "c"]),
+    ("get_list_of_strings", "SIMPLE,POSITIONAL", {"choices": ["SIMPLE", "POSITIONAL"]}, ["SIMPLE", "POSITIONAL"]),
+    ("get_list_of_bools", "false, true", {}, [False, True]),
+    ("get_int_pairs", "9-9, 13-19", {"minimum": 2, "maximum": 19}, [(9, 9), (13, 19)]),
+]
+
+
+@pytest.mark.parametrize("getter,text,kwargs,expected", TYPED_OK)
+def test_typed_getters(getter, text, kwargs, expected):
+    cfg = cfg_of(k=text)
+    assert getattr(cfg, getter)("k", **kwargs) == expected
+    assert "k" in cfg.used_keys()
+
+
+TYPED_BAD = [
+    # (getter, raw text, kwargs, message fragment)
+    ("get_int", "1.5", {}, "'1.5' is not an integer"),
+    ("get_int", "0x10", {}, "is not an integer"),
+    ("get_int", "1e3", {}, "is not an integer"),
+    ("get_int", "0", {"minimum": 1, "maximum": 10}, "0 is out of range, must be between 1 and 10"),
+    ("get_int", "11", {"maximum": 10}, "must be at most 10"),
+    ("get_float", "abc", {}, "'abc' is not a number"),
+    ("get_float", "nan", {}, "is not a number"),
+    ("get_float", "inf", {}, "is not a number"),
+    ("get_float", "1_000", {}, "is not a number"),
+    ("get_float", "-0.5", {"minimum": 0.0, "maximum": 1.0}, "-0.5 is out of range, must be between 0 and 1"),
+    ("get_bool", "yes", {}, "'yes' is not a boolean (use true or false)"),
+    ("get_bool", "1", {}, "is not a boolean"),
+    ("get_enabled", "maybe", {}, "is not true, false or auto"),
+    ("get_player", "red", {}, "is not a player"),
+    ("get_str", "area", {"choices": ["AREA", "TERRITORY"]}, "'area' is not one of AREA, TERRITORY"),
+    ("get_list_of_ints", "9,,13", {}, "'' is not an integer"),
+    ("get_list_of_ints", "9,20", {"maximum": 19}, "20 is out of range"),
+    ("get_list_of_bools", "true,nope", {}, "'nope' is not a boolean"),
+    ("get_int_pairs", "9x9", {}, "'9x9' is not a pair"),
+]
+
+
+@pytest.mark.parametrize("getter,text,kwargs,message", TYPED_BAD)
+def test_typed_getter_errors_name_key_origin_and_value(getter, text, kwargs, message):
+    cfg = cfg_of(someKey=text)
+    with pytest.raises(ConfigError) as info:
+        getattr(cfg, getter)("someKey", **kwargs)
+    text_of_error = str(info.value)
+    assert text_of_error.startswith("Invalid value for 'someKey' (t.cfg): ")
+    assert message in text_of_error
+
+
+def test_missing_key_with_and_without_default():
+    cfg = cfg_of()
+    assert cfg.get_int("maxVisits", 5) == 5
+    assert cfg.get_str("logDir", None) is None
+    with pytest.raises(ConfigError, match="Missing key 'maxVisits' in t.cfg"):
+        cfg.get_int("maxVisits")
+
+
+# --------------------------------------------------------------------------- registry-driven access
+
+
+def test_get_uses_registry_type_range_and_default():
+    cfg = Config({"maxVisits": "500", "rootNoiseEnabled": "true"}, mode="gtp")
+    assert cfg.get("maxVisits") == 500
+    assert cfg.get("rootNoiseEnabled") is True
+    assert cfg.get("lcbStdevs") == 5.0
+    # derived from another key's value
+    assert cfg.get("rootFpuReductionMax") == 0.0
+    with pytest.raises(KeyError):
+        cfg.get("notARealKey")
+
+
+def test_get_range_error_comes_from_registry():
+    cfg = Config({"lcbStdevs": "20"}, source="gtp.cfg", mode="gtp")
+    with pytest.raises(ConfigError, match=r"'lcbStdevs' \(gtp.cfg\): 20 is out of range, must be between 1 and 12"):
+        cfg.get("lcbStdevs")
+
+
+def test_per_mode_bounds():
+    cfg = Config({"analysisPVLen": "500"})
+    assert cfg.get("analysisPVLen", "gtp") == 500
+    with pytest.raises(ConfigError, match="between 1 and 100"):
+        cfg.get("analysisPVLen", "analysis")
+
+
+def test_required_keys_only_enforced_for_real_configs():
+    assert Config(mode="gtp").get("numSearchThreads") == 1
+    with pytest.raises(ConfigError, match="Missing key 'numSearchThreads' in g.cfg; the gtp command needs it"):
+        Config.from_text("maxVisits = 5", source="g.cfg", mode="gtp").get("numSearchThreads")
+    # not required by benchmark
+    assert Config.from_text("maxVisits = 5", mode="benchmark").get("numSearchThreads") == 1
+
+
+def test_float32_keys_are_rounded():
+    cfg = Config({"nnPolicyTemperature": "0.9"})
+    assert cfg.get("nnPolicyTemperature") == pytest.approx(0.9, abs=1e-7)
+    assert cfg.get("nnPolicyTemperature") != 0.9
+
+
+def test_family_keys_parse_with_their_template():
+    cfg = Config({"cudaDeviceToUseThread1": "2", "avoidSgf2PatternUtility": "0.001", "useFP16-0": "false"})
+    assert cfg.get("cudaDeviceToUseThread1") == 2
+    assert cfg.get("avoidSgf2PatternUtility") == 0.001
+    assert cfg.get("useFP16-0") is Enabled.FALSE
+
+
+# --------------------------------------------------------------------------- overrides
+
+OVERRIDE_PARSING = [
+    ("maxVisits=5", {"maxVisits": "5"}),
+    (" maxVisits = 5 , numSearchThreads=8 ", {"maxVisits": "5", "numSearchThreads": "8"}),
+    ("maxVisits=5,,", {"maxVisits": "5"}),
+    ("", {}),
+    ("logDir=a=b", {"logDir": "a=b"}),
+    ("maxVisits=5,maxVisits=6", {"maxVisits": "6"}),
+    ("maxTime=", {"maxTime": ""}),
+]
+
+
+@pytest.mark.parametrize("text,expected", OVERRIDE_PARSING)
+def test_parse_override_string(text, expected):
+    assert parse_override_string(text) == expected
+
+
+@pytest.mark.parametrize("text,message", [
+    ("maxVisits", "expected key=value but got 'maxVisits'"),
+    ("maxVisits=5, oops", "expected key=value but got 'oops'"),
+    ("=5", "missing key"),
+])
+def test_bad_override_strings(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_override_string(text)
+
+
+def test_overrides_replace_add_and_remove():
+    cfg = Config.from_text("maxVisits = 500\nmaxTime = 10\n", source="g.cfg")
+    cfg.apply_overrides("maxVisits=50, numSearchThreads=8, maxTime=")
+    assert cfg.as_dict() == {"maxVisits": "50", "numSearchThreads": "8"}
+    assert cfg.origin("maxVisits") == "-override-config"
+
+    bad = Config.from_text("maxVisits = 5", source="g.cfg")
+    bad.apply_overrides("maxVisits=zero")
+    with pytest.raises(ConfigError, match=r"'maxVisits' \(-override-config\): 'zero' is not an integer"):
+        bad.get("maxVisits")
+
+
+@pytest.mark.parametrize("config_text,override,remaining", [
+    ("rules = japanese\n", "koRule=SIMPLE", {"koRule"}),
+    ("koRule = SIMPLE\nscoringRule = AREA\nmaxVisits = 5\n", "rules=chinese", {"rules", "maxVisits"}),
+    ("rules = japanese\n", "maxVisits=5", {"rules", "maxVisits"}),
+])
+def test_rules_overrides_drop_the_other_style(config_text, override, remaining):
+    cfg = Config.from_text(config_text)
+    cfg.apply_overrides(override)
+    assert set(cfg.keys()) == remaining
+
+
+def test_alias_for_analysis_threads():
+    cfg = Config({"numSearchThreadsPerAnalysisThread": "16"}, mode="analysis")
+    cfg.apply_mode_aliases()
+    assert cfg.get("numSearchThreads") == 16
+    both = Config({"numSearchThreadsPerAnalysisThread": "16", "numSearchThreads": "2"}, source="a.cfg")
+    with pytest.raises(ConfigError, match="cannot set both"):
+        both.apply_mode_aliases("analysis")
+
+
+# --------------------------------------------------------------------------- warnings and usage
+
+
+def test_unknown_keys_warn_once_each_with_suggestion(capsys):
+    cfg = Config.from_text("maxVisit = 5\nnumSearchThreads = 2\nfrobnicate = 1\n", source="g.cfg")
+    assert cfg.warn_unknown_keys() == ["maxVisit", "frobnicate"]
+    err_lines = capsys.readouterr().err.splitlines()
+    assert err_lines == [
+        "WARNING: Unknown config key 'maxVisit' in g.cfg, line 1 (did you mean 'maxVisits'?); it is ignored",
+        "WARNING: Unknown config key 'frobnicate' in g.cfg, line 3; it is ignored",
+    ]
+
+
+def test_known_keys_and_other_backend_keys_do_not_warn():
+    text = "maxVisits = 5\ncudaUseFP16 = auto\nopenclTunerFile = x\ntrtDeviceToUseThread0 = 1\nmetalUseFP16 = true\n"
+    stream = io.StringIO()
+    assert Config.from_text(text).warn_unknown_keys(stream) == []
+    assert stream.getvalue() == ""
+
+
+def test_used_and_unused_keys():
+    cfg = Config.from_text("maxVisits = 5\nmaxTime = 3\nlogDir = x\n")
+    cfg.get("maxVisits")
+    cfg.mark_used("logDir")
+    assert cfg.unused_keys() == ["maxTime"]
+    cfg.mark_used_with_prefix("max")
+    assert cfg.unused_keys() == []
+
+
+def test_copy_is_independent():
+    cfg = Config.from_text("maxVisits = 5\n")
+    clone = cfg.copy()
+    clone.apply_overrides("maxVisits=6")
+    assert cfg.get_int("maxVisits") == 5 and clone.get_int("maxVisits") == 6
