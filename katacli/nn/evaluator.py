@@ -38,7 +38,7 @@ from katacli.nn.postprocess import (
     value_outputs,
     white_ownership,
 )
-from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, transformed_shape, undo_symmetry
+from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, undo_symmetry
 
 DEFAULT_MAX_BATCH_SIZE = 256
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -175,7 +175,8 @@ class NNEvaluator:
         groups: dict[tuple, list[int]] = {}
         for i, (request, symmetry) in enumerate(zip(requests, symmetries)):
             _validate(request)
-            h, w = transformed_shape(request.spatial.shape[1], request.spatial.shape[2], symmetry)
+            # Symmetries keep the input's shape (no transpose of non-square inputs, as in KataGo).
+            h, w = request.spatial.shape[1:]
             groups.setdefault((h, w, request.board_x, request.board_y), []).append(i)
         results: list[Optional[NNOutput]] = [None] * len(requests)
         for indices in groups.values():

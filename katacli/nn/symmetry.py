@@ -2,9 +2,11 @@
 
 Symmetry ``s`` is three bit flags: ``s & 1`` flips y (rows), ``s & 2`` flips x (columns),
 ``s & 4`` transposes, applied in that order. A point (x, y) of the real board goes to
-:func:`symmetric_point` on the transformed board. On a rectangular board a transposing
-symmetry swaps the height and width of the transformed position (KataGo gets the same
-effect by evaluating boards padded into a square network input).
+:func:`symmetric_point` on the transformed board.
+
+Like KataGo's copyWithSymmetry, the transpose is only applied to square arrays: for a
+rectangular network input, symmetry ``s`` and ``s ^ 4`` are the same transformation
+(KataGo's kata-raw-nn on a 9x13 board gives identical results for them).
 
 Arrays are transformed on their last two axes, ``[..., H, W]``; this works for numpy
 arrays and torch tensors alike.
@@ -42,9 +44,15 @@ def _transpose(array):
     return np.swapaxes(array, -1, -2)
 
 
+def effective_symmetry(symmetry: int, height: int, width: int) -> int:
+    """The transformation really applied to an ``height`` x ``width`` array: no transpose unless square."""
+    _check(symmetry)
+    return symmetry if height == width else symmetry & ~TRANSPOSE
+
+
 def apply_symmetry(array, symmetry: int):
     """Transform a real-board array ``[..., H, W]`` into the symmetry's orientation (a view)."""
-    _check(symmetry)
+    symmetry = effective_symmetry(symmetry, array.shape[-2], array.shape[-1])
     if symmetry & FLIP_Y:
         array = _flip(array, -2)
     if symmetry & FLIP_X:
@@ -55,8 +63,8 @@ def apply_symmetry(array, symmetry: int):
 
 
 def undo_symmetry(array, symmetry: int):
-    """Map an array ``[..., H', W']`` in the symmetry's orientation back to the real board (a view)."""
-    _check(symmetry)
+    """Map an array ``[..., H, W]`` in the symmetry's orientation back to the real board (a view)."""
+    symmetry = effective_symmetry(symmetry, array.shape[-2], array.shape[-1])
     if symmetry & TRANSPOSE:
         array = _transpose(array)
     if symmetry & FLIP_X:
@@ -66,12 +74,11 @@ def undo_symmetry(array, symmetry: int):
     return array
 
 
-def transformed_shape(height: int, width: int, symmetry: int) -> tuple[int, int]:
-    return (width, height) if is_transpose(symmetry) else (height, width)
-
-
 def symmetric_point(x: int, y: int, x_size: int, y_size: int, symmetry: int) -> tuple[int, int]:
-    """Where (x, y) of an ``x_size`` x ``y_size`` board lands after the symmetry (KataGo's getSymLoc)."""
+    """Where (x, y) of an ``x_size`` x ``y_size`` board lands after the symmetry (KataGo's getSymLoc).
+
+    For a rectangular board, pass ``symmetry & 3`` to match what the network input undergoes.
+    """
     _check(symmetry)
     if symmetry & FLIP_X:
         x = x_size - 1 - x
