@@ -192,7 +192,13 @@ class _ConfigResolver:
 
 
 class Config:
-    """Key/value pairs from a config file plus overrides, with typed access."""
+    """Key/value pairs from a config file plus overrides, with typed access.
+
+    ``mode`` (gtp, analysis, selfplay, benchmark) picks the registry defaults
+    ``get`` falls back to. Configs read from files enforce the keys KataGo
+    requires in that mode (``require_keys``); a Config built in code from a
+    dict does not, so ``Config(mode="gtp")`` is "all defaults".
+    """
 
     def __init__(
         self,

@@ -34,8 +34,6 @@ UNLIMITED_TIME = 1.0e20
 # Bounds KataGo puts on any komi a user may configure.
 MIN_USER_KOMI = -400.0
 MAX_USER_KOMI = 400.0
-INT32_MAX = 2**31 - 1
-INT32_MIN = -(2**31)
 
 
 class ValueKind(str, enum.Enum):
