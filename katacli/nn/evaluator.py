@@ -99,12 +99,14 @@ class NNEvaluator:
         default_symmetry: Optional[int] = None,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         seed: Optional[int] = None,
+        fuse: bool = True,
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
         ``channels_last``: NHWC memory layout; default on for CUDA.
         ``cache_size_power_of_two``: None disables the cache.
         ``default_symmetry``: used for requests without one; None picks one at random per request.
+        ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
         """
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
@@ -118,7 +120,7 @@ class NNEvaluator:
         self.postprocess = model.postprocess
         self.num_policy_channels = model.num_policy_channels
         self.needs_metadata = model.needs_metadata
-        net = model.fused() if not model.is_fused else model
+        net = model.fused() if fuse and not model.is_fused else model
         net = net.to(self.device)
         if self.channels_last:
             net = net.to(memory_format=torch.channels_last)
