@@ -322,3 +322,23 @@ def non_pass_alive_self_connections(GoBoard g, int pla, bint multi_stone_suicide
     area_calculate(&g.b, area, False, True, False, multi_stone_suicide_legal)
     return [[bool(area_is_non_pass_alive_self_connection(&g.b, loc_of(x, y, g.b.x_size), <Color>pla, area))
              for x in range(g.b.x_size)] for y in range(g.b.y_size)]
+
+def run_area_calculate(GoBoard g, int repeats, bint non_pass_alive_stones=True, bint safe_big_territories=True,
+                       bint unsafe_big_territories=True, bint multi_stone_suicide_legal=False):
+    """Call area_calculate repeats times without the GIL (benchmarks)."""
+    cdef Color area[MAX_ARR_SIZE]
+    cdef int i
+    with nogil:
+        for i in range(repeats):
+            area_calculate(&g.b, area, non_pass_alive_stones, safe_big_territories,
+                           unsafe_big_territories, multi_stone_suicide_legal)
+
+def run_area_independent_life(GoBoard g, int repeats, bint keep_territories=False, bint keep_stones=True,
+                              bint multi_stone_suicide_legal=False):
+    """Call area_independent_life repeats times without the GIL (benchmarks)."""
+    cdef Color area[MAX_ARR_SIZE]
+    cdef int i, count = 0
+    with nogil:
+        for i in range(repeats):
+            area_independent_life(&g.b, area, &count, keep_territories, keep_stones, multi_stone_suicide_legal)
+    return count

@@ -454,3 +454,15 @@ def ladder_map(GoBoard g, int working_for=C_EMPTY):
     stones = {_xy(loc, g.b.x_size) for loc in range(MAX_ARR_SIZE) if laddered[loc]}
     moves = {_xy(loc, g.b.x_size) for loc in range(MAX_ARR_SIZE) if working[loc]}
     return stones, moves
+
+def run_ladder_features(GoBoard g, int working_for, int repeats):
+    """Call ladder_features repeats times without the GIL (benchmarks); returns the laddered count."""
+    cdef unsigned char laddered[MAX_ARR_SIZE]
+    cdef unsigned char working[MAX_ARR_SIZE]
+    cdef int i, n = 0
+    cdef LadderWorkspace* ws = ladder_workspace_new()
+    with nogil:
+        for i in range(repeats):
+            n = ladder_features(&g.b, <Color>working_for, laddered, working, ws)
+    ladder_workspace_free(ws)
+    return n
