@@ -154,7 +154,7 @@ cdef inline bint _are_adjacent(Loc a, Loc c, int x_size) noexcept nogil:
 cdef int _open_defender_frame(const Board* b, Loc loc, Loc* moves, int* num_moves) noexcept nogil:
     """Defender in atari: try liberty-gaining captures, then the last liberty."""
     cdef Color defender = b.colors[loc]
-    cdef int n, lower, upper
+    cdef int n, lower = 0, upper = 0
     if b.chain_data[b.chain_head[loc]].num_liberties >= 2:
         return OUTCOME_ESCAPES
     # A ko point left by the attacker: count as an escape, so no ladder relies on a ko
@@ -232,8 +232,8 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
     cdef int depth = 0, nodes_played = 0, outcome, next_start
     cdef bint entering = True, captured = False, decided, defender_to_move
     cdef LadderFrame* frame
-    cdef Loc move
-    cdef Color mover
+    cdef Loc move = NULL_LOC
+    cdef Color mover = defender
     while True:
         frame = &ws.frames[depth]
         defender_to_move = (depth % 2 == 0) == defender_first
