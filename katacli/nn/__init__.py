@@ -1,1 +1,42 @@
+"""KataGo networks: model files, the PyTorch network, exact output postprocessing, evaluation.
 
+Main entry points (imported lazily, so ``import katacli.nn`` does not load torch):
+
+- :func:`read_model_file` -> :class:`ModelDesc` (``.bin.gz``/``.bin``/``.txt.gz``/``.txt``, versions 8-17);
+  :class:`ModelFileError` for broken or unsupported files.
+- :class:`KataGoModel` (``load_model(path)``, ``KataGoModel.from_config("b18c384nbt")``):
+  the network as a ``torch.nn.Module``.
+- :class:`NNEvaluator` / :class:`NNRequest` / :class:`NNOutput`: evaluate positions (V7 features,
+  legal mask, symmetry) into White-perspective results; :class:`BatchingEvaluator` batches
+  single requests submitted from many threads; :func:`set_cpu_threads`.
+- :func:`export_model` / :func:`write_model_file`: write KataGo model files.
+- :mod:`katacli.nn.symmetry`: KataGo's 8 symmetries.
+"""
+
+from importlib import import_module
+
+_EXPORTS = {
+    "ModelDesc": "katacli.nn.description",
+    "ModelFileError": "katacli.nn.modelfile",
+    "read_model_file": "katacli.nn.modelfile",
+    "KataGoModel": "katacli.nn.model",
+    "ModelOutput": "katacli.nn.model",
+    "load_model": "katacli.nn.model",
+    "NNEvaluator": "katacli.nn.evaluator",
+    "NNRequest": "katacli.nn.evaluator",
+    "BatchingEvaluator": "katacli.nn.evaluator",
+    "set_cpu_threads": "katacli.nn.evaluator",
+    "NNOutput": "katacli.nn.postprocess",
+    "NNCache": "katacli.nn.cache",
+    "export_model": "katacli.nn.export",
+    "write_model_file": "katacli.nn.export",
+    "ModelExportError": "katacli.nn.export",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'katacli.nn' has no attribute {name!r}")

@@ -435,6 +435,7 @@ class ModelDesc(_Desc):
         yield from walk(self.trunk.blocks)
 
     def num_parameters(self) -> int:
+        """Learnable values, as KataGo counts them: batch-norm running statistics excluded."""
         total = 0
 
         def visit(obj):
@@ -443,7 +444,8 @@ class ModelDesc(_Desc):
                 total += obj.size
             elif dataclasses.is_dataclass(obj):
                 for f in dataclasses.fields(obj):
-                    visit(getattr(obj, f.name))
+                    if not (isinstance(obj, BatchNormDesc) and f.name in ("mean", "variance")):
+                        visit(getattr(obj, f.name))
             elif isinstance(obj, list):
                 for item in obj:
                     visit(item)

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Network evaluation speed.
+
+CPU: g170-b6c96 on 19x19 at batch 1, 8, 32 and 128, as raw forward passes ("net") and through
+the full evaluator (symmetry, batching, postprocessing: "evaluator").
+CUDA (when available): a randomly initialised b18c384nbt on 19x19 at batch 64..512, float16
+and bfloat16 autocast, channels-last.
+
+    python3 benchmarks/bench_nn.py [--seconds 2] [--threads N] [--model path] [--cpu-precision bfloat16]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from katacli.nn.evaluator import NNEvaluator, NNRequest, set_cpu_threads
+from katacli.nn.model import KataGoModel, load_model
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
+BOARD = 19
+CPU_BATCHES = (1, 8, 32, 128)
+CUDA_BATCHES = (64, 128, 256, 512)
+CUDA_CONFIG = "b18c384nbt"
+WARMUP_CALLS = 5
+
+
+def timed_rate(fn, positions_per_call: int, seconds: float) -> float:
+    for _ in range(WARMUP_CALLS):
+        fn()
+    calls = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        fn()
+        calls += 1
+    return calls * positions_per_call / (time.perf_counter() - start)
+
+
+def empty_board_request() -> NNRequest:
+    spatial = np.zeros((22, BOARD, BOARD), np.float32)
+    spatial[0] = 1.0
+    global_features = np.zeros(19, np.float32)
+    global_features[5] = -7.5 / 20.0
+    return NNRequest(spatial, global_features, np.ones(BOARD * BOARD + 1, bool), BOARD, BOARD, white_to_move=False)
+
+
+def bench_cpu(model: KataGoModel, seconds: float, precision: str) -> None:
+    evaluator = NNEvaluator(model, device="cpu", precision=precision, channels_last=True, cache_size_power_of_two=None)
+    net = evaluator.net
+    print(f"CPU, {model.name}, {BOARD}x{BOARD}, {precision}, {torch.get_num_threads()} threads")
+    print(f"{'batch':>6} {'net evals/s':>12} {'evaluator evals/s':>18}")
+    request = empty_board_request()
+    for batch in CPU_BATCHES:
+        spatial = torch.zeros(batch, 22, BOARD, BOARD).contiguous(memory_format=torch.channels_last)
+        spatial[:, 0] = 1.0
+        global_features = torch.zeros(batch, 19)
+
+        def forward():
+            with torch.inference_mode():
+                if precision == "float32":
+                    net(spatial, global_features, mask_full=True)
+                else:
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        net(spatial, global_features, mask_full=True)
+
+        requests = [request] * batch
+        net_rate = timed_rate(forward, batch, seconds)
+        eval_rate = timed_rate(lambda: evaluator.evaluate(requests), batch, seconds)
+        print(f"{batch:>6} {net_rate:>12.0f} {eval_rate:>18.0f}", flush=True)
+
+
+def bench_cuda(seconds: float) -> None:
+    model = KataGoModel.from_config(CUDA_CONFIG, seed=0)
+    print(f"\nCUDA ({torch.cuda.get_device_name()}), random-init {CUDA_CONFIG}, {BOARD}x{BOARD}, channels-last")
+    print(f"{'batch':>6} {'float16 evals/s':>16} {'bfloat16 evals/s':>17}")
+    nets = {}
+    for precision in ("float16", "bfloat16"):
+        nets[precision] = NNEvaluator(model, device="cuda", precision=precision, channels_last=True,
+                                      cache_size_power_of_two=None).net
+    for batch in CUDA_BATCHES:
+        spatial = torch.zeros(batch, 22, BOARD, BOARD, device="cuda").contiguous(memory_format=torch.channels_last)
+        spatial[:, 0] = 1.0
+        global_features = torch.zeros(batch, 19, device="cuda")
+        rates = []
+        for precision, dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
+            net = nets[precision]
+
+            def forward():
+                with torch.inference_mode(), torch.autocast("cuda", dtype=dtype):
+                    net(spatial, global_features, mask_full=True)
+                torch.cuda.synchronize()
+
+            rates.append(timed_rate(forward, batch, seconds))
+        print(f"{batch:>6} {rates[0]:>16.0f} {rates[1]:>17.0f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per setting")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--cpu-precision", choices=("float32", "bfloat16"), default="float32")
+    parser.add_argument("--skip-cpu", action="store_true")
+    args = parser.parse_args()
+    if args.threads:
+        set_cpu_threads(args.threads)
+    if not args.skip_cpu:
+        if not args.model.exists():
+            raise SystemExit(f"model not found: {args.model} (pass --model)")
+        bench_cpu(load_model(args.model), args.seconds, args.cpu_precision)
+    if torch.cuda.is_available():
+        bench_cuda(args.seconds)
+    else:
+        print("\nCUDA not available: skipping the GPU benchmark")
+
+
+if __name__ == "__main__":
+    main()
