@@ -33,6 +33,9 @@ SOFTPLUS_LINEAR_THRESHOLD = 40.0
 MISSING_VALUE = -1.0
 # Pre-v10 nets scale their short-term score error this way.
 OLD_SHORTTERM_SCORE_ERROR_SCALE = 10.0
+# V7 global feature indices that tell the rules apart for no-result purposes.
+GLOBAL_KO_RULE_NOT_SIMPLE = 6  # 1 for positional/situational ko, 0 for simple ko
+GLOBAL_TERRITORY_SCORING = 9
 
 
 @dataclass
@@ -211,6 +214,4 @@ def mix_policy_optimism(policy: np.ndarray, policy_pass: np.ndarray, optimism: n
 
 def allow_no_result_from_globals(global_features: np.ndarray) -> bool:
     """Whether no-result is possible, read from V7 global features: simple ko or territory scoring."""
-    KO_RULE_NOT_SIMPLE = 6  # 1 for positional/situational ko, 0 for simple ko
-    TERRITORY_SCORING = 9
-    return bool(global_features[KO_RULE_NOT_SIMPLE] == 0 or global_features[TERRITORY_SCORING] == 1)
+    return bool(global_features[GLOBAL_KO_RULE_NOT_SIMPLE] == 0 or global_features[GLOBAL_TERRITORY_SCORING] == 1)
