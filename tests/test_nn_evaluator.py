@@ -188,6 +188,7 @@ def test_cache_hit_returns_same_result(evaluator):
     evaluated = evaluator.num_positions_evaluated
     second = evaluator.evaluate_one(request)
     assert second is first
+    assert not first.policy.flags.writeable and not first.white_ownership.flags.writeable
     assert evaluator.cache.hits == hits + 1
     assert evaluator.num_positions_evaluated == evaluated
     # Other settings are other cache entries.

@@ -9,8 +9,8 @@ Typical use::
 
 ``NNEvaluator.evaluate(requests)`` takes any number of requests of mixed board sizes, groups
 them by shape into batches and returns one :class:`~katacli.nn.postprocess.NNOutput` per
-request, in order, from White's point of view and in the real board's orientation. It is
-thread-safe. :class:`BatchingEvaluator` lets many threads (e.g. search threads) each submit
+request, in order, from White's point of view and in the real board's orientation (its
+arrays are read-only since cached results are shared). It is thread-safe. :class:`BatchingEvaluator` lets many threads (e.g. search threads) each submit
 single positions that a server thread gathers into batches.
 """
 
@@ -252,6 +252,9 @@ class NNEvaluator:
         )
         values = value_outputs(value, score_value, white, allow_no_result, self.version, self.postprocess)
         own = white_ownership(ownership, white, self.postprocess.output_scale_multiplier)
+        # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
+        probs.flags.writeable = False
+        own.flags.writeable = False
         return [
             NNOutput(
                 white_win=float(values.white_win[i]),
