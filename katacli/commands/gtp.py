@@ -1,0 +1,142 @@
+"""``kata gtp``: a GTP engine that GUIs (Lizzie, Sabaki, q5Go, KaTrain's GTP mode) and match runners
+(gomill, twogtp) accept as KataGo."""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from katacli.cli_support import (
+    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+)
+from katacli.config import Config
+
+EXIT_STARTUP_ERROR = 1
+NOGO_RULES_NAME = "nogo"
+DETERMINISTIC_SEED = "forDeterministicTesting"
+
+HELP = """Run a GTP engine on stdin/stdout, answering like KataGo.
+
+Point a GUI or match runner at `kata gtp -model NET.bin.gz -config gtp.cfg`. Without -model the
+engine plays without a network, by Monte Carlo rollouts (weak, but needs nothing). Without -config
+every setting takes KataGo's GTP default (configs/gtp_example.cfg documents them all); change single
+settings with -override-config "maxVisits=200,numSearchThreads=4".
+
+Besides standard GTP it supports KataGo's extensions: kata-analyze / lz-analyze streaming,
+kata-set-rules, kata-raw-nn, kata-get-param / kata-set-param, time settings and more (list_commands).
+`kata-set-rules nogo` (or rules = nogo in the config) plays NoGo, where capturing is not allowed.
+Logs go to stderr or the configured log file, never to stdout.
+"""
+
+
+def stable_seed(text: Optional[str]) -> Optional[int]:
+    """A seed string as a number that is the same in every run (Python's hash() is not)."""
+    if text is None:
+        return None
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def _extract_nogo(cfg: Config) -> bool:
+    """`rules = nogo` is katacli's own: strip it so the Go rules loader never sees it."""
+    if "rules" in cfg and str(cfg.as_dict().get("rules", "")).strip().lower() == NOGO_RULES_NAME:
+        cfg.apply_overrides({"rules": ""}, origin="nogo")
+        return True
+    return False
+
+
+def _make_loader(model_path: str, settings, log):
+    from katacli.engine.engine import ModelLoader
+
+    nn = settings.nn
+
+    def load():
+        from katacli.nn.evaluator import NNEvaluator
+
+        import torch
+
+        device = None
+        if torch.cuda.is_available() and nn.device_per_server_thread[0] is not None:
+            device = f"cuda:{nn.device_per_server_thread[0]}"
+        symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
+        evaluator = NNEvaluator.from_file(
+            model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
+            default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,
+            seed=stable_seed(nn.rand_seed))
+        log.write(f"Loaded model {model_path}")
+        if settings.startup_print_message_to_stderr:
+            log.info(f"Model name: {evaluator.model_name}")
+        return evaluator
+
+    def load_or_exit():
+        try:
+            return load()
+        except Exception as exc:  # a broken model file: one line, then exit like any startup error
+            print(f"error: could not load the model {model_path}: {exc}", file=sys.stderr, flush=True)
+            os._exit(EXIT_STARTUP_ERROR)
+
+    return ModelLoader(load_or_exit)
+
+
+def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
+            override_version: Optional[str], stdin=None, stdout=None) -> int:
+    from katacli import KATAGO_COMPAT_VERSION, __version__
+    from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
+    from katacli.engine.errors import EngineStartupError
+    from katacli.engine.log import EngineLog
+    from katacli.engine.protocol import ResponseWriter
+    from katacli.search.runtime_params import GtpRuntimeParams
+    from katacli.settings import GtpSettings
+
+    if model is not None and not os.path.isfile(model):
+        report_error_and_exit(f"model file not found: {model}")
+    cfg = load_config(config, override_config, mode="gtp")
+    nogo = _extract_nogo(cfg)
+    with exit_on_config_error():
+        settings = GtpSettings.from_config(cfg)
+        params = GtpRuntimeParams.from_config(cfg)
+    log = EngineLog(settings.logging)
+    announce = log.info if settings.startup_print_message_to_stderr else log.write
+    announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
+    rules_name = "NoGo" if nogo else settings.rules.nice_name()
+    announce(f"Using {rules_name} rules initially, unless GTP/GUI overrides this")
+    if config:
+        announce(f"Loaded config {', '.join(config)}")
+    if model is None:
+        announce("No model given: playing by Monte Carlo rollouts")
+    seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
+    options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,
+                            override_version=override_version, nogo=nogo, seed=seed)
+    loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
+    output = ResponseWriter(stdout if stdout is not None else sys.stdout,
+                            on_write=(lambda text: log.write(text.rstrip("\n")))
+                            if settings.log_all_gtp_communication else None)
+    engine = GtpEngine(options, output, log, loader)
+    announce("GTP ready, beginning main protocol loop")
+    stream = stdin if stdin is not None else io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
+    try:
+        engine.run(stream)
+    except KeyboardInterrupt:
+        engine.stop_background()
+    except EngineStartupError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_STARTUP_ERROR
+    finally:
+        log.write("All cleaned up, quitting")
+        log.close()
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("gtp", help=HELP)
+    def gtp(
+        model: Optional[str] = model_option(required=False),
+        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        override_config: Optional[List[str]] = override_config_option(),
+        override_version: Optional[str] = typer.Option(
+            None, "--override-version", metavar="VERSION", help="Answer this to the GTP `version` command."),
+    ) -> None:
+        raise typer.Exit(run_gtp(model, config, override_config, override_version))

@@ -1,0 +1,261 @@
+"""The GTP engine: game state, the command loop, and the background work (analysis, pondering).
+
+:class:`GtpEngine` reads one line at a time. Any input line (even a blank one)
+first stops what runs in the background: a running analysis gets its final
+blank line, a cancellable search answers ``cancelled``, pondering stops. Then
+the command is looked up in :data:`katacli.engine.handlers.HANDLERS` and its
+answer written as ``=ID text`` or ``?ID message``.
+
+The network loads in a background thread (:class:`ModelLoader`) so that
+``name``, ``version`` and ``protocol_version`` answer at once; every other
+command waits for it.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, TextIO
+
+from katacli.engine.clock import Clock
+from katacli.engine.errors import EngineStartupError, GtpError
+from katacli.engine.log import EngineLog
+from katacli.engine.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import Rules
+from katacli.game.session import GameSession
+from katacli.search.runtime_params import GtpRuntimeParams
+from katacli.settings import GtpSettings
+
+# How often a waiting main thread wakes up, so that Ctrl-C is noticed promptly.
+WAIT_POLL_SECONDS = 0.1
+DEFAULT_BOARD_LEN = 19
+
+
+class ModelLoader:
+    """Loads the network in a thread; :meth:`get` waits for it (None when playing without a network)."""
+
+    def __init__(self, load: Callable[[], object] | None):
+        self._result = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        if load is None:
+            self._done.set()
+            return
+
+        def run():
+            try:
+                self._result = load()
+            except BaseException as exc:  # reported to the main thread by get()
+                self._error = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name="model-loader", daemon=True).start()
+
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set()
+
+    def get(self):
+        while not self._done.wait(WAIT_POLL_SECONDS):
+            pass
+        if self._error is not None:
+            raise EngineStartupError(f"could not load the model: {self._error}")
+        return self._result
+
+
+@dataclass
+class EngineOptions:
+    """Everything the engine needs from the command line and config."""
+
+    settings: GtpSettings
+    params: GtpRuntimeParams
+    config: object  # katacli.config.Config, for kata-set-param
+    model_path: str | None = None
+    override_version: str | None = None
+    nogo: bool = False
+    seed: str | None = None
+    # Builds the search adapter from the loaded evaluator (None: rollouts); see katacli.engine.bot.
+    make_bot: Callable | None = None
+
+
+@dataclass
+class BackgroundTask:
+    """Work that runs while the engine reads the next line (analysis, cancellable search, pondering)."""
+
+    thread: threading.Thread
+    stop_event: threading.Event
+    on_stopped: Callable[[], None] | None = None  # e.g. print the blank line that ends an analysis
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        while self.thread.is_alive():
+            self.thread.join(WAIT_POLL_SECONDS)
+        if self.on_stopped is not None:
+            self.on_stopped()
+
+
+@dataclass
+class GameStats:
+    """What the engine remembers about its own searches in the current game."""
+
+    recent_win_loss: list[float] = field(default_factory=list)
+    pda_for_white: float = 0.0
+    last_search_factor: float = 1.0
+
+
+class GtpEngine:
+    def __init__(self, options: EngineOptions, output: ResponseWriter, log: EngineLog,
+                 model_loader: ModelLoader | None = None):
+        self.options = options
+        self.settings = options.settings
+        self.params = options.params
+        self.config = options.config
+        self.out = output
+        self.log = log
+        self.loader = model_loader or ModelLoader(None)
+        self.nogo = options.nogo
+        x_size, y_size = self.settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
+        self.session = self.make_session(x_size, y_size, self.settings.rules)
+        # With no search limit configured at all, KataGo assumes a quick time control.
+        clock = Clock.unlimited() if self.settings.has_search_limit else Clock.quick_game()
+        self.clocks = {BLACK: clock, WHITE: clock}
+        self.stats = GameStats()
+        self.genmove_time_sum = 0.0
+        self.background: BackgroundTask | None = None
+        self._bot = None
+        self.quit_requested = False
+        self.ponder_requested = False
+
+    # ------------------------------------------------------------------ model and search
+    @property
+    def evaluator(self):
+        """The loaded network, or None without one (waits while it loads)."""
+        return self.loader.get()
+
+    @property
+    def bot(self):
+        """The search adapter, created on first use."""
+        if self._bot is None:
+            make_bot = self.options.make_bot
+            if make_bot is None:
+                from katacli.engine.bot import make_bot
+            self._bot = make_bot(self.evaluator, self)
+        return self._bot
+
+    def make_session(self, x_size: int, y_size: int, rules: Rules) -> GameSession:
+        """A new game configured like this engine's (cleanup phase, handicap convention)."""
+        return GameSession(
+            x_size=x_size, y_size=y_size, rules=rules, prevent_encore=self.settings.prevent_cleanup_phase,
+            assume_multiple_starting_black_moves_are_handicap=(
+                self.settings.assume_multiple_starting_black_moves_are_handicap),
+        )
+
+    @property
+    def rules(self) -> Rules:
+        return self.session.rules
+
+    def new_game_position(self) -> None:
+        """Forget per-game search statistics (KataGo does this whenever the position is replaced)."""
+        self.stats = GameStats()
+
+    # ------------------------------------------------------------------ background work
+    def start_background(self, target: Callable[[threading.Event], None],
+                         on_stopped: Callable[[], None] | None = None) -> None:
+        stop_event = threading.Event()
+        thread = threading.Thread(target=self._guarded(target), args=(stop_event,), name="gtp-background",
+                                  daemon=True)
+        self.background = BackgroundTask(thread, stop_event, on_stopped)
+        thread.start()
+
+    def _guarded(self, target):
+        def run(stop_event):
+            try:
+                target(stop_event)
+            except Exception:  # a background failure must not kill the engine
+                self.log.info("Error in background search:\n" + traceback.format_exc())
+        return run
+
+    def stop_background(self) -> None:
+        task, self.background = self.background, None
+        if task is not None:
+            task.stop()
+
+    def run_in_worker(self, target: Callable[[threading.Event], object]):
+        """Run a blocking search in a worker thread so that Ctrl-C reaches the main thread meanwhile."""
+        stop_event = threading.Event()
+        box: dict = {}
+
+        def run():
+            try:
+                box["value"] = target(stop_event)
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name="gtp-search", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(WAIT_POLL_SECONDS)
+        except KeyboardInterrupt:
+            stop_event.set()
+            thread.join()
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, stream: TextIO) -> None:
+        """Serve commands from ``stream`` until ``quit`` or end of input."""
+        try:
+            while not self.quit_requested:
+                raw = stream.readline()
+                if not raw:
+                    break
+                self.handle_line(raw)
+        finally:
+            self.stop_background()
+
+    def handle_line(self, raw: str) -> None:
+        line = clean_line(raw)
+        self.stop_background()
+        if not line:
+            return
+        if self.settings.log_all_gtp_communication:
+            self.log.write(f"Controller: {line}")
+        try:
+            command = parse_command(line)
+        except EmptyCommand as exc:
+            self.out.response(exc.command_id, str(exc), is_error=True)
+            return
+        self.execute(command)
+
+    def execute(self, command: Command) -> None:
+        from katacli.engine.handlers import HANDLERS, NEEDS_NO_MODEL
+
+        handler = HANDLERS.get(command.name)
+        if handler is None:
+            self.out.response(command.id, "unknown command", is_error=True)
+            return
+        self.ponder_requested = False  # handlers set it where KataGo starts pondering afterwards
+        try:
+            if command.name not in NEEDS_NO_MODEL:
+                self.loader.get()
+            text = handler(self, command)
+        except GtpError as exc:
+            self.out.response(command.id, str(exc), is_error=True)
+            return
+        except (EngineStartupError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a bug must not take the engine down with it
+            self.log.info(f"Internal error in '{command.name}':\n{traceback.format_exc()}")
+            self.out.response(command.id, f"internal error: {exc}", is_error=True)
+            return
+        if text is not None:
+            self.out.response(command.id, text)
+        if self.ponder_requested and not self.quit_requested and self.params.pondering_enabled:
+            from katacli.engine.handlers_search import start_pondering
+
+            start_pondering(self)

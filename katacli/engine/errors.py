@@ -1,0 +1,10 @@
+"""Exceptions of the GTP engine."""
+from __future__ import annotations
+
+
+class GtpError(Exception):
+    """A command that fails: the message becomes the ``? message`` response and the engine goes on."""
+
+
+class EngineStartupError(Exception):
+    """The engine cannot start (missing model, bad config): reported as one line, exit status 1."""

@@ -1,0 +1,89 @@
+"""The command table: GTP command name -> handler, and what ``list_commands`` reports."""
+from __future__ import annotations
+
+from katacli.engine import handlers_game as game
+from katacli.engine import handlers_params as params
+from katacli.engine import handlers_search as search
+
+# KataGo 1.17.2's list, in its order (it leaves out analyze, genmove_analyze, kata-get-params and
+# kata-set-params, which it still accepts). debug_moves, a debugging command, is not implemented.
+KNOWN_COMMANDS = (
+    "protocol_version", "name", "version", "known_command", "list_commands", "quit",
+    "boardsize", "rectangular_boardsize", "clear_board", "set_position", "komi", "get_komi", "play", "undo",
+    "kata-get-rules", "kata-set-rule", "kata-set-rules",
+    "kata-get-models", "kata-get-param", "kata-set-param", "kata-list-params", "kgs-rules",
+    "genmove", "kata-search", "kata-search_cancellable", "genmove_debug", "kata-search_debug",
+    "clear_cache", "showboard", "fixed_handicap", "place_free_handicap", "set_free_handicap",
+    "time_settings", "kgs-time_settings", "time_left", "kata-list_time_settings", "kata-time_settings",
+    "final_score", "final_status_list", "loadsgf", "printsgf",
+    "lz-genmove_analyze", "kata-genmove_analyze", "kata-search_analyze", "kata-search_analyze_cancellable",
+    "lz-analyze", "kata-analyze",
+    "kata-raw-nn", "kata-raw-human-nn",
+    "cputime", "gomill-cpu_time", "kata-benchmark",
+    "kata-debug-print-tc",
+    "stop",
+)
+
+HANDLERS = {
+    "protocol_version": game.cmd_protocol_version,
+    "name": game.cmd_name,
+    "version": game.cmd_version,
+    "known_command": game.cmd_known_command,
+    "list_commands": game.cmd_list_commands,
+    "quit": game.cmd_quit,
+    "boardsize": game.cmd_boardsize,
+    "rectangular_boardsize": game.cmd_boardsize,
+    "clear_board": game.cmd_clear_board,
+    "set_position": game.cmd_set_position,
+    "komi": game.cmd_komi,
+    "get_komi": game.cmd_get_komi,
+    "play": game.cmd_play,
+    "undo": game.cmd_undo,
+    "showboard": game.cmd_showboard,
+    "fixed_handicap": game.cmd_fixed_handicap,
+    "place_free_handicap": game.cmd_place_free_handicap,
+    "set_free_handicap": game.cmd_set_free_handicap,
+    "loadsgf": game.cmd_loadsgf,
+    "printsgf": game.cmd_printsgf,
+    "kata-get-rules": params.cmd_kata_get_rules,
+    "kata-set-rules": params.cmd_kata_set_rules,
+    "kata-set-rule": params.cmd_kata_set_rule,
+    "kgs-rules": params.cmd_kgs_rules,
+    "kata-list-params": params.cmd_kata_list_params,
+    "kata-get-param": params.cmd_kata_get_param,
+    "kata-get-params": params.cmd_kata_get_params,
+    "kata-set-param": params.cmd_kata_set_param,
+    "kata-set-params": params.cmd_kata_set_param,
+    "kata-get-models": params.cmd_kata_get_models,
+    "time_settings": params.cmd_time_settings,
+    "kgs-time_settings": params.cmd_kgs_time_settings,
+    "kata-time_settings": params.cmd_kgs_time_settings,
+    "kata-list_time_settings": params.cmd_kata_list_time_settings,
+    "time_left": params.cmd_time_left,
+    "kata-debug-print-tc": params.cmd_kata_debug_print_tc,
+    "cputime": params.cmd_cputime,
+    "gomill-cpu_time": params.cmd_cputime,
+    "genmove": search.cmd_genmove,
+    "genmove_debug": search.cmd_genmove,
+    "kata-search": search.cmd_genmove,
+    "kata-search_debug": search.cmd_genmove,
+    "kata-search_cancellable": search.cmd_genmove,
+    "genmove_analyze": search.cmd_genmove_analyze,
+    "lz-genmove_analyze": search.cmd_genmove_analyze,
+    "kata-genmove_analyze": search.cmd_genmove_analyze,
+    "kata-search_analyze": search.cmd_genmove_analyze,
+    "kata-search_analyze_cancellable": search.cmd_genmove_analyze,
+    "analyze": search.cmd_analyze,
+    "lz-analyze": search.cmd_analyze,
+    "kata-analyze": search.cmd_analyze,
+    "stop": search.cmd_stop,
+    "clear_cache": search.cmd_clear_cache,
+    "final_score": search.cmd_final_score,
+    "final_status_list": search.cmd_final_status_list,
+    "kata-raw-nn": search.cmd_kata_raw_nn,
+    "kata-raw-human-nn": search.cmd_kata_raw_human_nn,
+    "kata-benchmark": search.cmd_kata_benchmark,
+}
+
+# Answered at once, even while the network is still loading.
+NEEDS_NO_MODEL = frozenset({"protocol_version", "name", "version", "known_command", "list_commands", "quit"})

@@ -1,0 +1,367 @@
+"""GTP commands that set up and change the game: size, stones, moves, handicap, komi, SGF.
+
+Each handler takes (engine, command) and returns the response text, or raises
+GtpError with KataGo's message.
+"""
+from __future__ import annotations
+
+from cython_ext.history import IllegalMoveError
+
+from katacli import KATAGO_COMPAT_VERSION, __version__
+from katacli.engine.arguments import parse_int
+from katacli.engine.board_text import showboard_text
+from katacli.engine.errors import GtpError
+from katacli.engine.protocol import Command
+from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
+from katacli.game.rules import RulesError, format_komi, parse_komi
+from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, GameSession, SessionError
+from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
+
+PROTOCOL_VERSION = "2"
+# GUIs (Lizzie, q5Go) recognise KataGo by its GTP name; `version` says what this really is.
+ENGINE_NAME = "KataGo"
+ENGINE_VERSION = f"{KATAGO_COMPAT_VERSION}-katacli-{__version__}"
+# place_free_handicap places at most this many stones, and at most a quarter of the board.
+MAX_FREE_HANDICAP = 30
+FREE_HANDICAP_BOARD_FRACTION = 4
+SET_POSITION_USAGE = "Expected a space-separated sequence of <COLOR> <VERTEX> pairs but got '{}'"
+
+
+# --------------------------------------------------------------------------- basics
+
+
+def cmd_protocol_version(engine, command: Command) -> str:
+    return PROTOCOL_VERSION
+
+
+def cmd_name(engine, command: Command) -> str:
+    return ENGINE_NAME
+
+
+def cmd_version(engine, command: Command) -> str:
+    return engine.options.override_version or ENGINE_VERSION
+
+
+def cmd_known_command(engine, command: Command) -> str:
+    from katacli.engine.handlers import KNOWN_COMMANDS
+
+    if len(command.args) != 1:
+        raise GtpError(f"Expected single argument for known_command but got '{command.arg_text}'")
+    return "true" if command.args[0] in KNOWN_COMMANDS else "false"
+
+
+def cmd_list_commands(engine, command: Command) -> str:
+    from katacli.engine.handlers import KNOWN_COMMANDS
+
+    return "\n".join(KNOWN_COMMANDS)
+
+
+def cmd_quit(engine, command: Command) -> str:
+    engine.quit_requested = True
+    engine.log.write("Quit requested by controller")
+    return ""
+
+
+# --------------------------------------------------------------------------- board
+
+
+def _parse_board_size(args: list[str]) -> tuple[int, int] | None:
+    if len(args) == 1:
+        if ":" in args[0]:
+            pieces = args[0].split(":")
+            sizes = [parse_int(p) for p in pieces]
+            return (sizes[0], sizes[1]) if len(sizes) == 2 and None not in sizes else None
+        size = parse_int(args[0])
+        return (size, size) if size is not None else None
+    if len(args) == 2:
+        x, y = parse_int(args[0]), parse_int(args[1])
+        return (x, y) if x is not None and y is not None else None
+    return None
+
+
+def set_board_size(engine, x_size: int, y_size: int) -> None:
+    """KataGo keeps the game when the size does not change; a new size starts an empty board."""
+    if (x_size, y_size) != (engine.session.x_size, engine.session.y_size):
+        engine.session.set_size(x_size, y_size)
+        engine.new_game_position()
+        engine.bot.on_new_board(x_size, y_size)
+
+
+def cmd_boardsize(engine, command: Command) -> str:
+    size = _parse_board_size(command.args)
+    if size is None:
+        raise GtpError(f"Expected int argument for boardsize or pair of ints but got '{command.arg_text}'")
+    x_size, y_size = size
+    if x_size < MIN_BOARD_LEN or y_size < MIN_BOARD_LEN:
+        raise GtpError("unacceptable size")
+    if x_size > MAX_BOARD_LEN or y_size > MAX_BOARD_LEN:
+        raise GtpError(f"unacceptable size (the largest supported board is {MAX_BOARD_LEN}x{MAX_BOARD_LEN})")
+    set_board_size(engine, x_size, y_size)
+    return ""
+
+
+def cmd_clear_board(engine, command: Command) -> str:
+    engine.session.clear_board()
+    engine.new_game_position()
+    return ""
+
+
+def cmd_showboard(engine, command: Command) -> str:
+    return showboard_text(engine.session.state, engine.rules.to_json_string(include_komi=True))
+
+
+def cmd_komi(engine, command: Command) -> str:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected single float argument for komi but got '{command.arg_text}'")
+    try:
+        komi = parse_komi(command.args[0])
+    except RulesError as exc:
+        raise GtpError(str(exc)) from None
+    if engine.settings.forced_komi is not None:
+        komi = engine.settings.forced_komi
+    engine.session.set_komi(komi)
+    # Some controllers send komi before every move; keep pondering through it.
+    engine.ponder_requested = bool(engine.session.state.moves)
+    return ""
+
+
+def cmd_get_komi(engine, command: Command) -> str:
+    return format_komi(engine.rules.komi)
+
+
+# --------------------------------------------------------------------------- moves
+
+
+def parse_move_vertex(engine, text: str):
+    """A vertex for play/genmove-style commands; off-board machine vertices are illegal, not unparseable."""
+    try:
+        return parse_vertex(text, engine.session.x_size, engine.session.y_size)
+    except OffBoardError:
+        raise GtpError("illegal move") from None
+    except CoordError:
+        raise GtpError(f"Could not parse vertex: '{text}'") from None
+
+
+def parse_player(text: str) -> int:
+    try:
+        return parse_color(text)
+    except CoordError:
+        raise GtpError(f"Could not parse color: '{text}'") from None
+
+
+def cmd_play(engine, command: Command) -> str:
+    if len(command.args) != 2:
+        raise GtpError(f"Expected two arguments for play but got '{command.arg_text}'")
+    pla = parse_player(command.args[0])
+    xy = parse_move_vertex(engine, command.args[1])
+    engine.ponder_requested = True
+    if engine.nogo and not nogo_is_legal(engine.session.state, xy, pla):
+        raise GtpError("illegal move")
+    try:
+        engine.session.play(pla, xy)
+    except IllegalMoveError:
+        raise GtpError("illegal move") from None
+    return ""
+
+
+def nogo_is_legal(state, xy, pla: int) -> bool:
+    """NoGo: no pass, no capture, no suicide."""
+    from cython_ext import nogo
+
+    return xy is not None and nogo.is_legal(state.board(), xy, pla)
+
+
+def nogo_has_legal_move(state, pla: int) -> bool:
+    from cython_ext import nogo
+
+    return bool(nogo.legal_moves(state.board(), pla))
+
+
+def cmd_undo(engine, command: Command) -> str:
+    if not engine.session.undo():
+        raise GtpError("cannot undo")
+    return ""
+
+
+def cmd_set_position(engine, command: Command) -> str:
+    args = command.args
+    usage = SET_POSITION_USAGE.format(command.arg_text)
+    if len(args) % 2 != 0:
+        raise GtpError(usage)
+    stones = []
+    for color_text, vertex_text in zip(args[0::2], args[1::2]):
+        try:
+            pla = parse_color(color_text)
+        except CoordError:
+            raise GtpError(f"{usage}: could not parse color: '{color_text}'") from None
+        try:
+            xy = parse_vertex(vertex_text, engine.session.x_size, engine.session.y_size)
+        except CoordError:
+            xy = None
+        if xy is None:
+            raise GtpError(f"{usage}: could not parse vertex: '{vertex_text}'")
+        stones.append((pla, xy))
+    try:
+        engine.session.set_position(stones, BLACK)
+    except SessionError:
+        raise GtpError("Illegal stone placements - overlapping stones or stones with no liberties?") from None
+    engine.new_game_position()
+    return ""
+
+
+# --------------------------------------------------------------------------- handicap
+
+
+def _handicap_count(command: Command, what: str) -> int:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected one argument for {what} but got '{command.arg_text}'")
+    count = parse_int(command.args[0])
+    if count is None:
+        raise GtpError(f"Could not parse number of handicap stones: '{command.args[0]}'")
+    if count < 2:
+        raise GtpError(f"Number of handicap stones less than 2: '{command.args[0]}'")
+    return count
+
+
+def _stones_in_board_order(engine) -> str:
+    session = engine.session
+    points = [(x, y) for y in range(session.y_size) for x in range(session.x_size)
+              if session.state.color_at((x, y)) != 0]
+    return " ".join(format_vertex(p, session.x_size, session.y_size) for p in points)
+
+
+def cmd_fixed_handicap(engine, command: Command) -> str:
+    count = _handicap_count(command, "fixed_handicap")
+    if not engine.session.is_board_empty():
+        raise GtpError("Board is not empty")
+    try:
+        engine.session.place_fixed_handicap(count)
+    except SessionError as exc:
+        raise GtpError(f"{exc}, try place_free_handicap") from None
+    engine.new_game_position()
+    return _stones_in_board_order(engine)
+
+
+def cmd_place_free_handicap(engine, command: Command) -> str:
+    count = _handicap_count(command, "place_free_handicap")
+    if not engine.session.is_board_empty():
+        raise GtpError("Board is not empty")
+    session = engine.session
+    count = min(count, MAX_FREE_HANDICAP, session.x_size * session.y_size // FREE_HANDICAP_BOARD_FRACTION)
+    points = engine.bot.choose_free_handicap(session.state, count)
+    session.set_position([(BLACK, p) for p in points], WHITE)
+    engine.new_game_position()
+    return _stones_in_board_order(engine)
+
+
+def cmd_set_free_handicap(engine, command: Command) -> str:
+    session = engine.session
+    if not session.is_board_empty():
+        raise GtpError("Board is not empty")
+    points = []
+    for text in command.args:
+        try:
+            xy = parse_vertex(text, session.x_size, session.y_size)
+        except CoordError:
+            xy = None
+        if xy is None:
+            raise GtpError(f"Invalid handicap location: {text}")
+        points.append(xy)
+    try:
+        session.set_position([(BLACK, p) for p in points], WHITE)
+    except SessionError:
+        raise GtpError("Handicap placement is invalid") from None
+    engine.new_game_position()
+    return ""
+
+
+# --------------------------------------------------------------------------- SGF
+
+
+def _final_setup(setup) -> list[tuple[int, tuple[int, int]]]:
+    """AB/AW/AE entries applied in order: the stones that remain."""
+    points: dict = {}
+    for color, xy in setup:
+        if color in (BLACK, WHITE):
+            points[xy] = color
+        else:
+            points.pop(xy, None)
+    return [(color, xy) for xy, color in points.items()]
+
+
+def cmd_loadsgf(engine, command: Command) -> str:
+    args = command.args
+    if len(args) not in (1, 2):
+        raise GtpError(f"Expected one or two arguments for loadsgf but got '{command.arg_text}'")
+    move_number = None
+    if len(args) == 2:
+        move_number = parse_int(args[1])
+        if move_number is None or not 1 <= move_number <= 10_000_001:
+            raise GtpError("Invalid value for moveNumber for loadsgf")
+    try:
+        game = load_sgf(args[0])
+        position = game.position_at(move_number)
+        rules, warning = game.rules_or_default(engine.rules)
+        if warning:
+            engine.log.info(warning)
+        if engine.settings.forced_komi is not None:
+            rules = rules.with_komi(engine.settings.forced_komi)
+        session = engine.make_session(position.x_size, position.y_size, rules)
+        session.set_position(_final_setup(position.setup), position.initial_player)
+        for pla, xy in position.moves:
+            session.play(pla, xy)
+    except (SgfError, SessionError, RulesError) as exc:
+        raise GtpError(f"Could not load sgf: {exc}") from None
+    except IllegalMoveError as exc:
+        raise GtpError(f"Could not load sgf: illegal move in the game record ({exc})") from None
+    if not rules.equals_ignoring_komi(engine.rules.with_komi(rules.komi)):
+        engine.log.info(f"Changing rules to {rules.to_json_string()}")
+    if rules.komi != engine.rules.komi:
+        engine.log.info(f"Changing komi to {format_komi(rules.komi)}")
+    if (position.x_size, position.y_size) != (engine.session.x_size, engine.session.y_size):
+        engine.bot.on_new_board(position.x_size, position.y_size)
+    engine.session = session
+    engine.new_game_position()
+    return ""
+
+
+def cmd_printsgf(engine, command: Command) -> str:
+    if len(command.args) > 1:
+        raise GtpError(f"Expected zero or one argument for print but got '{command.arg_text}'")
+    text = current_game_sgf(engine)
+    if not command.args or command.args[0] == "-":
+        return text
+    try:
+        with open(command.args[0], "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError:
+        raise GtpError(f"Could not open or write to file: {command.args[0]}") from None
+    return ""
+
+
+def current_game_sgf(engine) -> str:
+    state = engine.session.state
+    handicap_state = state.copy()
+    handicap_state.set_assume_multiple_starting_black_moves_are_handicap(True)
+    game = SgfGame(x_size=state.x_size, y_size=state.y_size, komi=engine.rules.komi, rules=engine.rules,
+                   handicap=handicap_state.num_handicap_stones(), setup=list(state.initial_stones()),
+                   first_player=state.initial_player, moves=list(state.moves))
+    if state.is_game_finished:
+        game.result = _game_result_text(engine, state)
+    return write_sgf(game, nice_rules_name=True)
+
+
+def _game_result_text(engine, state) -> str:
+    from katacli.engine.scoring import final_winner_and_score
+
+    if state.is_no_result:
+        return "Void"
+    if state.is_resignation:
+        return "B+R" if state.winner == BLACK else "W+R"
+    _, white_minus_black = final_winner_and_score(engine)
+    if white_minus_black < 0:
+        return f"B+{-white_minus_black:g}"
+    if white_minus_black > 0:
+        return f"W+{white_minus_black:g}"
+    return "0"
+

@@ -1,0 +1,219 @@
+"""GTP commands for rules, runtime parameters, clocks and engine information."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from katacli.engine.arguments import (
+    MAX_TIME_LEFT_STONES, MAX_USER_INPUT_TIME, MIN_TIME_LEFT, format_cpp_double, parse_double, parse_int,
+    parse_overtime_count, parse_time,
+)
+from katacli.engine.clock import TIME_SETTING_KINDS, Clock
+from katacli.engine.errors import GtpError
+from katacli.engine.handlers_game import parse_player
+from katacli.engine.protocol import Command
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import Rules, RulesError, parse_kgs_rules
+from katacli.search.runtime_params import (
+    ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
+    parse_set_params_json,
+)
+
+NOGO_RULES_NAME = "nogo"
+# What kata-get-rules answers while the engine plays NoGo (KataGo has no such rules).
+NOGO_RULES_JSON = '{"game":"nogo"}'
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def change_rules(engine, rules: Rules) -> None:
+    """Replay the game under new rules (komi kept), leaving NoGo."""
+    engine.session.set_rules(rules)
+    engine.nogo = False
+    engine.log.info(f"Changed rules to {rules.nice_name()}")
+
+
+def cmd_kata_get_rules(engine, command: Command) -> str:
+    if command.args:
+        raise GtpError(f"Expected no arguments for kata-get-rules but got '{command.arg_text}'")
+    if engine.nogo:
+        return NOGO_RULES_JSON
+    return engine.rules.to_json_string()
+
+
+def cmd_kata_set_rules(engine, command: Command) -> str:
+    text = command.arg_text
+    if text.strip().lower() == NOGO_RULES_NAME:
+        engine.nogo = True
+        engine.log.info("Changed rules to NoGo")
+        return ""
+    try:
+        rules = Rules.parse_without_komi(text, engine.rules.komi)
+    except RulesError as exc:
+        raise GtpError(f"Unknown rules '{text}', {exc}") from None
+    change_rules(engine, rules)
+    return ""
+
+
+def cmd_kata_set_rule(engine, command: Command) -> str:
+    if len(command.args) != 2:
+        raise GtpError(f"Expected two arguments for kata-set-rule but got '{command.arg_text}'")
+    try:
+        rules = engine.rules.updated(command.args[0], command.args[1])
+    except RulesError as exc:
+        raise GtpError(str(exc)) from None
+    change_rules(engine, rules)
+    return ""
+
+
+def cmd_kgs_rules(engine, command: Command) -> str:
+    if not command.args:
+        raise GtpError("Expected one argument kgs-rules")
+    try:
+        rules = parse_kgs_rules(command.args[0], engine.rules.komi)
+    except RulesError as exc:
+        raise GtpError(str(exc)) from None
+    change_rules(engine, rules)
+    return ""
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def cmd_kata_list_params(engine, command: Command) -> str:
+    return " ".join(list_params())
+
+
+def cmd_kata_get_param(engine, command: Command) -> str:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected one arguments for kata-get-param but got '{command.arg_text}'")
+    try:
+        return get_param_text(command.args[0], engine.params)
+    except ParamError as exc:
+        raise GtpError(str(exc)) from None
+
+
+def cmd_kata_get_params(engine, command: Command) -> str:
+    return get_params_json(engine.params)
+
+
+def cmd_kata_set_param(engine, command: Command) -> str:
+    try:
+        if command.name == "kata-set-param":
+            updates = parse_set_param_args(command.args)
+        else:
+            updates = parse_set_params_json(command.arg_text)
+        engine.params = apply_param_updates(engine.config, engine.params, updates)
+    except ParamError as exc:
+        raise GtpError(str(exc)) from None
+    return ""
+
+
+def cmd_kata_get_models(engine, command: Command) -> str:
+    evaluator = engine.evaluator
+    if evaluator is None:
+        return "[]"
+    info = {
+        "name": os.path.basename(engine.options.model_path or ""),
+        "internalName": evaluator.model_name,
+        "maxBatchSize": evaluator.max_batch_size,
+        "usesHumanSLProfile": bool(evaluator.needs_metadata),
+        "version": evaluator.version,
+        "usingFP16": "true" if evaluator.precision != "float32" else "false",
+    }
+    return json.dumps([info], sort_keys=True, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- clocks
+
+
+def _set_both_clocks(engine, clock: Clock) -> None:
+    engine.clocks = {BLACK: clock, WHITE: clock}
+
+
+def cmd_time_settings(engine, command: Command) -> str:
+    args = command.args
+    main_time = parse_time(args, 0, "main time")
+    period_time = parse_time(args, 1, "byo-yomi per-period time")
+    stones = parse_overtime_count(args, 2, "stones")
+    _set_both_clocks(engine, Clock.canadian_or_absolute(main_time, period_time, stones))
+    return ""
+
+
+def _kind_error(command_name: str) -> GtpError:
+    if command_name == "kata-time_settings":
+        return GtpError("Expected 'none', 'absolute', 'byoyomi', 'canadian', 'fischer', or 'fischer-capped' "
+                        "as first argument for kata-time_settings")
+    return GtpError("Expected 'none', 'absolute', 'byoyomi', or 'canadian' as first argument for kgs-time_settings")
+
+
+def cmd_kgs_time_settings(engine, command: Command) -> str:
+    args = command.args
+    if not args:
+        raise _kind_error(command.name)
+    kind = args[0].strip().lower()
+    kata_only = kind in ("fischer", "fischer-capped")
+    if kind not in TIME_SETTING_KINDS or (kata_only and command.name != "kata-time_settings"):
+        raise _kind_error(command.name)
+    if kind == "none":
+        clock = Clock.unlimited()
+    elif kind == "absolute":
+        clock = Clock.absolute(parse_time(args, 1, "main time"))
+    elif kind == "canadian":
+        main_time = parse_time(args, 1, "main time")
+        period_time = parse_time(args, 2, "byo-yomi period time")
+        stones = parse_overtime_count(args, 3, "stones")
+        clock = Clock.canadian_or_absolute(main_time, period_time, stones)
+    elif kind == "byoyomi":
+        main_time = parse_time(args, 1, "main time")
+        period_time = parse_time(args, 2, "byo-yomi per-period time")
+        periods = parse_overtime_count(args, 3, "periods")
+        clock = Clock.absolute(main_time) if periods == 0 else Clock.byo_yomi(main_time, period_time, periods, 1)
+    elif kind == "fischer":
+        clock = Clock.fischer(parse_time(args, 1, "main time"), parse_time(args, 2, "increment time"))
+    else:
+        main_time = parse_time(args, 1, "main time")
+        increment = parse_time(args, 2, "increment time")
+        limit = parse_time(args, 3, "main time limit", allow_negative=True)
+        per_move = parse_time(args, 4, "max time per move", allow_negative=True)
+        # A negative limit means "no limit".
+        limit = MAX_USER_INPUT_TIME if limit < 0 else limit
+        per_move = MAX_USER_INPUT_TIME if per_move < 0 else per_move
+        clock = Clock.fischer_capped(main_time, increment, limit, per_move)
+    _set_both_clocks(engine, clock)
+    return ""
+
+
+def cmd_kata_list_time_settings(engine, command: Command) -> str:
+    return " ".join(TIME_SETTING_KINDS)
+
+
+def cmd_time_left(engine, command: Command) -> str:
+    args = command.args
+    usage = GtpError(f"Expected player and float time and int stones for time_left but got '{command.arg_text}'")
+    if len(args) != 3:
+        raise usage
+    try:
+        pla = parse_player(args[0])
+    except GtpError:
+        raise usage from None
+    time_left, stones = parse_double(args[1]), parse_int(args[2])
+    if time_left is None or stones is None:
+        raise usage
+    if math.isnan(time_left) or not MIN_TIME_LEFT <= time_left <= MAX_USER_INPUT_TIME:
+        raise GtpError("invalid time")
+    if not 0 <= stones <= MAX_TIME_LEFT_STONES:
+        raise GtpError("invalid stones")
+    engine.clocks[pla] = engine.clocks[pla].with_time_left(time_left, stones)
+    engine.ponder_requested = bool(engine.session.state.moves)
+    return ""
+
+
+def cmd_kata_debug_print_tc(engine, command: Command) -> str:
+    return f"Black {engine.clocks[BLACK].describe()}\nWhite {engine.clocks[WHITE].describe()}"
+
+
+def cmd_cputime(engine, command: Command) -> str:
+    return format_cpp_double(engine.genmove_time_sum)

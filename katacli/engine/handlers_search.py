@@ -1,0 +1,381 @@
+"""GTP commands that search: genmove and its variants, analysis streaming, scoring, raw network output.
+
+Searches go through the adapter in :mod:`katacli.engine.bot`. A blocking
+search (genmove) runs in a worker thread so that Ctrl-C still reaches the main
+thread; streaming and cancellable commands run as the engine's background task
+and stop when the next input line arrives.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+
+from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions, lcb_radius_scale
+from katacli.engine.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
+from katacli.engine.arguments import parse_int64
+from katacli.engine.errors import GtpError
+from katacli.engine.handlers_game import nogo_has_legal_move, parse_player
+from katacli.engine.play_policy import (
+    ResignPolicy, board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold,
+    initial_black_advantage, search_factor, should_resign,
+)
+from katacli.engine.protocol import Command, format_header
+from katacli.engine.rawnn import evaluate_raw, format_raw_nn
+from katacli.engine.scoring import alive_stones, final_score_text
+from katacli.engine.search_types import SearchOutcome, SearchRequest
+from katacli.game.coords import BLACK, WHITE, format_vertex
+
+CANCELLED = "cancelled"
+RESIGN = "resign"
+# delayMoveScale: the mean wait is scale / 2 / (prior + this), gamma-distributed with shape 2.
+DELAY_PRIOR_OFFSET = 0.10
+DELAY_GAMMA_SHAPE = 2.0
+MIN_DELAY_SECONDS = 0.0001
+GENMOVE_COMMANDS = ("genmove", "genmove_debug", "kata-search", "kata-search_debug", "kata-search_cancellable")
+ANALYZE_GENMOVE_COMMANDS = ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze",
+                            "kata-search_analyze", "kata-search_analyze_cancellable")
+
+
+# --------------------------------------------------------------------------- building searches
+
+
+def _num_handicap_stones(state) -> int:
+    copy = state.copy()
+    copy.set_assume_multiple_starting_black_moves_are_handicap(True)
+    return copy.num_handicap_stones()
+
+
+def _state_for(engine, pla: int):
+    """A copy of the current position with ``pla`` to move (history reset if that is not the side to move)."""
+    state = engine.session.state.copy()
+    if state.next_player != pla:
+        state.reset_history_keep_board(pla)
+    return state
+
+
+def _no_white_stones(state) -> bool:
+    return all(c != WHITE for row in state.colors() for c in row)
+
+
+def genmove_params(engine, pla: int, analyzing: bool):
+    """The genmove parameters with KataGo's per-move adjustments (dynamic PDA, handicap pattern avoidance)."""
+    settings, session = engine.settings, engine.session
+    params = engine.params.genmove
+    state = session.state
+    handicap = _num_handicap_stones(state)
+    engine.stats.pda_for_white = dynamic_pda_for_white(
+        engine.stats.pda_for_white, settings.dynamic_pda_cap_per_opp_lead, engine.rules, handicap,
+        session.x_size, session.y_size, engine.stats.recent_win_loss, _no_white_stones(state))
+    changes = {}
+    if not settings.static_pda_takes_precedence:
+        pda_pla = params.playout_doubling_advantage_pla
+        for_white = pda_pla == "W" or (pda_pla is None and pla == WHITE)
+        changes["playout_doubling_advantage"] = engine.stats.pda_for_white * (1.0 if for_white else -1.0)
+    utility = engine.params.genmove.avoid_repeated_pattern_utility
+    if not analyzing:
+        opp_advantage = initial_black_advantage(engine.rules, handicap) * (1 if pla == WHITE else -1)
+        threshold = handicap_game_points_threshold(board_size_scaling(session.x_size, session.y_size))
+        if opp_advantage > threshold:
+            utility = settings.handicap_avoid_repeated_pattern_utility
+    changes["avoid_repeated_pattern_utility"] = utility
+    return params.replace(**changes)
+
+
+def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock=None, factor: float = 1.0
+                 ) -> SearchRequest:
+    analyzing = options is not None
+    options = options or AnalyzeOptions()
+    return SearchRequest(
+        state=_state_for(engine, pla), pla=pla, params=params, clock=clock, search_factor=factor,
+        nogo=engine.nogo, avoid=options.avoid,
+        report_interval=options.interval_seconds if analyzing else None,
+        min_moves=options.min_moves, pv_len=engine.settings.analysis_pv_len,
+        want_ownership=options.ownership or options.ownership_stdev,
+        want_ownership_stdev=options.ownership_stdev,
+        want_moves_ownership=options.moves_ownership or options.moves_ownership_stdev,
+    )
+
+
+def make_formatter(engine, pla: int, options: AnalyzeOptions, params) -> AnalysisFormatter:
+    session = engine.session
+    start = _state_for(engine, pla)
+
+    def pv_cutoff(pv) -> int:
+        """KataGo prints PVs only up to the end of the current game phase when the cleanup phase is prevented."""
+        if not engine.settings.prevent_cleanup_phase:
+            return len(pv)
+        state, mover = start.copy(), pla
+        for i, xy in enumerate(pv):
+            phase = state.encore_phase
+            try:
+                state.play_tolerant(xy, mover)
+            except Exception:
+                return i + 1
+            mover = BLACK + WHITE - mover
+            if state.encore_phase != phase:
+                return i + 1
+        return len(pv)
+
+    scale = lcb_radius_scale(params.win_loss_utility_factor, params.static_score_utility_factor,
+                             params.dynamic_score_utility_factor)
+    return AnalysisFormatter(options, pla, session.x_size, session.y_size, engine.settings.report_winrates_as,
+                             scale, pv_cutoff)
+
+
+def snapshot_printer(engine, formatter: AnalysisFormatter):
+    def emit(snapshot) -> None:
+        line = formatter.format(snapshot)
+        if line is not None:
+            engine.out.write(line + "\n")
+    return emit
+
+
+# --------------------------------------------------------------------------- genmove
+
+
+def _search_for_move(engine, pla: int, options: AnalyzeOptions | None, stop: threading.Event, emit=None
+                     ) -> SearchOutcome:
+    params = genmove_params(engine, pla, analyzing=options is not None)
+    factor = search_factor(engine.settings.search_factor_when_winning_threshold,
+                           engine.settings.search_factor_when_winning, params.win_loss_utility_factor,
+                           engine.stats.recent_win_loss, pla)
+    engine.stats.last_search_factor = factor
+    request = make_request(engine, pla, params, options, clock=engine.clocks[pla], factor=factor)
+    return engine.bot.genmove(request, stop, emit)
+
+
+def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: bool) -> tuple[str, object]:
+    """KataGo's handling of a finished genmove search: resignation, logging, pass hacks. -> (text, move or RESIGN)."""
+    settings = engine.settings
+    state = engine.session.state
+    engine.stats.recent_win_loss.append(outcome.win_loss)
+    policy = ResignPolicy(settings.resign_threshold, settings.resign_consec_turns,
+                          settings.resign_min_score_difference, settings.resign_min_moves_per_board_area)
+    resigned = engine.params.allow_resignation and should_resign(
+        policy, pla, engine.rules, _num_handicap_stones(state), state.x_size, state.y_size, len(state.moves),
+        engine.stats.recent_win_loss, outcome.lead)
+    engine.genmove_time_sum += elapsed
+    _delay_move(engine, outcome)
+    summary = _search_summary(engine, pla, outcome, elapsed)
+    if settings.ogs_chat_to_stderr:
+        print(f"MALKOVICH:{summary}", file=sys.stderr, flush=True)
+    if settings.log_search_info:
+        engine.log.write(summary)
+    if debug:
+        print(summary, file=sys.stderr, flush=True)
+    move = engine.bot.adjust_pass(_state_for(engine, pla), pla, outcome.move)
+    if resigned:
+        return RESIGN, RESIGN
+    return format_vertex(move, state.x_size, state.y_size), move
+
+
+def _search_summary(engine, pla: int, outcome: SearchOutcome, elapsed: float) -> str:
+    winrate = 0.5 * (1.0 + outcome.win_loss)
+    lead = outcome.lead
+    if engine.settings.report_winrates_as == "B" or (engine.settings.report_winrates_as is None and pla == BLACK):
+        winrate, lead = 1.0 - winrate, -lead
+    move = format_vertex(outcome.move, engine.session.x_size, engine.session.y_size)
+    return f"Visits {outcome.visits} Winrate {winrate * 100:.2f}% ScoreLead {lead:.1f} Move {move} Time {elapsed:.2f}s"
+
+
+def _delay_move(engine, outcome: SearchOutcome) -> None:
+    scale, limit = engine.params.delay_move_scale, engine.params.delay_move_max
+    if scale <= 0 or limit <= 0 or outcome.snapshot is None:
+        return
+    prior = next((m.prior for m in outcome.snapshot.moves if m.move == outcome.move), 0.0)
+    mean_wait = 0.5 * scale / (max(0.0, prior) + DELAY_PRIOR_OFFSET)
+    wait = random.gammavariate(DELAY_GAMMA_SHAPE, 1.0) * mean_wait / DELAY_GAMMA_SHAPE
+    time.sleep(max(min(wait, limit), MIN_DELAY_SECONDS))
+
+
+def _play_chosen(engine, pla: int, move) -> None:
+    if move == RESIGN:
+        return
+    engine.session.play(pla, move)
+    engine.ponder_requested = True
+
+
+def _nogo_stuck(engine, pla: int) -> bool:
+    return engine.nogo and not nogo_has_legal_move(_state_for(engine, pla), pla)
+
+
+def cmd_genmove(engine, command: Command) -> str | None:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected one argument for {command.name} but got '{command.arg_text}'")
+    pla = parse_player(command.args[0])
+    play = command.name in ("genmove", "genmove_debug")
+    debug = command.name.endswith("_debug")
+    if _nogo_stuck(engine, pla):
+        return RESIGN
+    if command.name == "kata-search_cancellable":
+        _start_cancellable(engine, command, pla, None)
+        return None
+    started = time.monotonic()
+    outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, None, stop))
+    text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug)
+    if play:
+        _play_chosen(engine, pla, move)
+    return text
+
+
+def cmd_genmove_analyze(engine, command: Command) -> str | None:
+    session = engine.session
+    try:
+        pla, options = parse_analyze_args(command.name, command.args, session.next_player, session.x_size,
+                                          session.y_size)
+    except AnalyzeArgsError:
+        raise GtpError("Could not parse genmove_analyze arguments or arguments out of range: "
+                       f"'{command.arg_text}'") from None
+    engine.out.write(format_header(command.id))
+    if _nogo_stuck(engine, pla):
+        engine.out.write(f"play {RESIGN}\n\n")
+        return None
+    if command.name == "kata-search_analyze_cancellable":
+        _start_cancellable(engine, command, pla, options)
+        return None
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options, engine.params.genmove))
+    started = time.monotonic()
+    outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, options, stop, emit))
+    if outcome.snapshot is not None:
+        emit(outcome.snapshot)  # KataGo reports at least once, at the end
+    text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
+    engine.out.write(f"play {text}\n\n")
+    if command.name in ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze"):
+        _play_chosen(engine, pla, move)
+    return None
+
+
+def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptions | None) -> None:
+    """kata-search_cancellable / kata-search_analyze_cancellable: any input line cancels the search."""
+    answered = threading.Lock()
+    prefix = "play " if options is not None else ""
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options, engine.params.genmove)) if options else None
+
+    def answer(text: str) -> None:
+        if not answered.acquire(blocking=False):
+            return
+        if options is not None:
+            engine.out.write(f"{prefix}{text}\n\n")
+        else:
+            engine.out.response(command.id, text)
+
+    def run(stop: threading.Event) -> None:
+        started = time.monotonic()
+        outcome = _search_for_move(engine, pla, options, stop, emit)
+        if stop.is_set():
+            return  # cancelled: answered by on_stopped
+        if emit is not None and outcome.snapshot is not None:
+            emit(outcome.snapshot)
+        text, _ = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
+        answer(text)
+
+    engine.start_background(run, on_stopped=lambda: answer(CANCELLED))
+
+
+# --------------------------------------------------------------------------- analysis and pondering
+
+
+def cmd_analyze(engine, command: Command) -> None:
+    session = engine.session
+    try:
+        pla, options = parse_analyze_args(command.name, command.args, session.next_player, session.x_size,
+                                          session.y_size)
+    except AnalyzeArgsError:
+        raise GtpError(f"Could not parse analyze arguments or arguments out of range: '{command.arg_text}'") from None
+    params = engine.params.analysis
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options, params))
+    request = make_request(engine, pla, params, options)
+    engine.out.write(format_header(command.id))
+    engine.start_background(lambda stop: engine.bot.analyze(request, stop, emit),
+                            on_stopped=lambda: engine.out.write("\n"))
+    return None
+
+
+def start_pondering(engine) -> None:
+    state = engine.session.state
+    if engine.nogo and not nogo_has_legal_move(state, state.next_player):
+        return
+    request = make_request(engine, state.next_player, engine.params.genmove, None)
+    engine.start_background(lambda stop: engine.bot.ponder(request, stop))
+
+
+def cmd_stop(engine, command: Command) -> str:
+    return ""  # the background work already stopped when this line arrived
+
+
+def cmd_clear_cache(engine, command: Command) -> str:
+    engine.bot.clear_cache()
+    return ""
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def cmd_final_score(engine, command: Command) -> str:
+    return final_score_text(engine)
+
+
+def cmd_final_status_list(engine, command: Command) -> str:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected one argument for final_status_list but got '{command.arg_text}'")
+    mode = command.args[0]
+    if mode not in ("alive", "seki", "dead"):
+        raise GtpError("Argument to final_status_list must be 'alive' or 'seki' or 'dead'")
+    if mode == "seki":
+        return ""
+    alive = alive_stones(engine)
+    session = engine.session
+    colors = session.state.colors()
+    wanted = [(x, y) for y in range(session.y_size) for x in range(session.x_size)
+              if colors[y][x] != 0 and ((x, y) in alive) == (mode == "alive")]
+    return " ".join(format_vertex(p, session.x_size, session.y_size) for p in wanted)
+
+
+# --------------------------------------------------------------------------- raw network and benchmark
+
+
+def cmd_kata_raw_nn(engine, command: Command) -> str:
+    session = engine.session
+    try:
+        pla, symmetries, optimism = parse_raw_nn_args(command.args, session.next_player,
+                                                      engine.params.genmove.root_policy_optimism, True)
+    except GtpError as exc:
+        raise GtpError(f"{exc} for kata-raw-nn (expected an optional color, a symmetry 'all' or index [0-7], "
+                       "and an optional optimism [0-1])") from None
+    evaluator = engine.evaluator
+    if evaluator is None:
+        raise GtpError("kata-raw-nn needs a neural network: start the engine with -model")
+    analysis = engine.params.analysis
+    pda = analysis.playout_doubling_advantage
+    if analysis.playout_doubling_advantage_pla not in (None, "B" if pla == BLACK else "W"):
+        pda = -pda
+    outputs = evaluate_raw(evaluator, session.state, pla, symmetries, optimism, pda)
+    return format_raw_nn(outputs, session.x_size, session.y_size)
+
+
+def cmd_kata_raw_human_nn(engine, command: Command) -> str:
+    session = engine.session
+    try:
+        parse_raw_nn_args(command.args, session.next_player, 0.0, False)
+    except GtpError as exc:
+        raise GtpError(f"{exc} for kata-raw-human-nn (expected an optional color followed by a symmetry "
+                       "'all' or index [0-7])") from None
+    raise GtpError("Cannot run kata-raw-human-nn, -human-model was not provided")
+
+
+def cmd_kata_benchmark(engine, command: Command) -> str | None:
+    if len(command.args) != 1:
+        raise GtpError(f"Expected one argument for kata-benchmark but got '{command.arg_text}'")
+    visits = parse_int64(command.args[0])
+    if visits is None or visits < 1:
+        raise GtpError(f"Could not parse number of visits: {command.args[0]}")
+    x_size, y_size = engine.session.x_size, engine.session.y_size
+    if x_size != y_size:
+        raise GtpError(f"Current board size is {x_size}x{y_size}, no built-in benchmarks for rectangular boards")
+    engine.out.write(format_header(command.id))
+    params = engine.params.genmove
+    line = engine.run_in_worker(lambda stop: engine.bot.benchmark(params, visits, x_size, stop))
+    engine.out.write(line + "\n\n")
+    return None

@@ -1,0 +1,122 @@
+"""The GTP wire format: cleaning input lines, splitting commands, writing responses.
+
+What KataGo does to every input line, reproduced here:
+
+* Surrounding whitespace is trimmed and every character outside printable
+  ASCII (32..126) is dropped, except tabs, which become spaces. That takes
+  care of CR LF line ends and of stray control or non-ASCII bytes.
+* Everything from ``#`` on is a comment.
+* A line that is empty after this is ignored (no response at all).
+* A leading run of digits is the command id, echoed back as ``=ID`` / ``?ID``.
+
+Responses are ``=ID text`` or ``?ID text`` followed by a blank line; an empty
+response is ``= `` (with the space), as in KataGo. Unlike KataGo, which splits
+on single spaces and so sees ``play b  D4`` as having an empty argument,
+arguments here are separated by any run of whitespace, as the GTP standard asks.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import TextIO
+
+FIRST_PRINTABLE = 32
+LAST_PRINTABLE = 126
+COMMENT_CHAR = "#"
+EMPTY_COMMAND_MESSAGE = "empty command"
+
+
+def clean_line(raw: str) -> str:
+    """One raw input line as KataGo sees it: printable ASCII only, no comment, tabs as spaces, trimmed."""
+    kept = "".join(c for c in raw if FIRST_PRINTABLE <= ord(c) <= LAST_PRINTABLE or c == "\t")
+    comment = kept.find(COMMENT_CHAR)
+    if comment >= 0:
+        kept = kept[:comment]
+    return kept.replace("\t", " ").strip()
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed command line: optional numeric id, the command name, its arguments."""
+
+    name: str
+    args: list[str] = field(default_factory=list)
+    id: int | None = None
+
+    @property
+    def arg_text(self) -> str:
+        """The arguments joined by single spaces, as KataGo quotes them in error messages."""
+        return " ".join(self.args)
+
+
+class EmptyCommand(ValueError):
+    """A line that was only an id (``12``): answered with ``? empty command``."""
+
+    def __init__(self, command_id: int | None):
+        super().__init__(EMPTY_COMMAND_MESSAGE)
+        self.command_id = command_id
+
+
+def parse_command(line: str) -> Command:
+    """A cleaned, non-empty line to a Command; raises EmptyCommand if nothing follows the id."""
+    digits = 0
+    while digits < len(line) and line[digits].isdigit():
+        digits += 1
+    command_id = int(line[:digits]) if digits else None
+    pieces = line[digits:].split()
+    if not pieces:
+        raise EmptyCommand(command_id)
+    return Command(name=pieces[0], args=pieces[1:], id=command_id)
+
+
+def format_response(command_id: int | None, text: str, is_error: bool = False) -> str:
+    """``=ID text`` / ``?ID text`` plus the blank line that ends every GTP response."""
+    marker = "?" if is_error else "="
+    head = f"{marker}{command_id}" if command_id is not None else marker
+    return f"{head} {text}\n\n"
+
+
+def format_header(command_id: int | None) -> str:
+    """The ``=ID`` line that streaming commands (analysis) print before their ``info`` lines."""
+    return f"={command_id}\n" if command_id is not None else "=\n"
+
+
+class ResponseWriter:
+    """Thread-safe, flushing writer for stdout: analysis threads and the command loop share it.
+
+    Nothing but GTP responses goes through here; logs go to stderr or a log file.
+    A closed or broken stdout (the controller went away) is remembered and later
+    writes are dropped instead of raising in some background thread.
+    """
+
+    def __init__(self, stream: TextIO | None = None, on_write=None):
+        self._stream = stream if stream is not None else sys.stdout
+        self._lock = threading.Lock()
+        self._on_write = on_write  # e.g. a logger for logAllGTPCommunication
+        self.broken = False
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Hold this to write several pieces without another thread's output in between."""
+        return self._lock
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self.write_locked(text)
+
+    def write_locked(self, text: str) -> None:
+        """Write while already holding :attr:`lock`."""
+        if self.broken or not text:
+            return
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self.broken = True
+            return
+        if self._on_write is not None:
+            self._on_write(text)
+
+    def response(self, command_id: int | None, text: str, is_error: bool = False) -> None:
+        self.write(format_response(command_id, text, is_error))

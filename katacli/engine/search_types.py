@@ -1,0 +1,44 @@
+"""What the GTP layer asks of a search and what it gets back (see :mod:`katacli.engine.bot`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from katacli.engine.analysis_format import AnalysisSnapshot
+from katacli.engine.clock import Clock
+from katacli.search.params import SearchParams
+
+# Called with a fresh snapshot every report interval (and once at the end of an analyzing genmove).
+SnapshotCallback = Callable[[AnalysisSnapshot], None]
+
+
+@dataclass
+class SearchRequest:
+    """One search: the position (a GameState the search may keep), for whom, with what limits."""
+
+    state: object  # cython_ext.history.GameState, ``pla`` to move
+    pla: int
+    params: SearchParams
+    clock: Clock | None = None  # None: only the params' visit/playout/time limits apply
+    search_factor: float = 1.0  # < 1 to think less (KataGo's searchFactorWhenWinning)
+    nogo: bool = False
+    # player -> {point or None (pass): depth until which the move is not searched}
+    avoid: dict = field(default_factory=dict)
+    # Analysis reporting
+    report_interval: float | None = None  # seconds between snapshots; None: no reports
+    min_moves: int = 0  # report at least this many moves, adding unvisited ones by prior
+    pv_len: int = 15
+    want_ownership: bool = False
+    want_ownership_stdev: bool = False
+    want_moves_ownership: bool = False
+
+
+@dataclass
+class SearchOutcome:
+    """The result of a genmove-style search. Values are from White's point of view."""
+
+    move: tuple[int, int] | None  # None: pass
+    win_loss: float  # root value in [-1, 1]
+    lead: float  # root expected lead for White
+    visits: int
+    snapshot: AnalysisSnapshot | None = None  # final analysis, when the request asked for reports
