@@ -81,42 +81,56 @@ def _make_loader(model_path: str, settings, log):
     return ModelLoader(load_or_exit)
 
 
-def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
-            override_version: Optional[str], stdin=None, stdout=None) -> int:
+def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
+                 override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None):
+    """The configured engine (not yet running). Config mistakes exit with a one-line error.
+
+    ``loader`` replaces the background model loader (tests pass one holding an already loaded
+    network); ``make_bot`` replaces the search adapter factory.
+    """
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
-    from katacli.engine.errors import EngineStartupError
     from katacli.engine.log import EngineLog
     from katacli.engine.protocol import ResponseWriter
     from katacli.search.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
 
-    if model is not None and not os.path.isfile(model):
+    if model is not None and loader is None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
     cfg = load_config(config, override_config, mode="gtp")
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
         params = GtpRuntimeParams.from_config(cfg)
-    log = EngineLog(settings.logging)
+    log = EngineLog(settings.logging, stderr=stderr)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
     announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
     rules_name = "NoGo" if nogo else settings.rules.nice_name()
     announce(f"Using {rules_name} rules initially, unless GTP/GUI overrides this")
     if config:
         announce(f"Loaded config {', '.join(config)}")
-    if model is None:
+    if model is None and loader is None:
         announce("No model given: playing by Monte Carlo rollouts")
     seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
     options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,
-                            override_version=override_version, nogo=nogo, seed=seed)
-    loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
+                            override_version=override_version, nogo=nogo, seed=seed, make_bot=make_bot)
+    if loader is None:
+        loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
     output = ResponseWriter(stdout if stdout is not None else sys.stdout,
                             on_write=(lambda text: log.write(text.rstrip("\n")))
                             if settings.log_all_gtp_communication else None)
     engine = GtpEngine(options, output, log, loader)
     announce("GTP ready, beginning main protocol loop")
-    stream = stdin if stdin is not None else io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
+    return engine
+
+
+def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
+            override_version: Optional[str]) -> int:
+    """Serve GTP on stdin/stdout until quit or end of input; the process exit status."""
+    from katacli.engine.errors import EngineStartupError
+
+    engine = build_engine(model, config, override_config, override_version)
+    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
     try:
         engine.run(stream)
     except KeyboardInterrupt:
@@ -125,8 +139,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_STARTUP_ERROR
     finally:
-        log.write("All cleaned up, quitting")
-        log.close()
+        engine.log.write("All cleaned up, quitting")
+        engine.log.close()
     return 0
 
 

@@ -22,10 +22,8 @@ from katacli.game.rules import ScoringRule
 
 # place_free_handicap samples the network's policy at this temperature (KataGo's playExtraBlack).
 FREE_HANDICAP_TEMPERATURE = 0.25
-# Without a network, free handicap stones go on this line from the edge (0-based), or the next one in.
-FREE_HANDICAP_LINE_SMALL = 2
-FREE_HANDICAP_LINE_LARGE = 3
-LARGE_BOARD_MIN = 13
+# Without a network, free handicap stones keep this many lines free at the edge: (smallest board side, margin).
+FREE_HANDICAP_EDGE_MARGINS = ((13, 3), (7, 2), (4, 1), (0, 0))
 
 
 class Bot:
@@ -121,10 +119,9 @@ class Bot:
 
     @staticmethod
     def _spread_handicap(x_size: int, y_size: int, count: int) -> list[tuple[int, int]]:
-        """Farthest-point placement over the 3rd/4th-line grid and the inside of the board."""
-        line = FREE_HANDICAP_LINE_LARGE if min(x_size, y_size) >= LARGE_BOARD_MIN else FREE_HANDICAP_LINE_SMALL
-        line_x, line_y = min(line, (x_size - 1) // 2), min(line, (y_size - 1) // 2)
-        candidates = [(x, y) for y in range(line_y, y_size - line_y) for x in range(line_x, x_size - line_x)]
+        """Farthest-point placement, away from the edge: star-point-like spacing without a network."""
+        margin = next(m for min_len, m in FREE_HANDICAP_EDGE_MARGINS if min(x_size, y_size) >= min_len)
+        candidates = [(x, y) for y in range(margin, y_size - margin) for x in range(margin, x_size - margin)]
         chosen: list[tuple[int, int]] = []
         while candidates and len(chosen) < count:
             def spread(p):

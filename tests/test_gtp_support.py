@@ -1,0 +1,140 @@
+"""Helpers for the `kata gtp` tests: building in-process engines, a scripted search, shared models.
+
+(Named test_gtp_* to live beside the tests; it defines no tests itself.)
+"""
+from __future__ import annotations
+
+import io
+import sys
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from katacli.commands.gtp import build_engine
+from katacli.engine.analysis_format import AnalysisSnapshot, MoveAnalysis, RootAnalysis
+from katacli.engine.bot import Bot
+from katacli.engine.engine import ModelLoader
+from katacli.engine.search_types import SearchOutcome
+from katacli.game.coords import WHITE
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+MODELS = SHARED / "models"
+TRANSCRIPTS = Path(__file__).resolve().parent / "gtp_transcripts"
+# Wait at most this long for a background search to report (the scripted bot reports at once).
+REPORT_TIMEOUT_SECONDS = 10.0
+
+
+def model_path(name: str) -> Path:
+    path = MODELS / name
+    if not path.exists():
+        pytest.skip(f"model {path} not found (the shared/ folder beside the checkout)")
+    return path
+
+
+@lru_cache(maxsize=None)
+def load_evaluator(name: str):
+    torch = pytest.importorskip("torch")
+    from katacli.nn.evaluator import NNEvaluator
+
+    torch.set_num_threads(1)
+    return NNEvaluator.from_file(model_path(name), device="cpu", default_symmetry=0)
+
+
+class ScriptedBot(Bot):
+    """A stand-in search with fixed, easily checked numbers.
+
+    It "likes" the legal points nearest the centre: genmove plays the nearest
+    (ties: top row first, then left), analysis reports the two nearest with
+    fixed statistics and signals :attr:`reported` after its first report.
+    """
+
+    def __init__(self, evaluator, engine):
+        super().__init__(evaluator, engine)
+        self.reported = threading.Event()
+        self.requests = []
+
+    @staticmethod
+    def ranked_moves(state, pla):
+        cx, cy = (state.x_size - 1) / 2, (state.y_size - 1) / 2
+        points = [p for p in state.legal_moves(pla) if p is not None]
+        return sorted(points, key=lambda p: ((p[0] - cx) ** 2 + (p[1] - cy) ** 2, p[1], p[0]))
+
+    def snapshot(self, request) -> AnalysisSnapshot:
+        state, area = request.state, request.state.x_size * request.state.y_size
+        moves = []
+        for order, move in enumerate(self.ranked_moves(state, request.pla)[:2]):
+            second = self.ranked_moves(state, WHITE + 1 - request.pla)[:1]
+            moves.append(MoveAnalysis(
+                move=move, visits=10 - 5 * order, edge_visits=10 - 5 * order, win_loss=0.25 - 0.5 * order,
+                utility=0.3 - 0.5 * order, utility_lcb=0.2 - 0.5 * order, radius=0.1, score_mean=1.5 - order,
+                score_stdev=10.0, lead=2.0 - order, no_result=0.0, prior=0.4 - 0.1 * order, weight=9.5 - 5 * order,
+                order=order, pv=[move] + second, pv_visits=[10 - 5 * order, 3], pv_edge_visits=[10 - 5 * order, 3],
+                ownership=[0.5] * area, ownership_stdev=[0.25] * area))
+        root = RootAnalysis(visits=16, win_loss=0.125, utility=0.2, score_mean=1.25, score_stdev=11.0, lead=1.75,
+                            weight=15.5, raw_st_wr_error=0.5, raw_st_score_error=3.0, raw_var_time_left=20.0)
+        return AnalysisSnapshot(moves=moves, root=root, ownership=[0.5] * area, ownership_stdev=[0.25] * area)
+
+    def genmove(self, request, stop, on_snapshot=None):
+        self.requests.append(request)
+        ranked = self.ranked_moves(request.state, request.pla)
+        snapshot = self.snapshot(request) if request.report_interval is not None else None
+        return SearchOutcome(move=ranked[0] if ranked else None, win_loss=0.25, lead=2.0, visits=16,
+                             snapshot=snapshot)
+
+    def analyze(self, request, stop, on_snapshot):
+        self.requests.append(request)
+        on_snapshot(self.snapshot(request))
+        self.reported.set()
+        stop.wait()
+
+    def ponder(self, request, stop):
+        self.requests.append(request)
+        stop.wait()
+
+    def estimate_lead(self, state, pla, visits, stop):
+        return 2.3
+
+    def estimate_ownership(self, state, pla, visits, stop):
+        return [1.0] * (state.x_size * state.y_size)
+
+
+def make_engine(override: str = "", model: str | None = None, scripted: bool = True, config=None):
+    """(engine, stdout buffer, stderr buffer) for an in-process engine."""
+    out, err = io.StringIO(), io.StringIO()
+    loader = None
+    model_file = None
+    if model is not None:
+        evaluator = load_evaluator(model)
+        loader = ModelLoader(lambda: evaluator)
+        model_file = str(model_path(model))
+    make_bot = ScriptedBot if scripted else None
+    engine = build_engine(model_file, config, [override] if override else None, stdout=out, stderr=err,
+                          loader=loader, make_bot=make_bot)
+    return engine, out, err
+
+
+def feed(engine, lines) -> None:
+    """Send lines one at a time; after one that starts a scripted analysis, wait for its first report."""
+    for line in lines:
+        if engine.quit_requested:
+            break  # the real loop stops reading here
+        engine.handle_line(line + "\n")
+        bot = engine._bot
+        if engine.background is not None and isinstance(bot, ScriptedBot) and bot.requests and \
+                bot.requests[-1].report_interval is not None:
+            assert bot.reported.wait(REPORT_TIMEOUT_SECONDS)
+            bot.reported.clear()
+
+
+def run_session(lines, **kwargs) -> str:
+    engine, out, _ = make_engine(**kwargs)
+    feed(engine, lines)
+    engine.stop_background()
+    return out.getvalue()
+
+
+def python_cli() -> list[str]:
+    return [sys.executable, "-m", "katacli.cli"]
