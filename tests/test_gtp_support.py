@@ -17,12 +17,14 @@ from katacli.engine.analysis_format import AnalysisSnapshot, MoveAnalysis, RootA
 from katacli.engine.bot import Bot
 from katacli.engine.engine import ModelLoader
 from katacli.engine.search_types import SearchOutcome
-from katacli.game.coords import WHITE
+from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 MODELS = SHARED / "models"
 TRANSCRIPTS = Path(__file__).resolve().parent / "gtp_transcripts"
+ANALYZE_COMMANDS = ("analyze", "lz-analyze", "kata-analyze")
+CANCELLABLE_COMMANDS = ("kata-search_cancellable", "kata-search_analyze_cancellable")
 # Wait at most this long for a background search to report (the scripted bot reports at once).
 REPORT_TIMEOUT_SECONDS = 10.0
 
@@ -65,8 +67,9 @@ class ScriptedBot(Bot):
     def snapshot(self, request) -> AnalysisSnapshot:
         state, area = request.state, request.state.x_size * request.state.y_size
         moves = []
-        for order, move in enumerate(self.ranked_moves(state, request.pla)[:2]):
-            second = self.ranked_moves(state, WHITE + 1 - request.pla)[:1]
+        ranked = self.ranked_moves(state, request.pla)
+        for order, move in enumerate(ranked[:2]):
+            second = [p for p in ranked[:3] if p != move][:1]  # a plausible reply, for a two-move PV
             moves.append(MoveAnalysis(
                 move=move, visits=10 - 5 * order, edge_visits=10 - 5 * order, win_loss=0.25 - 0.5 * order,
                 utility=0.3 - 0.5 * order, utility_lcb=0.2 - 0.5 * order, radius=0.1, score_mean=1.5 - order,
@@ -116,17 +119,30 @@ def make_engine(override: str = "", model: str | None = None, scripted: bool = T
     return engine, out, err
 
 
+def _command_name(line: str) -> str:
+    try:
+        return parse_command(clean_line(line)).name
+    except EmptyCommand:
+        return ""
+
+
 def feed(engine, lines) -> None:
-    """Send lines one at a time; after one that starts a scripted analysis, wait for its first report."""
+    """Send lines one at a time, making the scripted bot's background work deterministic: wait for a
+    scripted analysis to report once, and let a cancellable scripted search finish (the real loop would
+    read the next line at once)."""
     for line in lines:
         if engine.quit_requested:
             break  # the real loop stops reading here
         engine.handle_line(line + "\n")
-        bot = engine._bot
-        if engine.background is not None and isinstance(bot, ScriptedBot) and bot.requests and \
-                bot.requests[-1].report_interval is not None:
+        bot, task = engine._bot, engine.background
+        if task is None or not isinstance(bot, ScriptedBot):
+            continue
+        name = _command_name(line)
+        if name in ANALYZE_COMMANDS:
             assert bot.reported.wait(REPORT_TIMEOUT_SECONDS)
             bot.reported.clear()
+        elif name in CANCELLABLE_COMMANDS:
+            task.thread.join(REPORT_TIMEOUT_SECONDS)
 
 
 def run_session(lines, **kwargs) -> str:
