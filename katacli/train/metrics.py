@@ -1,0 +1,132 @@
+"""Training metrics: running sums, ``metrics.jsonl`` lines and the loss-curve plot.
+
+Every line of ``metrics.jsonl`` is one JSON object: ``samples`` (trained so far), ``epoch``,
+``lr`` (per-sample learning rate), ``samples_per_sec``, ``loss`` (the total KataGo loss per
+row) and each loss term per row (``p0loss`` policy, ``p1loss`` opponent policy, ``vloss``
+game result, ``tdvloss1-3`` td values, ``oloss`` ownership, ``sbpdfloss``/``sbcdfloss`` score
+belief, ``leadloss``, ...), ``policy_accuracy``, ``gnorm`` (gradient norm before clipping)
+and ``window_rows``. The plot (``loss_curves.png``) needs matplotlib; without it the plot
+is skipped with one notice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Optional
+
+METRICS_FILE = "metrics.jsonl"
+PLOT_FILE = "loss_curves.png"
+# Curves drawn on the plot besides the total.
+PLOTTED_TERMS = ("p0loss", "p1loss", "vloss", "tdvloss3", "oloss", "sbpdfloss", "leadloss", "skloss")
+PLOT_SIZE_INCHES = (10, 6)
+PLOT_DPI = 100
+
+
+class RunningMetrics:
+    """Sums of loss terms (already summed over rows) and the rows they cover."""
+
+    def __init__(self):
+        self.sums: dict[str, float] = {}
+        self.rows = 0
+        self.gnorm_sum = 0.0
+        self.steps = 0
+
+    def add(self, terms: dict[str, float], rows: int, gnorm: float) -> None:
+        for name, value in terms.items():
+            self.sums[name] = self.sums.get(name, 0.0) + value
+        self.rows += rows
+        self.gnorm_sum += gnorm
+        self.steps += 1
+
+    def per_row(self) -> dict[str, float]:
+        if self.rows == 0:
+            return {}
+        out = {name: value / self.rows for name, value in self.sums.items()}
+        out["gnorm"] = self.gnorm_sum / max(self.steps, 1)
+        return out
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+class MetricsLog:
+    """Appends lines to ``metrics.jsonl`` in ``output_dir`` and redraws the plot."""
+
+    def __init__(self, output_dir: str, log=print):
+        self.path = os.path.join(output_dir, METRICS_FILE)
+        self.plot_path = os.path.join(output_dir, PLOT_FILE)
+        self.log = log
+        self._plot_notice_given = False
+
+    def append(self, record: dict) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record, sort_keys=False) + "\n")
+            f.flush()
+
+    def truncate_after(self, samples: int) -> None:
+        """Drop lines past ``samples`` (written after the checkpoint a run resumes from)."""
+        if not os.path.exists(self.path):
+            return
+        kept = [r for r in read_metrics(self.path) if r.get("samples", 0) <= samples]
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            for record in kept:
+                f.write(json.dumps(record) + "\n")
+        os.replace(tmp, self.path)
+
+    def plot(self) -> Optional[str]:
+        try:
+            return plot_loss_curves(self.path, self.plot_path)
+        except ImportError:
+            if not self._plot_notice_given:
+                self._plot_notice_given = True
+                self.log("matplotlib is not installed; skipping the loss plot (pip install matplotlib)")
+            return None
+
+
+def read_metrics(path: str) -> list[dict]:
+    records = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash
+    return records
+
+
+def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
+    """Draw total loss and the main terms per row against samples; returns the PNG path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = read_metrics(metrics_path) if os.path.exists(metrics_path) else []
+    if not records:
+        return None
+    samples = [r["samples"] for r in records]
+    fig, (ax_total, ax_terms) = plt.subplots(1, 2, figsize=PLOT_SIZE_INCHES)
+    ax_total.plot(samples, [r["loss"] for r in records], color="black")
+    ax_total.set_title("total loss per row")
+    for name in PLOTTED_TERMS:
+        values = [r.get(name) for r in records]
+        if any(v is not None and math.isfinite(v) and v > 0 for v in values):
+            ax_terms.plot(samples, [v if v and v > 0 else float("nan") for v in values], label=name)
+    ax_terms.set_yscale("log")
+    ax_terms.set_title("loss terms per row")
+    ax_terms.legend(fontsize="small")
+    for ax in (ax_total, ax_terms):
+        ax.set_xlabel("training samples")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = os.path.join(os.path.dirname(png_path) or ".", "." + os.path.basename(png_path) + ".tmp.png")
+    fig.savefig(tmp, dpi=PLOT_DPI)
+    plt.close(fig)
+    os.replace(tmp, png_path)
+    return png_path

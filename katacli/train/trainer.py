@@ -1,0 +1,404 @@
+"""The training loop: data stream -> net -> KataGo loss -> optimizer, with checkpoints and exports.
+
+:func:`run_training` is what ``kata train`` calls. A run lives in its output directory: the
+first start writes ``initial_model.bin.gz`` (a fresh net of ``modelKind`` or a copy of
+``initModel``); every start afterwards resumes from ``checkpoint.pt`` exactly where it
+stopped (weights, optimizer, data position, RNG states), so ``kata train`` can be killed and
+restarted at will. Training stops after ``maxSamples`` samples or on Ctrl-C / SIGTERM, which
+finish the current step and save a checkpoint first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import os
+import random
+import signal
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.modelfile import ModelFileError
+from katacli.train import checkpoint as ckpt
+from katacli.train.batch import Batch
+from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int
+from katacli.train.exporting import export_name, export_to_models_dir, model_with_weights, write_model_atomically
+from katacli.train.losses import KataGoLoss, LossScales
+from katacli.train.metrics import MetricsLog, RunningMetrics
+from katacli.train.net import TrainingNet, TrainOutputs, UnsupportedModelError
+from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer
+from katacli.train.settings import TrainSettings
+from katacli.train.window import DataStream, StreamState
+
+MAX_SEED = 2**62
+# Gradients that are not finite skip the step; this many in a row means training diverged.
+MAX_CONSECUTIVE_BAD_STEPS = 20
+# Redrawing the loss plot costs a fraction of a second; do it at most this often (and at the end).
+PLOT_INTERVAL_SECONDS = 60.0
+
+
+class TrainingError(Exception):
+    """A problem the user has to fix (bad settings, unusable data or model, ...)."""
+
+
+@dataclass
+class TrainResult:
+    samples: int
+    exported: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    last_metrics: dict = field(default_factory=dict)
+
+
+class _StopFlag:
+    """Set by Ctrl-C / SIGTERM; the loop stops after the current step. A second Ctrl-C aborts."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
+
+
+class _Prefetcher:
+    """Prepares the next batch on a worker thread while the current one trains.
+
+    Remembers the stream's state from before each pending batch, which is what a checkpoint
+    must record (the pending batch has not been trained yet).
+    """
+
+    def __init__(self, stream: DataStream):
+        self.stream = stream
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-prefetch")
+        self.pending: Optional[Future] = None
+        self.state_before_pending: Optional[StreamState] = None
+
+    def request(self, samples_at_batch: int) -> None:
+        self.state_before_pending = copy.deepcopy(self.stream.state)
+        self.pending = self.pool.submit(self.stream.next_batch, samples_at_batch)
+
+    def take(self) -> Batch:
+        batch = self.pending.result()
+        self.pending = None
+        return batch
+
+    def resume_state(self) -> dict:
+        """The stream position of the next untrained batch."""
+        from dataclasses import asdict
+
+        state = self.state_before_pending if self.pending is not None else self.stream.state
+        return asdict(state)
+
+    def close(self) -> None:
+        if self.pending is not None:
+            with contextlib.suppress(Exception):
+                self.pending.result()
+        self.pool.shutdown(wait=True)
+
+
+class Trainer:
+    def __init__(self, settings: TrainSettings, ctx: Optional[DistributedContext] = None,
+                 log: Callable[[str], None] = print, progress=None):
+        self.s = settings
+        self.ctx = ctx or DistributedContext()
+        self.log = log if self.ctx.is_main else (lambda *_: None)
+        self.progress = progress if self.ctx.is_main else None
+        self.samples = 0
+        self.exported: list[str] = []
+        self._last_plot_time = time.monotonic()
+        self._check_settings()
+
+    # ------------------------------------------------------------------------------ setup
+
+    def _check_settings(self) -> None:
+        s = self.s
+        if not s.data_dir:
+            raise TrainingError("no data directory: pass -data-dir (or set dataDir)")
+        if not s.output_dir:
+            raise TrainingError("no output directory: pass -output-dir (or set outputDir)")
+        if s.init_model and not os.path.isfile(s.init_model):
+            raise TrainingError(f"initial model {s.init_model} does not exist")
+
+    def _fresh_model(self, seed: int) -> KataGoModel:
+        if self.s.init_model:
+            try:
+                return load_model(self.s.init_model)
+            except (ModelFileError, OSError, ValueError) as exc:
+                raise TrainingError(f"cannot load initial model {self.s.init_model}: {exc}") from None
+        try:
+            return KataGoModel.from_config(self.s.model_kind, seed=seed)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
+
+    def _setup(self) -> None:
+        s, ctx = self.s, self.ctx
+        if ctx.is_main:
+            os.makedirs(s.output_dir, exist_ok=True)
+        barrier(ctx)
+        path = ckpt.checkpoint_path(s.output_dir)
+        state = ckpt.load_checkpoint(path) if os.path.exists(path) else None
+        if state is not None:
+            seed = int(state["seed"])
+            try:
+                model = load_model(ckpt.initial_model_path(s.output_dir))
+            except (ModelFileError, OSError) as exc:
+                raise TrainingError(f"{s.output_dir} has a checkpoint but its {ckpt.INITIAL_MODEL_FILE} is unusable: {exc}") from None
+            self.log(f"resuming from {path} at {int(state['samples'])} samples")
+        else:
+            seed = s.seed if s.seed >= 0 else random.SystemRandom().randrange(MAX_SEED)
+            seed = broadcast_int(seed, ctx)
+            model = self._fresh_model(seed)
+            if ctx.is_main:
+                write_model_atomically(model, ckpt.initial_model_path(s.output_dir))
+            barrier(ctx)
+            self.log(f"new run: {model.name} ({sum(p.numel() for p in model.parameters())} parameters), seed {seed}")
+        if s.num_cpu_threads:
+            torch.set_num_threads(s.num_cpu_threads)
+        self.seed = seed
+        try:
+            net = TrainingNet(model, seed=seed)
+        except UnsupportedModelError as exc:
+            raise TrainingError(str(exc)) from None
+        if state is not None:
+            net.load_state_dict(state["net"])
+        self.net = net.to(ctx.device).train()
+        self.schedule = Schedule(s, ctx.world_size)
+        self.optimizer = build_optimizer(self.net, self.schedule)
+        self.lookahead = Lookahead(self.net.parameters(), s.lookahead_k, s.lookahead_alpha) if s.lookahead_k > 0 else None
+        self.swa = SwaAverage(self.net.model, s.swa_scale, s.swa_period) if s.swa_scale > 0 and ctx.is_main else None
+        self.loss = KataGoLoss(LossScales(s.soft_policy_weight_scale, s.value_loss_scale, tuple(s.td_value_loss_scales),
+                                          s.seki_loss_scale, s.variance_time_loss_scale, s.disable_optimistic_policy))
+        self.amp_dtype, self.scaler = self._mixed_precision()
+        self.stream = DataStream(
+            s.data_dir, s.batch_size, ctx.world_size, ctx.rank, seed, s.samples_per_epoch, s.window_min_rows,
+            s.window_expand_per_row, s.window_taper_exponent, s.window_max_rows, with_meta=model.needs_metadata,
+            symmetries=s.random_symmetries, history_dropout=s.history_dropout, log=self.log)
+        self.metrics_log = MetricsLog(s.output_dir, self.log) if ctx.is_main else None
+        if state is not None:
+            self._restore(state)
+        forward_net = self.net
+        if ctx.is_distributed:
+            forward_net = DistributedDataParallel(self.net, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
+        if s.compile:
+            forward_net = torch.compile(forward_net)
+        self.forward_net = forward_net
+
+    def _mixed_precision(self):
+        choice, device = self.s.mixed_precision, self.ctx.device
+        if device.type != "cuda" or choice == "off":
+            return None, None
+        if choice == "auto":
+            choice = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+        if choice == "bf16":
+            return torch.bfloat16, None
+        return torch.float16, torch.amp.GradScaler("cuda")
+
+    def _restore(self, state: dict) -> None:
+        self.samples = int(state["samples"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.lookahead is not None and state.get("lookahead") is not None:
+            self.lookahead.load_state_dict(state["lookahead"])
+        if self.swa is not None and state.get("swa") is not None:
+            self.swa.load_state_dict(state["swa"])
+        if self.scaler is not None and state.get("scaler") is not None:
+            self.scaler.load_state_dict(state["scaler"])
+        self.loss.load_state_dict(state["loss"])
+        self.stream.load_state_dict(state["data"])
+        self.exported = list(state.get("exported", []))
+        ckpt.restore_rng_states(state["rng"])
+        if self.metrics_log is not None:
+            self.metrics_log.truncate_after(self.samples)
+
+    # ------------------------------------------------------------------------------ saving
+
+    def save_checkpoint(self, data_state: dict) -> None:
+        if not self.ctx.is_main:
+            return
+        state = {
+            "samples": self.samples,
+            "seed": self.seed,
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "lookahead": self.lookahead.state_dict() if self.lookahead else None,
+            "swa": self.swa.state_dict() if self.swa else None,
+            "scaler": self.scaler.state_dict() if self.scaler else None,
+            "loss": self.loss.state_dict(),
+            "data": data_state,
+            "exported": self.exported,
+            "rng": ckpt.capture_rng_states(),
+        }
+        ckpt.save_checkpoint(ckpt.checkpoint_path(self.s.output_dir), state)
+
+    def export_model(self) -> Optional[str]:
+        if not self.ctx.is_main or not self.s.export_dir:
+            return None
+        # Export the SWA average once it has snapshots; otherwise the lookahead's committed weights.
+        if self.swa is not None and self.swa.snapshots > 0:
+            weights = self.swa.average
+        elif self.lookahead is not None and not self.lookahead.in_sync:
+            weights = self._lookahead_slow_model_state()
+        else:
+            weights = None
+        model = model_with_weights(self.net.model, weights)
+        name = export_name(self.s.default_export_prefix(), self.samples, self.stream.state.total_rows_seen)
+        path = export_to_models_dir(model, self.s.export_dir, name, {
+            "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
+            "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})
+        self.exported.append(path)
+        self.log(f"exported {path}")
+        return path
+
+    def _lookahead_slow_model_state(self) -> dict:
+        slow_by_param = {id(p): slow for p, slow in zip(self.lookahead.params, self.lookahead.slow)}
+        state = self.net.model.state_dict(keep_vars=True)
+        return {name: slow_by_param.get(id(t), t).detach() for name, t in state.items()}
+
+    # ------------------------------------------------------------------------------ training
+
+    def train_step(self, batch: Batch) -> tuple[dict[str, torch.Tensor], float, float]:
+        """One optimizer step on this rank's batch; returns (loss terms summed over rows, grad norm, per-sample LR)."""
+        batch = batch.to(self.ctx.device, non_blocking=True)
+        lr = self.schedule.apply(self.optimizer, self.samples)
+        autocast = (torch.autocast(device_type=self.ctx.device.type, dtype=self.amp_dtype)
+                    if self.amp_dtype is not None else contextlib.nullcontext())
+        with autocast:
+            out = self.forward_net(batch.spatial, batch.global_inputs, batch.meta, batch.mask_full)
+        out = TrainOutputs(*(t.float() for t in out))
+        total, terms = self.loss(out, batch)
+        terms["loss"] = total.detach()
+        # DDP averages gradients over ranks; scaling by the world size keeps them sums over the global batch.
+        scaled = total * self.ctx.world_size
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.scaler is not None:
+            self.scaler.scale(scaled).backward()
+            self.scaler.unscale_(self.optimizer)
+        else:
+            scaled.backward()
+        gnorm = float(torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.schedule.gnorm_cap(self.samples)))
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)  # skips the step itself when gradients overflowed
+            self.scaler.update()
+        elif math.isfinite(gnorm):
+            self.optimizer.step()
+        if self.lookahead is not None:
+            self.lookahead.step()
+        self.samples += self.stream.global_batch
+        if self.swa is not None:
+            self.swa.after_step(self.stream.global_batch, self.lookahead is None or self.lookahead.in_sync)
+        return terms, gnorm, lr
+
+    def _sum_over_ranks(self, running: RunningMetrics) -> dict[str, float]:
+        if self.ctx.is_distributed:
+            names = sorted(running.sums)
+            t = torch.tensor([running.sums[n] for n in names] + [running.rows], dtype=torch.float64, device=self.ctx.device)
+            dist.all_reduce(t)
+            values = t.tolist()
+            running.sums = dict(zip(names, values[:-1]))
+            running.rows = int(values[-1])
+        return running.per_row()
+
+    def run(self) -> TrainResult:
+        self._setup()
+        s = self.s
+        max_samples = s.max_samples
+        if max_samples and self.samples >= max_samples:
+            self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); nothing to do")
+            return TrainResult(self.samples, self.exported)
+        running = RunningMetrics()
+        last = {"metrics": self.samples, "checkpoint": self.samples, "export": self.samples}
+        window_time = time.perf_counter()
+        window_samples = self.samples
+        last_metrics: dict = {}
+        lr = 0.0
+        bad_steps = 0
+        prefetch = _Prefetcher(self.stream)
+        interrupted = False
+        try:
+            with _StopFlag() as stop:
+                prefetch.request(self.samples)
+                while not max_samples or self.samples < max_samples:
+                    batch = prefetch.take()
+                    terms, gnorm, lr = self.train_step(batch)
+                    if not max_samples or self.samples < max_samples:
+                        prefetch.request(self.samples)
+                    bad_steps = 0 if math.isfinite(gnorm) else bad_steps + 1
+                    if bad_steps >= MAX_CONSECUTIVE_BAD_STEPS:
+                        raise TrainingError(f"training diverged: {bad_steps} steps in a row had non-finite gradients; "
+                                            "lower lrScale or check the data")
+                    running.add({k: float(v) for k, v in terms.items()}, len(batch), gnorm if math.isfinite(gnorm) else 0.0)
+                    if self.progress is not None:
+                        self.progress(self.samples, max_samples, last_metrics)
+                    if self.samples - last["metrics"] >= s.metrics_every_samples:
+                        last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
+                        window_samples, window_time = self.samples, time.perf_counter()
+                        last["metrics"] = self.samples
+                    if self.samples // s.checkpoint_interval > last["checkpoint"] // s.checkpoint_interval:
+                        self.save_checkpoint(prefetch.resume_state())
+                        last["checkpoint"] = self.samples
+                    if self.samples // s.export_interval > last["export"] // s.export_interval:
+                        self.export_model()
+                        last["export"] = self.samples
+                    if any_rank_true(stop.requested, self.ctx):
+                        interrupted = True
+                        self.log("interrupted: saving a checkpoint")
+                        break
+        finally:
+            prefetch.close()
+        if running.rows:
+            last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
+        if last["checkpoint"] != self.samples or interrupted:
+            self.save_checkpoint(prefetch.resume_state())
+        if not interrupted and last["export"] != self.samples:
+            self.export_model()
+        if self.metrics_log is not None:
+            self.metrics_log.plot()
+        barrier(self.ctx)
+        return TrainResult(self.samples, self.exported, interrupted, last_metrics)
+
+    def _emit_metrics(self, running: RunningMetrics, lr: float, window_samples: int, window_time: float) -> dict:
+        per_row = self._sum_over_ranks(running)
+        running.reset()
+        elapsed = max(time.perf_counter() - window_time, 1e-9)
+        record = {
+            "samples": self.samples,
+            "epoch": self.stream.state.epoch,
+            "lr": lr,
+            "samples_per_sec": (self.samples - window_samples) / elapsed,
+            "loss": per_row.pop("loss", float("nan")),
+            **per_row,
+            "window_rows": self.stream.window_rows,
+            "time": time.time(),
+        }
+        if self.metrics_log is not None:
+            self.metrics_log.append(record)
+            if time.monotonic() - self._last_plot_time >= PLOT_INTERVAL_SECONDS:
+                self.metrics_log.plot()
+                self._last_plot_time = time.monotonic()
+        return record
+
+
+def run_training(settings: TrainSettings, ctx: Optional[DistributedContext] = None,
+                 log: Callable[[str], None] = print, progress=None) -> TrainResult:
+    return Trainer(settings, ctx, log, progress).run()

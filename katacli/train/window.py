@@ -1,0 +1,245 @@
+"""The training data stream: a shuffled window over the newest rows of the data directory.
+
+Like KataGo's ``shuffle.py`` + ``train.py`` pair, each *epoch* (``samplesPerEpoch`` samples)
+rescans the data directory, picks the newest rows with a power-law window size
+
+    window(N) = (N'^e - m^e) / (e * m^(e-1)) * expand + m,   N' = N, clamped to [m, maxRows]
+
+(``m`` = ``windowMinRows``, ``e`` = ``windowTaperExponent``, ``expand`` = ``windowExpandPerRow``,
+``N`` = all rows seen), loads those rows in their compact on-disk form and walks a seeded
+permutation of them in global batches (rank ``r`` of ``W`` takes slice ``r`` of each). When a
+permutation runs out before the epoch ends, a fresh one starts.
+
+Everything needed to continue exactly (epoch, window files, pass, offset, step) is in
+:meth:`DataStream.state_dict`; a resumed stream reloads the same files and permutation.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from katacli.train import rows as R
+from katacli.train.batch import Batch, augment, expand_rows
+
+# Distinct streams of randomness derived from the run seed.
+PERMUTATION_STREAM = 1
+AUGMENTATION_STREAM = 2
+
+
+class NoTrainingDataError(Exception):
+    """The data directory has no usable rows (or fewer than one global batch)."""
+
+
+@dataclass
+class DataFile:
+    path: str
+    rows: int
+    mtime: float
+
+
+@dataclass
+class WindowPart:
+    path: str
+    start: int  # first row used
+    stop: int  # one past the last row used
+
+
+def desired_window_rows(total_rows: int, min_rows: int, expand_per_row: float, taper_exponent: float,
+                        max_rows: int = 0) -> int:
+    """KataGo's power-law window size for a run with ``total_rows`` rows so far."""
+    x = float(total_rows)
+    m = float(min_rows)
+    e = taper_exponent
+    grown = (x ** e - m ** e) / (e * m ** (e - 1.0)) if x > m else 0.0
+    rows = max(int(grown * expand_per_row + m), min_rows)
+    if max_rows:
+        rows = min(rows, max_rows)
+    return rows
+
+
+class DataScanner:
+    """Lists the training files of a directory tree, oldest first, caching row counts."""
+
+    def __init__(self, data_dir: str, log=print):
+        self.data_dir = data_dir
+        self.log = log
+        self._counts: dict[tuple[str, float, int], int] = {}
+        self._reported_bad: set[str] = set()
+
+    def scan(self) -> list[DataFile]:
+        if not os.path.isdir(self.data_dir):
+            raise NoTrainingDataError(f"data directory {self.data_dir} does not exist")
+        found = []
+        for root, dirs, names in os.walk(self.data_dir):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in names:
+                path = os.path.join(root, name)
+                if not R.is_training_file(path):
+                    continue
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue  # removed while scanning
+                key = (path, stat.st_mtime, stat.st_size)
+                if key not in self._counts:
+                    try:
+                        self._counts[key] = R.count_rows(path)
+                    except R.TrainingFileError as exc:
+                        if path not in self._reported_bad:
+                            self._reported_bad.add(path)
+                            self.log(f"skipping unreadable training file: {exc}")
+                        continue
+                found.append(DataFile(path, self._counts[key], stat.st_mtime))
+        found.sort(key=lambda f: (f.mtime, f.path))
+        return found
+
+
+def choose_window(files: list[DataFile], window_rows: int) -> list[WindowPart]:
+    """The newest ``window_rows`` rows: whole files from the newest back, the oldest one cut."""
+    parts: list[WindowPart] = []
+    needed = window_rows
+    for f in reversed(files):
+        if needed <= 0:
+            break
+        if f.rows == 0:
+            continue
+        take = min(f.rows, needed)
+        parts.append(WindowPart(f.path, f.rows - take, f.rows))
+        needed -= take
+    parts.reverse()
+    return parts
+
+
+@dataclass
+class StreamState:
+    epoch: int = -1
+    epoch_start_samples: int = 0
+    total_rows_seen: int = 0
+    window: list[WindowPart] = field(default_factory=list)
+    pass_index: int = 0
+    offset: int = 0
+    step: int = 0  # global batches drawn so far
+
+
+class DataStream:
+    """Global batches over the current window; each rank gets its own slice."""
+
+    def __init__(self, data_dir: str, batch_size: int, world_size: int, rank: int, seed: int,
+                 samples_per_epoch: int, window_min_rows: int, window_expand_per_row: float,
+                 window_taper_exponent: float, window_max_rows: int = 0, with_meta: bool = False,
+                 symmetries: bool = True, history_dropout: bool = True, log=print):
+        self.scanner = DataScanner(data_dir, log)
+        self.batch_size = batch_size
+        self.world_size = world_size
+        self.rank = rank
+        self.seed = seed
+        self.samples_per_epoch = samples_per_epoch
+        self.window_args = (window_min_rows, window_expand_per_row, window_taper_exponent, window_max_rows)
+        self.with_meta = with_meta
+        self.symmetries = symmetries
+        self.history_dropout = history_dropout
+        self.log = log
+        self.state = StreamState()
+        self._rows: Optional[R.RowBlock] = None
+        self._order: Optional[np.ndarray] = None
+
+    @property
+    def global_batch(self) -> int:
+        return self.batch_size * self.world_size
+
+    @property
+    def pos_len(self) -> int:
+        self._ensure_loaded()
+        return self._rows.pos_len
+
+    @property
+    def window_rows(self) -> int:
+        return sum(p.stop - p.start for p in self.state.window)
+
+    # ---------------------------------------------------------------------------- window
+
+    def _new_epoch(self, samples: int) -> None:
+        files = self.scanner.scan()
+        total = sum(f.rows for f in files)
+        if total == 0:
+            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.hdf5/.npz files)")
+        size = desired_window_rows(total, *self.window_args)
+        st = self.state
+        st.epoch += 1
+        st.epoch_start_samples = samples
+        st.total_rows_seen = total
+        st.window = choose_window(files, size)
+        st.pass_index = 0
+        st.offset = 0
+        self._load()
+        self.log(f"epoch {st.epoch}: window of {self.window_rows} newest rows out of {total} in {len(st.window)} files")
+
+    def _load(self) -> None:
+        blocks = [R.read_rows(p.path, p.start, p.stop) for p in self.state.window]
+        pos_lens = {b.pos_len for b in blocks}
+        if len(pos_lens) > 1:
+            raise R.TrainingFileError(f"training files mix board edges {sorted(pos_lens)}; train on one pos_len at a time")
+        self._rows = R.RowBlock.concatenate(blocks)
+        if len(self._rows) < self.global_batch:
+            raise NoTrainingDataError(
+                f"the window has {len(self._rows)} rows, fewer than one global batch of {self.global_batch}; "
+                "generate more data or lower batchSize")
+        self._order = None
+
+    def _ensure_loaded(self) -> None:
+        if self._rows is None:
+            if self.state.epoch < 0:
+                self._new_epoch(0)
+            else:
+                self._load()
+
+    def _permutation(self) -> np.ndarray:
+        if self._order is None:
+            rng = np.random.default_rng([self.seed, PERMUTATION_STREAM, self.state.epoch, self.state.pass_index])
+            self._order = rng.permutation(len(self._rows))
+        return self._order
+
+    # ---------------------------------------------------------------------------- batches
+
+    def next_batch(self, samples_so_far: int) -> Batch:
+        """This rank's part of the next global batch (augmented, on the CPU)."""
+        st = self.state
+        if st.epoch < 0 or samples_so_far - st.epoch_start_samples >= self.samples_per_epoch:
+            self._new_epoch(samples_so_far)
+        self._ensure_loaded()
+        gb = self.global_batch
+        if st.offset + gb > len(self._rows):
+            st.pass_index += 1
+            st.offset = 0
+            self._order = None
+        indices = self._permutation()[st.offset: st.offset + gb]
+        rank_slice = slice(self.rank * self.batch_size, (self.rank + 1) * self.batch_size)
+        batch = expand_rows(self._rows.take(indices[rank_slice]), self.with_meta)
+        # Draws are made per position in the global batch, so any split over ranks sees the same ones.
+        seed_sequence = np.random.SeedSequence([self.seed, AUGMENTATION_STREAM, st.step])
+        batch = augment(batch, seed_sequence, rank_slice, gb, self.symmetries, self.history_dropout)
+        st.offset += gb
+        st.step += 1
+        return batch
+
+    # ---------------------------------------------------------------------------- resume
+
+    def state_dict(self) -> dict:
+        st = asdict(self.state)
+        return st
+
+    def load_state_dict(self, state: dict) -> None:
+        window = [WindowPart(**p) for p in state["window"]]
+        self.state = StreamState(**{**state, "window": window})
+        self._rows = None
+        self._order = None
+        missing = [p.path for p in window if not os.path.exists(p.path)]
+        if missing:
+            # The files of the interrupted window are gone: continue with a fresh window.
+            self.log(f"{len(missing)} training files of the checkpointed window are gone (e.g. {missing[0]}); "
+                     "starting a new epoch")
+            self.state.epoch_start_samples = -(10**18)  # forces a rescan at the next batch
