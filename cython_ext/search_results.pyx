@@ -1,0 +1,721 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Reading results out of a SearchTree: KataGo's searchresults.cpp semantics.
+
+play selection values  how much each root move deserves to be played: its child weight,
+                       trimmed at the root for visits spent in retrospect unwisely, boosted
+                       for the best lower confidence bound (LCB), minus chosenMoveSubtract /
+                       chosenMovePrune. Temperature selection and ordering start from these.
+analysis data          per root move: visits, weights, values, LCB, prior, PV (principal
+                       variation: repeatedly the best play selection value below the move).
+pruned root values     the root's values re-averaged with play selection values as weights,
+                       so that exploration noise does not drag the reported values.
+tree ownership         ownership averaged over the tree with weights favouring heavy children.
+
+All values are White's point of view; katacli.search.results converts perspective.
+Call these only between batches (the Searcher holds its lock).
+"""
+from libc.stdint cimport int64_t, int16_t
+from libc.math cimport sqrt, ceil, pow
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from cython_ext.board cimport (
+    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
+    loc_of, loc_x, loc_y, opp_of,
+)
+from cython_ext.rules cimport SCORING_TERRITORY
+from cython_ext.history cimport history_is_legal
+from cython_ext.nogo cimport nogo_is_legal
+from cython_ext.search_values cimport (
+    result_utility, score_utility, score_utility_diff, utility_radius, score_stdev, eval_weight,
+)
+from cython_ext.search_tree cimport (
+    SearchTree, TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED,
+    child_weight, root_prior, fpu_value, explore_scaling, explore_selection_value, ending_bonus,
+    prune_noise_weight, downweight_bad_children,
+)
+
+cdef double POLICY_ILLEGAL_SELECTION_VALUE = -1e50
+# Raw policy gets this weight against child weight when picking the most stably explored child.
+cdef double NON_LCB_BEST_POLICY_WEIGHT = 2.0
+# LCB bonus: the radius factor's denominator keeps at least this share of the excess (gain capped at 5x).
+cdef double LCB_RADIUS_EXCESS_SHARE = 0.20
+cdef double LCB_MIN_VARIANCE = 1e-8
+cdef double MIN_MAX_VALUE = 1e-50
+cdef double ROOT_PRUNE_MAX_FRACTION = 1.0 / 64.0
+# fillDameBeforePass: a non-pass move counts as nearly as good as pass within these margins.
+cdef double SUPPRESS_PASS_UTILITY_MARGIN = 0.1
+cdef double SUPPRESS_PASS_SCORE_MARGIN = 0.5
+cdef double SUPPRESS_PASS_MAX_VISITS = 500
+cdef double OWNERSHIP_EXTREME = 0.95
+# Tree-ownership averaging stops deepening at this share of the total, scaled by visits^-0.75.
+cdef double OWNERSHIP_MIN_PROP_SCALE = 0.5
+cdef double OWNERSHIP_MIN_PROP_EXPONENT = 0.75
+cdef double OWNERSHIP_PRUNE_FACTOR = 0.01
+
+
+# ---- helpers ----------------------------------------------------------------------------
+cdef inline int pos_of(const TreeCore* t, Loc loc) noexcept nogil:
+    if loc == PASS_LOC:
+        return t.area
+    return loc_y(loc, t.x_size) * t.x_size + loc_x(loc, t.x_size)
+
+
+cdef double child_utility_with_bonus(const TreeCore* t, const Node* parent, const ChildSlot* s) noexcept nogil:
+    cdef double u = s.node.stats.utility
+    cdef double bonus = ending_bonus(t, parent, s.move)
+    if bonus != 0.0:
+        u += score_utility_diff(&t.cfg, s.node.stats.score_mean, s.node.stats.score_mean_sq, bonus)
+    return u
+
+
+cdef bint should_suppress_pass(const TreeCore* t, const Node* n) noexcept nogil:
+    """fillDameBeforePass: under territory scoring, do not pass while a harmless non-pass move is as good."""
+    cdef const Node* pass_node = NULL
+    cdef const ChildSlot* pass_slot = NULL
+    cdef const ChildSlot* s
+    cdef const float* own
+    cdef Color root_pla
+    cdef int i, j, pos, apos
+    cdef double pass_w, w, pla_own, adj_own
+    cdef bint opp_owned, adj_to_pla_owned
+    cdef Loc adj
+    cdef const Board* b = &t.root_hist.board
+    if not t.cfg.fill_dame_before_pass or n != t.root or t.nogo:
+        return False
+    if t.root_hist.rules.scoring_rule != SCORING_TERRITORY or t.root_hist.encore_phase > 0:
+        return False
+    own = n.ownership
+    if own == NULL:
+        return False
+    root_pla = n.next_pla
+    for i in range(n.num_children):
+        if n.children[i].move == PASS_LOC:
+            pass_slot = &n.children[i]
+            break
+    if pass_slot == NULL:
+        return False
+    pass_w = child_weight(pass_slot)
+    if pass_slot.node.stats.visits <= 0 or pass_w <= 1e-10:
+        return False
+    for i in range(n.num_children):
+        s = &n.children[i]
+        if s.move == PASS_LOC:
+            continue
+        pos = pos_of(t, s.move)
+        pla_own = own[pos] if root_pla == C_WHITE else -own[pos]
+        opp_owned = pla_own < -OWNERSHIP_EXTREME
+        adj_to_pla_owned = False
+        for j in range(4):
+            adj = <Loc>(s.move + b.adj_offsets[j])
+            if b.colors[adj] != 3:   # on the board (not a wall)
+                apos = pos_of(t, adj)
+                adj_own = own[apos] if root_pla == C_WHITE else -own[apos]
+                if adj_own > OWNERSHIP_EXTREME:
+                    adj_to_pla_owned = True
+                    break
+        if opp_owned and not adj_to_pla_owned:
+            continue
+        w = child_weight(s)
+        if (s.edge_visits <= SUPPRESS_PASS_MAX_VISITS and w <= 2.0 * sqrt(pass_w)) or w <= 1e-10:
+            continue
+        if (root_pla == C_WHITE and s.node.stats.utility > pass_slot.node.stats.utility - SUPPRESS_PASS_UTILITY_MARGIN
+                and s.node.stats.score_mean > pass_slot.node.stats.score_mean - SUPPRESS_PASS_SCORE_MARGIN
+                and s.node.stats.lead > pass_slot.node.stats.lead - SUPPRESS_PASS_SCORE_MARGIN):
+            return True
+        if (root_pla == C_BLACK and s.node.stats.utility < pass_slot.node.stats.utility + SUPPRESS_PASS_UTILITY_MARGIN
+                and s.node.stats.score_mean < pass_slot.node.stats.score_mean + SUPPRESS_PASS_SCORE_MARGIN
+                and s.node.stats.lead < pass_slot.node.stats.lead + SUPPRESS_PASS_SCORE_MARGIN):
+            return True
+    return False
+
+
+cdef void self_utility_lcb(const TreeCore* t, const Node* parent, const ChildSlot* s, double* lcb,
+                           double* radius) noexcept nogil:
+    """Lower confidence bound of a child's utility from the mover's view (KataGo's getSelfUtilityLCBAndRadius)."""
+    cdef const NodeStats* st = &s.node.stats
+    cdef double range_radius = utility_radius(&t.cfg)
+    cdef double w = child_weight(s)
+    cdef int64_t v = st.visits
+    cdef double wsq = st.weight_sq_sum * (<double>s.edge_visits / <double>(v if v > 1 else 1))
+    cdef double ess, prior_weight, usq, u_with_bonus, self_u, variance
+    radius[0] = 2.0 * range_radius * t.cfg.lcb_stdevs
+    lcb[0] = -radius[0]
+    if v <= 0 or w <= 0.0 or wsq <= 0.0:
+        return
+    ess = w * w / wsq
+    # A small prior that the variance is as large as it can be keeps tiny samples honest.
+    prior_weight = w / (ess * ess * ess)
+    usq = st.utility_sq
+    if usq < st.utility * st.utility + LCB_MIN_VARIANCE:
+        usq = st.utility * st.utility + LCB_MIN_VARIANCE
+    usq = (usq * w + (usq + range_radius * range_radius) * prior_weight) / (w + prior_weight)
+    w += prior_weight
+    wsq += prior_weight * prior_weight
+    ess = w * w / wsq
+    u_with_bonus = child_utility_with_bonus(t, parent, s)
+    self_u = u_with_bonus if parent.next_pla == C_WHITE else -u_with_bonus
+    variance = usq - st.utility * st.utility
+    radius[0] = sqrt(variance / ess) * t.cfg.lcb_stdevs
+    lcb[0] = self_u - radius[0]
+
+
+cdef double reduced_play_weight(const TreeCore* t, const Node* parent, const ChildSlot* s, double scaling,
+                                double best_value) noexcept nogil:
+    """The weight this child would have if search had stopped exploring it once it fell behind the best."""
+    cdef double prior = root_prior(t, parent, s.edge)
+    cdef double w = child_weight(s)
+    cdef double u, value_part, explore_part, wanted
+    if s.node.stats.visits <= 0 or w <= 0.0:
+        return 0.0
+    u = child_utility_with_bonus(t, parent, s)
+    if prior < 0.0:
+        return 0.0
+    value_part = u if parent.next_pla == C_WHITE else -u
+    explore_part = best_value - value_part
+    if explore_part <= 0.0:
+        wanted = 1e100
+    else:
+        wanted = scaling * prior / explore_part - 1.0
+        if wanted < 0.0:
+            wanted = 0.0
+    return wanted if w > wanted else w
+
+
+cdef bint root_move_ok(const TreeCore* t, Loc loc, bint obey_allowed) noexcept nogil:
+    cdef Color pla = t.root.next_pla
+    if t.nogo:
+        if not nogo_is_legal(&t.root_hist.board, loc, pla):
+            return False
+    elif not history_is_legal(&t.root_hist, loc, pla):
+        return False
+    if obey_allowed and not t.root_allowed[loc]:
+        return False
+    if t.has_avoid[pla - 1] and t.avoid_until[pla - 1][loc] > 0:
+        return False
+    return True
+
+
+cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, bint always_compute_lcb,
+                               bint never_use_lcb, double scale_max_to_at_least, Loc* locs, double* values,
+                               double* lcbs, double* radii, int* slots) noexcept nogil:
+    """KataGo's getPlaySelectionValues for node n; returns the number of entries (0 = none).
+
+    Entries for explored children come first in slot order (slots[i] = slot); direct policy
+    moves (root without children) have slots[i] = -1.
+    """
+    cdef bint is_root = n == t.root
+    cdef bint suppress = should_suppress_pass(t, n)
+    cdef int num = 0, i, best_idx = 0, best_lcb_idx = -1, k, e
+    cdef double total_w = 0.0, w, ev, p, g, max_goodness = -1e30, best_weight = -1e30
+    cdef double parent_utility, parent_wpv, stdev_factor, scaling, best_value, u, vl_w
+    cdef double best_lcb = -1e10, adjusted, excess, factor, bound, max_value, subtract, prune
+    cdef bint obey_allowed
+    cdef const ChildSlot* s
+    if n == NULL or n.state != NODE_EXPANDED:
+        return 0
+    for i in range(n.num_children):
+        s = &n.children[i]
+        w = child_weight(s) if s.node.stats.visits > 0 else 0.0
+        locs[num] = s.move
+        slots[num] = i
+        total_w += w
+        if (suppress and s.move == PASS_LOC) or root_prior(t, n, s.edge) < 0.0:
+            values[num] = 0.0
+        else:
+            values[num] = w
+        num += 1
+
+    # The most stably explored child: weight discounted by one visit, plus a little raw policy.
+    for i in range(num):
+        s = &n.children[slots[i]]
+        ev = <double>s.edge_visits
+        p = root_prior(t, n, s.edge)
+        g = values[i] * (ev - 1.0 if ev > 1.0 else 0.0) / (ev if ev > 1.0 else 1.0) + NON_LCB_BEST_POLICY_WEIGHT * p
+        if g > max_goodness:
+            max_goodness = g
+            best_weight = values[i]
+            best_idx = i
+
+    # At the root, take back weight that in retrospect exploration spent on moves that fell behind.
+    if is_root and num > 0:
+        fpu_value(t, n, n.next_pla, True, 1.0, &parent_utility, &parent_wpv, &stdev_factor)
+        scaling = explore_scaling(t, total_w, stdev_factor)
+        s = &n.children[slots[best_idx]]
+        w = child_weight(s) if s.node.stats.visits > 0 else 0.0
+        u = child_utility_with_bonus(t, n, s) if (s.node.stats.visits > 0 and w > 0.0) else parent_utility
+        if s.node.virtual_losses > 0:
+            vl_w = s.node.virtual_losses * t.cfg.num_virtual_losses_per_thread
+            u = u + ((-utility_radius(&t.cfg) if n.next_pla == C_WHITE else utility_radius(&t.cfg)) - u) * (
+                vl_w / (vl_w + (w if w > 0.25 else 0.25)))
+            w += vl_w
+        best_value = explore_selection_value(scaling, root_prior(t, n, s.edge), w, u, n.next_pla)
+        for i in range(num):
+            s = &n.children[slots[i]]
+            if suppress and s.move == PASS_LOC:
+                values[i] = 0.0
+                continue
+            if i != best_idx:
+                values[i] = ceil(reduced_play_weight(t, n, s, scaling, best_value))
+
+    if not never_use_lcb and (always_compute_lcb or (t.cfg.use_lcb_for_selection and num > 0)):
+        for i in range(num):
+            s = &n.children[slots[i]]
+            self_utility_lcb(t, n, s, &lcbs[i], &radii[i])
+            if values[i] > 0.0 and values[i] >= t.cfg.min_visit_prop_for_lcb * best_weight:
+                if lcbs[i] > best_lcb:
+                    best_lcb = lcbs[i]
+                    best_lcb_idx = i
+        if t.cfg.use_lcb_for_selection and num > 0 and (
+                best_lcb_idx >= 0 if t.cfg.use_non_buggy_lcb else best_lcb_idx > 0):
+            adjusted = values[best_lcb_idx]
+            for i in range(num):
+                if i == best_lcb_idx:
+                    continue
+                excess = best_lcb - lcbs[i]
+                if excess < 0.0:
+                    continue
+                factor = (radii[i] + excess) / (radii[i] + LCB_RADIUS_EXCESS_SHARE * excess)
+                bound = factor * factor * values[i]
+                if bound > adjusted:
+                    adjusted = bound
+            values[best_lcb_idx] = adjusted
+
+    # No children: fall back on the raw policy at the root.
+    if num == 0:
+        if not is_root or not allow_direct_policy:
+            return 0
+        obey_allowed = True
+        while True:
+            for e in range(n.num_edges):
+                p = root_prior(t, n, e)
+                if p < 0.0 or not root_move_ok(t, n.edges[e].move, obey_allowed):
+                    continue
+                locs[num] = n.edges[e].move
+                values[num] = 0.0 if (suppress and n.edges[e].move == PASS_LOC) else p
+                slots[num] = -1
+                num += 1
+            if num == 0 and obey_allowed:
+                obey_allowed = False
+                continue
+            break
+    if num == 0:
+        return 0
+
+    max_value = 0.0
+    for i in range(num):
+        if values[i] > max_value:
+            max_value = values[i]
+    if max_value <= MIN_MAX_VALUE:
+        # Children exist but none has weight yet: weigh them by policy.
+        for i in range(num):
+            if slots[i] >= 0:
+                p = root_prior(t, n, n.children[slots[i]].edge)
+            else:
+                p = 0.0
+                for e in range(n.num_edges):
+                    if n.edges[e].move == locs[i]:
+                        p = root_prior(t, n, e)
+            values[i] = p if p > 0.0 else 0.0
+            if values[i] > max_value:
+                max_value = values[i]
+        if max_value <= MIN_MAX_VALUE:
+            return 0
+
+    subtract = t.cfg.chosen_move_subtract if t.cfg.chosen_move_subtract < max_value * ROOT_PRUNE_MAX_FRACTION else max_value * ROOT_PRUNE_MAX_FRACTION
+    prune = t.cfg.chosen_move_prune if t.cfg.chosen_move_prune < max_value * ROOT_PRUNE_MAX_FRACTION else max_value * ROOT_PRUNE_MAX_FRACTION
+    for i in range(num):
+        if values[i] < prune:
+            values[i] = 0.0
+        else:
+            values[i] -= subtract
+            if values[i] <= 0.0:
+                values[i] = 0.0
+
+    max_value = 0.0
+    for i in range(num):
+        if values[i] > max_value:
+            max_value = values[i]
+    if max_value <= 0.0:
+        return 0
+    if max_value < scale_max_to_at_least:
+        for i in range(num):
+            values[i] *= scale_max_to_at_least / max_value
+    return num
+
+
+# ---- principal variation ---------------------------------------------------------------
+cdef int append_pv(TreeCore* t, Node* n, Loc first_move, int max_depth, Loc* pv, int64_t* pv_visits,
+                   int64_t* pv_edge_visits, int start) noexcept nogil:
+    """Follow the best play selection value from n (after first_move at depth 0 if given); returns the new length."""
+    cdef Loc locs[MAX_EDGES]
+    cdef double values[MAX_EDGES]
+    cdef double lcbs[MAX_EDGES]
+    cdef double radii[MAX_EDGES]
+    cdef int slots[MAX_EDGES]
+    cdef int depth, num, i, best
+    cdef double best_value
+    cdef int length = start
+    for depth in range(max_depth):
+        if n == NULL:
+            break
+        num = play_selection_values(t, n, True, False, False, 1.0, locs, values, lcbs, radii, slots)
+        if num == 0:
+            break
+        best = -1
+        best_value = POLICY_ILLEGAL_SELECTION_VALUE
+        for i in range(num):
+            if depth == 0 and first_move != NULL_LOC and locs[i] == first_move:
+                best = i
+                break
+            if values[i] > best_value:
+                best_value = values[i]
+                best = i
+        if best < 0 or (depth == 0 and first_move != NULL_LOC and locs[best] != first_move):
+            break
+        pv[length] = locs[best]
+        if slots[best] < 0:
+            pv_visits[length] = 0
+            pv_edge_visits[length] = 0
+            length += 1
+            break
+        pv_visits[length] = n.children[slots[best]].node.stats.visits
+        pv_edge_visits[length] = n.children[slots[best]].edge_visits
+        length += 1
+        n = n.children[slots[best]].node
+    return length
+
+
+# ---- Python API --------------------------------------------------------------------------
+cdef object _xy(const TreeCore* t, Loc loc):
+    if loc == PASS_LOC:
+        return None
+    return (loc_x(loc, t.x_size), loc_y(loc, t.x_size))
+
+
+cdef Loc _loc_of_xy(const TreeCore* t, xy) except? -1:
+    if xy is None:
+        return PASS_LOC
+    x, y = xy
+    return loc_of(x, y, t.x_size)
+
+
+def play_selection(SearchTree tree, double scale_max_to_at_least=0.0):
+    """Root moves and their play selection values (what the chosen move is drawn from), or ([], [])."""
+    cdef TreeCore* t = &tree.t
+    cdef Loc locs[MAX_EDGES]
+    cdef double values[MAX_EDGES]
+    cdef double lcbs[MAX_EDGES]
+    cdef double radii[MAX_EDGES]
+    cdef int slots[MAX_EDGES]
+    cdef int num, i
+    if t.root == NULL:
+        return [], []
+    with nogil:
+        num = play_selection_values(t, t.root, True, False, False, scale_max_to_at_least, locs, values, lcbs, radii, slots)
+    return [_xy(t, locs[i]) for i in range(num)], [values[i] for i in range(num)]
+
+
+def principal_variation(SearchTree tree, int max_depth, move=False):
+    """(moves, visits, edge visits) of the best line from the root, or after root move `move` if given."""
+    cdef TreeCore* t = &tree.t
+    cdef Loc* pv
+    cdef int64_t* pv_visits
+    cdef int64_t* pv_edge
+    cdef int length, i
+    cdef Loc first = NULL_LOC if move is False else _loc_of_xy(t, move)
+    if t.root == NULL or max_depth <= 0:
+        return [], [], []
+    pv = <Loc*>malloc(max_depth * sizeof(Loc))
+    pv_visits = <int64_t*>malloc(max_depth * sizeof(int64_t))
+    pv_edge = <int64_t*>malloc(max_depth * sizeof(int64_t))
+    with nogil:
+        length = append_pv(t, t.root, first, max_depth, pv, pv_visits, pv_edge, 0)
+    result = ([_xy(t, pv[i]) for i in range(length)], [pv_visits[i] for i in range(length)],
+              [pv_edge[i] for i in range(length)])
+    free(pv)
+    free(pv_visits)
+    free(pv_edge)
+    return result
+
+
+cdef dict _values_dict(double wl, double nr, double sm, double smsq, double lead, double utility, double weight,
+                       int64_t visits):
+    if wl < -1.0:
+        wl = -1.0
+    if wl > 1.0:
+        wl = 1.0
+    if nr < 0.0:
+        nr = 0.0
+    if nr > 1.0 - abs(wl):
+        nr = 1.0 - abs(wl)
+    win = min(1.0, max(0.0, 0.5 * (wl + (1.0 - nr))))
+    loss = min(1.0, max(0.0, 0.5 * (-wl + (1.0 - nr))))
+    return {
+        "win_loss": wl, "win": win, "loss": loss, "no_result": nr, "score_mean": sm,
+        "score_stdev": score_stdev(sm, smsq), "lead": lead, "utility": utility, "weight": weight, "visits": visits,
+    }
+
+
+def root_values(SearchTree tree, bint pruned=True):
+    """The root's search values (White's view): dict of win_loss, win, loss, no_result, score_mean,
+    score_stdev, lead, utility, weight, visits. pruned: KataGo's getPrunedRootValues. None before any visit."""
+    cdef TreeCore* t = &tree.t
+    cdef Node* r = t.root
+    cdef Loc locs[MAX_EDGES]
+    cdef double values[MAX_EDGES]
+    cdef int slots[MAX_EDGES]
+    cdef int num = 0, i
+    cdef double wl = 0, nr = 0, sm = 0, smsq = 0, ld = 0, ut = 0, wsum = 0, w
+    cdef const NodeStats* st
+    if r == NULL or r.stats.weight_sum <= 0.0:
+        return None
+    if pruned and r.state == NODE_EXPANDED:
+        num = play_selection_values(t, r, False, False, True, 1.0, locs, values, NULL, NULL, slots)
+    if num == 0:
+        st = &r.stats
+        return _values_dict(st.win_loss, st.no_result, st.score_mean, st.score_mean_sq, st.lead, st.utility,
+                            st.weight_sum, st.visits)
+    for i in range(num):
+        st = &r.children[slots[i]].node.stats
+        if st.visits <= 0 or st.weight_sum <= 0.0 or r.children[slots[i]].edge_visits <= 0:
+            continue
+        w = values[i]
+        wl += w * st.win_loss
+        nr += w * st.no_result
+        sm += w * st.score_mean
+        smsq += w * st.score_mean_sq
+        ld += w * st.lead
+        ut += w * st.utility
+        wsum += w
+    w = eval_weight(&t.cfg, r.eval.score_mean, r.eval.st_wl_error, r.eval.st_score_error)
+    wl += (r.eval.win - r.eval.loss) * w
+    nr += r.eval.no_result * w
+    sm += r.eval.score_mean * w
+    smsq += r.eval.score_mean_sq * w
+    ld += r.eval.lead * w
+    ut += (result_utility(&t.cfg, r.eval.win - r.eval.loss, r.eval.no_result)
+           + score_utility(&t.cfg, r.eval.score_mean, r.eval.score_mean_sq)) * w
+    wsum += w
+    return _values_dict(wl / wsum, nr / wsum, sm / wsum, smsq / wsum, ld / wsum, ut / wsum, r.stats.weight_sum,
+                        r.stats.visits)
+
+
+def root_raw_values(SearchTree tree):
+    """The root's direct evaluation (White's view), or None if not evaluated."""
+    cdef Node* r = tree.t.root
+    if r == NULL or r.state != NODE_EXPANDED:
+        return None
+    return {
+        "win": r.eval.win, "loss": r.eval.loss, "no_result": r.eval.no_result, "score_mean": r.eval.score_mean,
+        "score_mean_sq": r.eval.score_mean_sq, "lead": r.eval.lead, "var_time_left": r.eval.var_time_left,
+        "st_wl_error": r.eval.st_wl_error, "st_score_error": r.eval.st_score_error,
+    }
+
+
+def root_policy(SearchTree tree):
+    """Raw policy of the root, row-major board points then pass, -1 for illegal moves; None if unevaluated."""
+    cdef TreeCore* t = &tree.t
+    cdef Node* r = t.root
+    cdef int e
+    if r == NULL or r.state != NODE_EXPANDED:
+        return None
+    out = np.full(t.area + 1, -1.0, np.float32)
+    for e in range(r.num_edges):
+        out[pos_of(t, r.edges[e].move)] = r.edges[e].prior
+    return out
+
+
+def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0):
+    """Per root move analysis (KataGo's getAnalysisData), sorted as KataGo orders moves.
+
+    Each entry: move, visits (child), edge_visits, weight (child weight sum), edge_weight, utility,
+    win_loss, no_result, score_mean, score_stdev, lead, prior, lcb (utility LCB, White's view),
+    radius, play_selection_value, pv, pv_visits, pv_edge_visits. White's point of view throughout.
+    """
+    cdef TreeCore* t = &tree.t
+    cdef Node* r = t.root
+    cdef Loc locs[MAX_EDGES]
+    cdef double values[MAX_EDGES]
+    cdef double lcbs[MAX_EDGES]
+    cdef double radii[MAX_EDGES]
+    cdef int slots[MAX_EDGES]
+    cdef Loc* pv
+    cdef int64_t* pv_visits
+    cdef int64_t* pv_edge
+    cdef int num, i, e, pv_len, j
+    cdef double mass = 0.0, parent_utility, parent_wpv, stdev_factor, fpu, radius0, lcb0
+    cdef double parent_wl, parent_sm, parent_sd, parent_lead, p
+    cdef const ChildSlot* s
+    cdef const NodeStats* st
+    cdef int64_t child_visits
+    if r == NULL or r.state != NODE_EXPANDED or r.stats.weight_sum <= 0.0:
+        return []
+    num = r.num_children
+    if num > 0:
+        if play_selection_values(t, r, False, True, False, 1.0, locs, values, lcbs, radii, slots) == 0:
+            radius0 = 2.0 * utility_radius(&t.cfg) * t.cfg.lcb_stdevs
+            for i in range(num):
+                locs[i] = r.children[i].move
+                slots[i] = i
+                values[i] = 0.0
+                lcbs[i] = -radius0
+                radii[i] = radius0
+    for i in range(num):
+        p = root_prior(t, r, r.children[i].edge)
+        mass += p if p > 0.0 else 0.0
+    parent_wl = r.stats.win_loss
+    parent_sm = r.stats.score_mean
+    parent_sd = score_stdev(r.stats.score_mean, r.stats.score_mean_sq)
+    parent_lead = r.stats.lead
+    fpu = fpu_value(t, r, r.next_pla, True, mass, &parent_utility, &parent_wpv, &stdev_factor)
+
+    pv = <Loc*>malloc((max_pv_len + 1) * sizeof(Loc))
+    pv_visits = <int64_t*>malloc((max_pv_len + 1) * sizeof(int64_t))
+    pv_edge = <int64_t*>malloc((max_pv_len + 1) * sizeof(int64_t))
+    out = []
+    seen = set()
+    try:
+        for i in range(num):
+            s = &r.children[slots[i]]
+            st = &s.node.stats
+            child_visits = st.visits
+            entry = {"move": _xy(t, s.move), "edge_visits": int(s.edge_visits), "visits": int(child_visits),
+                     "prior": root_prior(t, r, s.edge), "play_selection_value": values[i],
+                     "lcb": lcbs[i] if r.next_pla == C_WHITE else -lcbs[i], "radius": radii[i]}
+            if child_visits <= 0 or st.weight_sum <= 1e-30:
+                entry.update(_unvisited_values(t, fpu, parent_utility, parent_wl, parent_sm, parent_sd, parent_lead))
+            else:
+                entry.update({
+                    "utility": st.utility, "win_loss": st.win_loss, "no_result": st.no_result,
+                    "score_mean": st.score_mean, "score_stdev": score_stdev(st.score_mean, st.score_mean_sq),
+                    "lead": st.lead, "weight": st.weight_sum, "edge_weight": child_weight(s),
+                })
+            pv[0] = s.move
+            pv_visits[0] = child_visits
+            pv_edge[0] = s.edge_visits
+            pv_len = 1
+            if max_pv_len > 1:
+                pv_len = append_pv(t, s.node, NULL_LOC, max_pv_len - 1, pv, pv_visits, pv_edge, 1)
+            entry["pv"] = [_xy(t, pv[j]) for j in range(pv_len)]
+            entry["pv_visits"] = [int(pv_visits[j]) for j in range(pv_len)]
+            entry["pv_edge_visits"] = [int(pv_edge[j]) for j in range(pv_len)]
+            out.append(entry)
+            seen.add(s.move)
+        # Fill up to min_moves from the policy, highest first.
+        if len(out) < min_moves:
+            order = sorted(((root_prior(t, r, e), -e) for e in range(r.num_edges) if r.edges[e].move not in seen),
+                           reverse=True)
+            for p_value, neg_e in order[:min_moves - len(out)]:
+                e = -neg_e
+                entry = {"move": _xy(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
+                         "play_selection_value": 0.0, "lcb": 0.0, "radius": 0.0,
+                         "pv": [_xy(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
+                entry.update(_unvisited_values(t, fpu, parent_utility, parent_wl, parent_sm, parent_sd, parent_lead))
+                radius0 = 2.0 * utility_radius(&t.cfg) * t.cfg.lcb_stdevs
+                entry["lcb"] = -radius0 if r.next_pla == C_WHITE else radius0
+                entry["radius"] = radius0
+                out.append(entry)
+    finally:
+        free(pv)
+        free(pv_visits)
+        free(pv_edge)
+    # 0-visit moves last, then play selection value, visits, prior (a stable sort, as KataGo's).
+    out.sort(key=lambda d: (d["edge_visits"] == 0, -d["play_selection_value"], -d["edge_visits"], -d["prior"]))
+    return out
+
+
+cdef dict _unvisited_values(const TreeCore* t, double fpu, double parent_utility, double parent_wl, double parent_sm,
+                            double parent_sd, double parent_lead):
+    cdef double wl = parent_wl + (fpu - parent_utility) if t.cfg.win_loss_utility_factor == 1.0 else 0.0
+    wl = max(-1.0, min(1.0, wl))
+    return {"utility": fpu, "win_loss": wl, "no_result": 0.0, "score_mean": parent_sm, "score_stdev": parent_sd,
+            "lead": parent_lead, "weight": 0.0, "edge_weight": 0.0}
+
+
+# ---- ownership ---------------------------------------------------------------------------
+cdef bint _own_traverse(const TreeCore* t, const Node* n, double min_prop, double prune_prop, double desired,
+                        double* avg, double* sq) noexcept nogil:
+    """Add desired * ownership over n's subtree; False when n has no ownership to give."""
+    cdef int i, k
+    cdef double child_ws = 0.0, rel_sum = 0.0, w, parent_w, from_children, self_prop, from_child
+    cdef double* weights
+    if n == NULL or n.state != NODE_EXPANDED or n.ownership == NULL:
+        return False
+    if desired >= min_prop and n.num_children > 0:
+        weights = <double*>malloc(n.num_children * sizeof(double))
+        for i in range(n.num_children):
+            weights[i] = child_weight(&n.children[i]) if n.children[i].node.stats.visits > 0 else 0.0
+            child_ws += weights[i]
+            rel_sum += weights[i] * weights[i]
+        parent_w = eval_weight(&t.cfg, n.eval.score_mean, n.eval.st_wl_error, n.eval.st_score_error)
+        if parent_w < 1e-10:
+            parent_w = 1e-10
+        from_children = desired * child_ws / (child_ws + parent_w)
+        self_prop = desired * parent_w / (child_ws + parent_w)
+        if from_children <= 0.0 or rel_sum <= 0.0:
+            self_prop += from_children
+        else:
+            for i in range(n.num_children):
+                from_child = weights[i] * weights[i] / rel_sum * from_children
+                if from_child < prune_prop:
+                    self_prop += from_child
+                elif not _own_traverse(t, n.children[i].node, min_prop, prune_prop, from_child, avg, sq):
+                    self_prop += from_child
+        free(weights)
+    else:
+        self_prop = desired
+    for k in range(t.area):
+        avg[k] += self_prop * n.ownership[k]
+        sq[k] += self_prop * n.ownership[k] * n.ownership[k]
+    return True
+
+
+def tree_ownership(SearchTree tree, move=False):
+    """(mean, stdev) ownership averaged over the tree below the root, or below root move `move` if given.
+
+    White's view, float64 arrays of board points, row-major. None when ownership is unavailable
+    (the tree keeps per-node ownership only in keep_ownership mode; the root always has it).
+    """
+    cdef TreeCore* t = &tree.t
+    cdef const Node* n = t.root
+    cdef Loc loc
+    cdef int i
+    cdef double min_prop
+    cdef double[::1] avg_view
+    cdef double[::1] sq_view
+    if n == NULL:
+        return None
+    if move is not False:
+        loc = _loc_of_xy(t, move)
+        n = NULL
+        for i in range(t.root.num_children):
+            if t.root.children[i].move == loc:
+                n = t.root.children[i].node
+        if n == NULL:
+            return None
+    if n.ownership == NULL:
+        return None
+    avg = np.zeros(t.area, np.float64)
+    sq = np.zeros(t.area, np.float64)
+    avg_view = avg
+    sq_view = sq
+    min_prop = OWNERSHIP_MIN_PROP_SCALE / pow(max(1.0, <double>n.stats.visits), OWNERSHIP_MIN_PROP_EXPONENT)
+    with nogil:
+        _own_traverse(t, n, min_prop, min_prop * OWNERSHIP_PRUNE_FACTOR, 1.0, &avg_view[0], &sq_view[0])
+    stdev = np.sqrt(np.maximum(sq - avg * avg, 0.0))
+    return avg, stdev
+
+
+def root_child_stats(SearchTree tree):
+    """Raw per-child numbers for tests and debugging: list of dicts (move, edge_visits, visits, weight, utility)."""
+    cdef Node* r = tree.t.root
+    cdef int i
+    if r == NULL:
+        return []
+    return [{"move": _xy(&tree.t, r.children[i].move), "edge_visits": int(r.children[i].edge_visits),
+             "visits": int(r.children[i].node.stats.visits), "weight": r.children[i].node.stats.weight_sum,
+             "utility": r.children[i].node.stats.utility, "virtual_losses": r.children[i].node.virtual_losses,
+             "terminal": bool(r.children[i].node.is_terminal)}
+            for i in range(r.num_children)]

@@ -1,0 +1,673 @@
+"""The search driver: runs a SearchTree batch by batch under limits, time controls and stop requests.
+
+One :class:`Searcher` owns one tree for one game. Python steps once per batch:
+collect leaves (nogil, in the Cython core) -> one evaluator call -> apply. The
+lock is released during the evaluator call, so ``analysis()`` from another
+thread (kata-analyze reports, pondering) and other searches sharing a
+BatchingEvaluator proceed meanwhile.
+
+numSearchThreads is the number of leaves one search keeps in flight per batch
+(spread by virtual losses), not OS threads: the tree is single-threaded and the
+network call is where the time goes. With 1 the search is KataGo's sequential
+MCTS exactly; larger values trade a little search efficiency for bigger, faster
+network batches. Run several Searchers in threads to use more cores for trees.
+"""
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from cython_ext.history import GameState
+from cython_ext.search_tree import SearchTree
+from cython_ext import search_results as sr
+
+from katacli.search.evaluation import NetworkLeafEvaluator
+from katacli.search.params import SearchParams
+from katacli.search.restrictions import MoveRestrictions
+from katacli.search.results import (
+    RootInfo, SearchAnalysis, duplicate_for_symmetries, move_info_from_data, position_hashes,
+)
+from katacli.search.timecontrol import (
+    TimeBudgetInputs, TimeControls, search_time_limit, upper_bound_visits_left,
+)
+
+BLACK = 1
+WHITE = 2
+RESIGN = "resign"
+# Time limits cannot stop a search before it has this many playouts (KataGo's).
+MIN_PLAYOUTS_BEFORE_TIME_STOP = 2
+# How often the time budget is re-planned during a search, seconds.
+TIME_RECHECK_PERIOD = 0.1
+# Playouts per Python step in rollout mode (each finishes inside the core).
+ROLLOUT_PLAYOUTS_PER_STEP = 64
+TEMPERATURE_ARGMAX_THRESHOLD = 1e-4
+# Largest playout budget handed to the core in one step (it counts in C ints).
+MAX_STEP_BUDGET = 1 << 30
+# Give up after this many steps in a row that finished no playout (everything uncounted or blocked).
+MAX_IDLE_STEPS = 100
+
+
+@dataclass
+class SearchStats:
+    """What one run() did."""
+
+    playouts: int = 0
+    visits: int = 0             # root visits at the end
+    batches: int = 0
+    leaves_evaluated: int = 0   # leaves sent to the evaluator (cache hits included)
+    seconds: float = 0.0
+    stopped_by: str = ""        # "visits", "playouts", "time", "stop", "callback", "nothing"
+
+    @property
+    def average_batch_size(self) -> float:
+        return self.leaves_evaluated / self.batches if self.batches else 0.0
+
+
+class Searcher:
+    """MCTS for one position at a time, with tree reuse between moves. See katacli.search for the API."""
+
+    def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
+                 nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
+                 seed: Optional[int] = None, pass_alive_suicide_override: int = -1):
+        """
+        state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
+        evaluate leaves by random playouts. nogo: play NoGo (rollouts only). keep_ownership: store every
+        node's ownership so that tree-averaged ownership can be reported (analysis with ownership).
+        pass_alive_suicide_override: features' pass-alive mode (-1 follow the state, 0/1 force), from the net.
+        """
+        if nogo and evaluator is not None:
+            raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
+        self.params = params if params is not None else SearchParams()
+        self.evaluator = evaluator
+        self.nogo = nogo
+        self.rollouts_per_leaf = rollouts_per_leaf
+        self.keep_ownership = keep_ownership
+        self.pass_alive_suicide_override = pass_alive_suicide_override
+        self._seed = seed if seed is not None else random.getrandbits(63)
+        self._rng = random.Random(self._seed)
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._thread_error: Optional[BaseException] = None
+        self._leaf_evaluator = NetworkLeafEvaluator(evaluator, seed=self._seed) if evaluator is not None else None
+        self._nn_has_shortterm_error = False
+        self._time_carried_over = 0.0
+        self._pla_search_is_for = 0
+        self.restrictions: Optional[MoveRestrictions] = None
+        self.last_stats = SearchStats()
+        self._make_tree(state)
+
+    # ---- setup -------------------------------------------------------------------------------
+    def _batch_capacity(self) -> int:
+        return max(1, int(self.params.num_search_threads))
+
+    def _make_tree(self, state: GameState) -> None:
+        self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity())
+        self._configure_tree()
+        self.tree.seed(self._seed)
+        self.tree.set_root(state)
+        self._apply_restrictions()
+
+    def _configure_tree(self) -> None:
+        self.tree.configure(self.params, self.pass_alive_suicide_override, self._nn_has_shortterm_error)
+        self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
+                           keep_ownership=self.keep_ownership)
+
+    def _apply_restrictions(self) -> None:
+        for pla in (BLACK, WHITE):
+            until = None if self.restrictions is None else self.restrictions.until_by_loc(pla)
+            self.tree.set_avoid(pla, until)
+
+    def set_params(self, params: SearchParams) -> None:
+        """New parameters; the tree is kept unless the batch size grows or a tree-shaping setting changed."""
+        self._ensure_idle()
+        with self._lock:
+            old = self.params
+            self.params = params
+            if params.num_search_threads > self.tree.max_batch_capacity:
+                self._make_tree(self.tree.root_state())
+            else:
+                self._configure_tree()
+            if old.conservative_pass != params.conservative_pass or old.policy_optimism != params.policy_optimism:
+                self.tree.clear()
+
+    def set_keep_ownership(self, keep: bool) -> None:
+        """Store per-node ownership (needed for tree-averaged ownership); turning it on clears the tree."""
+        self._ensure_idle()
+        with self._lock:
+            if keep and not self.keep_ownership:
+                self.tree.clear()
+            self.keep_ownership = keep
+            self._configure_tree()
+
+    def set_restrictions(self, restrictions: Optional[MoveRestrictions]) -> None:
+        """avoid / allow lists for the next searches (KataGo clears them when a move is played)."""
+        self._ensure_idle()
+        with self._lock:
+            self.restrictions = restrictions
+            self._apply_restrictions()
+
+    # ---- position ----------------------------------------------------------------------------
+    def set_position(self, state: GameState) -> None:
+        """Search a new position (copied); the tree is discarded."""
+        self._ensure_idle()
+        with self._lock:
+            if (state.x_size, state.y_size) != (self.tree.x_size, self.tree.y_size):
+                self._make_tree(state)
+            else:
+                self.tree.set_root(state)
+            self._time_carried_over = 0.0
+
+    @property
+    def root_state(self) -> GameState:
+        """A copy of the position being searched."""
+        with self._lock:
+            return self.tree.root_state()
+
+    @property
+    def root_player(self) -> int:
+        return self.tree.root_pla
+
+    def advance(self, move, player: Optional[int] = None, prevent_encore: bool = True) -> bool:
+        """Play move (x, y) or None (pass) at the root and keep its subtree; True if the subtree was kept.
+
+        A move by the player not to move replaces the position (history cleared), as KataGo's
+        engine does. avoid / allow lists are dropped, as in KataGo.
+        """
+        self._ensure_idle()
+        with self._lock:
+            player = player or self.tree.root_pla
+            visits_before = self.tree.root_visits
+            if player != self.tree.root_pla:
+                state = self.tree.root_state()
+                state.reset_history_keep_board(player)
+                self.tree.set_root(state)
+            kept = self.tree.advance(move, player, prevent_encore)
+            if kept and visits_before > 0:
+                proportion = min(1.0, self.tree.root_visits / visits_before)
+                self._time_carried_over *= proportion * self.params.tree_reuse_carry_over_time_factor
+            else:
+                self._time_carried_over = 0.0
+            self.restrictions = None
+            self._apply_restrictions()
+            return kept
+
+    def clear(self) -> None:
+        """Forget the tree (keep the position)."""
+        self._ensure_idle()
+        with self._lock:
+            self.tree.clear()
+            self._time_carried_over = 0.0
+
+    # ---- running -----------------------------------------------------------------------------
+    def run(self, max_visits: Optional[int] = None, max_playouts: Optional[int] = None,
+            max_time: Optional[float] = None, *, stop_event: Optional[threading.Event] = None,
+            callback: Optional[Callable[["Searcher"], Optional[bool]]] = None, callback_period: Optional[float] = None,
+            time_controls: Optional[TimeControls] = None, pondering: bool = False,
+            search_factor: float = 1.0) -> SearchStats:
+        """Search until a limit is reached or a stop is requested; returns what was done.
+
+        Limits default to the parameters' maxVisits / maxPlayouts / maxTime (the *Pondering ones when
+        pondering). time_controls adds KataGo's per-move time budgeting (not while pondering).
+        callback(searcher) runs every callback_period seconds (between batches); returning True stops.
+        stop_event / stop() end the search after the batch in flight.
+        """
+        p = self.params
+        if max_visits is None:
+            max_visits = p.max_visits_pondering if pondering else p.max_visits
+        if max_playouts is None:
+            max_playouts = p.max_playouts_pondering if pondering else p.max_playouts
+        if max_time is None:
+            max_time = p.max_time_pondering if pondering else p.max_time
+        with self._lock:
+            start = time.monotonic()
+            stats = SearchStats()
+            # Fewer passes, less thinking: KataGo's searchFactorAfterOnePass / TwoPass.
+            search_factor *= self._pass_search_factor()
+            if search_factor != 1.0:
+                cap = float(1 << 62)
+                max_visits = int(math.ceil(min(cap, max_visits * search_factor)))
+                max_playouts = int(math.ceil(min(cap, max_playouts * search_factor)))
+                max_time = max_time * search_factor
+            stats.playouts = self._begin(pondering)
+            non_playout_visits = self.tree.root_visits - stats.playouts
+        batch_size = self._batch_capacity()
+        if p.min_playouts_per_thread > 0.0:
+            new_playouts = min(max_visits - non_playout_visits, max_playouts)
+            cap = new_playouts / p.min_playouts_per_thread
+            if cap < batch_size:
+                batch_size = max(1, int(math.floor(cap)))
+        has_max_time = max_time < 1.0e12
+        has_tc = time_controls is not None and not pondering and not time_controls.is_effectively_unlimited()
+        tc_limit = 1e30
+        last_time_check = -1.0
+        next_callback = callback_period if (callback is not None and callback_period is not None) else None
+        idle_steps = 0
+        try:
+            while True:
+                elapsed = time.monotonic() - start
+                if (has_tc or has_max_time) and not pondering and elapsed >= last_time_check + TIME_RECHECK_PERIOD:
+                    last_time_check = elapsed
+                    with self._lock:
+                        tc_limit = self._plan_time(time_controls, has_tc, elapsed, search_factor, max_time)
+                reason = self._stop_reason(stats.playouts, non_playout_visits, max_visits, max_playouts, elapsed,
+                                           has_max_time, max_time, has_tc, tc_limit, stop_event)
+                if reason:
+                    stats.stopped_by = reason
+                    break
+                if next_callback is not None and elapsed >= next_callback:
+                    next_callback += callback_period
+                    if callback(self):
+                        stats.stopped_by = "callback"
+                        break
+                budget = int(min(max_playouts - stats.playouts, max_visits - non_playout_visits - stats.playouts,
+                                 MAX_STEP_BUDGET))
+                if self.evaluator is None:
+                    step = min(budget, ROLLOUT_PLAYOUTS_PER_STEP)
+                    with self._lock:
+                        n, done = self.tree.collect(1, step, step)
+                else:
+                    with self._lock:
+                        n, done = self.tree.collect(min(batch_size, budget), budget)
+                stats.playouts += done
+                idle_steps = idle_steps + 1 if n == 0 and done == 0 else 0
+                if idle_steps >= MAX_IDLE_STEPS:
+                    stats.stopped_by = "nothing"
+                    break
+                if n == 0:
+                    continue
+                self._evaluate_batch(n)
+                stats.playouts += n
+                stats.batches += 1
+                stats.leaves_evaluated += n
+        finally:
+            with self._lock:
+                stats.seconds = time.monotonic() - start
+                stats.visits = self.tree.root_visits
+                self._time_carried_over += stats.seconds
+                self.last_stats = stats
+        if callback is not None and callback_period is not None:
+            callback(self)
+        return stats
+
+    def _pass_search_factor(self) -> float:
+        moves = self.tree.root_state().moves
+        if moves and moves[-1][1] is None:
+            if len(moves) >= 3 and moves[-3][1] is None:
+                return self.params.search_factor_after_two_pass
+            return self.params.search_factor_after_one_pass
+        return 1.0
+
+    @staticmethod
+    def _stop_reason(playouts, non_playout_visits, max_visits, max_playouts, elapsed, has_max_time, max_time,
+                     has_tc, tc_limit, stop_event) -> str:
+        if playouts >= max_playouts:
+            return "playouts"
+        if playouts + non_playout_visits >= max_visits:
+            return "visits"
+        if has_max_time and playouts >= MIN_PLAYOUTS_BEFORE_TIME_STOP and elapsed >= max_time:
+            return "time"
+        if has_tc and playouts >= MIN_PLAYOUTS_BEFORE_TIME_STOP and elapsed >= tc_limit:
+            return "time"
+        if stop_event is not None and stop_event.is_set():
+            return "stop"
+        return ""
+
+    def _evaluate_batch(self, n: int) -> None:
+        """Evaluate the tree's n waiting leaves without holding the lock, then apply them."""
+        try:
+            outputs = self._leaf_evaluator.evaluate(self.tree, n, self.params)
+        except BaseException:
+            with self._lock:
+                self.tree.abandon()
+            raise
+        with self._lock:
+            self._note_shortterm_error(outputs)
+            self.tree.apply(outputs)
+
+    def _note_shortterm_error(self, outputs) -> None:
+        if not self._nn_has_shortterm_error and outputs and outputs[0].shortterm_winloss_error >= 0:
+            self._nn_has_shortterm_error = True
+            self.tree.set_nn_has_shortterm_error(True)
+
+    def _begin(self, pondering: bool) -> int:
+        """Root setup for a new search (KataGo's beginSearch). Returns playouts done (1 if the root was evaluated)."""
+        p = self.params
+        tree = self.tree
+        tree.next_search_age()
+        if not pondering:
+            self._pla_search_is_for = tree.root_pla
+        elif self._pla_search_is_for == 0:
+            self._pla_search_is_for = 3 - tree.root_pla
+        tree.set_search_for(self._pla_search_is_for)
+        playouts = 0
+        if not tree.root_evaluated:
+            if tree.prepare_root_eval():
+                self._evaluate_root()
+            playouts = 1
+        elif self.evaluator is not None and self._root_needs_reevaluation():
+            tree.prepare_root_eval()
+            self._evaluate_root()
+        tree.mark_root_current()
+        self.root_symmetries = tree.begin_search()
+        self._apply_root_noise_and_temperature()
+        return playouts
+
+    def _evaluate_root(self) -> None:
+        outputs = self._leaf_evaluator.evaluate(self.tree, 1, self.params)
+        self._note_shortterm_error(outputs)
+        self.tree.apply(outputs)
+
+    def _root_needs_reevaluation(self) -> bool:
+        """The root's evaluation came from inside a previous tree: redo it with root settings when they differ."""
+        p = self.params
+        return (not self.tree.root_has_ownership
+                or (p.conservative_pass and self.tree.root_pass_would_end_game)
+                or p.root_num_symmetries_to_sample > 1
+                or p.root_policy_optimism != p.policy_optimism
+                or (p.ignore_pre_root_history and not p.ignore_all_history))
+
+    def _interpolate_early(self, halflife: float, early_value: float, value: float) -> float:
+        turn = self.tree.root_turn_number
+        area = self.tree.x_size * self.tree.y_size
+        halflives = turn / halflife * 19.0 / math.sqrt(area)
+        return value + (early_value - value) * math.pow(0.5, halflives)
+
+    def _apply_root_noise_and_temperature(self) -> None:
+        """Root policy temperature and Dirichlet noise (KataGo's maybeAddPolicyNoiseAndTemp)."""
+        p = self.params
+        if not p.root_noise_enabled and p.root_policy_temperature == 1.0 and p.root_policy_temperature_early == 1.0:
+            self.tree.set_root_priors(None)
+            return
+        moves, priors = self.tree.root_edges()
+        if len(priors) == 0:
+            return
+        probs = priors.astype(np.float64)
+        if p.root_policy_temperature != 1.0 or p.root_policy_temperature_early != 1.0:
+            temperature = self._interpolate_early(p.chosen_move_temperature_halflife, p.root_policy_temperature_early,
+                                                  p.root_policy_temperature)
+            positive = probs > 0
+            log_max = math.log(probs.max())
+            probs = np.where(positive, np.exp((np.log(np.where(positive, probs, 1.0)) - log_max) / temperature), probs)
+            probs = probs / probs[positive].sum() * positive + np.where(positive, 0.0, probs)
+        if p.root_noise_enabled:
+            probs = self._dirichlet_noised(probs)
+        self.tree.set_root_priors(probs.astype(np.float32))
+
+    def _dirichlet_noised(self, probs: np.ndarray) -> np.ndarray:
+        """Mix in Dirichlet noise whose alphas are half uniform, half shaped by the log policy (KataGo's)."""
+        p = self.params
+        n = len(probs)
+        log_policy = np.log(np.minimum(0.01, probs) + 1e-20)
+        alpha = np.maximum(0.0, log_policy - log_policy.mean())
+        total = alpha.sum()
+        uniform = 1.0 / n
+        alpha = np.full(n, uniform) if total <= 0.0 else 0.5 * (alpha / total + uniform)
+        rng = np.random.default_rng(self._rng.getrandbits(63))
+        draws = rng.gamma(np.maximum(alpha * p.root_dirichlet_noise_total_concentration, 1e-300))
+        draws = draws / draws.sum() if draws.sum() > 0 else np.full(n, uniform)
+        weight = p.root_dirichlet_noise_weight
+        return draws * weight + probs * (1.0 - weight)
+
+    def _plan_time(self, tc: Optional[TimeControls], has_tc: bool, elapsed: float, search_factor: float,
+                   max_time: float) -> float:
+        """Re-plan the time limit (KataGo's recomputeSearchTimeLimit) and feed futile-visit pruning."""
+        p = self.params
+        root_visits = self.tree.root_visits
+        limit = 1e30
+        if has_tc:
+            state = self.tree.root_state()
+            entropy = surprise = None
+            if p.obvious_moves_time_factor < 1.0:
+                entropy, surprise = self._policy_entropy_and_surprise()
+            inputs = TimeBudgetInputs(board_area=state.x_size * state.y_size,
+                                      num_stones_on_board=state.x_size * state.y_size - len(state.board().empty_points()),
+                                      turn_number=self.tree.root_turn_number, policy_entropy=entropy,
+                                      policy_surprise=surprise)
+            limit = search_time_limit(tc, p, inputs, elapsed, self._time_carried_over, search_factor)
+            if p.futile_visits_threshold > 0:
+                upper = upper_bound_visits_left(root_visits, elapsed, limit, self._time_carried_over,
+                                                p.num_search_threads)
+                if upper < p.futile_visits_threshold * root_visits and self._no_move_can_catch_up(upper):
+                    limit = search_time_limit(tc, p, inputs, elapsed, self._time_carried_over, search_factor,
+                                              futile_stop=True)
+        bound = upper_bound_visits_left(root_visits, elapsed, min(limit, max_time), self._time_carried_over,
+                                        p.num_search_threads)
+        self.tree.set_upper_bound_visits_left(bound)
+        return limit
+
+    def _no_move_can_catch_up(self, upper_bound_visits: float) -> bool:
+        moves, values = sr.play_selection(self.tree, 1.0)
+        children = sr.root_child_stats(self.tree)
+        if not values or len(values) != len(children):
+            return False
+        visits = [c["edge_visits"] for c in children]
+        best = max(range(len(values)), key=lambda i: values[i])
+        most = max(range(len(visits)), key=lambda i: visits[i])
+        if best != most:
+            return False
+        required = self._visits_needed_to_be_non_futile(visits[most])
+        return all(i == best or visits[i] + upper_bound_visits < required for i in range(len(values)))
+
+    def _visits_needed_to_be_non_futile(self, max_visits_move_visits: float) -> float:
+        p = self.params
+        required = p.futile_visits_threshold * max_visits_move_visits
+        temperature = self._interpolate_early(p.chosen_move_temperature_halflife, p.chosen_move_temperature_early,
+                                              p.chosen_move_temperature)
+        if temperature < 1e-3:
+            return required
+        return min(required, max_visits_move_visits * math.pow(0.01, temperature))
+
+    def _policy_entropy_and_surprise(self):
+        policy = sr.root_policy(self.tree)
+        moves, values = sr.play_selection(self.tree, 1.0)
+        if policy is None or not values:
+            return None, None
+        legal = policy[policy > 1e-100].astype(np.float64)
+        entropy = float(-(legal * np.log(legal)).sum())
+        total = sum(values)
+        surprise = 0.0
+        for move, value in zip(moves, values):
+            target = value / total
+            if target > 1e-100:
+                prior = max(float(policy[self._policy_index(move)]), 1e-100)
+                surprise += target * (math.log(target) - math.log(prior))
+        return entropy, max(0.0, surprise)
+
+    def _policy_index(self, move) -> int:
+        if move is None:
+            return self.tree.x_size * self.tree.y_size
+        return move[1] * self.tree.x_size + move[0]
+
+    # ---- background search (pondering, analysis) ----------------------------------------------
+    def start(self, **run_kwargs) -> None:
+        """run() in a background thread until a limit or stop(); stop_event is managed here."""
+        self._ensure_idle()
+        self._stop.clear()
+        self._thread_error = None
+
+        def target():
+            try:
+                self.run(stop_event=self._stop, **run_kwargs)
+            except BaseException as exc:   # surfaced by stop() / wait()
+                self._thread_error = exc
+
+        self._thread = threading.Thread(target=target, name="katacli-search", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> Optional[SearchStats]:
+        """Ask a background search to stop and wait for it; thread-safe, a no-op when idle."""
+        self._stop.set()
+        return self.wait()
+
+    def wait(self, timeout: Optional[float] = None) -> Optional[SearchStats]:
+        thread = self._thread
+        if thread is None:
+            return None
+        thread.join(timeout)
+        if thread.is_alive():
+            return None
+        self._thread = None
+        if self._thread_error is not None:
+            error, self._thread_error = self._thread_error, None
+            raise error
+        return self.last_stats
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _ensure_idle(self) -> None:
+        if self._thread is not None and threading.current_thread() is not self._thread:
+            self.stop()
+
+    # ---- results -------------------------------------------------------------------------------
+    def legal_move_exists(self) -> bool:
+        with self._lock:
+            _, priors = self.tree.root_edges()
+            return len(priors) > 0 if self.tree.root_evaluated else self.tree.has_legal_move()
+
+    def best_move(self):
+        """The move with the highest play selection value: (x, y), None for pass, or RESIGN in NoGo without moves."""
+        return self.choose_move(temperature=0.0)
+
+    def choose_move(self, temperature: Optional[float] = None):
+        """KataGo's chosen move: drawn from play selection values with chosenMoveTemperature (early/halflife
+        interpolated by default). (x, y), None for pass, RESIGN when NoGo leaves no legal move, or None if
+        nothing was searched and no move exists."""
+        p = self.params
+        with self._lock:
+            if self.nogo and not self.tree.has_legal_move():
+                return RESIGN
+            moves, values = sr.play_selection(self.tree, 0.0)
+        if not moves:
+            return RESIGN if self.nogo else None
+        if temperature is None:
+            temperature = self._interpolate_early(p.chosen_move_temperature_halflife, p.chosen_move_temperature_early,
+                                                  p.chosen_move_temperature)
+        return moves[choose_index_with_temperature(self._rng, values, temperature,
+                                                   p.chosen_move_temperature_only_below_prob)]
+
+    def root_values(self, pruned: bool = True) -> Optional[dict]:
+        """The root's search values (White's view; see search_results.root_values)."""
+        with self._lock:
+            return sr.root_values(self.tree, pruned)
+
+    def analysis(self, *, max_pv_len: int = 15, min_moves: int = 0, include_ownership: bool = False,
+                 include_ownership_stdev: bool = False, include_moves_ownership: bool = False,
+                 include_policy: bool = False, duplicate_symmetries: bool = True) -> SearchAnalysis:
+        """A snapshot of the search (White's view; use .oriented(perspective) for protocols). Thread-safe."""
+        with self._lock:
+            tree = self.tree
+            mover = tree.root_pla
+            data = sr.analysis_data(tree, max_pv_len, min_moves)
+            moves = [move_info_from_data(self.params, d, i, mover) for i, d in enumerate(data)]
+            if include_moves_ownership:
+                moves = [self._with_move_ownership(m) for m in moves]
+            symmetries = getattr(self, "root_symmetries", [0])
+            if duplicate_symmetries and self.params.root_symmetry_pruning and len(symmetries) > 1:
+                avoided = self._avoided_root_moves()
+                moves = duplicate_for_symmetries(moves, symmetries, tree.x_size, tree.y_size, avoided)
+            moves = [m if m.order == i else _with_order(m, i) for i, m in enumerate(moves)]
+            root = self._root_info()
+            ownership = stdev = None
+            if include_ownership or include_ownership_stdev:
+                result = sr.tree_ownership(tree)
+                if result is not None:
+                    ownership, stdev = result
+            policy = sr.root_policy(tree) if include_policy else None
+            return SearchAnalysis(root=root, moves=moves, root_player=mover, x_size=tree.x_size, y_size=tree.y_size,
+                                  ownership=ownership if include_ownership else None,
+                                  ownership_stdev=stdev if include_ownership_stdev else None, policy=policy)
+
+    def _with_move_ownership(self, info):
+        result = sr.tree_ownership(self.tree, info.move)
+        if result is None:
+            return info
+        import dataclasses
+        return dataclasses.replace(info, ownership=result[0], ownership_stdev=result[1])
+
+    def _avoided_root_moves(self):
+        if self.restrictions is None:
+            return None
+        until = self.restrictions.until_by_loc(self.tree.root_pla)
+        if until is None:
+            return None
+        x_size = self.tree.x_size
+        out = set()
+        for y in range(self.tree.y_size):
+            for x in range(x_size):
+                if until[(x + 1) + (y + 1) * (x_size + 1)] > 0:
+                    out.add((x, y))
+        return out
+
+    def _root_info(self) -> Optional[RootInfo]:
+        values = sr.root_values(self.tree, True)
+        if values is None:
+            return None
+        raw = sr.root_raw_values(self.tree)
+        state = self.tree.root_state()
+        this_hash, sym_hash = position_hashes(state.colors(), state.next_player, state.ko_point)
+        info = dict(
+            visits=values["visits"], weight=values["weight"], winrate=0.5 + 0.5 * values["win_loss"],
+            score_lead=values["lead"], score_selfplay=values["score_mean"], score_stdev=values["score_stdev"],
+            utility=values["utility"], current_player="B" if self.tree.root_pla == BLACK else "W",
+            this_hash=this_hash, sym_hash=sym_hash,
+        )
+        if raw is not None:
+            info.update(
+                raw_winrate=0.5 + 0.5 * (raw["win"] - raw["loss"]), raw_lead=raw["lead"],
+                raw_score_selfplay=raw["score_mean"],
+                raw_score_selfplay_stdev=math.sqrt(max(0.0, raw["score_mean_sq"] - raw["score_mean"] ** 2)),
+                raw_no_result_prob=raw["no_result"], raw_st_wr_error=raw["st_wl_error"] * 0.5,
+                raw_st_score_error=raw["st_score_error"], raw_var_time_left=raw["var_time_left"],
+            )
+        return RootInfo(**info)
+
+    @property
+    def root_visits(self) -> int:
+        return self.tree.root_visits
+
+
+def _with_order(info, order: int):
+    import dataclasses
+    return dataclasses.replace(info, order=order)
+
+
+def choose_index_with_temperature(rng: random.Random, relative_probs, temperature: float,
+                                  only_below_prob: float = 1.0) -> int:
+    """KataGo's chooseIndexWithTemperature: argmax near zero temperature, else sample the tempered values."""
+    values = [max(0.0, float(v)) for v in relative_probs]
+    max_value = max(values)
+    total = sum(values)
+    if max_value <= 0.0:
+        return 0
+    if temperature <= TEMPERATURE_ARGMAX_THRESHOLD and only_below_prob >= 1.0:
+        best = 0
+        for i in range(1, len(values)):
+            if values[i] > values[best]:
+                best = i
+        return best
+    log_max = math.log(max_value)
+    log_threshold = min(0.0, math.log(max(1e-50, only_below_prob)) + math.log(total) - log_max)
+    processed = []
+    for v in values:
+        if v <= 0.0:
+            processed.append(0.0)
+            continue
+        log_rel = math.log(v) - log_max
+        if log_rel <= log_threshold:
+            log_rel = (log_rel - log_threshold) / max(temperature, 1e-300) + log_threshold
+        processed.append(math.exp(log_rel))
+    r = rng.random() * sum(processed)
+    for i, w in enumerate(processed):
+        r -= w
+        if r < 0.0:
+            return i
+    return len(processed) - 1
