@@ -524,21 +524,35 @@ cdef void _splice_into(Board* b, Loc into_head, Loc other) noexcept nogil:
     b.next_in_chain[into_head] = b.next_in_chain[other]
     b.next_in_chain[other] = tmp
 
-cdef int _count_chain_liberties(const Board* b, Loc head) noexcept nogil:
-    cdef unsigned char seen[MAX_ARR_SIZE]
-    cdef int n = 0, i
-    cdef Loc cur = head, lib
-    memset(seen, 0, MAX_ARR_SIZE)
+cdef inline bint _is_liberty_of(const Board* b, Loc e, Loc head, Color pla) noexcept nogil:
+    cdef int i
+    cdef Loc adj
+    for i in range(4):
+        adj = e + b.adj_offsets[i]
+        if b.colors[adj] == pla and b.chain_head[adj] == head:
+            return True
+    return False
+
+cdef int _absorb_counting(Board* b, Loc into_head, Loc other, Color pla) noexcept nogil:
+    """Merge the chain at other into into_head stone by stone; returns the liberties it adds."""
+    cdef Loc cur = other, tmp, e
+    cdef Loc other_head = b.chain_head[other]
+    cdef int added = 0, i
+    b.chain_data[into_head].num_locs += b.chain_data[other_head].num_locs
     while True:
         for i in range(4):
-            lib = cur + b.adj_offsets[i]
-            if b.colors[lib] == C_EMPTY and not seen[lib]:
-                seen[lib] = 1
-                n += 1
+            e = cur + b.adj_offsets[i]
+            if b.colors[e] == C_EMPTY and not _is_liberty_of(b, e, into_head, pla):
+                added += 1
+        # Relabel at once, so a point next to several absorbed stones counts once.
+        b.chain_head[cur] = into_head
         cur = b.next_in_chain[cur]
-        if cur == head:
+        if cur == other:
             break
-    return n
+    tmp = b.next_in_chain[into_head]
+    b.next_in_chain[into_head] = b.next_in_chain[other]
+    b.next_in_chain[other] = tmp
+    return added
 
 cdef void board_play_assume_legal(Board* b, Loc loc, Color pla) noexcept nogil:
     cdef Color opp = opp_of(pla), c
@@ -598,14 +612,16 @@ cdef void board_play_assume_legal(Board* b, Loc loc, Color pla) noexcept nogil:
         for i in range(1, n_own):
             if b.chain_data[own_heads[i]].num_locs > b.chain_data[big].num_locs:
                 big = own_heads[i]
-        _splice_into(b, big, loc)
-        for i in range(n_own):
-            if own_heads[i] != big:
-                _splice_into(b, big, own_heads[i])
         if n_own == 1:
+            _splice_into(b, big, loc)
             b.chain_data[big].num_liberties = <short>new_libs
         else:
-            b.chain_data[big].num_liberties = <short>_count_chain_liberties(b, big)
+            # loc was a liberty of big; absorbed stones add the empty points big did not touch yet.
+            new_libs = b.chain_data[big].num_liberties - 1 + _absorb_counting(b, big, loc, pla)
+            for i in range(n_own):
+                if own_heads[i] != big:
+                    new_libs += _absorb_counting(b, big, own_heads[i], pla)
+            b.chain_data[big].num_liberties = <short>new_libs
 
     # The new stone takes one liberty from each distinct adjacent opponent chain.
     for i in range(n_opp):

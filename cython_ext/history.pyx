@@ -968,6 +968,11 @@ cdef class GameState:
         return bool(self.h.is_game_finished)
 
     @property
+    def is_past_normal_phase_end(self):
+        """True after the passes that would start the encore, when the encore is being prevented."""
+        return bool(self.h.is_past_normal_phase_end)
+
+    @property
     def is_no_result(self):
         return bool(self.h.is_no_result)
 
