@@ -10,13 +10,14 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from katacli.commands.gtp import build_engine
-from katacli.engine.analysis_format import AnalysisSnapshot, MoveAnalysis, RootAnalysis
 from katacli.engine.bot import Bot
 from katacli.engine.engine import ModelLoader
 from katacli.engine.search_types import SearchOutcome
+from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,28 +65,33 @@ class ScriptedBot(Bot):
         points = [p for p in state.legal_moves(pla) if p is not None]
         return sorted(points, key=lambda p: ((p[0] - cx) ** 2 + (p[1] - cy) ** 2, p[1], p[0]))
 
-    def snapshot(self, request) -> AnalysisSnapshot:
+    def snapshot(self, request) -> SearchAnalysis:
+        """Fixed numbers (White's view) for the two nearest points, with a two-move PV each."""
         state, area = request.state, request.state.x_size * request.state.y_size
-        moves = []
         ranked = self.ranked_moves(state, request.pla)
+        moves = []
         for order, move in enumerate(ranked[:2]):
             second = [p for p in ranked[:3] if p != move][:1]  # a plausible reply, for a two-move PV
-            moves.append(MoveAnalysis(
-                move=move, visits=10 - 5 * order, edge_visits=10 - 5 * order, win_loss=0.25 - 0.5 * order,
-                utility=0.3 - 0.5 * order, utility_lcb=0.2 - 0.5 * order, radius=0.1, score_mean=1.5 - order,
-                score_stdev=10.0, lead=2.0 - order, no_result=0.0, prior=0.4 - 0.1 * order, weight=9.5 - 5 * order,
-                order=order, pv=[move] + second, pv_visits=[10 - 5 * order, 3], pv_edge_visits=[10 - 5 * order, 3],
-                ownership=[0.5] * area, ownership_stdev=[0.25] * area))
-        root = RootAnalysis(visits=16, win_loss=0.125, utility=0.2, score_mean=1.25, score_stdev=11.0, lead=1.75,
-                            weight=15.5, raw_st_wr_error=0.5, raw_st_score_error=3.0, raw_var_time_left=20.0)
-        return AnalysisSnapshot(moves=moves, root=root, ownership=[0.5] * area, ownership_stdev=[0.25] * area)
+            visits = 10 - 5 * order
+            moves.append(MoveInfo(
+                move=move, order=order, visits=visits, edge_visits=visits, weight=visits - 0.5,
+                edge_weight=visits - 0.5, winrate=0.625 - 0.25 * order, lcb=0.6 - 0.25 * order,
+                utility=0.3 - 0.5 * order, utility_lcb=0.2 - 0.5 * order, score_lead=2.0 - order,
+                score_selfplay=1.5 - order, score_stdev=10.0, no_result=0.0, prior=0.4 - 0.1 * order,
+                play_selection_value=visits, pv=[move] + second, pv_visits=[visits, 3], pv_edge_visits=[visits, 3],
+                ownership=np.full(area, 0.5), ownership_stdev=np.full(area, 0.25)))
+        root = RootInfo(visits=16, weight=15.5, winrate=0.5625, score_lead=1.75, score_selfplay=1.25,
+                        score_stdev=11.0, utility=0.2, current_player="B" if request.pla == 1 else "W",
+                        raw_st_wr_error=0.25, raw_st_score_error=3.0, raw_var_time_left=20.0)
+        return SearchAnalysis(root=root, moves=moves, root_player=request.pla, x_size=state.x_size,
+                              y_size=state.y_size, ownership=np.full(area, 0.5), ownership_stdev=np.full(area, 0.25))
 
     def genmove(self, request, stop, on_snapshot=None):
         self.requests.append(request)
         ranked = self.ranked_moves(request.state, request.pla)
-        snapshot = self.snapshot(request) if request.report_interval is not None else None
-        return SearchOutcome(move=ranked[0] if ranked else None, win_loss=0.25, lead=2.0, visits=16,
-                             snapshot=snapshot)
+        if on_snapshot is not None and request.report_interval is not None:
+            on_snapshot(self.snapshot(request))  # the search reports once at the end
+        return SearchOutcome(move=ranked[0] if ranked else None, win_loss=0.25, lead=2.0, visits=16, move_prior=0.4)
 
     def analyze(self, request, stop, on_snapshot):
         self.requests.append(request)

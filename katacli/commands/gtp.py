@@ -2,10 +2,10 @@
 (gomill, twogtp) accept as KataGo."""
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import sys
+import threading
 from typing import List, Optional
 
 import typer
@@ -16,6 +16,7 @@ from katacli.cli_support import (
 from katacli.config import Config
 
 EXIT_STARTUP_ERROR = 1
+WAIT_POLL_SECONDS = 0.1  # waiting wakes up this often so that Ctrl-C is noticed
 NOGO_RULES_NAME = "nogo"
 DETERMINISTIC_SEED = "forDeterministicTesting"
 
@@ -33,13 +34,6 @@ Logs go to stderr or the configured log file, never to stdout.
 """
 
 
-def stable_seed(text: Optional[str]) -> Optional[int]:
-    """A seed string as a number that is the same in every run (Python's hash() is not)."""
-    if text is None:
-        return None
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-
-
 def _extract_nogo(cfg: Config) -> bool:
     """`rules = nogo` is katacli's own: strip it so the Go rules loader never sees it."""
     if "rules" in cfg and str(cfg.as_dict().get("rules", "")).strip().lower() == NOGO_RULES_NAME:
@@ -54,6 +48,7 @@ def _make_loader(model_path: str, settings, log):
     nn = settings.nn
 
     def load():
+        from katacli.engine.bot import stable_seed
         from katacli.nn.evaluator import NNEvaluator
 
         import torch
@@ -82,7 +77,8 @@ def _make_loader(model_path: str, settings, log):
 
 
 def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
-                 override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None):
+                 override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
+                 output=None):
     """The configured engine (not yet running). Config mistakes exit with a one-line error.
 
     ``loader`` replaces the background model loader (tests pass one holding an already loaded
@@ -116,9 +112,10 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
                             override_version=override_version, nogo=nogo, seed=seed, make_bot=make_bot)
     if loader is None:
         loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
-    output = ResponseWriter(stdout if stdout is not None else sys.stdout,
-                            on_write=(lambda text: log.write(text.rstrip("\n")))
-                            if settings.log_all_gtp_communication else None)
+    if output is None:
+        output = ResponseWriter(stdout if stdout is not None else sys.stdout)
+    if settings.log_all_gtp_communication:
+        output.on_write = lambda text: log.write(text.rstrip("\n"))
     engine = GtpEngine(options, output, log, loader)
     announce("GTP ready, beginning main protocol loop")
     return engine
@@ -126,22 +123,95 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
 
 def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
             override_version: Optional[str]) -> int:
-    """Serve GTP on stdin/stdout until quit or end of input; the process exit status."""
-    from katacli.engine.errors import EngineStartupError
+    """Serve GTP on stdin/stdout until quit or end of input; the process exit status.
 
-    engine = build_engine(model, config, override_config, override_version)
+    The engine (config, torch, search, network) is built in a thread while this thread already
+    answers the identity commands (name, version, protocol_version, known_command, list_commands),
+    so a GUI probing the engine gets its answers at once; other commands wait until it is built.
+    """
+    from katacli.engine.errors import EngineStartupError
+    from katacli.engine.protocol import ResponseWriter
+
+    if model is not None and not os.path.isfile(model):
+        report_error_and_exit(f"model file not found: {model}")
+    output = ResponseWriter(sys.stdout)
+    built: dict = {}
+    ready = threading.Event()
+
+    def build() -> None:
+        try:
+            built["engine"] = build_engine(model, config, override_config, override_version, output=output)
+        except SystemExit as exc:  # a config error, already reported on stderr
+            sys.stderr.flush()
+            os._exit(exc.code if isinstance(exc.code, int) else EXIT_STARTUP_ERROR)
+        except BaseException as exc:
+            print(f"error: could not start the engine: {exc}", file=sys.stderr, flush=True)
+            os._exit(EXIT_STARTUP_ERROR)
+        finally:
+            ready.set()
+
+    threading.Thread(target=build, name="engine-builder", daemon=True).start()
     stream = io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
+    engine = None
     try:
-        engine.run(stream)
+        while True:
+            raw = stream.readline()
+            if not raw:
+                break
+            if engine is None and not ready.is_set() and _answer_before_ready(raw, output, override_version):
+                if _is_quit(raw):
+                    return 0
+                continue
+            if engine is None:
+                while not ready.wait(WAIT_POLL_SECONDS):
+                    pass
+                engine = built["engine"]
+            engine.handle_line(raw)
+            if engine.quit_requested:
+                break
     except KeyboardInterrupt:
-        engine.stop_background()
+        pass
     except EngineStartupError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_STARTUP_ERROR
     finally:
-        engine.log.write("All cleaned up, quitting")
-        engine.log.close()
+        if engine is not None:
+            engine.stop_background()
+            engine.log.write("All cleaned up, quitting")
+            engine.log.close()
     return 0
+
+
+def _is_quit(raw: str) -> bool:
+    from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
+
+    try:
+        return parse_command(clean_line(raw)).name == "quit"
+    except EmptyCommand:
+        return False
+
+
+def _answer_before_ready(raw: str, output, override_version: Optional[str]) -> bool:
+    """Answer a line that needs no engine (blank, comment, identity commands, quit); False otherwise."""
+    from katacli.engine.identity import identity_answer
+    from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
+
+    line = clean_line(raw)
+    if not line:
+        return True
+    try:
+        command = parse_command(line)
+    except EmptyCommand as exc:
+        output.response(exc.command_id, str(exc), is_error=True)
+        return True
+    if command.name == "quit":
+        output.response(command.id, "")
+        return True
+    answer = identity_answer(command.name, command.args, override_version)
+    if answer is None:
+        return False
+    output.response(command.id, answer[0], is_error=answer[1])
+    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,8 @@ free handicap placement).
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import random
 import threading
 
@@ -20,6 +22,15 @@ from katacli.engine.search_types import SearchOutcome, SearchRequest, SnapshotCa
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 
+# Analysis searches until stopped: KataGo multiplies every limit by this.
+ANALYSIS_SEARCH_FACTOR = 1e40
+UNLIMITED_PLAYOUTS = 1 << 50
+UNLIMITED_SECONDS = 1e20
+# kata-benchmark: positions from one fixed game that fills this share of the board.
+BENCHMARK_POSITIONS = 10
+BENCHMARK_GAME_SEED = 20240517
+BENCHMARK_GAME_FILL = 0.6
+MIN_BENCHMARK_SECONDS = 1e-9
 # place_free_handicap samples the network's policy at this temperature (KataGo's playExtraBlack).
 FREE_HANDICAP_TEMPERATURE = 0.25
 # Without a network, free handicap stones keep this many lines free at the edge: (smallest board side, margin).
@@ -134,6 +145,201 @@ class Bot:
         return chosen
 
 
+class SearchBot(Bot):
+    """The adapter over :class:`katacli.search.Searcher`: one tree, reused while the game goes on."""
+
+    def __init__(self, evaluator, engine):
+        super().__init__(evaluator, engine)
+        self._searcher = None
+        self._signature = None  # what the tree's root position was built from
+        self._moves: list = []
+        self._seed = stable_seed(engine.options.seed)
+
+    # ------------------------------------------------------------------ the tree
+    @staticmethod
+    def _signature_of(state) -> tuple:
+        return (state.x_size, state.y_size, state.rules_tuple, tuple(state.initial_stones()), state.initial_player)
+
+    def _prepare(self, request: SearchRequest, keep_ownership: bool):
+        """The searcher, positioned at request.state: the old tree is advanced along new moves when possible."""
+        from katacli.search import Searcher
+
+        evaluator = None if request.nogo else self.evaluator
+        state = request.state
+        signature, moves = self._signature_of(state), list(state.moves)
+        searcher = self._searcher
+        if searcher is None or searcher.nogo != request.nogo or searcher.evaluator is not evaluator:
+            searcher = Searcher(state, request.params, evaluator, nogo=request.nogo, keep_ownership=keep_ownership,
+                                seed=self._seed)
+            self._searcher = searcher
+        else:
+            if searcher.params != request.params:
+                searcher.set_params(request.params)
+            if searcher.keep_ownership != keep_ownership:
+                searcher.set_keep_ownership(keep_ownership)
+            known = len(self._moves)
+            if signature == self._signature and moves[:known] == self._moves:
+                for pla, xy in moves[known:]:
+                    searcher.advance(xy, pla, self.engine.settings.prevent_cleanup_phase)
+            else:
+                searcher.set_position(state)
+        self._signature, self._moves = signature, moves
+        searcher.set_restrictions(self._restrictions(request))
+        return searcher
+
+    @staticmethod
+    def _restrictions(request: SearchRequest):
+        if not request.avoid:
+            return None
+        from katacli.search import MoveRestrictions
+
+        restrictions = MoveRestrictions(request.state.x_size, request.state.y_size)
+        for pla, table in request.avoid.items():
+            by_depth: dict[int, list] = {}
+            for point, depth in table.items():
+                by_depth.setdefault(depth, []).append(point)
+            for depth, points in sorted(by_depth.items()):
+                restrictions.avoid(pla, points, depth)
+        return restrictions
+
+    def _snapshot(self, searcher, request: SearchRequest):
+        analysis = searcher.analysis(max_pv_len=request.pv_len, min_moves=request.min_moves,
+                                     include_ownership=request.want_ownership,
+                                     include_ownership_stdev=request.want_ownership_stdev,
+                                     include_moves_ownership=request.want_moves_ownership)
+        if self.evaluator is None and analysis.root is not None:
+            # Rollouts have no network output at the root, so there are no raw values to report.
+            analysis = dataclasses.replace(analysis, root=dataclasses.replace(
+                analysis.root, raw_st_wr_error=None, raw_st_score_error=None, raw_var_time_left=None))
+        return analysis
+
+    # ------------------------------------------------------------------ searches
+    def genmove(self, request: SearchRequest, stop: threading.Event,
+                on_snapshot: SnapshotCallback | None = None) -> SearchOutcome:
+        from katacli.search import RESIGN
+
+        searcher = self._prepare(request, request.want_ownership or request.want_moves_ownership)
+        callback = period = None
+        if on_snapshot is not None and request.report_interval is not None:
+            callback, period = (lambda s: on_snapshot(self._snapshot(s, request))), request.report_interval
+        stats = searcher.run(stop_event=stop, callback=callback, callback_period=period,
+                             time_controls=request.clock, search_factor=request.search_factor)
+        move = searcher.choose_move()
+        values = searcher.root_values() or {}
+        prior = 0.0
+        if move != RESIGN:
+            prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
+        return SearchOutcome(move=move, win_loss=values.get("win_loss", 0.0), lead=values.get("lead", 0.0),
+                             visits=stats.visits, move_prior=prior)
+
+    def analyze(self, request: SearchRequest, stop: threading.Event, on_snapshot: SnapshotCallback) -> None:
+        searcher = self._prepare(request, request.want_ownership or request.want_moves_ownership)
+
+        def report(s) -> bool:
+            if stop.is_set():
+                return True  # stopped by the controller: KataGo prints nothing more
+            on_snapshot(self._snapshot(s, request))
+            return False
+
+        searcher.run(stop_event=stop, callback=report, callback_period=request.report_interval,
+                     search_factor=ANALYSIS_SEARCH_FACTOR)
+
+    def ponder(self, request: SearchRequest, stop: threading.Event) -> None:
+        searcher = self._prepare(request, False)
+        searcher.run(stop_event=stop, pondering=True)
+
+    def _side_search(self, state, pla: int, visits: int, stop: threading.Event, keep_ownership: bool):
+        """A separate, noiseless search (the game's tree is left alone), as KataGo's score estimates use."""
+        from katacli.search import Searcher
+
+        params = self.engine.params.genmove.replace(
+            max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
+            root_noise_enabled=False, wide_root_noise=0.0, playout_doubling_advantage=0.0,
+            playout_doubling_advantage_pla=None, conservative_pass=True, chosen_move_temperature=0.0,
+            chosen_move_temperature_early=0.0)
+        if state.next_player != pla:
+            state.reset_history_keep_board(pla)
+        searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed)
+        searcher.run(stop_event=stop)
+        return searcher
+
+    def estimate_lead(self, state, pla: int, visits: int, stop: threading.Event) -> float:
+        values = self._side_search(state, pla, visits, stop, False).root_values() or {}
+        return float(values.get("lead", 0.0))
+
+    def estimate_ownership(self, state, pla: int, visits: int, stop: threading.Event):
+        analysis = self._side_search(state, pla, visits, stop, True).analysis(max_pv_len=1, include_ownership=True)
+        return [float(v) for v in analysis.ownership]
+
+    def benchmark(self, params, visits: int, board_len: int, stop: threading.Event) -> str:
+        from katacli.search import Searcher
+
+        params = params.replace(max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS)
+        positions = benchmark_positions(board_len)
+        searched = total_visits = batches = leaves = 0
+        seconds = 0.0
+        for state in positions:
+            if stop.is_set():
+                break
+            self.clear_cache()
+            searcher = Searcher(state, params, self.evaluator, seed=self._seed)
+            stats = searcher.run(stop_event=stop)
+            searched += 1
+            total_visits += stats.visits
+            seconds += stats.seconds
+            batches += stats.batches
+            leaves += stats.leaves_evaluated
+        seconds = max(seconds, MIN_BENCHMARK_SECONDS)
+        return (f"numSearchThreads = {params.num_search_threads:2d}: {searched} / {len(positions)} positions,"
+                f" visits/s = {total_visits / seconds:.2f} nnEvals/s = {leaves / seconds:.2f}"
+                f" nnBatches/s = {batches / seconds:.2f} avgBatchSize = {leaves / max(batches, 1):.2f}"
+                f" ({seconds:.1f} secs)")
+
+    def clear_cache(self) -> None:
+        super().clear_cache()
+        if self._searcher is not None:
+            self._searcher.clear()
+
+    def on_new_board(self, x_size: int, y_size: int) -> None:
+        self._searcher = None
+
+
+def benchmark_positions(board_len: int, count: int = BENCHMARK_POSITIONS) -> list:
+    """Positions from one fixed pseudo-random game (no eye filling), spread over its course."""
+    from cython_ext.history import GameState
+
+    rng = random.Random(BENCHMARK_GAME_SEED)
+    state = GameState(board_len, board_len)
+    game_length = int(board_len * board_len * BENCHMARK_GAME_FILL)
+    snapshots = []
+    wanted = {int(game_length * (i + 0.5) / count) for i in range(count)}
+    for turn in range(game_length):
+        if turn in wanted:
+            snapshots.append(state.copy())
+        pla = state.next_player
+        colors = state.colors()
+        candidates = [p for p in state.legal_moves(pla) if p is not None and not _fills_own_eye(colors, p, pla)]
+        move = rng.choice(candidates) if candidates else None
+        state.play(move, pla)
+        if state.is_game_finished:
+            break
+    return snapshots
+
+
+def _fills_own_eye(colors, point, pla: int) -> bool:
+    x, y = point
+    y_size, x_size = len(colors), len(colors[0])
+    neighbours = [(x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+    return all(colors[ny][nx] == pla for nx, ny in neighbours if 0 <= nx < x_size and 0 <= ny < y_size)
+
+
+def stable_seed(text: str | None) -> int | None:
+    """A seed string as a number that is the same in every run (Python's hash() is not)."""
+    if text is None:
+        return None
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
 def make_bot(evaluator, engine) -> Bot:
     """The search adapter for this engine: network search, or rollouts without a network."""
-    return Bot(evaluator, engine)
+    return SearchBot(evaluator, engine)

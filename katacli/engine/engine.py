@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
-from katacli.engine.clock import Clock
+from katacli.engine.clock import quick_game
 from katacli.engine.errors import EngineStartupError, GtpError
 from katacli.engine.log import EngineLog
 from katacli.engine.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
@@ -25,6 +25,7 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
 from katacli.search.runtime_params import GtpRuntimeParams
+from katacli.search.timecontrol import TimeControls
 from katacli.settings import GtpSettings
 
 # How often a waiting main thread wakes up, so that Ctrl-C is noticed promptly.
@@ -119,7 +120,7 @@ class GtpEngine:
         x_size, y_size = self.settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
         self.session = self.make_session(x_size, y_size, self.settings.rules)
         # With no search limit configured at all, KataGo assumes a quick time control.
-        clock = Clock.unlimited() if self.settings.has_search_limit else Clock.quick_game()
+        clock = TimeControls.unlimited() if self.settings.has_search_limit else quick_game()
         self.clocks = {BLACK: clock, WHITE: clock}
         self.stats = GameStats()
         self.genmove_time_sum = 0.0

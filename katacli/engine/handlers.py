@@ -5,25 +5,6 @@ from katacli.engine import handlers_game as game
 from katacli.engine import handlers_params as params
 from katacli.engine import handlers_search as search
 
-# KataGo 1.17.2's list, in its order (it leaves out analyze, genmove_analyze, kata-get-params and
-# kata-set-params, which it still accepts). debug_moves, a debugging command, is not implemented.
-KNOWN_COMMANDS = (
-    "protocol_version", "name", "version", "known_command", "list_commands", "quit",
-    "boardsize", "rectangular_boardsize", "clear_board", "set_position", "komi", "get_komi", "play", "undo",
-    "kata-get-rules", "kata-set-rule", "kata-set-rules",
-    "kata-get-models", "kata-get-param", "kata-set-param", "kata-list-params", "kgs-rules",
-    "genmove", "kata-search", "kata-search_cancellable", "genmove_debug", "kata-search_debug",
-    "clear_cache", "showboard", "fixed_handicap", "place_free_handicap", "set_free_handicap",
-    "time_settings", "kgs-time_settings", "time_left", "kata-list_time_settings", "kata-time_settings",
-    "final_score", "final_status_list", "loadsgf", "printsgf",
-    "lz-genmove_analyze", "kata-genmove_analyze", "kata-search_analyze", "kata-search_analyze_cancellable",
-    "lz-analyze", "kata-analyze",
-    "kata-raw-nn", "kata-raw-human-nn",
-    "cputime", "gomill-cpu_time", "kata-benchmark",
-    "kata-debug-print-tc",
-    "stop",
-)
-
 HANDLERS = {
     "protocol_version": game.cmd_protocol_version,
     "name": game.cmd_name,

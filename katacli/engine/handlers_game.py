@@ -7,20 +7,16 @@ from __future__ import annotations
 
 from cython_ext.history import IllegalMoveError
 
-from katacli import KATAGO_COMPAT_VERSION, __version__
 from katacli.engine.arguments import parse_int
 from katacli.engine.board_text import showboard_text
 from katacli.engine.errors import GtpError
+from katacli.engine.identity import identity_answer
 from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import RulesError, format_komi, parse_komi
-from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, GameSession, SessionError
+from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
 from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
 
-PROTOCOL_VERSION = "2"
-# GUIs (Lizzie, q5Go) recognise KataGo by its GTP name; `version` says what this really is.
-ENGINE_NAME = "KataGo"
-ENGINE_VERSION = f"{KATAGO_COMPAT_VERSION}-katacli-{__version__}"
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
 FREE_HANDICAP_BOARD_FRACTION = 4
@@ -30,30 +26,14 @@ SET_POSITION_USAGE = "Expected a space-separated sequence of <COLOR> <VERTEX> pa
 # --------------------------------------------------------------------------- basics
 
 
-def cmd_protocol_version(engine, command: Command) -> str:
-    return PROTOCOL_VERSION
+def _identity(engine, command: Command) -> str:
+    text, is_error = identity_answer(command.name, command.args, engine.options.override_version)
+    if is_error:
+        raise GtpError(text)
+    return text
 
 
-def cmd_name(engine, command: Command) -> str:
-    return ENGINE_NAME
-
-
-def cmd_version(engine, command: Command) -> str:
-    return engine.options.override_version or ENGINE_VERSION
-
-
-def cmd_known_command(engine, command: Command) -> str:
-    from katacli.engine.handlers import KNOWN_COMMANDS
-
-    if len(command.args) != 1:
-        raise GtpError(f"Expected single argument for known_command but got '{command.arg_text}'")
-    return "true" if command.args[0] in KNOWN_COMMANDS else "false"
-
-
-def cmd_list_commands(engine, command: Command) -> str:
-    from katacli.engine.handlers import KNOWN_COMMANDS
-
-    return "\n".join(KNOWN_COMMANDS)
+cmd_protocol_version = cmd_name = cmd_version = cmd_known_command = cmd_list_commands = _identity
 
 
 def cmd_quit(engine, command: Command) -> str:

@@ -9,12 +9,13 @@ from katacli.engine.arguments import (
     MAX_TIME_LEFT_STONES, MAX_USER_INPUT_TIME, MIN_TIME_LEFT, format_cpp_double, parse_double, parse_int,
     parse_overtime_count, parse_time,
 )
-from katacli.engine.clock import TIME_SETTING_KINDS, Clock
+from katacli.engine.clock import TIME_SETTING_KINDS, canadian_or_absolute, describe
 from katacli.engine.errors import GtpError
 from katacli.engine.handlers_game import parse_player
 from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, RulesError, parse_kgs_rules
+from katacli.search.timecontrol import TimeControls, TimeSettingsError
 from katacli.search.runtime_params import (
     ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
     parse_set_params_json,
@@ -129,7 +130,7 @@ def cmd_kata_get_models(engine, command: Command) -> str:
 # --------------------------------------------------------------------------- clocks
 
 
-def _set_both_clocks(engine, clock: Clock) -> None:
+def _set_both_clocks(engine, clock: TimeControls) -> None:
     engine.clocks = {BLACK: clock, WHITE: clock}
 
 
@@ -138,7 +139,7 @@ def cmd_time_settings(engine, command: Command) -> str:
     main_time = parse_time(args, 0, "main time")
     period_time = parse_time(args, 1, "byo-yomi per-period time")
     stones = parse_overtime_count(args, 2, "stones")
-    _set_both_clocks(engine, Clock.canadian_or_absolute(main_time, period_time, stones))
+    _set_both_clocks(engine, canadian_or_absolute(main_time, period_time, stones))
     return ""
 
 
@@ -158,21 +159,22 @@ def cmd_kgs_time_settings(engine, command: Command) -> str:
     if kind not in TIME_SETTING_KINDS or (kata_only and command.name != "kata-time_settings"):
         raise _kind_error(command.name)
     if kind == "none":
-        clock = Clock.unlimited()
+        clock = TimeControls.unlimited()
     elif kind == "absolute":
-        clock = Clock.absolute(parse_time(args, 1, "main time"))
+        clock = TimeControls.absolute(parse_time(args, 1, "main time"))
     elif kind == "canadian":
         main_time = parse_time(args, 1, "main time")
         period_time = parse_time(args, 2, "byo-yomi period time")
         stones = parse_overtime_count(args, 3, "stones")
-        clock = Clock.canadian_or_absolute(main_time, period_time, stones)
+        clock = canadian_or_absolute(main_time, period_time, stones)
     elif kind == "byoyomi":
         main_time = parse_time(args, 1, "main time")
         period_time = parse_time(args, 2, "byo-yomi per-period time")
         periods = parse_overtime_count(args, 3, "periods")
-        clock = Clock.absolute(main_time) if periods == 0 else Clock.byo_yomi(main_time, period_time, periods, 1)
+        clock = (TimeControls.absolute(main_time) if periods == 0
+                 else TimeControls.byoyomi_or_canadian(main_time, period_time, periods, 1))
     elif kind == "fischer":
-        clock = Clock.fischer(parse_time(args, 1, "main time"), parse_time(args, 2, "increment time"))
+        clock = TimeControls.fischer(parse_time(args, 1, "main time"), parse_time(args, 2, "increment time"))
     else:
         main_time = parse_time(args, 1, "main time")
         increment = parse_time(args, 2, "increment time")
@@ -181,7 +183,10 @@ def cmd_kgs_time_settings(engine, command: Command) -> str:
         # A negative limit means "no limit".
         limit = MAX_USER_INPUT_TIME if limit < 0 else limit
         per_move = MAX_USER_INPUT_TIME if per_move < 0 else per_move
-        clock = Clock.fischer_capped(main_time, increment, limit, per_move)
+        try:
+            clock = TimeControls.fischer_capped(main_time, increment, limit, per_move)
+        except TimeSettingsError as exc:
+            raise GtpError(str(exc)) from None
     _set_both_clocks(engine, clock)
     return ""
 
@@ -206,13 +211,16 @@ def cmd_time_left(engine, command: Command) -> str:
         raise GtpError("invalid time")
     if not 0 <= stones <= MAX_TIME_LEFT_STONES:
         raise GtpError("invalid stones")
-    engine.clocks[pla] = engine.clocks[pla].with_time_left(time_left, stones)
+    try:
+        engine.clocks[pla] = engine.clocks[pla].with_time_left(time_left, stones)
+    except TimeSettingsError as exc:
+        raise GtpError(str(exc)) from None
     engine.ponder_requested = bool(engine.session.state.moves)
     return ""
 
 
 def cmd_kata_debug_print_tc(engine, command: Command) -> str:
-    return f"Black {engine.clocks[BLACK].describe()}\nWhite {engine.clocks[WHITE].describe()}"
+    return f"Black {describe(engine.clocks[BLACK])}\nWhite {describe(engine.clocks[WHITE])}"
 
 
 def cmd_cputime(engine, command: Command) -> str:

@@ -12,20 +12,20 @@ import sys
 import threading
 import time
 
-from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions, lcb_radius_scale
+from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions
 from katacli.engine.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
 from katacli.engine.arguments import parse_int64
 from katacli.engine.errors import GtpError
 from katacli.engine.handlers_game import nogo_has_legal_move, parse_player
 from katacli.engine.play_policy import (
-    ResignPolicy, board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold,
-    initial_black_advantage, search_factor, should_resign,
+    board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
 )
 from katacli.engine.protocol import Command, format_header
 from katacli.engine.rawnn import evaluate_raw, format_raw_nn
 from katacli.engine.scoring import alive_stones, final_score_text
 from katacli.engine.search_types import SearchOutcome, SearchRequest
 from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.search.resign import ResignSettings, ResignTracker
 
 CANCELLED = "cancelled"
 RESIGN = "resign"
@@ -98,7 +98,7 @@ def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock
     )
 
 
-def make_formatter(engine, pla: int, options: AnalyzeOptions, params) -> AnalysisFormatter:
+def make_formatter(engine, pla: int, options: AnalyzeOptions) -> AnalysisFormatter:
     session = engine.session
     start = _state_for(engine, pla)
 
@@ -118,10 +118,7 @@ def make_formatter(engine, pla: int, options: AnalyzeOptions, params) -> Analysi
                 return i + 1
         return len(pv)
 
-    scale = lcb_radius_scale(params.win_loss_utility_factor, params.static_score_utility_factor,
-                             params.dynamic_score_utility_factor)
-    return AnalysisFormatter(options, pla, session.x_size, session.y_size, engine.settings.report_winrates_as,
-                             scale, pv_cutoff)
+    return AnalysisFormatter(options, session.x_size, session.y_size, engine.settings.report_winrates_as, pv_cutoff)
 
 
 def snapshot_printer(engine, formatter: AnalysisFormatter):
@@ -151,11 +148,13 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     settings = engine.settings
     state = engine.session.state
     engine.stats.recent_win_loss.append(outcome.win_loss)
-    policy = ResignPolicy(settings.resign_threshold, settings.resign_consec_turns,
-                          settings.resign_min_score_difference, settings.resign_min_moves_per_board_area)
-    resigned = engine.params.allow_resignation and should_resign(
-        policy, pla, engine.rules, _num_handicap_stones(state), state.x_size, state.y_size, len(state.moves),
-        engine.stats.recent_win_loss, outcome.lead)
+    resign = ResignTracker(ResignSettings(engine.params.allow_resignation, settings.resign_threshold,
+                                          settings.resign_consec_turns, settings.resign_min_score_difference,
+                                          settings.resign_min_moves_per_board_area),
+                           engine.stats.recent_win_loss)
+    resigned = resign.should_resign(
+        player=pla, lead=outcome.lead, board_area=state.x_size * state.y_size, num_moves=len(state.moves),
+        initial_black_advantage_points=initial_black_advantage(engine.rules, _num_handicap_stones(state)))
     engine.genmove_time_sum += elapsed
     _delay_move(engine, outcome)
     summary = _search_summary(engine, pla, outcome, elapsed)
@@ -182,10 +181,9 @@ def _search_summary(engine, pla: int, outcome: SearchOutcome, elapsed: float) ->
 
 def _delay_move(engine, outcome: SearchOutcome) -> None:
     scale, limit = engine.params.delay_move_scale, engine.params.delay_move_max
-    if scale <= 0 or limit <= 0 or outcome.snapshot is None:
+    if scale <= 0 or limit <= 0:
         return
-    prior = next((m.prior for m in outcome.snapshot.moves if m.move == outcome.move), 0.0)
-    mean_wait = 0.5 * scale / (max(0.0, prior) + DELAY_PRIOR_OFFSET)
+    mean_wait = 0.5 * scale / (max(0.0, outcome.move_prior) + DELAY_PRIOR_OFFSET)
     wait = random.gammavariate(DELAY_GAMMA_SHAPE, 1.0) * mean_wait / DELAY_GAMMA_SHAPE
     time.sleep(max(min(wait, limit), MIN_DELAY_SECONDS))
 
@@ -235,11 +233,9 @@ def cmd_genmove_analyze(engine, command: Command) -> str | None:
     if command.name == "kata-search_analyze_cancellable":
         _start_cancellable(engine, command, pla, options)
         return None
-    emit = snapshot_printer(engine, make_formatter(engine, pla, options, engine.params.genmove))
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     started = time.monotonic()
     outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, options, stop, emit))
-    if outcome.snapshot is not None:
-        emit(outcome.snapshot)  # KataGo reports at least once, at the end
     text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
     engine.out.write(f"play {text}\n\n")
     if command.name in ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze"):
@@ -251,7 +247,7 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
     """kata-search_cancellable / kata-search_analyze_cancellable: any input line cancels the search."""
     answered = threading.Lock()
     prefix = "play " if options is not None else ""
-    emit = snapshot_printer(engine, make_formatter(engine, pla, options, engine.params.genmove)) if options else None
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options)) if options else None
 
     def answer(text: str) -> None:
         if not answered.acquire(blocking=False):
@@ -266,8 +262,6 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
         outcome = _search_for_move(engine, pla, options, stop, emit)
         if stop.is_set():
             return  # cancelled: answered by on_stopped
-        if emit is not None and outcome.snapshot is not None:
-            emit(outcome.snapshot)
         text, _ = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
         answer(text)
 
@@ -285,7 +279,7 @@ def cmd_analyze(engine, command: Command) -> None:
     except AnalyzeArgsError:
         raise GtpError(f"Could not parse analyze arguments or arguments out of range: '{command.arg_text}'") from None
     params = engine.params.analysis
-    emit = snapshot_printer(engine, make_formatter(engine, pla, options, params))
+    emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     request = make_request(engine, pla, params, options)
     engine.out.write(format_header(command.id))
     engine.start_background(lambda stop: engine.bot.analyze(request, stop, emit),

@@ -1,5 +1,5 @@
-"""KataGo's game-level decisions around genmove: resigning, thinking less when far ahead,
-dynamic playoutDoublingAdvantage in handicap games.
+"""KataGo's game-level decisions around genmove: thinking less when far ahead and the dynamic
+playoutDoublingAdvantage of handicap games (resigning is katacli.search.resign's ResignTracker).
 
 ``recent_win_loss`` is the list of root win-loss values (White's view, in
 [-1, 1]) of this engine's previous genmoves in the current game.
@@ -7,15 +7,10 @@ dynamic playoutDoublingAdvantage in handicap games.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from katacli.game.rules import ScoringRule, WhiteHandicapBonus
+from katacli.search import resign as search_resign
 
 BLACK, WHITE = 1, 2
-# Komi that makes an even game fair, and what a handicap stone is worth (area / territory).
-FAIR_KOMI = 7.0
-STONE_VALUE_AREA = 15.0
-STONE_VALUE_TERRITORY = 14.0
 FULL_BOARD_AREA = 19 * 19
 # Handicap games: scale of "how many points is a real handicap" with board size.
 BOARD_SCALING_EXPONENT = 0.75
@@ -27,25 +22,14 @@ PDA_HARD_CAP = 2.75
 PDA_MIN_BOARD_LEN = 8  # boards of 7 or less get no dynamic PDA
 PDA_RAISE_BELOW = -0.9  # disadvantaged side's win-loss below this: more PDA
 PDA_LOWER_ABOVE = -0.5  # above this: less PDA
-# Resignation in handicap games: White plays this share of the board before considering it ...
-HANDICAP_MIN_TURN_SHARE = 5  # 1 + area / 5 turns
-HANDICAP_CATCH_UP_SHARE = 0.60
-RESIGN_SCORE_BUFFER = 5.0
-RESIGN_HANDICAP_FRACTION = 0.15
-INITIAL_ADVANTAGE_FOR_HANDICAP = 0.9
 SEARCH_FACTOR_HISTORY = 3
 SEARCH_FACTOR_EPSILON = 1e-10
 
 
 def initial_black_advantage(rules, num_handicap_stones: int) -> float:
-    """Points Black starts ahead, assuming 7 komi is fair and a stone is worth 15 (area) or 14 points."""
-    if num_handicap_stones <= 1:
-        return FAIR_KOMI - rules.komi
-    extra_black_stones = num_handicap_stones - 1  # White moves first after the handicap
-    stone_value = STONE_VALUE_AREA if rules.scoring == ScoringRule.AREA else STONE_VALUE_TERRITORY
-    bonus = {WhiteHandicapBonus.N: num_handicap_stones,
-             WhiteHandicapBonus.N_MINUS_ONE: num_handicap_stones - 1}.get(rules.white_handicap_bonus, 0)
-    return stone_value * extra_black_stones + (FAIR_KOMI - rules.komi - bonus)
+    """Points Black starts ahead (handicap stones and komi; KataGo's estimate, from the search package)."""
+    return search_resign.initial_black_advantage(num_handicap_stones, rules.komi, int(rules.scoring),
+                                                 int(rules.white_handicap_bonus))
 
 
 def board_size_scaling(x_size: int, y_size: int) -> float:
@@ -83,52 +67,6 @@ def dynamic_pda_for_white(previous_pda_for_white: float, cap_per_opp_lead: float
             pda -= PDA_INCREMENT
         pda = min(max(pda, 0.0), cap)
     return pda if disadvantaged == WHITE else -pda
-
-
-@dataclass(frozen=True)
-class ResignPolicy:
-    threshold: float  # on win-loss in [-1, 1]
-    consecutive_turns: int
-    min_score_difference: float
-    min_moves_per_board_area: float
-
-
-def should_resign(policy: ResignPolicy, pla: int, rules, num_handicap_stones: int, x_size: int, y_size: int,
-                  num_moves: int, recent_win_loss: list[float], lead: float) -> bool:
-    """KataGo's shouldResign; ``lead`` is White's expected lead after this search."""
-    area = x_size * y_size
-    black_advantage = initial_black_advantage(rules, num_handicap_stones)
-    min_turn = 0
-    no_resign_when_white_lead_above = float(area)
-    if black_advantage > INITIAL_ADVANTAGE_FOR_HANDICAP and pla == WHITE:
-        # In handicap games White plays on for a while and resigns only if well behind schedule.
-        min_turn = 1 + area // HANDICAP_MIN_TURN_SHARE
-        turns_to_catch_up = max(HANDICAP_CATCH_UP_SHARE * area - min_turn, 1.0)
-        turns_spent = min(max(float(num_moves) - min_turn, 0.0), turns_to_catch_up)
-        resign_score = -black_advantage * ((turns_to_catch_up - turns_spent) / turns_to_catch_up)
-        resign_score -= RESIGN_SCORE_BUFFER
-        resign_score -= black_advantage * RESIGN_HANDICAP_FRACTION
-        no_resign_when_white_lead_above = resign_score
-    if min_turn < policy.min_moves_per_board_area * area:
-        min_turn = int(policy.min_moves_per_board_area * area)
-    if num_moves < min_turn:
-        return False
-    if pla == WHITE and lead > no_resign_when_white_lead_above:
-        return False
-    if policy.consecutive_turns > len(recent_win_loss):
-        return False
-    if (pla == WHITE and lead > -policy.min_score_difference) or (pla == BLACK and lead < policy.min_score_difference):
-        return False
-    for value in recent_win_loss[len(recent_win_loss) - policy.consecutive_turns:]:
-        if value < policy.threshold:
-            loser = WHITE
-        elif value > -policy.threshold:
-            loser = BLACK
-        else:
-            loser = 0
-        if loser != pla:
-            return False
-    return True
 
 
 def search_factor(threshold: float, factor_when_winning: float, win_loss_utility_factor: float,

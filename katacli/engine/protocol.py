@@ -93,7 +93,7 @@ class ResponseWriter:
     def __init__(self, stream: TextIO | None = None, on_write=None):
         self._stream = stream if stream is not None else sys.stdout
         self._lock = threading.Lock()
-        self._on_write = on_write  # e.g. a logger for logAllGTPCommunication
+        self.on_write = on_write  # e.g. a logger for logAllGTPCommunication
         self.broken = False
 
     @property
@@ -115,8 +115,8 @@ class ResponseWriter:
         except (BrokenPipeError, ValueError, OSError):
             self.broken = True
             return
-        if self._on_write is not None:
-            self._on_write(text)
+        if self.on_write is not None:
+            self.on_write(text)
 
     def response(self, command_id: int | None, text: str, is_error: bool = False) -> None:
         self.write(format_response(command_id, text, is_error))

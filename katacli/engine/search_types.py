@@ -4,12 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from katacli.engine.analysis_format import AnalysisSnapshot
-from katacli.engine.clock import Clock
 from katacli.search.params import SearchParams
+from katacli.search.timecontrol import TimeControls
 
-# Called with a fresh snapshot every report interval (and once at the end of an analyzing genmove).
-SnapshotCallback = Callable[[AnalysisSnapshot], None]
+# Called with a katacli.search.results.SearchAnalysis (White's view) every report interval and once
+# when the search ends (analyze: not after a stop request, as KataGo).
+SnapshotCallback = Callable[[object], None]
 
 
 @dataclass
@@ -19,7 +19,7 @@ class SearchRequest:
     state: object  # cython_ext.history.GameState, ``pla`` to move
     pla: int
     params: SearchParams
-    clock: Clock | None = None  # None: only the params' visit/playout/time limits apply
+    clock: TimeControls | None = None  # None: only the params' visit/playout/time limits apply
     search_factor: float = 1.0  # < 1 to think less (KataGo's searchFactorWhenWinning)
     nogo: bool = False
     # player -> {point or None (pass): depth until which the move is not searched}
@@ -41,4 +41,4 @@ class SearchOutcome:
     win_loss: float  # root value in [-1, 1]
     lead: float  # root expected lead for White
     visits: int
-    snapshot: AnalysisSnapshot | None = None  # final analysis, when the request asked for reports
+    move_prior: float = 0.0  # the network's prior for the move (delayMoveScale uses it)
