@@ -46,6 +46,16 @@ class MaterialEvaluator:
     def evaluate_many(self, requests: Sequence) -> list:
         return self.evaluate(requests)
 
+    # The parts of NNEvaluator that BatchingEvaluator uses: no cache here.
+    def evaluate_uncached(self, requests: Sequence) -> list:
+        return self.evaluate(requests)
+
+    def lookup_cache(self, request):
+        return None
+
+    def store_cache(self, request, result) -> None:
+        pass
+
     def _one(self, request) -> NNOutput:
         area = request.board_x * request.board_y
         spatial = np.asarray(request.spatial)[:, :request.board_y, :request.board_x]
