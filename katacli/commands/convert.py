@@ -1,0 +1,62 @@
+"""``kata convert``: training data between KataGo's .npz and katacli's .h5, without loss."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from katacli.cli_support import report_error_and_exit
+
+HELP = """Convert training data between KataGo's .npz files and katacli's .h5 files.
+
+Both hold the same arrays (binaryInputNCHWPacked, globalInputNC, policyTargetsNCMove, globalTargetsNC, scoreDistrN, valueTargetsNCHW, qValueTargetsNCMove), so conversion is exact in both directions. The direction follows the input: .npz becomes .h5 and .h5 becomes .npz. A directory is converted file by file (recursively) into OUTPUT, keeping relative paths; --to picks the format to produce (default h5).
+
+\b
+Examples:
+  kata convert selfplay/tdata/0A1B2C3D.h5        writes 0A1B2C3D.npz next to it
+  kata convert katago/selfplay converted         every .npz below, as .h5
+  kata convert --describe                        every dataset and channel
+"""
+
+# Listed after the main subcommands in `kata --help`.
+HELP_PANEL = "Data tools"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("convert", help=HELP, rich_help_panel=HELP_PANEL, no_args_is_help=True)
+    def convert(
+        source: Optional[str] = typer.Argument(None, metavar="INPUT", help="A .npz or .h5 file, or a directory."),
+        output: Optional[str] = typer.Argument(None, metavar="[OUTPUT]",
+                                               help="Output file or directory (default: next to the input)."),
+        to: Optional[str] = typer.Option(None, "--to", metavar="h5|npz",
+                                         help="For directories: convert into this format (default: h5)."),
+        describe: bool = typer.Option(False, "--describe", help="Print the data layout and exit."),
+    ) -> None:
+        from katacli.data import TrainingDataError, convert_file, convert_tree
+        from katacli.data.schema import H5_SUFFIX, NPZ_SUFFIX, describe as describe_schema
+
+        if describe:
+            print(describe_schema())
+            raise typer.Exit()
+        if source is None:
+            report_error_and_exit("give a .npz or .h5 file or a directory to convert (or --describe)")
+        src = Path(source)
+        if not src.exists():
+            report_error_and_exit(f"{source} does not exist")
+        try:
+            if src.is_dir():
+                suffix = {"h5": H5_SUFFIX, "npz": NPZ_SUFFIX, None: H5_SUFFIX}.get(to)
+                if suffix is None:
+                    report_error_and_exit(f"--to must be h5 or npz, not {to!r}")
+                written = convert_tree(src, Path(output) if output else src, suffix)
+                print(f"converted {len(written)} files")
+            else:
+                if to is not None and src.suffix.lstrip(".") == to:
+                    report_error_and_exit(f"{source} is already a .{to} file")
+                written = convert_file(src, output)
+                print(f"wrote {written}")
+        except TrainingDataError as exc:
+            report_error_and_exit(str(exc))
+        except OSError as exc:
+            report_error_and_exit(f"cannot write output: {exc}")

@@ -1,0 +1,162 @@
+"""``kata selfplay``: play games against itself and write KataGo-layout training data.
+
+Also registers ``kata convert`` (see :mod:`katacli.commands.convert`), the tool that moves
+that data between our .h5 files and KataGo's .npz files.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from katacli.cli_support import (
+    exit_on_config_error,
+    load_config,
+    override_config_option,
+    report_error_and_exit,
+)
+
+HELP = """Generate training data by self-play, like `katago selfplay`.
+
+Plays many games at once with the newest network in -models-dir (checked again every 20 seconds; a newer network takes over in running games too) and writes:
+
+\b
+  OUTPUT/tdata/*.h5     training rows in KataGo's layout, whole games per file
+  OUTPUT/sgfs/*.sgfs    every game, one SGF per line
+  OUTPUT/log-*.log      the log (and selfplay-*.cfg, the settings used)
+
+Settings are KataGo's self-play config keys (numGameThreads, maxVisits, cheapSearchProb, bSizes, komiAuto, ...); see configs/selfplay_example.cfg. `kata convert` turns the .h5 files into KataGo's .npz and back.
+
+Example: kata selfplay -models-dir models -output-dir selfplay -config configs/selfplay_example.cfg
+
+Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress are dropped.
+"""
+
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "selfplay_example.cfg"
+EXIT_RUNTIME_ERROR = 2
+
+
+def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> Path:
+    log_path = output_dir / f"log-{run_stamp}.log"
+    logger = logging.getLogger("katacli.selfplay")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    file_handler = logging.FileHandler(log_path, encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(file_handler)
+    console = logging.StreamHandler(sys.stdout if log_to_stdout else sys.stderr)
+    console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
+    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    logger.addHandler(console)
+    return log_path
+
+
+def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
+                 max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
+                 seed: Optional[int], quiet: bool) -> int:
+    from katacli.selfplay.models import ModelManager, NoModelError
+    from katacli.selfplay.progress import ProgressDisplay
+    from katacli.selfplay.runner import SelfplayRun
+    from katacli.selfplay.settings import SelfplaySettings
+    from katacli.settings import NNSettings
+
+    if max_games_total is not None and max_games_total <= 0:
+        report_error_and_exit("-max-games-total must be a positive integer")
+    if not config:
+        if not EXAMPLE_CONFIG.is_file():
+            report_error_and_exit("give a self-play config with -config (see configs/selfplay_example.cfg)")
+        print(f"No -config given: using {EXAMPLE_CONFIG}", file=sys.stderr)
+        config = [str(EXAMPLE_CONFIG)]
+    cfg = load_config(config, override_config, mode="selfplay")
+    with exit_on_config_error():
+        settings = SelfplaySettings.from_config(cfg)
+        nn = NNSettings.from_config(cfg, "selfplay")
+        cpu_threads = cfg.get("numEigenThreadsPerModel", "selfplay") or 1
+        pass_alive = cfg.get("alwaysComputePassAliveUnderSuicideRules", "selfplay")
+        log_to_stdout = cfg.get("logToStdout", "selfplay")
+
+    models_path, out_path = Path(models_dir), Path(output_dir)
+    if models_path.exists() and not models_path.is_dir():
+        report_error_and_exit(f"-models-dir {models_dir} is not a directory")
+    try:
+        models_path.mkdir(parents=True, exist_ok=True)
+        out_path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        report_error_and_exit(f"cannot create directory: {exc}")
+
+    manager = ModelManager(nn, cpu_threads=cpu_threads, pass_alive_setting=pass_alive)
+    try:
+        manager.poll(models_path)
+    except NoModelError:
+        if random_init is None:
+            report_error_and_exit(
+                f"no model in {models_dir} (looked for *.bin.gz, *.bin, model.txt.gz files). Put a network there, "
+                "or start from random weights with -random-init b6c96 (any name kata train knows, e.g. b4c32)")
+        _install_random_model(manager, random_init, seed)
+    except Exception as exc:
+        report_error_and_exit(f"could not load the newest model in {models_dir}: {exc}")
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run = SelfplayRun(settings, manager, out_path, models_dir=models_path, max_games_total=max_games_total,
+                      poll_seconds=poll_seconds, seed=seed)
+    log_path = _setup_logging(out_path, f"{stamp}-{run.run_id}", log_to_stdout)
+    (out_path / f"selfplay-{stamp}-{run.run_id}.cfg").write_text(
+        "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
+    logging.getLogger("katacli.selfplay").info("self-play starting with model %s, log %s", manager.latest_name(),
+                                               log_path)
+    display = ProgressDisplay(live=False if quiet else None)
+    try:
+        with display:
+            stats = run.run(on_tick=None if quiet else display)
+    except Exception as exc:
+        print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
+    finally:
+        manager.close()
+    display.finish(stats)
+    return 0
+
+
+def _install_random_model(manager, config_name: str, seed: Optional[int]) -> None:
+    from katacli.nn.configs import random_description
+    from katacli.nn.model import KataGoModel
+
+    try:
+        desc = random_description(config_name, seed=seed, model_name=f"random-{config_name}")
+    except ValueError as exc:
+        report_error_and_exit(f"-random-init: {exc}")
+    manager.install(desc.name, KataGoModel(desc))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("selfplay", help=HELP, no_args_is_help=True)
+    def selfplay(
+        models_dir: str = typer.Option(..., "--models-dir", metavar="DIR",
+                                       help="Directory with the networks; the newest .bin.gz (searched recursively) plays."),
+        output_dir: str = typer.Option(..., "--output-dir", metavar="DIR",
+                                       help="Where tdata/, sgfs/ and the log go."),
+        config: Optional[List[str]] = typer.Option(
+            None, "--config", metavar="FILE",
+            help="Self-play config (.cfg); may be repeated, later files win. "
+                 "Default: configs/selfplay_example.cfg."),
+        override_config: Optional[List[str]] = override_config_option(),
+        max_games_total: Optional[int] = typer.Option(None, "--max-games-total", metavar="N",
+                                                      help="Stop after N games (default: run until stopped)."),
+        random_init: Optional[str] = typer.Option(
+            None, "--random-init", metavar="NET",
+            help="If -models-dir has no network, play with random weights of this architecture (e.g. b6c96) "
+                 "to bootstrap a run; a network appearing later takes over."),
+        poll_seconds: float = typer.Option(20.0, "--model-poll-seconds", metavar="S", min=0.1,
+                                           help="How often to look for a newer network."),
+        seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed the game randomness."),
+        quiet: bool = typer.Option(False, "--quiet", help="No live progress panel (status lines only)."),
+    ) -> None:
+        raise typer.Exit(run_selfplay(models_dir, output_dir, config, override_config, max_games_total,
+                                      random_init, poll_seconds, seed, quiet))
+
+    from katacli.commands import convert
+    convert.register(app)

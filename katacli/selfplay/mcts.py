@@ -1,0 +1,97 @@
+"""The self-play search backend on katacli's MCTS (:class:`katacli.search.Searcher`).
+
+Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsThisTurn):
+
+* the tree is cleared before every recorded search (the same bot plays both sides,
+  and root noise must act afresh); unrecorded cheap searches keep the tree;
+* a cleared search first runs 10 visits so the dynamic score utility is centred on a
+  sensible score, then continues to the full visit count;
+* the move is drawn with LCB switched off, while the policy target (play selection
+  values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
+* values are the root node's averages; the raw network output comes from one extra,
+  noise-free evaluation (also used to pick side-position moves).
+"""
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from cython_ext import search_results as search_results
+from cython_ext.history import GameState
+from katacli.search import Searcher
+from katacli.search.params import SearchParams
+from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.records import QValue, ValueTargets
+from katacli.selfplay.searching import MoveSearchRequest, MoveSearchResult
+
+# Visits of the short search run first on a cleared tree (KataGo's dynamic score centring).
+SCORE_CENTERING_VISITS = 10
+SEED_BITS = 63
+
+
+class MctsSelfplaySearch:
+    """One game's search: a Searcher on the shared (batching) evaluator."""
+
+    def __init__(self, net: NetEvaluator, rng: Optional[random.Random] = None):
+        self.net = net
+        self.rng = rng or random.Random()
+        self._searcher: Optional[Searcher] = None
+
+    def set_net(self, net: NetEvaluator) -> None:
+        self.net = net
+        self._searcher = None  # a new net invalidates the tree; the next search builds a fresh one
+
+    def _prepare(self, state: GameState, params: SearchParams, reuse_tree: bool) -> bool:
+        """Point the searcher at ``state``; True if an existing tree was kept."""
+        searcher = self._searcher
+        if searcher is None:
+            self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS))
+            return False
+        searcher.set_params(params)
+        if reuse_tree:
+            root_moves = searcher.root_state.moves
+            moves = state.moves
+            if (searcher.root_state.x_size, searcher.root_state.y_size) == (state.x_size, state.y_size) \
+                    and len(root_moves) <= len(moves) and moves[: len(root_moves)] == root_moves:
+                kept = True
+                for pla, move in moves[len(root_moves):]:
+                    kept = searcher.advance(move, pla) and kept
+                if searcher.root_state.moves == moves:
+                    return kept
+        searcher.set_position(state)
+        return False
+
+    def search(self, request: MoveSearchRequest) -> MoveSearchResult:
+        state, params = request.state, request.params
+        kept = self._prepare(state, params, request.reuse_tree)
+        searcher = self._searcher
+        # LCB only shapes the policy target, not the move actually played (KataGo's self-play hack).
+        searcher.set_params(params.replace(use_lcb_for_selection=False))
+        if not kept and params.max_visits > SCORE_CENTERING_VISITS and params.max_playouts > SCORE_CENTERING_VISITS:
+            searcher.run(max_visits=SCORE_CENTERING_VISITS)
+        searcher.run(max_visits=params.max_visits, max_playouts=params.max_playouts)
+        move = searcher.choose_move()
+        searcher.set_params(params)
+
+        tree = searcher.tree
+        moves, values = search_results.play_selection(tree, 0.0)
+        node = searcher.root_values(pruned=False)
+        pruned = searcher.root_values(pruned=True)
+        children = [QValue(d["move"], d["win_loss"], d["score_mean"], d["visits"])
+                    for d in search_results.analysis_data(tree, 1, 0) if d["visits"] > 0]
+        prior = search_results.root_policy(tree)
+        x_size, area = state.x_size, state.x_size * state.y_size
+        root_policy = {}
+        if prior is not None:
+            for idx in range(area + 1):
+                p = float(prior[idx])
+                if p >= 0.0:
+                    root_policy[None if idx == area else (idx % x_size, idx // x_size)] = p
+        raw = self.net.evaluate(state, draw_equivalent_wins_for_white=params.draw_equivalent_wins_for_white)
+        return MoveSearchResult(
+            move=move, root_visits=searcher.root_visits,
+            play_selection_values=dict(zip(moves, values)),
+            value=ValueTargets(node["win"], node["loss"], node["no_result"], node["score_mean"]),
+            reported_win_loss=pruned["win_loss"], reported_lead=pruned["lead"],
+            root_policy=root_policy, raw_output=raw, children=children,
+        )

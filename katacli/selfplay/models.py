@@ -1,0 +1,182 @@
+"""The models directory: find the newest network, load it, and hand it to games with reference counts.
+
+As KataGo's LoadModel::findLatestModel: the newest (by modification time) file under the
+directory, searched recursively, whose name ends in ``.bin.gz``, ``.bin``, ``model.txt.gz``
+or ``model.txt``. Its name is the file name, or the parent directory's name for generic
+names like ``model.bin.gz``. A watcher polls for newer files while games run; each game
+holds the model it plays with, and an old model is closed once no game uses it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import torch
+
+from katacli.config import Enabled
+from katacli.nn.evaluator import BatchingEvaluator, NNEvaluator, set_cpu_threads
+from katacli.nn.model import KataGoModel, load_model
+from katacli.settings import NNSettings
+from katacli.selfplay.game import ModelHandle
+from katacli.selfplay.net import NetEvaluator
+
+log = logging.getLogger("katacli.selfplay")
+
+MODEL_SUFFIXES = (".bin.gz", ".bin", "model.txt.gz", "model.txt")
+GENERIC_MODEL_NAMES = {f"{stem}{suffix}" for stem in ("model", "Model", "MODEL")
+                       for suffix in (".bin.gz", ".bin", ".txt.gz", ".txt")}
+# The batching front end waits this long for more positions before running a partial batch.
+BATCH_WAIT_MS = 2.0
+# Default batch size when nnMaxBatchSize is unset (KataGo requires it in self-play configs).
+DEFAULT_MAX_BATCH_SIZE = 64
+
+
+class NoModelError(Exception):
+    """The models directory has no network file."""
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    name: str
+    path: Path
+    mtime_ns: int
+
+
+def find_latest_model(models_dir: str | os.PathLike) -> Optional[ModelFile]:
+    """The newest network file under models_dir (recursively), or None."""
+    best: Optional[ModelFile] = None
+    for root, _dirs, files in os.walk(models_dir):
+        for file_name in files:
+            if not file_name.endswith(MODEL_SUFFIXES):
+                continue
+            path = Path(root) / file_name
+            try:
+                mtime = path.stat().st_mtime_ns
+            except OSError:
+                continue  # removed meanwhile
+            if best is None or mtime > best.mtime_ns:
+                name = path.parent.name if file_name in GENERIC_MODEL_NAMES else file_name
+                best = ModelFile(name, path, mtime)
+    return best
+
+
+@dataclass
+class LoadedModel:
+    handle: ModelHandle
+    batcher: BatchingEvaluator
+    users: int = 0
+
+
+class ModelManager:
+    """Owns the loaded networks; games ``acquire()`` the latest and ``release()`` it when done."""
+
+    def __init__(self, nn_settings: NNSettings, *, device: Optional[str] = None, cpu_threads: int = 1,
+                 pass_alive_setting: Enabled = Enabled.AUTO,
+                 loader: Optional[Callable[[Path], KataGoModel]] = None):
+        self.nn = nn_settings
+        self.pass_alive_setting = pass_alive_setting
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device == "cpu":
+            # Tiny batches on a few cores: extra intra-op threads mostly spin and slow things down.
+            set_cpu_threads(cpu_threads)
+        self._loader = loader or load_model
+        self._lock = threading.Lock()
+        self._models: dict[str, LoadedModel] = {}
+        self._latest: Optional[str] = None
+        self._latest_file: Optional[ModelFile] = None
+
+    # ---- loading
+    def _make_evaluator(self, model: KataGoModel) -> NNEvaluator:
+        nn = self.nn
+        precision = "float32"
+        if self.device.startswith("cuda") and nn.use_fp16 != Enabled.FALSE:
+            precision = "float16"
+        symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
+        return NNEvaluator(model, device=self.device, precision=precision,
+                           cache_size_power_of_two=nn.cache_size_power_of_two if nn.cache_size_power_of_two >= 0 else None,
+                           default_symmetry=symmetry, max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
+
+    def install(self, name: str, model: KataGoModel) -> ModelHandle:
+        """Make ``model`` the latest (used directly for -random-init and by tests)."""
+        evaluator = self._make_evaluator(model)
+        batcher = BatchingEvaluator(evaluator, max_batch_size=evaluator.max_batch_size, max_wait_ms=BATCH_WAIT_MS,
+                                    num_server_threads=self.nn.num_server_threads)
+        handle = ModelHandle(name, NetEvaluator(batcher, name),
+                             pass_alive_under_suicide=self._pass_alive_mode(model))
+        with self._lock:
+            previous = self._latest
+            self._models[name] = LoadedModel(handle, batcher)
+            self._latest = name
+            if previous is not None and previous != name:
+                self._close_if_unused(previous)
+        log.info("now playing with model %s", name)
+        return handle
+
+    def _pass_alive_mode(self, model: KataGoModel) -> bool:
+        """alwaysComputePassAliveUnderSuicideRules: true/false, or auto = what the net was trained with."""
+        if self.pass_alive_setting != Enabled.AUTO:
+            return self.pass_alive_setting == Enabled.TRUE
+        return bool(model.prefer_pass_alive_under_suicide_rules)
+
+    def poll(self, models_dir: str | os.PathLike) -> bool:
+        """Load the newest model file if it is new; True if one was loaded. Raises NoModelError when
+        nothing was ever loaded and the directory holds no model."""
+        found = find_latest_model(models_dir)
+        if found is None:
+            if self._latest is None:
+                raise NoModelError(f"no model in {models_dir}")
+            return False
+        if self._latest_file is not None and found.path == self._latest_file.path \
+                and found.mtime_ns == self._latest_file.mtime_ns:
+            return False
+        if found.name == self._latest:
+            self._latest_file = found
+            return False
+        try:
+            model = self._loader(found.path)
+        except Exception as exc:  # a half-copied or broken file: keep the old model, retry next poll
+            if self._latest is None:
+                raise
+            log.warning("could not load %s (%s); keeping %s", found.path, exc, self._latest)
+            return False
+        self._latest_file = found
+        self.install(found.name, model)
+        return True
+
+    # ---- games
+    def acquire(self) -> ModelHandle:
+        with self._lock:
+            if self._latest is None:
+                raise NoModelError("no model loaded")
+            loaded = self._models[self._latest]
+            loaded.users += 1
+            return loaded.handle
+
+    def release(self, handle: ModelHandle) -> None:
+        with self._lock:
+            loaded = self._models.get(handle.name)
+            if loaded is None:
+                return
+            loaded.users -= 1
+            if handle.name != self._latest:
+                self._close_if_unused(handle.name)
+
+    def latest_name(self) -> Optional[str]:
+        return self._latest
+
+    def _close_if_unused(self, name: str) -> None:
+        loaded = self._models.get(name)
+        if loaded is not None and loaded.users <= 0:
+            del self._models[name]
+            threading.Thread(target=loaded.batcher.close, daemon=True).start()
+
+    def close(self) -> None:
+        with self._lock:
+            models = list(self._models.values())
+            self._models.clear()
+        for loaded in models:
+            loaded.batcher.close()

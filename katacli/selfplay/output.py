@@ -1,0 +1,125 @@
+"""Where finished games go: training rows into ``tdata/*.h5`` and records into ``sgfs/*.sgfs``.
+
+One :class:`GameOutput` runs on the writer thread. Each model gets its own
+:class:`~katacli.data.TrainingDataWriter` (files hold one model's games, like KataGo's
+per-model tdata directories); when games of a newer model arrive, the older models'
+buffered rows are flushed. SGFs are appended one game per line (KataGo's ``.sgfs``)
+with a single ``write`` each, so a killed process leaves at most whole lines.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Optional
+
+from katacli.data.writer import TrainingDataWriter
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import Rules, format_komi
+from katacli.game.sgf import SgfGame, write_sgf
+from katacli.selfplay.records import FinishedGame
+from katacli.selfplay.rows import game_rows
+
+TDATA_DIR = "tdata"
+SGFS_DIR = "sgfs"
+SGFS_SUFFIX = ".sgfs"
+
+
+def result_string(game: FinishedGame) -> str:
+    """SGF RE: "B+3.5", "W+12", "0" for a draw, "Void" for no result."""
+    scored = game.scored_state or game.end_state
+    if scored.is_no_result:
+        return "Void"
+    if scored.winner not in (BLACK, WHITE):
+        return "0"
+    if scored.is_resignation:
+        return ("B" if scored.winner == BLACK else "W") + "+R"
+    return ("B" if scored.winner == BLACK else "W") + "+" + format_komi(abs(scored.final_white_minus_black_score))
+
+
+def rules_of(state) -> Rules:
+    ko, scoring, tax, suicide, button, whb, friendly, komi = state.rules_tuple
+    return Rules(ko=ko, scoring=scoring, tax=tax, multi_stone_suicide_legal=suicide, has_button=button,
+                 white_handicap_bonus=whb, friendly_pass_ok=friendly, komi=komi)
+
+
+def game_sgf(game: FinishedGame) -> str:
+    """The whole game (handicap stones as setup, every move) as one SGF line."""
+    end = game.end_state
+    record = SgfGame(
+        x_size=end.x_size, y_size=end.y_size, komi=end.komi, rules=rules_of(end),
+        handicap=game.handicap_for_sgf, setup=list(end.initial_stones()), first_player=end.initial_player,
+        moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
+    )
+    return write_sgf(record)
+
+
+class GameOutput:
+    """Writes finished games' rows and SGFs below ``output_dir`` (single writer thread)."""
+
+    def __init__(self, output_dir: str | os.PathLike, pos_len: int, max_rows_per_file: int,
+                 first_file_rand_min_prop: float, run_id: str, rng: Optional[random.Random] = None):
+        self.output_dir = Path(output_dir)
+        self.tdata_dir = self.output_dir / TDATA_DIR
+        self.sgfs_dir = self.output_dir / SGFS_DIR
+        self.tdata_dir.mkdir(parents=True, exist_ok=True)
+        self.sgfs_dir.mkdir(parents=True, exist_ok=True)
+        self.pos_len = pos_len
+        self.max_rows_per_file = max_rows_per_file
+        self.first_file_rand_min_prop = first_file_rand_min_prop
+        self.run_id = run_id
+        self.rng = rng or random.Random()
+        self._writers: dict[str, TrainingDataWriter] = {}
+        self._newest_model: Optional[str] = None
+        self.sgf_path = self.sgfs_dir / f"{run_id}{SGFS_SUFFIX}"
+        self._sgf_fd = os.open(self.sgf_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.rows_written = 0
+        self.files_written: list[Path] = []
+        self.games_written = 0
+
+    def _writer_for(self, model_name: str) -> TrainingDataWriter:
+        writer = self._writers.get(model_name)
+        if writer is None:
+            writer = TrainingDataWriter(self.tdata_dir, self.pos_len, self.max_rows_per_file,
+                                        self.first_file_rand_min_prop, rng=random.Random(self.rng.getrandbits(64)),
+                                        attrs={"model": model_name, "run": self.run_id})
+            self._writers[model_name] = writer
+        return writer
+
+    def _note_file(self, path: Optional[Path], writer: TrainingDataWriter, rows_before: int) -> None:
+        if path is not None:
+            self.files_written.append(path)
+            self.rows_written += writer.rows_written - rows_before
+
+    def add(self, game: FinishedGame) -> int:
+        """Write one game's SGF line and buffer its rows; returns its row count."""
+        line = (game_sgf(game) + "\n").encode("utf-8")
+        os.write(self._sgf_fd, line)
+        if game.model_name != self._newest_model:
+            if self._newest_model is not None:
+                self._flush_all(except_model=game.model_name)
+            self._newest_model = game.model_name
+        rows = game_rows(game, self.pos_len, self.rng)
+        writer = self._writer_for(game.model_name)
+        before = writer.rows_written
+        self._note_file(writer.add_game(rows), writer, before)
+        self.games_written += 1
+        return int(rows["globalTargetsNC"].shape[0])
+
+    def _flush_all(self, except_model: Optional[str] = None) -> None:
+        for name, writer in self._writers.items():
+            if name != except_model:
+                before = writer.rows_written
+                self._note_file(writer.flush(), writer, before)
+
+    @property
+    def buffered_rows(self) -> int:
+        return sum(w.buffered_rows for w in self._writers.values())
+
+    def close(self) -> None:
+        """Flush every buffered row to files and close the SGF file."""
+        self._flush_all()
+        if self._sgf_fd >= 0:
+            os.fsync(self._sgf_fd)
+            os.close(self._sgf_fd)
+            self._sgf_fd = -1

@@ -1,0 +1,196 @@
+"""A self-play run: game threads, the writer thread, the model watcher, and clean stopping.
+
+``numGameThreads`` threads each play one game after another with their own search;
+all searches send their leaves to the current model's shared BatchingEvaluator, so
+the network sees batches of up to one leaf per game in flight. Finished games queue
+(at most ``maxDataQueueSize``) for the writer thread, which turns them into rows and
+files. A watcher polls the models directory and loads newer networks; new games use
+them at once, running games switch over if ``switchNetsMidGame``.
+
+Stopping (SIGINT/SIGTERM, or :meth:`SelfplayRun.request_stop`): games in progress are
+dropped, finished ones are written and flushed to complete files, then run() returns.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from katacli.selfplay.game import GameRunner, ModelHandle, SearchFactory
+from katacli.selfplay.mcts import MctsSelfplaySearch
+from katacli.selfplay.models import ModelManager
+from katacli.selfplay.output import GameOutput
+from katacli.selfplay.records import FinishedGame
+from katacli.selfplay.settings import SelfplaySettings
+
+log = logging.getLogger("katacli.selfplay")
+
+# How often the main thread wakes to refresh progress and notice stop requests, seconds.
+TICK_SECONDS = 0.25
+RUN_ID_BITS = 64
+
+
+def default_search_factory(model: ModelHandle, rng: random.Random) -> MctsSelfplaySearch:
+    return MctsSelfplaySearch(model.net, rng)
+
+
+@dataclass
+class RunStats:
+    """Counters the progress display reads (updated from several threads; plain ints are fine under the GIL)."""
+
+    started_at: float = field(default_factory=time.monotonic)
+    games_started: int = 0
+    games_finished: int = 0
+    moves_played: int = 0
+    rows_written: int = 0       # rows in complete files
+    rows_produced: int = 0      # rows built, including those still buffered
+    files_written: int = 0
+    current_model: str = ""
+    queued_games: int = 0
+    stopping: bool = False
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at
+
+    def rate(self, count: int) -> float:
+        elapsed = self.elapsed
+        return count / elapsed if elapsed > 0 else 0.0
+
+
+class SelfplayRun:
+    def __init__(self, settings: SelfplaySettings, manager: ModelManager, output_dir: str | os.PathLike, *,
+                 models_dir: Optional[str | os.PathLike] = None, max_games_total: Optional[int] = None,
+                 poll_seconds: float = 20.0, search_factory: SearchFactory = default_search_factory,
+                 seed: Optional[int] = None):
+        self.settings = settings
+        self.manager = manager
+        self.output_dir = Path(output_dir)
+        self.models_dir = Path(models_dir) if models_dir is not None else None
+        self.max_games_total = max_games_total
+        self.poll_seconds = poll_seconds
+        self.rng = random.Random(seed)
+        self.run_id = f"{self.rng.getrandbits(RUN_ID_BITS):016X}"
+        self.stats = RunStats(current_model=manager.latest_name() or "")
+        self.runner = GameRunner(settings, search_factory, on_move=self._count_move)
+        self._stop = threading.Event()
+        self._queue: "queue.Queue[Optional[FinishedGame]]" = queue.Queue(settings.runner.max_data_queue_size)
+        self._start_lock = threading.Lock()
+        self._errors: list[BaseException] = []
+        r = settings.runner
+        self.output = GameOutput(self.output_dir, r.data_board_len, r.max_rows_per_train_file,
+                                 r.first_file_rand_min_prop, self.run_id, random.Random(self.rng.getrandbits(64)))
+
+    # ---- control
+    def request_stop(self) -> None:
+        if not self._stop.is_set():
+            log.info("stopping: finishing writes of completed games")
+        self.stats.stopping = True
+        self._stop.set()
+
+    def _count_move(self) -> None:
+        self.stats.moves_played += 1
+
+    def _claim_game(self) -> bool:
+        with self._start_lock:
+            if self._stop.is_set():
+                return False
+            if self.max_games_total is not None and self.stats.games_started >= self.max_games_total:
+                return False
+            self.stats.games_started += 1
+            return True
+
+    # ---- threads
+    def _game_loop(self, thread_idx: int, seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            while self._claim_game():
+                game = self.runner.run_game(rng, self.manager, self._stop.is_set)
+                if game is None:
+                    break
+                self.stats.games_finished += 1
+                self._queue.put(game)
+                self.stats.queued_games = self._queue.qsize()
+                if self.stats.games_finished % self.settings.runner.log_games_every == 0:
+                    log.info("%d games finished, %d rows written", self.stats.games_finished, self.stats.rows_written)
+        except BaseException as exc:  # reported by run(); the other threads stop too
+            log.exception("game thread %d failed", thread_idx)
+            self._errors.append(exc)
+            self.request_stop()
+
+    def _writer_loop(self) -> None:
+        try:
+            while True:
+                game = self._queue.get()
+                self.stats.queued_games = self._queue.qsize()
+                if game is None:
+                    break
+                self.stats.rows_produced += self.output.add(game)
+                self.stats.rows_written = self.output.rows_written
+                self.stats.files_written = len(self.output.files_written)
+        except BaseException as exc:
+            log.exception("writer thread failed")
+            self._errors.append(exc)
+            self.request_stop()
+            while self._queue.get() is not None:  # keep draining so game threads never block forever
+                pass
+        finally:
+            self.output.close()
+            self.stats.rows_written = self.output.rows_written
+            self.stats.files_written = len(self.output.files_written)
+
+    def _watch_models(self) -> None:
+        while not self._stop.wait(self.poll_seconds):
+            try:
+                if self.models_dir is not None and self.manager.poll(self.models_dir):
+                    self.stats.current_model = self.manager.latest_name() or ""
+            except Exception as exc:  # a bad file must not end the run; the old model keeps playing
+                log.warning("model directory check failed: %s", exc)
+
+    # ---- the run
+    def run(self, on_tick: Optional[Callable[[RunStats], None]] = None, handle_signals: bool = True) -> RunStats:
+        """Play until max_games_total or a stop request; returns the final counters.
+
+        Raises the first error of a game or writer thread after shutting the others down.
+        """
+        previous = {}
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, lambda signum, frame: self.request_stop())
+        writer = threading.Thread(target=self._writer_loop, name="selfplay-writer", daemon=True)
+        watcher = threading.Thread(target=self._watch_models, name="selfplay-models", daemon=True)
+        games = [threading.Thread(target=self._game_loop, args=(i, self.rng.getrandbits(64)),
+                                  name=f"selfplay-game-{i}", daemon=True)
+                 for i in range(self.settings.runner.num_game_threads)]
+        try:
+            writer.start()
+            watcher.start()
+            for t in games:
+                t.start()
+            while any(t.is_alive() for t in games):
+                for t in games:
+                    t.join(TICK_SECONDS / len(games))
+                if on_tick is not None:
+                    on_tick(self.stats)
+            self._stop.set()
+            self._queue.put(None)
+            while writer.is_alive():
+                writer.join(TICK_SECONDS)
+                if on_tick is not None:
+                    on_tick(self.stats)
+            watcher.join()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if on_tick is not None:
+            on_tick(self.stats)
+        if self._errors:
+            raise self._errors[0]
+        return self.stats

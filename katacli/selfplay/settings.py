@@ -1,0 +1,343 @@
+"""Self-play settings read from a KataGo self-play config, with KataGo's checks.
+
+Three groups, as in KataGo: the runner (threads, output files), game setup
+(GameInitializer: rules, board sizes, komi, handicap) and play settings
+(PlaySettings::loadForSelfplay: which positions become training rows and how they
+are weighted). Search parameters come from :class:`katacli.search.params.SearchParams`.
+
+Every problem raises :class:`katacli.config.ConfigError` with a message naming the
+key(s), so the command can print it without a traceback.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from katacli.config import Config, ConfigError
+from katacli.game.rules import KoRule, ScoringRule, TaxRule
+from katacli.search.params import SearchParams
+
+MODE = "selfplay"
+# KataGo refuses relative board-size weights that sum to (almost) nothing.
+MIN_REL_PROB_SUM = 1e-100
+# Fewest visits KataGo lets the weaker side of an asymmetric-playout game have.
+MIN_ASYMMETRIC_VISITS = 5
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    num_game_threads: int
+    data_board_len: int
+    max_data_queue_size: int
+    max_rows_per_train_file: int
+    first_file_rand_min_prop: float
+    log_games_every: int
+    switch_nets_mid_game: bool
+    log_moves: bool
+    log_search_info: bool
+    max_moves_per_game: int
+    clear_bot_before_search: bool
+
+
+@dataclass(frozen=True)
+class GameSetupSettings:
+    ko_rules: tuple[KoRule, ...]
+    scoring_rules: tuple[ScoringRule, ...]
+    tax_rules: tuple[TaxRule, ...]
+    multi_stone_suicide_legals: tuple[bool, ...]
+    has_buttons: tuple[bool, ...]
+    board_sizes: tuple[tuple[int, int], ...]       # (x_size, y_size)
+    board_size_weights: tuple[float, ...]           # same length, normalised to sum 1
+    komi_mean: float
+    komi_auto: bool
+    komi_stdev: float
+    komi_big_stdev_prob: float
+    komi_big_stdev: float
+    komi_bigger_stdev_prob: float
+    komi_bigger_stdev: float
+    komi_allow_integer_prob: float
+    handicap_prob: float
+    handicap_compensate_komi_prob: float
+    fork_compensate_komi_prob: float
+    handicap_komi_interp_zero_prob: float
+    no_result_stdev: float
+    draw_rand_radius: float
+    num_extra_black_fixed: int
+
+    @property
+    def max_board_x(self) -> int:
+        return max(x for x, _ in self.board_sizes)
+
+    @property
+    def max_board_y(self) -> int:
+        return max(y for _, y in self.board_sizes)
+
+
+@dataclass(frozen=True)
+class PlaySettings:
+    init_games_with_policy: bool
+    policy_init_area_prop: float
+    compensate_after_policy_init_prob: float
+    policy_init_gamma_shape: float
+    policy_init_area_temperature: float
+    handicap_temperature: float
+    side_position_prob: float
+    compensate_komi_visits: int
+    flip_komi_prob_when_no_compensate: float
+    estimate_lead_visits: int
+    estimate_lead_prob: float
+    fancy_komi_varying: bool
+    early_fork_game_prob: float
+    early_fork_game_expected_move_prop: float
+    fork_game_prob: float
+    fork_game_min_choices: int
+    early_fork_game_max_choices: int
+    fork_game_max_choices: int
+    seki_fork_hack_prob: float
+    cheap_search_prob: float
+    cheap_search_visits: int
+    cheap_search_target_weight: float
+    reduce_visits: bool
+    reduce_visits_threshold: float
+    reduce_visits_threshold_lookback: int
+    reduced_visits_min: int
+    reduced_visits_weight: float
+    policy_surprise_data_weight: float
+    value_surprise_data_weight: float
+    use_search_value_surprise: bool
+    scale_data_weight: float
+    handicap_asymmetric_playout_prob: float
+    normal_asymmetric_playout_prob: float
+    max_asymmetric_ratio: float
+    min_asymmetric_compensate_komi_prob: float
+
+
+@dataclass(frozen=True)
+class SelfplaySettings:
+    runner: RunnerSettings
+    game: GameSetupSettings
+    play: PlaySettings
+    search: SearchParams
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> "SelfplaySettings":
+        """Read and cross-check everything; raises ConfigError."""
+        search = SearchParams.from_config(cfg, MODE)
+        runner = _runner_settings(cfg)
+        game = _game_setup_settings(cfg)
+        play = _play_settings(cfg)
+        _check_unsupported(cfg)
+        _check_combinations(runner, game, play, search)
+        return cls(runner, game, play, search)
+
+
+def _get(cfg: Config, key: str):
+    return cfg.get(key, MODE)
+
+
+def _runner_settings(cfg: Config) -> RunnerSettings:
+    return RunnerSettings(
+        num_game_threads=_get(cfg, "numGameThreads"),
+        data_board_len=_get(cfg, "dataBoardLen"),
+        max_data_queue_size=_get(cfg, "maxDataQueueSize"),
+        max_rows_per_train_file=_get(cfg, "maxRowsPerTrainFile"),
+        first_file_rand_min_prop=_get(cfg, "firstFileRandMinProp"),
+        log_games_every=_get(cfg, "logGamesEvery"),
+        switch_nets_mid_game=_get(cfg, "switchNetsMidGame"),
+        log_moves=_get(cfg, "logMoves"),
+        log_search_info=_get(cfg, "logSearchInfo"),
+        max_moves_per_game=_get(cfg, "maxMovesPerGame"),
+        clear_bot_before_search=_get(cfg, "clearBotBeforeSearch"),
+    )
+
+
+def _nonempty(values, key: str) -> tuple:
+    if not values:
+        raise ConfigError(f"{key} must have at least one value")
+    return tuple(values)
+
+
+def _board_sizes(cfg: Config) -> tuple[tuple[tuple[int, int], ...], tuple[float, ...]]:
+    """KataGo's board-size table: bSizes (squares, optionally paired into rectangles) or bSizesXY."""
+    has_edges, has_xy = cfg.is_set("bSizes"), cfg.is_set("bSizesXY")
+    if has_edges == has_xy:
+        raise ConfigError("give exactly one of bSizes (square sizes, e.g. 9,13,19) or bSizesXY "
+                          "(e.g. 9-9,9-13), each with bSizeRelProbs")
+    if not cfg.is_set("bSizeRelProbs"):
+        raise ConfigError("bSizeRelProbs is required with bSizes/bSizesXY: one relative weight per size")
+    weights = list(_get(cfg, "bSizeRelProbs"))
+    total = sum(weights)
+    if has_edges:
+        edges = _nonempty(_get(cfg, "bSizes"), "bSizes")
+        if len(edges) != len(weights):
+            raise ConfigError(f"bSizes has {len(edges)} values but bSizeRelProbs has {len(weights)}; "
+                              "give one weight per size")
+        if total <= MIN_REL_PROB_SUM:
+            raise ConfigError("bSizeRelProbs must sum to a positive value")
+        rect = _get(cfg, "allowRectangleProb")
+        sizes, probs = [], []
+        # Square sizes keep their weight; with allowRectangleProb some mass goes to every
+        # pairing of two sizes (the square pairs included), weighted by the product.
+        for i, x in enumerate(edges):
+            for j, y in enumerate(edges):
+                pair = rect * weights[i] * weights[j] / total / total
+                if x == y:
+                    sizes.append((x, y))
+                    probs.append((1.0 - rect) * weights[i] / total + pair)
+                elif rect > 0.0:
+                    sizes.append((x, y))
+                    probs.append(pair)
+    else:
+        if cfg.is_set("allowRectangleProb"):
+            raise ConfigError("allowRectangleProb cannot be combined with bSizesXY; "
+                              "list the rectangles you want in bSizesXY instead")
+        sizes = list(_nonempty(_get(cfg, "bSizesXY"), "bSizesXY"))
+        if len(sizes) != len(weights):
+            raise ConfigError(f"bSizesXY has {len(sizes)} values but bSizeRelProbs has {len(weights)}; "
+                              "give one weight per size")
+        if total <= MIN_REL_PROB_SUM:
+            raise ConfigError("bSizeRelProbs must sum to a positive value")
+        probs = weights
+    prob_total = sum(probs)
+    merged: dict[tuple[int, int], float] = {}
+    for size, p in zip(sizes, probs):
+        merged[tuple(size)] = merged.get(tuple(size), 0.0) + p / prob_total
+    return tuple(merged), tuple(merged.values())
+
+
+def _game_setup_settings(cfg: Config) -> GameSetupSettings:
+    ko = tuple(KoRule[s.upper()] for s in _nonempty(_get(cfg, "koRules"), "koRules"))
+    scoring = tuple(ScoringRule[s.upper()] for s in _nonempty(_get(cfg, "scoringRules"), "scoringRules"))
+    tax = tuple(TaxRule[s.upper()] for s in _nonempty(_get(cfg, "taxRules"), "taxRules"))
+    suicide = _nonempty(_get(cfg, "multiStoneSuicideLegals"), "multiStoneSuicideLegals")
+    buttons = _nonempty(_get(cfg, "hasButtons"), "hasButtons")
+    if ScoringRule.AREA not in scoring and any(buttons):
+        raise ConfigError("hasButtons can only include true when scoringRules includes AREA "
+                          "(the button exists only under area scoring)")
+    komi_auto = _get(cfg, "komiAuto")
+    if cfg.is_set("komiMean") == komi_auto:
+        raise ConfigError("give exactly one of komiMean=<komi> or komiAuto=true "
+                          "(komiAuto picks a fair komi per board size and rules)")
+    sizes, weights = _board_sizes(cfg)
+    handicap_prob = _get(cfg, "handicapProb")
+    return GameSetupSettings(
+        ko_rules=ko, scoring_rules=scoring, tax_rules=tax,
+        multi_stone_suicide_legals=suicide, has_buttons=buttons,
+        board_sizes=sizes, board_size_weights=weights,
+        komi_mean=_get(cfg, "komiMean"), komi_auto=komi_auto,
+        komi_stdev=_get(cfg, "komiStdev"),
+        komi_big_stdev_prob=_get(cfg, "komiBigStdevProb"), komi_big_stdev=_get(cfg, "komiBigStdev"),
+        komi_bigger_stdev_prob=_get(cfg, "komiBiggerStdevProb"), komi_bigger_stdev=_get(cfg, "komiBiggerStdev"),
+        komi_allow_integer_prob=_get(cfg, "komiAllowIntegerProb"),
+        handicap_prob=handicap_prob,
+        handicap_compensate_komi_prob=_get(cfg, "handicapCompensateKomiProb"),
+        fork_compensate_komi_prob=_get(cfg, "forkCompensateKomiProb"),
+        handicap_komi_interp_zero_prob=_get(cfg, "handicapKomiInterpZeroProb"),
+        no_result_stdev=_get(cfg, "noResultStdev"),
+        draw_rand_radius=_get(cfg, "drawRandRadius"),
+        num_extra_black_fixed=_get(cfg, "numExtraBlackFixed") if cfg.is_set("numExtraBlackFixed") else 0,
+    )
+
+
+def _play_settings(cfg: Config) -> PlaySettings:
+    # forkSidePositionProb is KataGo's older name, used only when the new one is absent.
+    if cfg.is_set("forkSidePositionProb") and not cfg.is_set("sidePositionProb"):
+        side_prob = _get(cfg, "forkSidePositionProb")
+    else:
+        side_prob = _get(cfg, "sidePositionProb")
+    return PlaySettings(
+        init_games_with_policy=_get(cfg, "initGamesWithPolicy"),
+        policy_init_area_prop=_get(cfg, "policyInitAreaProp"),
+        compensate_after_policy_init_prob=_get(cfg, "compensateAfterPolicyInitProb"),
+        policy_init_gamma_shape=_get(cfg, "policyInitGammaShape"),
+        policy_init_area_temperature=_get(cfg, "policyInitAreaTemperature"),
+        handicap_temperature=_get(cfg, "handicapTemperature"),
+        side_position_prob=side_prob,
+        compensate_komi_visits=_get(cfg, "compensateKomiVisits"),
+        flip_komi_prob_when_no_compensate=_get(cfg, "flipKomiProbWhenNoCompensate"),
+        estimate_lead_visits=_get(cfg, "estimateLeadVisits"),
+        estimate_lead_prob=_get(cfg, "estimateLeadProb"),
+        fancy_komi_varying=_get(cfg, "fancyKomiVarying"),
+        early_fork_game_prob=_get(cfg, "earlyForkGameProb"),
+        early_fork_game_expected_move_prop=_get(cfg, "earlyForkGameExpectedMoveProp"),
+        fork_game_prob=_get(cfg, "forkGameProb"),
+        fork_game_min_choices=_get(cfg, "forkGameMinChoices"),
+        early_fork_game_max_choices=_get(cfg, "earlyForkGameMaxChoices"),
+        fork_game_max_choices=_get(cfg, "forkGameMaxChoices"),
+        seki_fork_hack_prob=_get(cfg, "sekiForkHackProb"),
+        cheap_search_prob=_get(cfg, "cheapSearchProb"),
+        cheap_search_visits=_get(cfg, "cheapSearchVisits"),
+        cheap_search_target_weight=_get(cfg, "cheapSearchTargetWeight"),
+        reduce_visits=_get(cfg, "reduceVisits"),
+        reduce_visits_threshold=_get(cfg, "reduceVisitsThreshold"),
+        reduce_visits_threshold_lookback=_get(cfg, "reduceVisitsThresholdLookback"),
+        reduced_visits_min=_get(cfg, "reducedVisitsMin"),
+        reduced_visits_weight=_get(cfg, "reducedVisitsWeight"),
+        policy_surprise_data_weight=_get(cfg, "policySurpriseDataWeight"),
+        value_surprise_data_weight=_get(cfg, "valueSurpriseDataWeight"),
+        use_search_value_surprise=_get(cfg, "useSearchValueSurprise"),
+        scale_data_weight=_get(cfg, "scaleDataWeight"),
+        handicap_asymmetric_playout_prob=_get(cfg, "handicapAsymmetricPlayoutProb"),
+        normal_asymmetric_playout_prob=_get(cfg, "normalAsymmetricPlayoutProb"),
+        max_asymmetric_ratio=_get(cfg, "maxAsymmetricRatio"),
+        min_asymmetric_compensate_komi_prob=_get(cfg, "minAsymmetricCompensateKomiProb"),
+    )
+
+
+# Keys KataGo's self-play knows that katacli does not act on yet, with the value that
+# means "off"; any other value is refused rather than silently ignored.
+_UNSUPPORTED_UNLESS_OFF = {
+    "startPosesProb": 0.0,
+    "hintPosesProb": 0.0,
+    "useReanalyze": False,
+}
+
+
+def _check_unsupported(cfg: Config) -> None:
+    for key, off in _UNSUPPORTED_UNLESS_OFF.items():
+        if cfg.is_set(key) and _get(cfg, key) != off:
+            raise ConfigError(f"{key} = {cfg.as_dict()[key]} is not supported by kata selfplay yet; "
+                              f"remove it or set it to {str(off).lower()}")
+    inputs_version = cfg.get("inputsVersion", MODE) if cfg.is_set("inputsVersion") else None
+    if inputs_version not in (None, 7):
+        raise ConfigError(f"inputsVersion = {inputs_version}: kata selfplay writes V7 inputs only")
+    for key in ("startPosesFromSgfDir", "hintPosesDir"):
+        if cfg.is_set(key):
+            cfg.mark_used(key)  # read but only meaningful with its probability above
+
+
+def _check_combinations(runner: RunnerSettings, game: GameSetupSettings, play: PlaySettings,
+                        search: SearchParams) -> None:
+    largest = max(game.max_board_x, game.max_board_y)
+    if largest > runner.data_board_len:
+        raise ConfigError(f"dataBoardLen = {runner.data_board_len} is smaller than the largest board "
+                          f"played ({largest}); raise dataBoardLen or drop the larger sizes")
+    if play.policy_surprise_data_weight + play.value_surprise_data_weight > 1.0:
+        raise ConfigError("policySurpriseDataWeight + valueSurpriseDataWeight must not exceed 1.0")
+    if play.cheap_search_prob > 0.0 and play.cheap_search_visits > search.max_visits:
+        raise ConfigError(f"cheapSearchVisits ({play.cheap_search_visits}) must not exceed maxVisits "
+                          f"({search.max_visits})")
+    if play.reduce_visits and play.reduced_visits_min > search.max_visits:
+        raise ConfigError(f"reducedVisitsMin ({play.reduced_visits_min}) must not exceed maxVisits "
+                          f"({search.max_visits})")
+    if play.early_fork_game_max_choices < play.fork_game_min_choices or \
+            play.fork_game_max_choices < play.fork_game_min_choices:
+        raise ConfigError("earlyForkGameMaxChoices and forkGameMaxChoices must be at least forkGameMinChoices")
+    if play.max_asymmetric_ratio > 1.0 and (play.handicap_asymmetric_playout_prob > 0 or
+                                            play.normal_asymmetric_playout_prob > 0):
+        # The weaker side gets visits * 2 / (ratio + 1) at worst; KataGo needs at least 5.
+        visit_levels = [search.max_visits]
+        if play.cheap_search_prob > 0.0:
+            visit_levels.append(play.cheap_search_visits)
+        if play.reduce_visits:
+            visit_levels.append(play.reduced_visits_min)
+        fewest = round(min(visit_levels) * 2.0 / (play.max_asymmetric_ratio + 1.0))
+        if fewest < MIN_ASYMMETRIC_VISITS:
+            raise ConfigError(f"maxAsymmetricRatio {play.max_asymmetric_ratio} can leave the weaker side "
+                              f"{fewest} visits (fewer than {MIN_ASYMMETRIC_VISITS}); lower it or raise the visit counts")
+    if search.max_visits >= 1 << 40:
+        raise ConfigError("maxVisits must be set for self-play (e.g. maxVisits = 600)")
+    if game.num_extra_black_fixed and game.handicap_prob <= 0.0:
+        raise ConfigError("numExtraBlackFixed only matters with handicapProb > 0")
+    if any(not math.isfinite(w) for w in game.board_size_weights):
+        raise ConfigError("bSizeRelProbs must be finite")
