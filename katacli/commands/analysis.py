@@ -1,0 +1,125 @@
+"""``kata analysis``: KataGo's JSON analysis engine, for tools that analyse many positions (KaTrain,
+review servers, scripts)."""
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from katacli.cli_support import (
+    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+)
+
+EXIT_STARTUP_ERROR = 1
+# Note when the network's batches cannot hold every search's leaves (KataGo's rule of thumb).
+BATCH_SIZE_NOTE_FACTOR = 1.5
+
+HELP = (
+    "Run KataGo's parallel JSON analysis engine on stdin/stdout.\n\n"
+    "Write one JSON query per line, e.g. "
+    '{"id":"q1","moves":[["B","D4"],["W","Q16"]],"rules":"japanese","komi":6.5,"boardXSize":19,'
+    '"boardYSize":19,"analyzeTurns":[0,1,2],"maxVisits":200} '
+    "and read one JSON result per analysed turn (moveInfos, rootInfo, optional ownership and policy), in "
+    "whatever order they finish. Actions: terminate (with terminateId), terminate_all, clear_cache, "
+    "query_version, query_models. The protocol is KataGo's docs/Analysis_Engine.md.\n\n"
+    "numAnalysisThreads positions are searched at once, each with numSearchThreadsPerAnalysisThread leaves in "
+    "flight, and their network evaluations share batches; queries with a higher \"priority\" go first.\n\n"
+    "Without -model the engine evaluates by Monte Carlo rollouts (weak, but needs no network). Closing stdin "
+    "finishes the queued work, then exits; with -quit-without-waiting it exits at once. Logs go to stderr "
+    "(or the configured log file), never to stdout. configs/analysis_example.cfg documents the settings."
+)
+
+
+def _stdio():
+    """UTF-8 text streams over stdin/stdout whatever the locale (query ids may be any text)."""
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
+    return stdin, stdout
+
+
+def run_analysis(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
+                 analysis_threads: Optional[int], quit_without_waiting: bool) -> int:
+    """Serve the analysis protocol until stdin closes; the exit status."""
+    from katacli import KATAGO_COMPAT_VERSION, __version__
+    from katacli.engine.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
+    from katacli.engine.analysis.output import JsonLineWriter
+    from katacli.engine.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
+    from katacli.engine.log import EngineLog
+    from katacli.settings import AnalysisSettings
+
+    if model is not None and not os.path.isfile(model):
+        report_error_and_exit(f"model file not found: {model}")
+    cfg = load_config(config, override_config, mode="analysis")
+    with exit_on_config_error():
+        settings = AnalysisSettings.from_config(cfg, analysis_threads_from_command_line=analysis_threads)
+        params = load_search_defaults(cfg)
+    log = EngineLog(without_stdout_logging(settings).logging)
+    if settings.logging.log_to_stdout:
+        log.info("WARNING: logToStdout is ignored by `kata analysis`: stdout carries the JSON protocol")
+    log.write("Analysis Engine starting...")
+    log.info(f"katacli {__version__} analysis engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
+    if config:
+        log.write(f"Loaded config {', '.join(config)}")
+    if override_config:
+        log.write(f"Config overrides: {'; '.join(override_config)}")
+
+    searches = settings.num_analysis_threads * params.num_search_threads
+    if model is None:
+        log.info("No model given (-model): evaluating positions by Monte Carlo rollouts, without a network")
+        backend = AnalysisBackend()
+    else:
+        batch_size = settings.nn.max_batch_size or default_batch_size(settings.num_analysis_threads,
+                                                                      params.num_search_threads)
+        try:
+            backend = load_network_backend(model, settings.nn, batch_size)
+        except Exception as exc:  # a broken or unsupported model file
+            print(f"error: could not load the model {model}: {exc}", file=sys.stderr, flush=True)
+            return EXIT_STARTUP_ERROR
+        log.write(f"Loaded model {model}")
+        if batch_size * BATCH_SIZE_NOTE_FACTOR <= searches:
+            log.write(f"Note: nnMaxBatchSize ({batch_size}) is smaller than numSearchThreads * numAnalysisThreads "
+                      f"({searches}); raising nnMaxBatchSize may improve throughput")
+    if params.max_visits >= 1 << 50 and params.max_playouts >= 1 << 50 and params.max_time >= 1e19:
+        log.info("Note: no maxVisits / maxPlayouts / maxTime configured: queries without maxVisits search "
+                 "until terminated")
+
+    stdin, stdout = _stdio()
+    writer = JsonLineWriter(stdout)
+    if settings.log_all_responses:
+        writer.on_line = lambda line: log.write("Response: " + line)
+    with exit_on_config_error():
+        engine = build_engine(cfg, settings, backend, writer, log, params)
+    log.write(f"Analyzing up to {settings.num_analysis_threads} positions at a time in parallel")
+    log.info("Started, ready to begin handling requests")
+    try:
+        status = engine.serve(stdin, wait_at_end=not quit_without_waiting)
+    finally:
+        backend.close()
+        for line in backend.summary_lines():
+            log.write(line)
+        log.write("All cleaned up, quitting")
+        log.close()
+    try:
+        stdout.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    return status
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("analysis", help=HELP)
+    def analysis(
+        model: Optional[str] = model_option(required=False),
+        config: Optional[List[str]] = config_option("analysis_example.cfg"),
+        override_config: Optional[List[str]] = override_config_option(),
+        analysis_threads: Optional[int] = typer.Option(
+            None, "--analysis-threads", metavar="N",
+            help="Analyse up to N positions at once (numAnalysisThreads; not together with that config key)."),
+        quit_without_waiting: bool = typer.Option(
+            False, "--quit-without-waiting",
+            help="When stdin closes, quit at once instead of finishing the queued queries."),
+    ) -> None:
+        raise typer.Exit(run_analysis(model, config, override_config, analysis_threads, quit_without_waiting))

@@ -1,0 +1,138 @@
+"""The analysis engine: reads query lines, queues their positions, and runs the analysis threads.
+
+Lifecycle::
+
+    engine = AnalysisEngine(defaults, backend, JsonLineWriter(stdout), log, num_analysis_threads=4)
+    engine.start()
+    for line in stdin:
+        engine.handle_line(line)     # errors / warnings / action answers are written at once
+    engine.finish(wait=True)         # stdin closed: finish everything queued (False: quit now)
+
+``serve(stream)`` is that loop, with Ctrl-C handled as quitting now. Everything
+the engine writes goes through one :class:`JsonLineWriter`; log lines go to the
+log (stderr or a file), never to stdout.
+"""
+from __future__ import annotations
+
+import random
+from typing import Optional, TextIO
+
+from katacli.engine.analysis.actions import ActionHandler
+from katacli.engine.analysis.backend import AnalysisBackend
+from katacli.engine.analysis.output import JsonLineWriter
+from katacli.engine.analysis.protocol import (
+    QueryError, dumps, error, field_error, id_of, loads, parse_error_message,
+)
+from katacli.engine.analysis.query import QueryDefaults, QueryParser
+from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.engine.analysis.worker import AnalysisWorker
+
+# How long quitting without waiting gives each analysis thread to notice, seconds.
+QUIT_JOIN_SECONDS = 5.0
+
+
+class NullLog:
+    """A log that drops everything (tests, embedding)."""
+
+    def write(self, message: str) -> None:
+        pass
+
+    def info(self, message: str) -> None:
+        pass
+
+
+class AnalysisEngine:
+    def __init__(self, defaults: QueryDefaults, backend: AnalysisBackend, writer: JsonLineWriter, log=None, *,
+                 num_analysis_threads: int = 1, seed: Optional[int] = None, log_all_requests: bool = False,
+                 log_errors_and_warnings: bool = True, log_search_info: bool = False):
+        self.defaults = defaults
+        self.backend = backend
+        self.writer = writer
+        self.log = log if log is not None else NullLog()
+        self.log_all_requests = log_all_requests
+        self.log_errors_and_warnings = log_errors_and_warnings
+        self.queue = RequestQueue()
+        self.parser = QueryParser(defaults)
+        self.actions = ActionHandler(self.queue, backend, writer.write, self._report_error)
+        seeds = random.Random(seed)
+        self.workers = [
+            AnalysisWorker(index, self.queue, backend.evaluator, writer.write, self.log, seeds.getrandbits(63),
+                           log_search_info)
+            for index in range(num_analysis_threads)
+        ]
+        self._started = False
+        self._finished = False
+
+    # ---- running ---------------------------------------------------------------------------
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            for worker in self.workers:
+                worker.start()
+
+    def finish(self, wait: bool = True) -> None:
+        """No more input. wait: finish every open request first; else stop at once, writing nothing more."""
+        if self._finished:
+            return
+        self._finished = True
+        if wait:
+            self.queue.close()
+            for worker in self.workers:
+                worker.join()
+        else:
+            self.writer.silence()
+            self.queue.abandon()
+            for worker in self.workers:
+                worker.join(QUIT_JOIN_SECONDS)
+
+    def serve(self, stream: TextIO, wait_at_end: bool = True) -> int:
+        """Answer queries from ``stream`` until it ends (or Ctrl-C); the exit status."""
+        self.start()
+        try:
+            for line in iter(stream.readline, ""):
+                self.handle_line(line)
+        except KeyboardInterrupt:
+            self.log.write("Interrupted, quitting without waiting for open queries")
+            self.finish(wait=False)
+            return 0
+        self.finish(wait=wait_at_end)
+        return 0
+
+    # ---- one line --------------------------------------------------------------------------
+    def handle_line(self, line: str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        if self.log_all_requests:
+            self.log.write("Request: " + line)
+        try:
+            query = loads(line)
+        except (ValueError, RecursionError) as exc:
+            self._report_error(error(parse_error_message(line, exc)))
+            return
+        if not isinstance(query, dict):
+            self._report_error(error("Request line was valid json but was not an object, ignoring: " + dumps(query)))
+            return
+        query_id = id_of(query)
+        if query_id is None:
+            self._report_error(error('Request must have a string "id" field'))
+            return
+        try:
+            if isinstance(query.get("action"), str):
+                self.actions.handle(query)
+                return
+            requests = self.parser.parse(query, self._report_warning)
+        except QueryError as exc:
+            self._report_error(field_error(query_id, exc.field, exc.message))
+            return
+        self.queue.push(requests)
+
+    def _report_error(self, obj: dict) -> None:
+        self.writer.write(obj)
+        if self.log_errors_and_warnings:
+            self.log.write("Error: " + dumps(obj))
+
+    def _report_warning(self, obj: dict) -> None:
+        self.writer.write(obj)
+        if self.log_errors_and_warnings:
+            self.log.write("Warning: " + dumps(obj))

@@ -1,0 +1,48 @@
+"""The engine's stdout: whole JSON objects, one per line, written under a lock and flushed at once.
+
+Several threads answer at the same time (the reader thread for errors and
+actions, every analysis worker for results), so each line is written and
+flushed while holding the lock: a client never sees two responses interleaved.
+After :meth:`JsonLineWriter.silence` (quitting without waiting) nothing more is
+written. A closed pipe (the client went away) silences the writer too.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Optional, TextIO
+
+from katacli.engine.analysis.protocol import dumps
+
+
+class JsonLineWriter:
+    def __init__(self, stream: TextIO, on_line: Optional[Callable[[str], None]] = None):
+        """``on_line(text)`` sees every line written (logAllResponses)."""
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._silenced = False
+        self.on_line = on_line
+        self.lines_written = 0
+
+    def write(self, obj: dict) -> None:
+        line = dumps(obj)
+        with self._lock:
+            if self._silenced:
+                return
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                self._silenced = True
+                return
+            self.lines_written += 1
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def silence(self) -> None:
+        """Drop everything written from now on."""
+        with self._lock:
+            self._silenced = True
+
+    @property
+    def silenced(self) -> bool:
+        return self._silenced

@@ -1,0 +1,113 @@
+"""Wire-level pieces of KataGo's JSON analysis protocol: serialisation, rounding, error shapes.
+
+KataGo writes every object with nlohmann::json, whose objects are ordered maps:
+keys come out sorted, without spaces, and non-finite numbers become ``null``.
+Floats are printed in their shortest round-trip form, as Python's ``repr`` does,
+so :func:`dumps` reproduces KataGo's lines byte for byte given the same values.
+
+Errors and warnings have three shapes::
+
+    {"error": MESSAGE}                                   (no usable id)
+    {"error": MESSAGE, "field": FIELD, "id": ID}         (a bad query field)
+    {"field": FIELD, "id": ID, "warning": MESSAGE}       (the query still runs)
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Optional
+
+# KataGo rounds most reported numbers to this many digits after the leading one.
+OUTPUT_PRECISION = 8
+# Ownership values are rounded to a fixed 1e-6 grid instead.
+OWNERSHIP_ROUNDING_SCALE = 1_000_000.0
+# Values this close to zero are printed as they are (KataGo's roundDynamic).
+ROUNDING_ZERO_THRESHOLD = 1e-60
+
+
+class QueryError(Exception):
+    """A query field KataGo would refuse; becomes {"error", "field", "id"}."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _finite_or_none(value: Any) -> Any:
+    """nlohmann::json writes NaN and infinities as null; Python would write NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(v) for v in value]
+    return value
+
+
+def dumps(obj: Any) -> str:
+    """One JSON line the way KataGo prints it: sorted keys, no spaces, null for non-finite numbers."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except ValueError:
+        return json.dumps(_finite_or_none(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"invalid literal '{name}'")
+
+
+def loads(line: str) -> Any:
+    """Parse a query line as strict JSON (NaN / Infinity are not JSON, as for KataGo)."""
+    return json.loads(line, parse_constant=_reject_constant)
+
+
+def parse_error_message(line: str, exc: Exception) -> str:
+    """The general error for a line that is not JSON, in the shape of KataGo's message."""
+    if isinstance(exc, json.JSONDecodeError):
+        detail = f"parse error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    else:
+        detail = f"parse error: {exc}"
+    return f"[json.exception.parse_error.101] {detail} - could not parse input line as json request: {line}"
+
+
+def _round_half_away(value: float) -> float:
+    """C's round(): halves go away from zero."""
+    return math.copysign(math.floor(abs(value) + 0.5), value)
+
+
+def round_dynamic(value: float, precision: int = OUTPUT_PRECISION) -> float:
+    """KataGo's Global::roundDynamic: keep about ``precision`` digits after the leading one."""
+    value = float(value)
+    magnitude = abs(value)
+    if not math.isfinite(value) or magnitude <= ROUNDING_ZERO_THRESHOLD:
+        return value
+    rounding_magnitude = math.floor(math.log10(magnitude)) - precision
+    if rounding_magnitude >= 0:
+        return _round_half_away(value)
+    scale = 10.0 ** (-rounding_magnitude)
+    return _round_half_away(value * scale) / scale
+
+
+def round_static(values, scale: float = OWNERSHIP_ROUNDING_SCALE) -> list:
+    """KataGo's Global::roundStatic over a sequence (ownership arrays): round(x * scale) / scale."""
+    return [_round_half_away(float(v) * scale) / scale for v in values]
+
+
+def error(message: str) -> dict:
+    return {"error": message}
+
+
+def field_error(query_id: str, field: str, message: str) -> dict:
+    return {"error": message, "field": field, "id": query_id}
+
+
+def field_warning(query_id: str, field: str, message: str) -> dict:
+    return {"field": field, "id": query_id, "warning": message}
+
+
+def id_of(query: Any) -> Optional[str]:
+    """The query's id when it is a string (KataGo requires that), else None."""
+    if isinstance(query, dict) and isinstance(query.get("id"), str):
+        return query["id"]
+    return None

@@ -1,0 +1,139 @@
+"""Response objects: a search snapshot as the JSON KataGo's analysis engine writes.
+
+Field names, which fields appear when, the perspective flip and the rounding
+follow KataGo's ``Search::getAnalysisJson``: most numbers keep about nine
+significant digits, ownership is rounded to 1e-6, visits are integers, and
+rootInfo's ``weight`` is left unrounded. Values are turned to the
+``reportAnalysisWinratesAs`` perspective (the query's ``overrideSettings`` may
+change it); raw network values appear only when a network evaluated the root.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from katacli.engine.analysis.protocol import round_dynamic, round_static
+from katacli.engine.analysis.request import AnalysisRequest
+from katacli.game.coords import BLACK, WHITE, format_vertex
+
+# KataGo's PVs hold the move itself plus analysisPVLen more.
+PV_FIRST_MOVE = 1
+
+
+def no_results_response(request: AnalysisRequest) -> dict:
+    """The final response of a request terminated before anything was searched."""
+    return {"id": request.query_id, "turnNumber": request.turn_number, "isDuringSearch": False, "noResults": True}
+
+
+def pv_length_up_to_phase_end(state, pv: list, prevent_encore: bool) -> int:
+    """How much of a PV KataGo prints: with the cleanup phase prevented, a PV with a pass stops
+    before the move that would change the game phase (e.g. the second pass under territory rules)."""
+    if not prevent_encore or all(point is not None for point in pv):
+        return len(pv)
+    board, mover, phase = state.copy(), state.next_player, state.encore_phase
+    for index, point in enumerate(pv):
+        try:
+            board.play_tolerant(point, mover)
+        except ValueError:
+            return len(pv)  # KataGo would keep going; the rest cannot change the phase here
+        mover = BLACK + WHITE - mover
+        if board.encore_phase != phase:
+            return index
+    return len(pv)
+
+
+def _vertex(point, state) -> str:
+    return format_vertex(point, state.x_size, state.y_size)
+
+
+def _move_info(info, request: AnalysisRequest) -> dict:
+    state, report = request.state, request.report
+    out = {
+        "move": _vertex(info.move, state),
+        "visits": info.visits,
+        "edgeVisits": info.edge_visits,
+        "weight": round_dynamic(info.weight),
+        "edgeWeight": round_dynamic(info.edge_weight),
+        "utility": round_dynamic(info.utility),
+        "winrate": round_dynamic(info.winrate),
+        # scoreMean carries the lead, as KataGo reports it for older tools.
+        "scoreMean": round_dynamic(info.score_lead),
+        "scoreLead": round_dynamic(info.score_lead),
+        "scoreSelfplay": round_dynamic(info.score_selfplay),
+        "scoreStdev": round_dynamic(info.score_stdev),
+        "prior": round_dynamic(info.prior),
+        "lcb": round_dynamic(info.lcb),
+        "utilityLcb": round_dynamic(info.utility_lcb),
+        "order": info.order,
+        "playSelectionValue": round_dynamic(info.play_selection_value),
+    }
+    if report.include_no_result_value:
+        out["noResultValue"] = round_dynamic(info.no_result)
+    if info.is_symmetry_of is not None:
+        out["isSymmetryOf"] = _vertex(info.is_symmetry_of, state)
+    length = pv_length_up_to_phase_end(state, info.pv, request.prevent_encore)
+    out["pv"] = [_vertex(point, state) for point in info.pv[:length]]
+    if report.include_pv_visits:
+        out["pvVisits"] = list(info.pv_visits[:length])
+        out["pvEdgeVisits"] = list(info.pv_edge_visits[:length])
+    if report.include_moves_ownership and info.ownership is not None:
+        out["ownership"] = round_static(info.ownership)
+    if report.include_moves_ownership_stdev and info.ownership_stdev is not None:
+        out["ownershipStdev"] = round_static(info.ownership_stdev)
+    return out
+
+
+def _root_info(root, has_network: bool) -> dict:
+    out = {
+        "visits": root.visits,
+        "weight": float(root.weight),
+        "winrate": round_dynamic(root.winrate),
+        "scoreSelfplay": round_dynamic(root.score_selfplay),
+        "scoreLead": round_dynamic(root.score_lead),
+        "scoreStdev": round_dynamic(root.score_stdev),
+        "utility": round_dynamic(root.utility),
+        "thisHash": root.this_hash,
+        "symHash": root.sym_hash,
+        "currentPlayer": root.current_player,
+    }
+    if has_network and root.raw_winrate is not None:
+        out.update({
+            "rawWinrate": round_dynamic(root.raw_winrate),
+            "rawLead": round_dynamic(root.raw_lead),
+            "rawScoreSelfplay": round_dynamic(root.raw_score_selfplay),
+            "rawScoreSelfplayStdev": round_dynamic(root.raw_score_selfplay_stdev),
+            "rawNoResultProb": round_dynamic(root.raw_no_result_prob),
+            "rawStWrError": round_dynamic(root.raw_st_wr_error),
+            "rawStScoreError": round_dynamic(root.raw_st_score_error),
+            "rawVarTimeLeft": round_dynamic(root.raw_var_time_left),
+        })
+    return out
+
+
+def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool, has_network: bool) -> Optional[dict]:
+    """The response for the search's current state, or None when it has nothing to report yet (no root)."""
+    report = request.report
+    analysis = searcher.analysis(
+        max_pv_len=report.pv_len + PV_FIRST_MOVE,
+        include_ownership=report.include_ownership, include_ownership_stdev=report.include_ownership_stdev,
+        include_moves_ownership=report.include_moves_ownership or report.include_moves_ownership_stdev,
+        include_policy=report.include_policy,
+    )
+    if analysis.root is None:
+        return None
+    analysis = analysis.oriented(report.perspective)
+    response = {
+        "id": request.query_id,
+        "turnNumber": request.turn_number,
+        "isDuringSearch": during_search,
+        "moveInfos": [_move_info(info, request) for info in analysis.moves],
+        "rootInfo": _root_info(analysis.root, has_network),
+    }
+    if report.include_policy:
+        if analysis.policy is None:
+            return None
+        response["policy"] = [round_dynamic(p) for p in analysis.policy]
+    if report.include_ownership and analysis.ownership is not None:
+        response["ownership"] = round_static(analysis.ownership)
+    if report.include_ownership_stdev and analysis.ownership_stdev is not None:
+        response["ownershipStdev"] = round_static(analysis.ownership_stdev)
+    return response

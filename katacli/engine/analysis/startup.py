@@ -1,0 +1,58 @@
+"""Building an analysis engine from a KataGo analysis config (used by `kata analysis` and the tests)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from katacli.config import Config
+from katacli.engine.analysis.backend import AnalysisBackend
+from katacli.engine.analysis.engine import AnalysisEngine
+from katacli.engine.analysis.output import JsonLineWriter
+from katacli.engine.analysis.query import QueryDefaults, perspective_from_config
+from katacli.search.params import SearchParams
+from katacli.settings import AnalysisSettings
+
+MODE = "analysis"
+DETERMINISTIC_SEED = "forDeterministicTesting"
+
+
+def load_search_defaults(cfg: Config) -> SearchParams:
+    """The analysis search parameters every query starts from (raises ConfigError)."""
+    return SearchParams.from_config(cfg, MODE)
+
+
+def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[SearchParams] = None) -> QueryDefaults:
+    return QueryDefaults(
+        config=cfg, params=params if params is not None else load_search_defaults(cfg),
+        perspective=perspective_from_config(cfg), pv_len=settings.analysis_pv_len,
+        prevent_encore=settings.prevent_cleanup_phase,
+        assume_multiple_starting_black_moves_are_handicap=settings.assume_multiple_starting_black_moves_are_handicap,
+        warn_unused_fields=settings.warn_unused_fields,
+    )
+
+
+def engine_seed(cfg: Config, settings: AnalysisSettings) -> Optional[int]:
+    """Fixed with forDeterministicTesting or searchRandSeed, else random."""
+    from katacli.engine.bot import stable_seed
+
+    if settings.for_deterministic_testing:
+        return stable_seed(DETERMINISTIC_SEED)
+    text = cfg.get("searchRandSeed", MODE) if "searchRandSeed" in cfg else None
+    return stable_seed(text)
+
+
+def build_engine(cfg: Config, settings: AnalysisSettings, backend: AnalysisBackend, writer: JsonLineWriter,
+                 log=None, params: Optional[SearchParams] = None) -> AnalysisEngine:
+    """The engine for this config and backend (not started)."""
+    return AnalysisEngine(
+        query_defaults(cfg, settings, params), backend, writer, log,
+        num_analysis_threads=settings.num_analysis_threads, seed=engine_seed(cfg, settings),
+        log_all_requests=settings.log_all_requests, log_errors_and_warnings=settings.log_errors_and_warnings,
+        log_search_info=settings.log_search_info,
+    )
+
+
+def without_stdout_logging(settings: AnalysisSettings) -> AnalysisSettings:
+    """stdout carries the protocol, so logToStdout cannot be honoured."""
+    logging = dataclasses.replace(settings.logging, log_to_stdout=False)
+    return dataclasses.replace(settings, logging=logging)

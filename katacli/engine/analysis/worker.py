@@ -1,0 +1,120 @@
+"""Analysis threads: each takes the most urgent request, searches it, and writes its responses.
+
+``numAnalysisThreads`` workers run at once, so that many positions are searched
+concurrently; each search keeps ``numSearchThreads`` leaves in flight per batch,
+and all of them go to the one shared evaluator. A worker writes exactly one
+final response per request it takes (``isDuringSearch: false``), plus periodic
+``isDuringSearch: true`` reports when the query asked for them.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+import traceback
+from typing import Callable, Optional
+
+from katacli.engine.analysis.protocol import error
+from katacli.engine.analysis.request import AnalysisRequest, RequestStatus
+from katacli.engine.analysis.responses import analysis_response, no_results_response
+from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.game.coords import format_vertex
+from katacli.search import Searcher
+
+# Longest gap between checks of the report schedule while a search runs, seconds.
+REPORT_CHECK_SECONDS = 0.05
+
+
+class DuringSearchReporter:
+    """The Searcher callback for reportDuringSearchEvery / firstReportDuringSearchAfter."""
+
+    def __init__(self, request: AnalysisRequest, emit: Callable[[dict], None], has_network: bool):
+        self.request = request
+        self.emit = emit
+        self.has_network = has_network
+        self.next_report = request.first_report_after
+        self.start = time.monotonic()
+        self._stats_before = None
+
+    @property
+    def period(self) -> float:
+        return min(self.request.report_every, self.request.first_report_after, REPORT_CHECK_SECONDS)
+
+    def arm(self, searcher: Searcher) -> None:
+        self.start = time.monotonic()
+        self._stats_before = searcher.last_stats
+
+    def __call__(self, searcher: Searcher) -> bool:
+        # run() calls back once more after it has finished; the final response covers that moment.
+        if searcher.last_stats is not self._stats_before:
+            return False
+        elapsed = time.monotonic() - self.start
+        if elapsed < self.next_report:
+            return False
+        self.next_report += self.request.report_every
+        if self.next_report <= elapsed:
+            self.next_report = elapsed + self.request.report_every
+        response = analysis_response(self.request, searcher, during_search=True, has_network=self.has_network)
+        if response is not None:
+            self.emit(response)
+        return False
+
+
+class AnalysisWorker:
+    def __init__(self, index: int, queue: RequestQueue, evaluator, emit: Callable[[dict], None], log,
+                 seed: int, log_search_info: bool = False):
+        """``evaluator``: the shared evaluator, None for rollouts. ``emit(obj)`` writes one response line."""
+        self.index = index
+        self.queue = queue
+        self.evaluator = evaluator
+        self.emit = emit
+        self.log = log
+        self.log_search_info = log_search_info
+        self._rng = random.Random(seed)
+        self.thread = threading.Thread(target=self._loop, name=f"analysis-{index}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        self.thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            request = self.queue.pop()
+            if request is None:
+                return
+            try:
+                self._analyse(request)
+            except Exception as exc:  # keep serving; the client still gets its one final response
+                self.log.write(f"Error analysing {request.query_id} turn {request.turn_number}:\n"
+                               + traceback.format_exc())
+                self.emit(error(f"Internal error analysing id {request.query_id} turn {request.turn_number}: {exc}"))
+                self.emit(no_results_response(request))
+            finally:
+                self.queue.finish(request)
+
+    def _analyse(self, request: AnalysisRequest) -> None:
+        has_network = self.evaluator is not None
+        searcher = Searcher(request.state, request.params, self.evaluator,
+                            keep_ownership=request.report.wants_tree_ownership, seed=self._rng.getrandbits(63))
+        if request.restrictions is not None:
+            searcher.set_restrictions(request.restrictions)
+        callback = period = None
+        if request.reports_during_search:
+            reporter = DuringSearchReporter(request, self.emit, has_network)
+            reporter.arm(searcher)
+            callback, period = reporter, reporter.period
+        stats = searcher.run(stop_event=request.stop_event, callback=callback, callback_period=period)
+        if self.log_search_info:
+            best = searcher.best_move()
+            vertex = format_vertex(best, request.state.x_size, request.state.y_size) if best != "resign" else best
+            self.log.write(f"Search of {request.query_id} turn {request.turn_number}: {stats.visits} visits in "
+                           f"{stats.seconds:.3f}s ({stats.stopped_by}), best move {vertex}")
+        response = analysis_response(request, searcher, during_search=False, has_network=has_network)
+        if response is not None:
+            self.emit(response)
+        elif request.status is RequestStatus.TERMINATED:
+            self.emit(no_results_response(request))
+        else:
+            self.log.write("Note: Search quitting due to no visits - this is normal when shutting down")
