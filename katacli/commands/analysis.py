@@ -43,6 +43,8 @@ def _stdio():
 def run_analysis(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
                  analysis_threads: Optional[int], quit_without_waiting: bool) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
+    if model is not None and not os.path.isfile(model):
+        report_error_and_exit(f"model file not found: {model}")
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.engine.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.engine.analysis.output import JsonLineWriter
@@ -50,8 +52,6 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     from katacli.engine.log import EngineLog
     from katacli.settings import AnalysisSettings
 
-    if model is not None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
     cfg = load_config(config, override_config, mode="analysis")
     with exit_on_config_error():
         settings = AnalysisSettings.from_config(cfg, analysis_threads_from_command_line=analysis_threads)

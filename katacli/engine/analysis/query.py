@@ -79,6 +79,9 @@ class QueryDefaults:
     prevent_encore: bool = True
     assume_multiple_starting_black_moves_are_handicap: bool = True
     warn_unused_fields: bool = True
+    # For humanSLProfile: does a loaded model take SGF metadata (a human SL model), and the models' names.
+    model_uses_human_profile: bool = False
+    model_names: str = ""
 
 
 def perspective_from_config(cfg: Config) -> Optional[str]:
@@ -233,6 +236,9 @@ class QueryParser:
         unused = local.unused_keys()
         if unused:
             warn(field_warning(query_id, "overrideSettings", "Unknown config params: " + ",".join(unused)))
+        if params.human_sl_profile and not self.defaults.model_uses_human_profile:
+            raise QueryError("overrideSettings", "Could not set settings: WARNING: humanSLProfile is specified as "
+                                                 f"config param but model(s) don't use it: {self.defaults.model_names}")
         return params, perspective
 
     def _search_fields(self, query: dict, params: SearchParams, perspective):

@@ -21,13 +21,17 @@ def load_search_defaults(cfg: Config) -> SearchParams:
     return SearchParams.from_config(cfg, MODE)
 
 
-def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[SearchParams] = None) -> QueryDefaults:
+def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[SearchParams] = None,
+                   backend: Optional[AnalysisBackend] = None) -> QueryDefaults:
+    info = backend.model_info if backend is not None else None
     return QueryDefaults(
         config=cfg, params=params if params is not None else load_search_defaults(cfg),
         perspective=perspective_from_config(cfg), pv_len=settings.analysis_pv_len,
         prevent_encore=settings.prevent_cleanup_phase,
         assume_multiple_starting_black_moves_are_handicap=settings.assume_multiple_starting_black_moves_are_handicap,
         warn_unused_fields=settings.warn_unused_fields,
+        model_uses_human_profile=bool(info is not None and info.uses_human_sl_profile),
+        model_names=info.name if info is not None else "",
     )
 
 
@@ -45,7 +49,7 @@ def build_engine(cfg: Config, settings: AnalysisSettings, backend: AnalysisBacke
                  log=None, params: Optional[SearchParams] = None) -> AnalysisEngine:
     """The engine for this config and backend (not started)."""
     return AnalysisEngine(
-        query_defaults(cfg, settings, params), backend, writer, log,
+        query_defaults(cfg, settings, params, backend), backend, writer, log,
         num_analysis_threads=settings.num_analysis_threads, seed=engine_seed(cfg, settings),
         log_all_requests=settings.log_all_requests, log_errors_and_warnings=settings.log_errors_and_warnings,
         log_search_info=settings.log_search_info,

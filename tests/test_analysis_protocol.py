@@ -1,0 +1,115 @@
+"""`kata analysis` building blocks: JSON output as KataGo writes it, rounding, field readers, the queue."""
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+
+from katacli.engine.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
+from katacli.engine.analysis.protocol import QueryError, dumps, loads, round_dynamic, round_static
+from katacli.engine.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
+from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.search import SearchParams
+
+
+def test_dumps_sorts_keys_without_spaces_and_writes_null_for_non_finite():
+    assert dumps({"b": 1, "a": [1.5, 2], "c": "x"}) == '{"a":[1.5,2],"b":1,"c":"x"}'
+    assert dumps({"x": math.nan, "y": [math.inf]}) == '{"x":null,"y":[null]}'
+    assert dumps({"id": "é"}) == '{"id":"é"}'
+
+
+def test_loads_rejects_non_json_constants():
+    with pytest.raises(ValueError):
+        loads('{"komi": NaN}')
+    assert loads('{"a": 1.0}') == {"a": 1.0}
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0.8740855166489953, 0.874085517),
+    (-12.300520420074463, -12.3005204),
+    (123456789012.7, 123456789013.0),
+    (0.0, 0.0),
+    (1e-70, 1e-70),
+    (2.5e-9, 2.5e-9),
+    (0.0199999995529651641845703125, 0.0199999996),
+])
+def test_round_dynamic_keeps_nine_significant_digits(value, expected):
+    assert round_dynamic(value) == expected
+
+
+def test_round_static_rounds_half_away_from_zero_on_a_micro_grid():
+    assert round_static([0.1234565, -0.1234565, 0.5, -1.0]) == [0.123457, -0.123457, 0.5, -1.0]
+
+
+def test_integer_and_number_readers_are_strict_about_json_types():
+    assert read_int({"v": 5}, "v", 1, 10, "m") == 5
+    for bad in (5.0, True, "5", 11, 0, None):
+        with pytest.raises(QueryError) as info:
+            read_int({"v": bad}, "v", 1, 10, "bad v")
+        assert (info.value.field, info.value.message) == ("v", "bad v")
+    assert read_number({"v": 3}, "v", 0, 5, "m") == 3.0
+    for bad in (True, "1", 6, math.inf):
+        with pytest.raises(QueryError):
+            read_number({"v": bad}, "v", 0, 5, "m")
+
+
+def test_player_and_vertex_readers_follow_katago():
+    assert read_player({"p": "Black"}, "p") == 1 and read_player({"p": "w"}, "p") == 2
+    with pytest.raises(QueryError, match='Must be "b" or "w"'):
+        read_player({"p": "x"}, "p")
+    moves = read_moves({"m": [["B", "A1"], ["w", "pass"], ["b", "(2,0)"], ["W", "t19"]]}, "m", 19, 19, True)
+    assert moves == [(1, (0, 18)), (2, None), (1, (2, 0)), (2, (18, 0))]
+    with pytest.raises(QueryError, match="Could not parse board location: pass"):
+        read_moves({"m": [["B", "pass"]]}, "m", 19, 19, False)
+    with pytest.raises(QueryError, match="Could not parse board location: Z9"):
+        read_moves({"m": [["B", "Z9"]]}, "m", 9, 9, True)
+    with pytest.raises(QueryError, match="Could not parse player: x"):
+        read_moves({"m": [["x", "A1"]]}, "m", 9, 9, True)
+    with pytest.raises(QueryError, match="Must be an array of pairs"):
+        read_moves({"m": [["B"]]}, "m", 9, 9, True)
+    assert read_locations({"m": ["C3", "pass"]}, "m", 9, 9) == [(2, 6), None]
+
+
+def _request(internal_id: int, priority: int) -> AnalysisRequest:
+    return AnalysisRequest(internal_id=internal_id, query_id=f"r{internal_id}", turn_number=0, priority=priority,
+                           state=None, params=SearchParams(), report=ReportOptions(perspective=None, pv_len=5))
+
+
+def test_queue_orders_by_priority_then_arrival():
+    queue = RequestQueue()
+    queue.push([_request(0, 0), _request(1, 5), _request(2, 0), _request(3, 5), _request(4, -1)])
+    queue.close()
+    order = []
+    while (request := queue.pop()) is not None:
+        order.append(request.internal_id)
+        queue.finish(request)
+    assert order == [1, 3, 0, 2, 4]
+
+
+def test_terminating_queued_and_running_requests():
+    queue = RequestQueue()
+    queue.push([_request(0, 0), _request(1, 0)])
+    running = queue.pop()
+    never_started = queue.terminate(lambda r: True)
+    assert [r.internal_id for r in never_started] == [1]
+    assert running.status is RequestStatus.TERMINATED and running.stop_event.is_set()
+    queue.close()
+    assert queue.pop() is None
+    queue.finish(running)
+    assert queue.num_open == 0
+
+
+def test_pop_blocks_until_a_request_or_close():
+    queue = RequestQueue()
+    got = []
+    thread = threading.Thread(target=lambda: got.append(queue.pop()))
+    thread.start()
+    queue.push([_request(7, 0)])
+    thread.join(5)
+    assert got and got[0].internal_id == 7
+    thread = threading.Thread(target=lambda: got.append(queue.pop()))
+    thread.start()
+    queue.close()
+    thread.join(5)
+    assert got[-1] is None

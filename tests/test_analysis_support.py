@@ -1,0 +1,140 @@
+"""Helpers for the `kata analysis` tests: in-process engines over a line collector, query builders,
+shared models. (Named test_analysis_* to live beside the tests; it defines no tests itself.)
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Optional
+
+import pytest
+
+from katacli.config import Config
+from katacli.engine.analysis.backend import AnalysisBackend, ModelInfo
+from katacli.engine.analysis.output import JsonLineWriter
+from katacli.engine.analysis.startup import build_engine
+from katacli.settings import AnalysisSettings
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO.parent / "shared" / "models"
+SMALL_MODEL = "test-b4c32.bin.gz"
+WAIT_SECONDS = 30.0
+# Far more visits than a test ever waits for: such searches end only when terminated.
+ENDLESS_VISITS = 10 ** 9
+
+
+class Collector:
+    """A text stream that parses every line written to it as JSON and lets tests wait for lines."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._buffer = ""
+        self.lines: list[str] = []
+        self.objects: list[dict] = []
+
+    def write(self, text: str) -> int:
+        with self._cond:
+            self._buffer += text
+            while "\n" in self._buffer:
+                line, self._buffer = self._buffer.split("\n", 1)
+                self.lines.append(line)
+                self.objects.append(json.loads(line))
+            self._cond.notify_all()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def wait_for(self, predicate: Callable[[list], bool], timeout: float = WAIT_SECONDS) -> list:
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self.objects), timeout):
+                raise AssertionError(f"timed out; got {self.objects!r}"[:3000])
+            return list(self.objects)
+
+    def finals(self, query_id: Optional[str] = None) -> list[dict]:
+        with self._cond:
+            return [o for o in self.objects if o.get("isDuringSearch") is False
+                    and (query_id is None or o.get("id") == query_id)]
+
+    def wait_finals(self, count: int, query_id: Optional[str] = None, timeout: float = WAIT_SECONDS) -> list[dict]:
+        self.wait_for(lambda objs: len([o for o in objs if o.get("isDuringSearch") is False
+                                        and (query_id is None or o.get("id") == query_id)]) >= count, timeout)
+        return self.finals(query_id)
+
+    def wait_for_id(self, query_id: str, timeout: float = WAIT_SECONDS) -> dict:
+        objs = self.wait_for(lambda objs: any(o.get("id") == query_id for o in objs), timeout)
+        return next(o for o in objs if o.get("id") == query_id)
+
+
+def query_line(query_id: str = "q", **fields) -> str:
+    """A query on an empty 5x5 board with few visits; keyword arguments add or replace fields."""
+    query = {"id": query_id, "moves": [], "rules": "tromp-taylor", "komi": 7.5, "boardXSize": 5, "boardYSize": 5,
+             "maxVisits": 20}
+    query.update(fields)
+    return json.dumps(query)
+
+
+def shared_network(name: str = SMALL_MODEL):
+    """A CPU NNEvaluator for a model from ../shared/models, loaded once (skips the test when absent)."""
+    return _load_network(name)
+
+
+@lru_cache(maxsize=None)
+def _load_network(name: str):
+    path = MODELS / name
+    if not path.exists():
+        pytest.skip(f"model {path} not found (the shared/ folder beside the checkout)")
+    torch = pytest.importorskip("torch")
+    from katacli.nn.evaluator import NNEvaluator
+
+    torch.set_num_threads(1)
+    return NNEvaluator.from_file(path, device="cpu", max_batch_size=64)
+
+
+def network_backend(name: str = SMALL_MODEL, max_batch_size: int = 64) -> AnalysisBackend:
+    network = shared_network(name)
+    info = ModelInfo(name=str(MODELS / name), internal_name=network.model_name, max_batch_size=max_batch_size,
+                     uses_human_sl_profile=bool(network.needs_metadata), version=int(network.version),
+                     using_fp16="auto")
+    return AnalysisBackend(network, info, max_batch_size=max_batch_size)
+
+
+@contextmanager
+def running_engine(settings: Optional[dict] = None, *, backend: Optional[AnalysisBackend] = None, wait: bool = True):
+    """An in-process engine (rollouts unless ``backend``) with config ``settings``; yields (engine, collector)."""
+    values = {"numAnalysisThreads": "1", "reportAnalysisWinratesAs": "BLACK"}
+    values.update({k: str(v) for k, v in (settings or {}).items()})
+    cfg = Config(values, mode="analysis")
+    cfg.apply_mode_aliases("analysis")
+    analysis_settings = AnalysisSettings.from_config(cfg)
+    backend = backend if backend is not None else AnalysisBackend()
+    out = Collector()
+    engine = build_engine(cfg, analysis_settings, backend, JsonLineWriter(out))
+    engine.start()
+    try:
+        yield engine, out
+    finally:
+        engine.finish(wait=wait)
+        backend.close()
+
+
+def send(engine, *lines: str) -> None:
+    for line in lines:
+        engine.handle_line(line)
+
+
+def python_cli() -> list[str]:
+    return [sys.executable, "-m", "katacli.cli"]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_SECONDS, step: float = 0.01) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(step)
