@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 import threading
 from functools import lru_cache
@@ -20,7 +21,14 @@ from katacli.engine.search_types import SearchOutcome
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
 
+import katacli
+
 REPO = Path(__file__).resolve().parents[1]
+# Engines started as processes (`python -m katacli.cli gtp`, from any working directory) must import
+# the same katacli as the tests, installed or not.
+PACKAGE_ROOT = str(Path(katacli.__file__).resolve().parents[1])
+if PACKAGE_ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
 SHARED = REPO.parent / "shared"
 MODELS = SHARED / "models"
 TRANSCRIPTS = Path(__file__).resolve().parent / "gtp_transcripts"

@@ -1,6 +1,7 @@
 """Golden GTP transcripts (tests/gtp_transcripts/*.gtp) replayed through the command loop.
 
 Each file lists the lines sent and the exact output expected (format: katacli.engine.transcript).
+Commands run in tests/gtp_transcripts/, so `loadsgf game.sgf` reads the SGF files kept there.
 Directives:
   #! override: KEY=VALUE,...   config overrides for the engine
   #! model: FILE               network from ../shared/models (skipped when absent)
@@ -39,7 +40,8 @@ def replay_in_process(transcript) -> str:
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_transcript_in_process(path):
+def test_transcript_in_process(path, monkeypatch):
+    monkeypatch.chdir(TRANSCRIPTS)  # loadsgf finds its files beside the transcripts
     transcript = parse_transcript(path.read_text())
     problem = match_output(transcript.expected_lines, replay_in_process(transcript))
     assert problem is None, f"{path.name}: {problem}"
@@ -63,16 +65,18 @@ def test_transcript_over_the_wire(path):
     if d.get("override"):
         args += ["-override-config", d["override"]]
     result = subprocess.run(args, input=transcript.input_text.encode("latin-1"), capture_output=True,
-                            timeout=SUBPROCESS_TIMEOUT_SECONDS)
+                            timeout=SUBPROCESS_TIMEOUT_SECONDS, cwd=TRANSCRIPTS)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     problem = match_output(transcript.expected_lines, result.stdout.decode("latin-1"))
     assert problem is None, f"{path.name}: {problem}"
 
 
 def _record(path: str) -> None:
+    import os
     from pathlib import Path
 
     transcript = parse_transcript(Path(path).read_text())
+    os.chdir(TRANSCRIPTS)
     engine, out, _ = _engine_for(transcript)
     for key, value in transcript.directives.items():
         print(f"#! {key}: {value}")

@@ -76,27 +76,39 @@ def _make_loader(model_path: str, settings, log):
     return ModelLoader(load_or_exit)
 
 
-def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
-                 override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
-                 output=None):
-    """The configured engine (not yet running). Config mistakes exit with a one-line error.
-
-    ``loader`` replaces the background model loader (tests pass one holding an already loaded
-    network); ``make_bot`` replaces the search adapter factory.
-    """
-    from katacli import KATAGO_COMPAT_VERSION, __version__
-    from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
-    from katacli.engine.log import EngineLog
-    from katacli.engine.protocol import ResponseWriter
-    from katacli.search.runtime_params import GtpRuntimeParams
+def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]]):
+    """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
+    (one line, exit status 1) before anything is answered on stdout."""
     from katacli.settings import GtpSettings
 
-    if model is not None and loader is None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
     cfg = load_config(config, override_config, mode="gtp")
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
+    return cfg, nogo, settings
+
+
+def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
+                 override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
+                 output=None, prepared=None):
+    """The configured engine (not yet running). Config mistakes exit with a one-line error.
+
+    ``loader`` replaces the background model loader (tests pass one holding an already loaded
+    network); ``make_bot`` replaces the search adapter factory; ``prepared`` is what
+    :func:`prepare_config` returned, when the caller has read the config already.
+    """
+    from katacli import KATAGO_COMPAT_VERSION, __version__
+
+    if model is not None and loader is None and not os.path.isfile(model):
+        report_error_and_exit(f"model file not found: {model}")
+    cfg, nogo, settings = prepared or prepare_config(config, override_config)
+    # The search package (and torch with it) only now: a bad config file is reported at once.
+    from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
+    from katacli.engine.log import EngineLog
+    from katacli.engine.protocol import ResponseWriter
+    from katacli.search.runtime_params import GtpRuntimeParams
+
+    with exit_on_config_error():
         params = GtpRuntimeParams.from_config(cfg)
     log = EngineLog(settings.logging, stderr=stderr)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
@@ -134,13 +146,15 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
     if model is not None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
+    prepared = prepare_config(config, override_config)
     output = ResponseWriter(sys.stdout)
     built: dict = {}
     ready = threading.Event()
 
     def build() -> None:
         try:
-            built["engine"] = build_engine(model, config, override_config, override_version, output=output)
+            built["engine"] = build_engine(model, config, override_config, override_version, output=output,
+                                           prepared=prepared)
         except SystemExit as exc:  # a config error, already reported on stderr
             sys.stderr.flush()
             os._exit(exc.code if isinstance(exc.code, int) else EXIT_STARTUP_ERROR)

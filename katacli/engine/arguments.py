@@ -24,8 +24,8 @@ MAX_TIME_LEFT_STONES = 100000
 MAX_OVERTIME_STONES_OR_PERIODS = 1000000
 
 _WHITESPACE = " \t\r\n\v\f"
-_INT_RE = re.compile(r"[+-]?\d+")
-_DOUBLE_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT_RE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only, as C++ reads them
+_DOUBLE_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def parse_int(text: str, minimum: int = INT32_MIN, maximum: int = INT32_MAX) -> int | None:

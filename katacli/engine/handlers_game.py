@@ -288,12 +288,14 @@ def cmd_loadsgf(engine, command: Command) -> str:
             rules = rules.with_komi(engine.settings.forced_komi)
         session = engine.make_session(position.x_size, position.y_size, rules)
         session.set_position(_final_setup(position.setup), position.initial_player)
-        for pla, xy in position.moves:
-            session.play(pla, xy)
+        for number, (pla, xy) in enumerate(position.moves, start=1):
+            try:
+                session.play(pla, xy)
+            except IllegalMoveError:
+                vertex = format_vertex(xy, position.x_size, position.y_size)
+                raise SgfError(f"{args[0]}: illegal move {number} ({'B' if pla == BLACK else 'W'} {vertex})") from None
     except (SgfError, SessionError, RulesError) as exc:
         raise GtpError(f"Could not load sgf: {exc}") from None
-    except IllegalMoveError as exc:
-        raise GtpError(f"Could not load sgf: illegal move in the game record ({exc})") from None
     if not rules.equals_ignoring_komi(engine.rules.with_komi(rules.komi)):
         engine.log.info(f"Changing rules to {rules.to_json_string()}")
     if rules.komi != engine.rules.komi:

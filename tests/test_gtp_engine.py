@@ -1,0 +1,166 @@
+"""The engine's behaviour around the search: pondering, cancelling, background model loading,
+resigning, cleanup before passing, scoring with a network, and what reaches the search."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from katacli.engine.engine import ModelLoader
+from katacli.engine.errors import EngineStartupError
+from katacli.engine.search_types import SearchOutcome
+from test_gtp_support import ScriptedBot, feed, make_engine
+
+WAIT = 10.0
+
+
+def session(lines, **kwargs) -> tuple[object, str]:
+    engine, out, _ = make_engine(**kwargs)
+    feed(engine, lines)
+    engine.stop_background()
+    return engine, out.getvalue()
+
+
+def replies(text: str) -> list[str]:
+    return [block for block in text.split("\n\n") if block]
+
+
+# --------------------------------------------------------------------------- what the search is asked
+
+
+def test_settings_and_clocks_reach_the_search():
+    engine, text = session(["boardsize 9", "kata-set-param maxVisits 7", "time_settings 60 5 1", "genmove b",
+                            "kata-analyze w 10 avoid w E5,pass 3"])
+    genmove, analyze = engine.bot.requests
+    assert genmove.params.max_visits == 7 and genmove.pla == 1
+    assert genmove.clock.original_main_time == 60 and genmove.clock.num_stones_per_period == 1
+    assert genmove.report_interval is None
+    assert analyze.pla == 2 and analyze.clock is None and analyze.report_interval == pytest.approx(0.1)
+    assert analyze.avoid == {2: {(4, 4): 3, None: 3}}
+    assert analyze.params.wide_root_noise == engine.params.analysis.wide_root_noise
+
+
+def test_pondering_runs_between_commands_and_stops_on_the_next_line():
+    engine, out, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "play b E5"])
+    task = engine.background
+    assert task is not None and task.thread.is_alive()  # pondering for White
+    assert engine.bot.requests[-1].pla == 2 and engine.bot.requests[-1].report_interval is None
+    feed(engine, ["genmove w"])
+    assert not task.thread.is_alive()
+    assert replies(out.getvalue())[-1] == "= E6"  # nearest the centre, top row first
+    assert engine.background is not None  # pondering again after our move
+    engine.stop_background()
+
+
+def test_pondering_with_the_real_search():
+    engine, out, _ = make_engine(override="ponderingEnabled=true,maxVisits=30,searchRandSeed=5", scripted=False)
+    feed(engine, ["boardsize 7", "play b D4"])
+    time.sleep(0.2)  # let it ponder a little
+    feed(engine, ["genmove w", "genmove b"])
+    engine.stop_background()
+    assert [r[:1] for r in replies(out.getvalue())] == ["="] * 4
+
+
+class BlockingBot(ScriptedBot):
+    """Searches until stopped."""
+
+    def genmove(self, request, stop, on_snapshot=None):
+        assert stop.wait(WAIT)
+        return super().genmove(request, stop, on_snapshot)
+
+
+def test_cancellable_searches_answer_cancelled():
+    engine, out, _ = make_engine()
+    engine.options.make_bot = BlockingBot
+    for line in ["boardsize 9", "4 kata-search_cancellable b", "5 name", "kata-search_analyze_cancellable b 10",
+                 "", "showboard"]:
+        engine.handle_line(line + "\n")  # straight in: feed() would wait for the search to finish
+    text = out.getvalue()
+    assert text.startswith("= \n\n=4 cancelled\n\n=5 KataGo\n\n=\n")
+    assert "\nplay cancelled\n\n= MoveNum: 0 " in text
+
+
+# --------------------------------------------------------------------------- the network loads in the background
+
+
+def test_identity_commands_do_not_wait_for_the_model_but_others_do():
+    gate = threading.Event()
+    engine, out, _ = make_engine()
+    engine.loader = ModelLoader(lambda: gate.wait(WAIT) and None)
+    started = time.monotonic()
+    feed(engine, ["1 name", "2 protocol_version", "3 known_command genmove"])
+    assert time.monotonic() - started < WAIT / 2
+    assert out.getvalue() == "=1 KataGo\n\n=2 2\n\n=3 true\n\n"
+    worker = threading.Thread(target=feed, args=(engine, ["4 boardsize 9"]))
+    worker.start()
+    time.sleep(0.2)
+    assert "=4" not in out.getvalue()  # still waiting for the network
+    gate.set()
+    worker.join(WAIT)
+    assert out.getvalue().endswith("=4 \n\n")
+
+
+def test_a_model_that_fails_to_load_stops_the_engine():
+    def broken():
+        raise ValueError("not a KataGo model")
+
+    engine, out, _ = make_engine()
+    engine.loader = ModelLoader(broken)
+    feed(engine, ["name"])
+    with pytest.raises(EngineStartupError, match="not a KataGo model"):
+        feed(engine, ["boardsize 9"])
+
+
+# --------------------------------------------------------------------------- move decisions
+
+
+class LosingBot(ScriptedBot):
+    """White is winning by a lot."""
+
+    def genmove(self, request, stop, on_snapshot=None):
+        outcome = super().genmove(request, stop, on_snapshot)
+        return SearchOutcome(move=outcome.move, win_loss=0.99, lead=40.0, visits=16)
+
+
+def test_resigns_when_hopeless_and_allowed():
+    engine, out, _ = make_engine(override="allowResignation=true,resignThreshold=-0.9,resignConsecTurns=2")
+    engine.options.make_bot = LosingBot
+    feed(engine, ["boardsize 9", "genmove b", "genmove b", "kata-genmove_analyze b 10", "kata-set-param "
+                  "allowResignation false", "genmove b"])
+    assert [r.split("\n")[-1] for r in replies(out.getvalue())] == [
+        "= ", "= E5", "= resign", "play resign", "= ", "= E6"]
+
+
+class PassingBot(ScriptedBot):
+    def genmove(self, request, stop, on_snapshot=None):
+        return SearchOutcome(move=None, win_loss=-0.5, lead=-10.0, visits=16)
+
+
+@pytest.mark.parametrize("rules, expected", [("tromp-taylor", "= B5"), ("chinese", "= pass")])
+def test_cleanup_before_pass_captures_dead_stones_in_our_area(rules, expected):
+    engine, out, _ = make_engine()
+    engine.options.make_bot = PassingBot
+    feed(engine, ["boardsize 5", f"kata-set-rules {rules}",
+                  "set_position b A4 b B4 b C4 b D4 b E4 b C5 w A5", "genmove b"])
+    assert replies(out.getvalue())[-1] == expected
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def test_scoring_with_a_network_uses_the_search_estimates():
+    engine, out, _ = make_engine()
+    engine.loader = ModelLoader(lambda: object())  # "a network": the scripted bot does the estimating
+    feed(engine, ["boardsize 5", "play b C3", "play w D3", "final_score", "final_status_list alive",
+                  "final_status_list dead", "komi 7", "final_score"])
+    # lead 2.3 rounds to a half-integer result with komi 7.5 and to an integer with komi 7;
+    # ownership is all White's, so White lives and Black dies.
+    assert replies(out.getvalue())[-5:] == ["= W+2.5", "= D3", "= C3", "= ", "= W+2.0"]
+
+
+def test_a_finished_game_is_scored_from_the_history():
+    _, text = session(["boardsize 5", "kata-set-rules japanese", "komi 0.5", "play b C3", "play w pass",
+                       "play b pass", "final_score", "kata-set-rules tromp-taylor", "final_score"])
+    assert replies(text)[-3:] == ["= B+23.5", "= ", "= B+24.5"]  # territory, then area counting

@@ -1,0 +1,56 @@
+"""examples/gtp_match.py: whole games between `kata gtp` and another GTP engine, scored by both."""
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_gtp_support import REPO, python_cli
+
+GNUGO = shutil.which("gnugo") or shutil.which("/usr/games/gnugo")
+
+
+def load_match_module():
+    spec = importlib.util.spec_from_file_location("gtp_match", REPO / "examples" / "gtp_match.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def kata_command(seed: int, visits: int) -> str:
+    return shlex.join(python_cli() + ["gtp", "-override-config", f"maxVisits={visits},searchRandSeed={seed}"])
+
+
+def test_kata_against_kata_plays_to_the_end_and_both_agree_on_the_score(tmp_path, capsys):
+    match = load_match_module()
+    status = match.main(["--black", kata_command(1, 40), "--white", kata_command(2, 80), "--games", "2",
+                         "--size", "5", "--sgf-dir", str(tmp_path), "--require-agreement"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "2 game(s), 0 score disagreement(s)" in out
+    games = [line for line in out.splitlines() if line.startswith("game ")]
+    assert len(games) == 2 and all("scores agree" in line for line in games), out
+    # Colours alternate (the second engine is Black in game 2), and every game is saved as SGF.
+    assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["game001.sgf", "game002.sgf"]
+    first, second = ((tmp_path / name).read_text() for name in ("game001.sgf", "game002.sgf"))
+    assert first.startswith("(;FF[4]GM[1]SZ[5]KM[7.5]PB[A: ") and second.startswith("(;FF[4]GM[1]SZ[5]KM[7.5]PB[B: ")
+
+
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
+def test_kata_against_gnugo():
+    match = load_match_module()
+    gnugo = f"{GNUGO} --mode gtp --chinese-rules --capture-all-dead --level 1"
+    records = match.run_match(kata_command(5, 100), gnugo, games=1, size=7, komi=7.5, max_moves=150,
+                              alternate=False, sgf_dir=None, rules="chinese", log=lambda _: None)
+    game = records[0]
+    assert match.RESULT_RE.match(game.result)
+    assert game.scores_agree, game.scores
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))

@@ -1,0 +1,168 @@
+"""`kata gtp` as a real process: startup errors, answers before the network is loaded, exit status
+on EOF and Ctrl-C, and sessions scripted the way Lizzie, Sabaki and q5Go drive an engine.
+(CR LF input and a log on stderr over the real wire: gtp_transcripts/search_rollouts.gtp.)"""
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from katacli.engine.client import GtpClient
+from test_gtp_support import model_path, python_cli
+
+TIMEOUT = 60
+KATA_INFO_RE = re.compile(
+    r"info move (\S+) visits \d+ edgeVisits \d+ utility \S+ winrate \S+ scoreMean \S+ scoreStdev \S+ "
+    r"scoreLead \S+ scoreSelfplay \S+ prior \S+ lcb \S+ utilityLcb \S+ weight \S+( isSymmetryOf \S+)? order \d+ pv")
+LZ_INFO_RE = re.compile(r"info move (\S+) visits \d+ winrate -?\d+ prior \d+ lcb -?\d+ order \d+ pv")
+ROLLOUTS = ["-override-config", "maxVisits=60,searchRandSeed=3"]
+
+
+def gtp(*args: str, **kwargs) -> GtpClient:
+    return GtpClient(python_cli() + ["gtp", *args], stderr=subprocess.PIPE, **kwargs)
+
+
+def run_gtp(args: list[str], text: str) -> subprocess.CompletedProcess:
+    return subprocess.run(python_cli() + ["gtp", *args], input=text.encode(), capture_output=True, timeout=TIMEOUT)
+
+
+# --------------------------------------------------------------------------- startup and exit
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-model", "missing.bin.gz"], "error: model file not found: missing.bin.gz"),
+    (["-config", "no-such.cfg"], "error: Config file not found: no-such.cfg"),
+    (["-override-config", "rules=bogus"], "error: Invalid value for 'rules' (-override-config): "
+                                          "Could not parse rules: bogus"),
+])
+def test_startup_mistakes_are_one_line_errors(args, message):
+    result = run_gtp(args, "name\n")
+    assert result.returncode == 1
+    assert result.stdout == b""
+    assert result.stderr.decode().strip() == message
+
+
+def test_identity_is_answered_while_the_model_loads():
+    model = model_path("g170-b6c96-s175395328-d26788732.bin.gz")
+    started = time.monotonic()
+    with gtp("-model", str(model)) as engine:
+        assert engine.command("name") == "KataGo"
+        name_seconds = time.monotonic() - started
+        assert engine.command("version").startswith("1.17.2-katacli-")
+        assert '"version":8' in engine.command("kata-get-models")
+        model_seconds = time.monotonic() - started
+    # name does not wait for torch and the network, which take most of the startup.
+    assert name_seconds < model_seconds / 2, (name_seconds, model_seconds)
+
+
+def test_end_of_input_during_analysis_ends_the_response_and_exits_0():
+    engine = gtp(*ROLLOUTS)
+    engine.command("boardsize 7")
+    engine.send_line("kata-analyze 5")
+    assert engine.read_line() == "="
+    assert KATA_INFO_RE.match(engine.read_line())
+    engine.process.stdin.close()
+    lines = []
+    while True:
+        try:
+            lines.append(engine.read_line(TIMEOUT))
+        except Exception:
+            break
+    assert "" in lines  # the blank line that ends the analysis response
+    assert engine.process.wait(TIMEOUT) == 0
+
+
+def test_ctrl_c_exits_cleanly():
+    engine = gtp(*ROLLOUTS)
+    engine.command("boardsize 9")
+    engine.send_line("lz-analyze 5")
+    assert engine.read_line() == "="
+    assert LZ_INFO_RE.match(engine.read_line())
+    engine.process.send_signal(signal.SIGINT)
+    assert engine.process.wait(TIMEOUT) == 0
+    assert "Traceback" not in engine.process.stderr.read()
+
+
+# --------------------------------------------------------------------------- GUI-style sessions
+
+
+def read_info_lines(engine: GtpClient, count: int) -> list[str]:
+    return [engine.read_line() for _ in range(count)]
+
+
+def test_lizzie_style_session_with_a_network():
+    """Lizzie: no ids, kata-analyze with ownership for the side to move, interrupted by the next move."""
+    model = model_path("test-b4c32.bin.gz")
+    with gtp("-model", str(model), "-override-config", "numSearchThreads=2") as engine:
+        assert engine.command("name") == "KataGo"
+        engine.command("version")
+        engine.command("boardsize 9")
+        engine.command("komi 7.5")
+        engine.command("clear_board")
+        engine.send_line("kata-analyze B 10 ownership true")
+        assert engine.read_line() == "="
+        for line in read_info_lines(engine, 2):
+            assert KATA_INFO_RE.match(line), line
+            values = line.split(" ownership ")[1].split()
+            assert len(values) == 81 and all(-1.0 <= float(v) <= 1.0 for v in values)
+        engine.send_line("play B E5")  # stops the analysis: its blank line, then this answer
+        while (line := engine.read_line()) != "":
+            assert line.startswith("info ")
+        ok, _, text = engine.read_response()
+        assert ok and text == ""
+        engine.send_line("kata-analyze W 10")
+        assert engine.read_line() == "="
+        assert KATA_INFO_RE.match(engine.read_line())
+        engine.send_line("")  # a bare newline stops it too
+        while engine.read_line() != "":
+            pass
+        assert engine.command("kata-get-rules").startswith("{")
+
+
+def test_sabaki_style_session():
+    """Sabaki: numbered commands, `analyze` with decimal points everywhere, genmove_analyze to play."""
+    with gtp(*ROLLOUTS) as engine:
+        engine.send_line("1 name")
+        assert engine.read_response() == (True, 1, "KataGo")
+        engine.send_line("2 list_commands")
+        ok, command_id, text = engine.read_response()
+        assert ok and command_id == 2 and "kata-analyze" in text.split("\n")
+        for i, command in enumerate(["boardsize 9", "clear_board", "komi 6.5", "play B D4"], start=3):
+            engine.send_line(f"{i} {command}")
+            assert engine.read_response() == (True, i, "")
+        engine.send_line("7 analyze W 10")
+        assert engine.read_line() == "=7"
+        line = engine.read_line()
+        assert re.match(r"info move \S+ visits \d+ edgeVisits \d+ utility -?\d+\.\d+ winrate \d\.\d+", line), line
+        engine.send_line("8 genmove_analyze W 10")
+        while engine.read_line() != "":
+            pass
+        assert engine.read_line() == "=8"
+        while (line := engine.read_line()).startswith("info "):
+            pass
+        assert re.fullmatch(r"play [A-J]\d", line), line
+        assert engine.read_line() == ""
+        engine.send_line("9 showboard")
+        ok, command_id, text = engine.read_response()
+        assert ok and command_id == 9 and "Next player: Black" in text
+
+
+def test_q5go_style_session():
+    """q5Go: kata-analyze with rootInfo and minmoves, stopped with `stop`; kata-search to suggest a move."""
+    with gtp(*ROLLOUTS) as engine:
+        engine.command("boardsize 7")
+        engine.command("clear_board")
+        engine.send_line("kata-analyze b interval 5 minmoves 3 rootInfo true")
+        assert engine.read_line() == "="
+        line = engine.read_line()
+        assert KATA_INFO_RE.match(line) and " rootInfo visits " in line
+        engine.send_line("stop")
+        while engine.read_line() != "":
+            pass
+        assert engine.read_response() == (True, None, "")
+        move = engine.command("kata-search b")
+        assert re.fullmatch(r"[A-G][1-7]|pass", move)
+        assert "MoveNum: 0" in engine.command("showboard")  # kata-search does not play
