@@ -196,7 +196,6 @@ cdef double explore_scaling(const TreeCore* t, double total_child_weight, double
 cdef double explore_selection_value(double scaling, double prior, double child_weight, double child_utility,
                                     Color pla) noexcept nogil
 cdef double ending_bonus(const TreeCore* t, const Node* parent, Loc move) noexcept nogil
-cdef int weigh_children(const TreeCore* t, const Node* n, double* weights, double* self_utilities) noexcept nogil
 cdef double prune_noise_weight(const TreeCore* t, int num, double* weights, const double* self_utilities,
                                const double* priors, double total) noexcept nogil
 cdef void downweight_bad_children(const TreeCore* t, int num, double current_total, double desired_total,

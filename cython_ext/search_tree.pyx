@@ -197,18 +197,6 @@ cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int cou
             n.edges[e].slot = <int16_t>slot
 
 
-cdef void node_remove_children_without_edge(TreeCore* t, Node* n) noexcept nogil:
-    cdef int i, kept = 0
-    for i in range(n.num_children):
-        if n.children[i].edge < 0:
-            node_free_tree(t, n.children[i].node)
-        else:
-            n.children[kept] = n.children[i]
-            n.edges[n.children[kept].edge].slot = <int16_t>kept
-            kept += 1
-    n.num_children = kept
-
-
 # ---- subtree value bias table -------------------------------------------------------------
 cdef Hash128 _svb_pattern_hash(const Board* b, Loc loc, Color pla) noexcept nogil:
     cdef Hash128 h = _svb_pla[pla]
@@ -463,17 +451,6 @@ cdef void downweight_bad_children(const TreeCore* t, int num, double current_tot
     factor = desired_total / total_new
     for i in range(num):
         weights[i] *= factor
-
-
-cdef int weigh_children(const TreeCore* t, const Node* n, double* weights, double* self_utilities) noexcept nogil:
-    """Weights and self-view utilities of n's visited children in slot order; unvisited get weight 0."""
-    cdef int i
-    cdef const ChildSlot* s
-    for i in range(n.num_children):
-        s = &n.children[i]
-        weights[i] = child_weight(s) if s.node.stats.visits > 0 else 0.0
-        self_utilities[i] = s.node.stats.utility if n.next_pla == C_WHITE else -s.node.stats.utility
-    return n.num_children
 
 
 # ---- backup ------------------------------------------------------------------------------
@@ -1108,9 +1085,9 @@ cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* po
     n.eval = ev[0]
     n.eval.weight = eval_weight(&t.cfg, ev.score_mean, ev.st_wl_error, ev.st_score_error)
     if n == t.root:
+        # Children whose move lost its edge are dropped by filter_root_children (begin_search).
         free(t.root_priors)
         t.root_priors = NULL
-        node_remove_children_without_edge(t, n)
     if keep_ownership and ownership != NULL:
         if n.ownership == NULL:
             n.ownership = <float*>malloc(t.area * sizeof(float))
@@ -1711,7 +1688,7 @@ cdef class SearchTree:
         cdef DirectEval ev
         cdef const float[::1] policy
         cdef const float[::1] ownership
-        cdef float* own_ptr
+        cdef const float* own_ptr
         cdef bint keep
         cdef float policy_pass
         if len(outputs) != n:
