@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Analysis engine throughput: every turn of a 200-move 19x19 game at 100 visits, positions per second.
+
+The game is played once by sampling the network's policy (seeded, so every run analyses the same
+moves), then sent as ONE query with analyzeTurns covering every turn, through the in-process
+`kata analysis` engine (JSON in, JSON responses out), for several numAnalysisThreads x
+numSearchThreadsPerAnalysisThread settings. The network cache is cleared between settings.
+
+    python3 benchmarks/bench_analysis.py [--model PATH] [--moves 200] [--visits 100]
+                                         [--settings 1x16,2x16,4x8] [--torch-threads N]
+
+KataGo's own analysis engine is not run here (no katago binary); the figures are katacli's alone.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from cython_ext.history import GameState
+from katacli.config import Config
+from katacli.engine.analysis.backend import AnalysisBackend, ModelInfo
+from katacli.engine.analysis.output import JsonLineWriter
+from katacli.engine.analysis.startup import build_engine
+from katacli.game.coords import format_color, format_vertex
+from katacli.nn.evaluator import NNEvaluator
+from katacli.search import Searcher, SearchParams
+from katacli.settings import AnalysisSettings
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
+BOARD = 19
+KOMI = 7.5
+RULES = "tromp-taylor"
+GAME_SEED = 20240601
+# The game is played by sampling policy ** (1 / temperature): varied but sensible moves.
+GAME_POLICY_TEMPERATURE = 0.5
+# numAnalysisThreads x numSearchThreadsPerAnalysisThread
+DEFAULT_SETTINGS = "1x16,2x16,4x8"
+NN_CACHE_POWER = 20
+
+
+def play_game(network: NNEvaluator, num_moves: int) -> list[list[str]]:
+    """A game of num_moves moves sampled from the network's raw policy (pass only when nothing else is legal)."""
+    rng = random.Random(GAME_SEED)
+    params = SearchParams.defaults("analysis").replace(max_visits=1, root_symmetry_pruning=False)
+    state = GameState(BOARD, BOARD)
+    moves = []
+    for _ in range(num_moves):
+        pla = state.next_player
+        searcher = Searcher(state, params, network, seed=rng.getrandbits(63))
+        searcher.run()
+        policy = np.asarray(searcher.analysis(max_pv_len=1, include_policy=True).policy[:BOARD * BOARD], np.float64)
+        weights = np.where(policy > 0, np.power(np.maximum(policy, 1e-30), 1.0 / GAME_POLICY_TEMPERATURE), 0.0)
+        if weights.sum() > 0:
+            index = rng.choices(range(len(weights)), weights=weights.tolist())[0]
+            point = (index % BOARD, index // BOARD)
+        else:
+            point = None
+        state.play(point, pla)
+        moves.append([format_color(pla), format_vertex(point, BOARD, BOARD)])
+    return moves
+
+
+class CountingSink:
+    """The engine's stdout: counts final responses and signals when all have arrived."""
+
+    def __init__(self, expected: int):
+        self.expected = expected
+        self.finals = 0
+        self.errors = []
+        self.done = threading.Event()
+        self._buffer = ""
+
+    def write(self, text: str) -> int:
+        self._buffer += text
+        while "\n" in self._buffer:
+            line, self._buffer = self._buffer.split("\n", 1)
+            obj = json.loads(line)
+            if "error" in obj:
+                self.errors.append(obj)
+                self.done.set()
+            elif obj.get("isDuringSearch") is False:
+                self.finals += 1
+                if self.finals >= self.expected:
+                    self.done.set()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int, analysis_threads: int,
+                search_threads: int) -> dict:
+    network.cache.clear()
+    rows_before, batches_before = network.num_positions_evaluated, network.num_batches
+    cfg = Config({"numAnalysisThreads": analysis_threads, "numSearchThreadsPerAnalysisThread": search_threads,
+                  "reportAnalysisWinratesAs": "BLACK"}, mode="analysis")
+    cfg.apply_mode_aliases("analysis")
+    settings = AnalysisSettings.from_config(cfg)
+    batch_size = max(8, analysis_threads * search_threads)
+    info = ModelInfo(str(model_path), network.model_name, batch_size, False, int(network.version), "auto")
+    backend = AnalysisBackend(network, info, max_batch_size=batch_size)
+    turns = list(range(len(moves) + 1))
+    sink = CountingSink(len(turns))
+    engine = build_engine(cfg, settings, backend, JsonLineWriter(sink))
+    query = {"id": "bench", "moves": moves, "rules": RULES, "komi": KOMI, "boardXSize": BOARD, "boardYSize": BOARD,
+             "analyzeTurns": turns, "maxVisits": visits}
+    engine.start()
+    start = time.perf_counter()
+    engine.handle_line(json.dumps(query))
+    sink.done.wait()
+    seconds = time.perf_counter() - start
+    engine.finish(wait=True)
+    backend.close()
+    if sink.errors:
+        raise SystemExit(f"engine error: {sink.errors[0]}")
+    rows = network.num_positions_evaluated - rows_before
+    batches = network.num_batches - batches_before
+    return {"positions": len(turns), "seconds": seconds, "rows": rows, "batches": batches}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--moves", type=int, default=200, help="game length (every turn is analysed)")
+    parser.add_argument("--visits", type=int, default=100, help="maxVisits per position")
+    parser.add_argument("--settings", default=DEFAULT_SETTINGS,
+                        help="comma-separated numAnalysisThreads x numSearchThreadsPerAnalysisThread")
+    parser.add_argument("--torch-threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    args = parser.parse_args()
+    if not args.model.exists():
+        raise SystemExit(f"model not found: {args.model} (pass --model)")
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    network = NNEvaluator.from_file(args.model, device=device, cache_size_power_of_two=NN_CACHE_POWER,
+                                    max_batch_size=256)
+    moves = play_game(network, args.moves)
+    print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
+          f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
+    print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+          f"torch {torch.__version__} with {torch.get_num_threads()} threads, float32; cache cleared per setting")
+    print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
+          f"{'avg batch':>10} {'seconds':>8}")
+    for setting in args.settings.split(","):
+        analysis_threads, search_threads = (int(v) for v in setting.lower().split("x"))
+        result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads)
+        seconds = result["seconds"]
+        print(f"{f'{analysis_threads} x {search_threads}':>26} {result['positions'] / seconds:12.2f} "
+              f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "
+              f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f}", flush=True)
+    if shutil.which("katago") is None:
+        print("(no katago binary on PATH: no side-by-side KataGo figures)")
+
+
+if __name__ == "__main__":
+    main()
