@@ -9,6 +9,9 @@ import pytest
 from katacli.engine.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
 from katacli.engine.analysis.protocol import QueryError, dumps, loads, round_dynamic, round_static
 from katacli.engine.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
+from katacli.engine.analysis.responses import pv_length_up_to_phase_end
+from katacli.game.rules import Rules
+from cython_ext.history import GameState
 from katacli.engine.analysis.scheduler import RequestQueue
 from katacli.search import SearchParams
 
@@ -113,3 +116,15 @@ def test_pop_blocks_until_a_request_or_close():
     queue.close()
     thread.join(5)
     assert got[-1] is None
+
+
+def test_pvs_stop_before_the_move_that_ends_the_phase_when_cleanup_is_prevented():
+    japanese = GameState(5, 5, rules=Rules.preset("japanese").to_core_tuple())
+    japanese.play((2, 2), 1)
+    japanese.play(None, 2)          # Black's pass would now end the normal phase
+    assert pv_length_up_to_phase_end(japanese, [None, (1, 1)], prevent_encore=True) == 0
+    assert pv_length_up_to_phase_end(japanese, [(1, 1), None, None, (3, 3)], prevent_encore=True) == 2
+    assert pv_length_up_to_phase_end(japanese, [(1, 1), None, None], prevent_encore=False) == 3
+    assert pv_length_up_to_phase_end(japanese, [(1, 1), (3, 3)], prevent_encore=True) == 2
+    area = GameState(5, 5)
+    assert pv_length_up_to_phase_end(area, [None, None, (1, 1)], prevent_encore=True) == 3

@@ -122,4 +122,8 @@ def register(app: typer.Typer) -> None:
             False, "--quit-without-waiting",
             help="When stdin closes, quit at once instead of finishing the queued queries."),
     ) -> None:
-        raise typer.Exit(run_analysis(model, config, override_config, analysis_threads, quit_without_waiting))
+        try:
+            status = run_analysis(model, config, override_config, analysis_threads, quit_without_waiting)
+        except KeyboardInterrupt:  # Ctrl-C while starting up (serving handles its own)
+            status = 0
+        raise typer.Exit(status)
