@@ -745,7 +745,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
 
     # Passing hack: when a pass would end the phase, make sure both pass and a non-pass move get looked at.
     if (total_edge_visits >= 2 and t.cfg.enable_more_passing_hacks and not t.nogo
-            and not t.has_avoid[0] and not t.has_avoid[1] and best_edge >= 0
+            and not t.has_avoid[pla - 1] and best_edge >= 0
             and history_pass_would_end_phase(h, pla)):
         if not has_pass_child and n.edges[best_edge].move != PASS_LOC:
             for e in range(n.num_edges):
@@ -1681,7 +1681,11 @@ cdef class SearchTree:
         return n, done
 
     def apply(self, outputs):
-        """Store one evaluation per waiting leaf (NNOutput-like objects, White's view) and back them up."""
+        """Store one evaluation per waiting leaf (NNOutput-like objects, White's view) and back them up.
+
+        Everything is read and checked before the tree changes, so a bad output raises with the
+        batch still pending (abandon() then cleans up).
+        """
         cdef int i, n = self.t.num_leaves
         cdef LeafSlot* ls
         cdef Node* node
@@ -1690,34 +1694,40 @@ cdef class SearchTree:
         cdef const float[::1] ownership
         cdef const float* own_ptr
         cdef bint keep
-        cdef float policy_pass
+        cdef float pass_prior
         if len(outputs) != n:
             raise ValueError(f"expected {n} evaluations, got {len(outputs)}")
+        prepared = []
         for i in range(n):
             o = outputs[i]
+            values = (float(o.white_win), float(o.white_loss), float(o.no_result), float(o.white_score_mean),
+                      float(o.white_score_mean_sq), float(o.white_lead), float(o.var_time_left),
+                      float(o.shortterm_winloss_error), float(o.shortterm_score_error))
+            policy_array = np.ascontiguousarray(o.policy, dtype=np.float32)
+            if policy_array.shape != (self.t.area,):
+                raise ValueError(f"policy has shape {policy_array.shape}, expected ({self.t.area},)")
+            own = getattr(o, "white_ownership", None)
+            own_array = None
+            if own is not None:
+                own_array = np.ascontiguousarray(own, dtype=np.float32)
+                if own_array.shape != (self.t.area,):
+                    raise ValueError(f"ownership has shape {own_array.shape}, expected ({self.t.area},)")
+            prepared.append((values, policy_array, float(o.policy_pass), own_array))
+        for i in range(n):
+            values, policy_array, policy_pass, own_array = prepared[i]
             ls = &self.t.leaves[i]
             node = ls.path[ls.depth]
-            ev.win = o.white_win
-            ev.loss = o.white_loss
-            ev.no_result = o.no_result
-            ev.score_mean = o.white_score_mean
-            ev.score_mean_sq = o.white_score_mean_sq
-            ev.lead = o.white_lead
-            ev.var_time_left = o.var_time_left
-            ev.st_wl_error = o.shortterm_winloss_error
-            ev.st_score_error = o.shortterm_score_error
-            policy = np.ascontiguousarray(o.policy, dtype=np.float32)
-            if policy.shape[0] != self.t.area:
-                raise ValueError("policy size does not match the board")
-            own = o.white_ownership
+            (ev.win, ev.loss, ev.no_result, ev.score_mean, ev.score_mean_sq, ev.lead, ev.var_time_left,
+             ev.st_wl_error, ev.st_score_error) = values
+            policy = policy_array
+            pass_prior = policy_pass
             keep = node == self.t.root or self.t.keep_ownership
             own_ptr = NULL
-            if own is not None and keep:
-                ownership = np.ascontiguousarray(own, dtype=np.float32)
+            if own_array is not None and keep:
+                ownership = own_array
                 own_ptr = &ownership[0]
-            policy_pass = o.policy_pass
             with nogil:
-                store_eval(&self.t, node, &ev, &policy[0], policy_pass, own_ptr, keep)
+                store_eval(&self.t, node, &ev, &policy[0], pass_prior, own_ptr, keep)
                 if ls.kind == LEAF_NEW:
                     add_direct_eval_as_leaf(&self.t, node, True)
                     backup(&self.t, ls)

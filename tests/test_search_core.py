@@ -251,3 +251,25 @@ def test_evaluator_failure_leaves_a_clean_tree():
     assert searcher.tree.total_virtual_losses() == 0
     searcher.run(max_visits=100)
     assert searcher.root_visits == 100
+
+
+def test_malformed_output_is_rejected_before_the_tree_changes():
+    import dataclasses
+
+    class Truncating(MaterialEvaluator):
+        calls = 0
+
+        def evaluate(self, requests):
+            outputs = super().evaluate(requests)
+            Truncating.calls += 1
+            if Truncating.calls == 3:
+                outputs[-1] = dataclasses.replace(outputs[-1], policy=outputs[-1].policy[:-1])
+            return outputs
+
+    searcher = Searcher(GameState(7), plain_params(num_search_threads=4), Truncating(), seed=1)
+    with pytest.raises(ValueError):
+        searcher.run(max_visits=100)
+    assert searcher.tree.total_virtual_losses() == 0
+    assert searcher.tree.check_invariants()
+    searcher.run(max_visits=50)
+    assert searcher.root_visits == 50

@@ -329,7 +329,11 @@ class Searcher:
             raise
         with self._lock:
             self._note_shortterm_error(outputs)
-            self.tree.apply(outputs)
+            try:
+                self.tree.apply(outputs)
+            except BaseException:
+                self.tree.abandon()
+                raise
 
     def _note_shortterm_error(self, outputs) -> None:
         if not self._nn_has_shortterm_error and outputs and outputs[0].shortterm_winloss_error >= 0:
@@ -360,9 +364,13 @@ class Searcher:
         return playouts
 
     def _evaluate_root(self) -> None:
-        outputs = self._leaf_evaluator.evaluate(self.tree, 1, self.params)
-        self._note_shortterm_error(outputs)
-        self.tree.apply(outputs)
+        try:
+            outputs = self._leaf_evaluator.evaluate(self.tree, 1, self.params)
+            self._note_shortterm_error(outputs)
+            self.tree.apply(outputs)
+        except BaseException:
+            self.tree.abandon()
+            raise
 
     def _root_needs_reevaluation(self) -> bool:
         """The root's evaluation came from inside a previous tree: redo it with root settings when they differ."""
