@@ -40,7 +40,7 @@ EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "selfplay_exa
 EXIT_RUNTIME_ERROR = 2
 
 
-def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> Path:
+def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tuple[Path, list[logging.Handler]]:
     log_path = output_dir / f"log-{run_stamp}.log"
     logger = logging.getLogger("katacli.selfplay")
     logger.setLevel(logging.INFO)
@@ -52,7 +52,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> Pat
     console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logger.addHandler(console)
-    return log_path
+    return log_path, [file_handler, console]
 
 
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
@@ -103,7 +103,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run = SelfplayRun(settings, manager, out_path, models_dir=models_path, max_games_total=max_games_total,
                       poll_seconds=poll_seconds, seed=seed)
-    log_path = _setup_logging(out_path, f"{stamp}-{run.run_id}", log_to_stdout)
+    log_path, handlers = _setup_logging(out_path, f"{stamp}-{run.run_id}", log_to_stdout)
     (out_path / f"selfplay-{stamp}-{run.run_id}.cfg").write_text(
         "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
     logging.getLogger("katacli.selfplay").info("self-play starting with model %s, log %s", manager.latest_name(),
@@ -117,6 +117,10 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         return EXIT_RUNTIME_ERROR
     finally:
         manager.close()
+        logger = logging.getLogger("katacli.selfplay")
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
     display.finish(stats)
     return 0
 

@@ -265,7 +265,7 @@ class _Game:
             if s.runner.log_moves:
                 log.info("move %d: %s %s", len(state.moves), "B" if pla == BLACK else "W", move)
             if p.side_position_prob > 0.0 and rng.random() < p.side_position_prob:
-                self._queue_side_position(state, pla, result.raw_output, move, pending_sides)
+                self._queue_side_position(state, pla, result.raw.policy, move, pending_sides)
             if p.reduce_visits:
                 history_win_loss.append(result.reported_win_loss)
             state.play(move, pla)
@@ -275,8 +275,7 @@ class _Game:
 
         return self._finish(state, start_state, start_turn_idx, turns, pending_sides, mode, game_hash)
 
-    def _queue_side_position(self, state: GameState, pla: int, raw_output, played, pending: list) -> None:
-        policy = self.model.net.policy(state, raw_output)
+    def _queue_side_position(self, state: GameState, pla: int, policy, played, pending: list) -> None:
         fork_move = random_forking_move(self.rng, state, policy, played)
         if fork_move is NO_MOVE:
             return

@@ -8,19 +8,22 @@ Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsT
   sensible score, then continues to the full visit count;
 * the move is drawn with LCB switched off, while the policy target (play selection
   values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
-* values are the root node's averages; the raw network output comes from one extra,
-  noise-free evaluation (also used to pick side-position moves).
+* values are the root node's averages; the raw network's view is the root's own
+  evaluation (its raw priors, before noise and temperature; also used to pick
+  side-position moves).
 """
 from __future__ import annotations
 
 import random
 from typing import Optional
 
-from cython_ext import search_results as search_results
+import numpy as np
+
+from cython_ext import search_results
 from cython_ext.history import GameState
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.net import NetEvaluator, Policy, RawEval
 from katacli.selfplay.records import QValue, ValueTargets
 from katacli.selfplay.searching import MoveSearchRequest, MoveSearchResult
 
@@ -87,11 +90,14 @@ class MctsSelfplaySearch:
                 p = float(prior[idx])
                 if p >= 0.0:
                     root_policy[None if idx == area else (idx % x_size, idx // x_size)] = p
-        raw = self.net.evaluate(state, draw_equivalent_wins_for_white=params.draw_equivalent_wins_for_white)
+        raw_values = search_results.root_raw_values(tree)
+        raw_moves, raw_priors = tree.root_edges()
+        raw = RawEval(raw_values["win"], raw_values["loss"], raw_values["no_result"], raw_values["score_mean"],
+                      Policy(list(raw_moves), np.asarray(raw_priors, np.float64)))
         return MoveSearchResult(
             move=move, root_visits=searcher.root_visits,
             play_selection_values=dict(zip(moves, values)),
             value=ValueTargets(node["win"], node["loss"], node["no_result"], node["score_mean"]),
             reported_win_loss=pruned["win_loss"], reported_lead=pruned["lead"],
-            root_policy=root_policy, raw_output=raw, children=children,
+            root_policy=root_policy, raw=raw, children=children,
         )

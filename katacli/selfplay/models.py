@@ -30,7 +30,7 @@ MODEL_SUFFIXES = (".bin.gz", ".bin", "model.txt.gz", "model.txt")
 GENERIC_MODEL_NAMES = {f"{stem}{suffix}" for stem in ("model", "Model", "MODEL")
                        for suffix in (".bin.gz", ".bin", ".txt.gz", ".txt")}
 # The batching front end waits this long for more positions before running a partial batch.
-BATCH_WAIT_MS = 2.0
+BATCH_WAIT_MS = 0.5
 # Default batch size when nnMaxBatchSize is unset (KataGo requires it in self-play configs).
 DEFAULT_MAX_BATCH_SIZE = 64
 

@@ -81,10 +81,20 @@ class NetEvaluator:
         return Policy(moves, np.array(probs, np.float64))
 
 
-def policy_entropy(output: NNOutput) -> float:
-    probs = np.concatenate([output.policy[output.policy >= MIN_ENTROPY_PROB],
-                            [output.policy_pass] if output.policy_pass >= MIN_ENTROPY_PROB else []])
-    return float(-(probs * np.log(probs)).sum())
+@dataclass
+class RawEval:
+    """The raw network's view of a position (White's values), as self-play records it."""
+
+    white_win: float
+    white_loss: float
+    no_result: float
+    white_score_mean: float
+    policy: Policy
+
+
+def raw_eval_of(state: GameState, output: NNOutput, net: "NetEvaluator") -> RawEval:
+    return RawEval(output.white_win, output.white_loss, output.no_result, output.white_score_mean,
+                   net.policy(state, output))
 
 
 def choose_with_temperature(rng: random.Random, weights: np.ndarray, temperature: float) -> int:

@@ -22,9 +22,8 @@ import numpy as np
 
 from cython_ext.history import GameState
 from katacli.game.coords import WHITE
-from katacli.nn.postprocess import NNOutput
 from katacli.search.params import SearchParams
-from katacli.selfplay.net import NetEvaluator, choose_with_temperature, policy_entropy
+from katacli.selfplay.net import NetEvaluator, RawEval, choose_with_temperature, raw_eval_of
 from katacli.selfplay.records import Move, QValue, SearchTargets, ValueTargets
 from katacli.selfplay.rows import c_round, scale_policy_target
 from katacli.selfplay.settings import PlaySettings
@@ -55,7 +54,7 @@ class MoveSearchResult:
     reported_win_loss: float                    # pruned root values (KataGo's getRootValues), for
     reported_lead: float                        # visit reduction and komi estimation
     root_policy: dict                           # move -> prior used at the root (noise/temperature included)
-    raw_output: NNOutput                        # the raw network on the root position
+    raw: RawEval                                # the raw network on the root position
     children: list[QValue] = field(default_factory=list)
 
 
@@ -167,7 +166,7 @@ def extract_targets(result: MoveSearchResult) -> SearchTargets:
         values = {m: v * POLICY_TARGET_SCALE_MAX_TO_AT_LEAST / largest for m, v in values.items()}
     surprise, search_entropy = surprise_and_entropies(result.play_selection_values, result.root_policy)
     root_probs = np.array([p for p in result.root_policy.values() if p > MIN_PROB])
-    raw = result.raw_output
+    raw = result.raw
     return SearchTargets(
         policy_target=scale_policy_target(values),
         unreduced_visits=result.root_visits,
@@ -175,7 +174,7 @@ def extract_targets(result: MoveSearchResult) -> SearchTargets:
         q_values=list(result.children),
         raw_white_win_loss=raw.white_win - raw.white_loss,
         raw_white_score_mean=raw.white_score_mean,
-        raw_policy_entropy=policy_entropy(raw),
+        raw_policy_entropy=raw.policy.entropy(),
         raw_white_win=raw.white_win,
         raw_white_loss=raw.white_loss,
         raw_white_no_result=raw.no_result,
@@ -210,5 +209,5 @@ class RawNetSearcher:
         return MoveSearchResult(
             move=policy.moves[idx], root_visits=visits, play_selection_values=selection, value=value,
             reported_win_loss=output.white_win - output.white_loss, reported_lead=output.white_lead,
-            root_policy=dict(zip(policy.moves, policy.probs.tolist())), raw_output=output,
+            root_policy=dict(zip(policy.moves, policy.probs.tolist())), raw=raw_eval_of(state, output, self.net),
         )

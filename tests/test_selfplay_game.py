@@ -1,0 +1,244 @@
+"""Self-play game mechanics: setup sampling, per-move limits, weights, komi estimation, game variants."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from cython_ext.history import GameState
+from katacli.data import GT
+from katacli.data.schema import MODE_CLEANUP, MODE_FORK, MODE_HANDICAP
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import ScoringRule
+from katacli.game.sgf import read_sgf
+from katacli.selfplay import game as game_module
+from katacli.selfplay.finish import apply_surprise_weighting, final_value_targets, resolve_weight
+from katacli.selfplay.game import GameRunner
+from katacli.selfplay.game_init import GameInitializer, KomiPlan, default_max_extra_black, round_and_clip_komi
+from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
+from katacli.selfplay.output import game_sgf, result_string
+from katacli.selfplay.records import SearchTargets, TurnRecord, ValueTargets
+from katacli.selfplay.rows import game_rows
+from katacli.selfplay.searching import MoveSearchResult, RawNetSearcher, search_limits
+
+from test_selfplay_support import play_games, random_handle, tiny_settings
+
+
+# ---------------------------------------------------------------------------- setup
+
+
+def test_initializer_draws_from_the_configured_lists():
+    s = tiny_settings("komiStdev=2,komiAllowIntegerProb=0")
+    init = GameInitializer(s.game, s.play, s.search)
+    rng = random.Random(3)
+    for _ in range(60):
+        start = init.create(rng)
+        ko, scoring, tax, suicide, button, *_ , komi = start.state.rules_tuple
+        assert (start.state.x_size, start.state.y_size) == (7, 7)
+        assert ko in s.game.ko_rules and scoring in s.game.scoring_rules and tax in s.game.tax_rules
+        assert not (button and scoring != ScoringRule.AREA)
+        assert komi * 2 == int(komi * 2) and komi != int(komi)  # half-integer only
+        assert start.komi.extra_black == 0  # no handicap on 7x7 by default
+
+
+def test_handicap_stone_counts():
+    assert [default_max_extra_black(n) for n in (9, 11, 15, 16, 17, 18, 19)] == [0, 1, 2, 2, 3, 4, 5]
+    s = tiny_settings("handicapProb=1.0,bSizes=19,dataBoardLen=19")
+    init = GameInitializer(s.game, s.play, s.search)
+    rng = random.Random(0)
+    counts = {init.create(rng).komi.extra_black for _ in range(80)}
+    assert counts == {1, 2, 3, 4, 5}
+
+
+def test_komi_noise_and_rounding():
+    state = GameState(9, 9)
+    plan = KomiPlan(0, komi_mean=6.3, komi_stdev=0.0, allow_integer=True)
+    rng = random.Random(1)
+    seen = set()
+    for _ in range(200):
+        plan.set_with_noise(state, rng)
+        seen.add(state.komi)
+    assert seen == {6.0, 6.5}  # 6.3 rounds to the half-point grid without bias
+    assert round_and_clip_komi(1000.0, 9, 9) == 101.0 and round_and_clip_komi(-2.25, 9, 9) == -2.5
+
+
+def test_asymmetric_playouts_in_handicap_games_favour_white():
+    s = tiny_settings("handicapProb=1.0,numExtraBlackFixed=1,handicapAsymmetricPlayoutProb=1.0,maxAsymmetricRatio=2,"
+                      "maxVisits=40,cheapSearchVisits=20,reducedVisitsMin=20")
+    start = GameInitializer(s.game, s.play, s.search).create(random.Random(2))
+    assert start.komi.extra_black == 1 and start.pda_player == WHITE
+    assert 0.0 <= start.playout_doubling_advantage <= 1.0
+
+
+# ---------------------------------------------------------------------------- per move
+
+
+def test_search_limits_playout_cap_randomization():
+    s = tiny_settings("cheapSearchProb=1.0,cheapSearchVisits=4,cheapSearchTargetWeight=0")
+    limits = search_limits(s.search, s.play, BLACK, random.Random(0), [], 0.0, 0)
+    assert limits.is_cheap_search and limits.max_visits == 4 and limits.target_weight == 0.0
+    assert limits.reuse_tree and limits.remove_root_noise
+    s = tiny_settings("cheapSearchProb=0.0")
+    full = search_limits(s.search, s.play, BLACK, random.Random(0), [], 0.0, 0)
+    assert not full.is_cheap_search and full.max_visits == 12 and full.target_weight == 1.0
+
+
+def test_search_limits_reduce_visits_in_decided_games():
+    s = tiny_settings("cheapSearchProb=0,reduceVisitsThreshold=0.9,reduceVisitsThresholdLookback=2,"
+                      "reducedVisitsMin=4,reducedVisitsWeight=0.1")
+    rng = random.Random(0)
+    undecided = search_limits(s.search, s.play, BLACK, rng, [0.99, 0.2], 0.0, 0)
+    assert undecided.max_visits == 12 and undecided.target_weight == 1.0
+    decided = search_limits(s.search, s.play, BLACK, rng, [0.99, 1.0], 0.0, 0)
+    assert decided.max_visits == 6 and decided.target_weight == pytest.approx(1.0 + 0.81 * (0.1 - 1.0))
+    lost = search_limits(s.search, s.play, BLACK, rng, [-1.0, -1.0], 0.0, 0)
+    assert lost.max_visits == 4 and lost.target_weight == pytest.approx(0.1)
+
+
+def test_search_limits_asymmetric_playouts():
+    s = tiny_settings("cheapSearchProb=0,maxVisits=30")
+    strong = search_limits(s.search, s.play, WHITE, random.Random(0), [], 1.0, WHITE)
+    weak = search_limits(s.search, s.play, BLACK, random.Random(0), [], 1.0, WHITE)
+    assert (strong.max_visits, weak.max_visits) == (40, 20)  # factor 2*2/3 and 2*1/3
+
+
+def turn(weight: float, policy_surprise: float) -> TurnRecord:
+    targets = SearchTargets({}, 10, ValueTargets(0.5, 0.5, 0, 0), [], 0, 0, 1.0, 0.5, 0.5, 0.0,
+                            policy_surprise, 1.0, 1.0)
+    return TurnRecord(BLACK, None, targets, weight, weight < 1)
+
+
+def test_surprise_weighting_keeps_the_total_weight():
+    s = tiny_settings("policySurpriseDataWeight=0.5,valueSurpriseDataWeight=0.1")
+    turns = [turn(1.0, 0.1), turn(0.0, 3.0), turn(1.0, 1.0), turn(1.0, 0.2)]
+    apply_surprise_weighting(turns, [0.05, 0.0, 0.3, 0.1], s.play)
+    weights = [t.target_weight for t in turns]
+    assert sum(weights) == pytest.approx(3.0)
+    assert weights[1] > 0  # a cheap search that surprised the policy a lot earns some weight
+    assert weights[2] > weights[0]
+
+
+def test_resolve_weight_is_unbiased():
+    rng = random.Random(5)
+    draws = [resolve_weight(1.25, rng) for _ in range(4000)]
+    assert set(draws) == {1.0, 2.0} and abs(np.mean(draws) - 1.25) < 0.03
+    assert resolve_weight(-0.5, rng) == 0.0
+
+
+def test_final_value_targets_draws():
+    state = GameState(5, 5, (1, 0, 0, True, False, 0, False, 0.0))  # area scoring, integer komi 0
+    for _ in range(2):
+        state.play(None, state.next_player)
+    assert state.is_game_finished and state.winner == 0
+    v = final_value_targets(state, 0.7)
+    assert (v.win, v.loss, v.no_result) == (0.7, pytest.approx(0.3), 0.0)
+    assert v.score == pytest.approx(0.2) and v.has_lead  # draws shift the score by dew - 0.5
+
+
+# ---------------------------------------------------------------------------- komi estimation
+
+
+class LinearLead:
+    """A fake search whose White lead is komi - 5.5, to check the fair-komi search."""
+
+    def search(self, request):
+        lead = request.state.komi - 5.5
+        wl = float(np.tanh(lead / 4.0))
+        return MoveSearchResult(None, 1, {}, ValueTargets(0.5 + wl / 2, 0.5 - wl / 2, 0, lead), wl, lead, {}, None)
+
+    def set_net(self, net):
+        pass
+
+
+def test_adjust_komi_to_even_and_compute_lead():
+    s = tiny_settings()
+    for start_komi in (-20.0, 7.5, 30.0):
+        state = GameState(9, 9, (1, 1, 0, False, False, 0, False, start_komi))  # territory scoring
+        adjust_komi_to_even(LinearLead(), state, s.search, 20, random.Random(0))
+        assert state.komi == 5.5
+    state = GameState(9, 9, (1, 1, 0, False, False, 0, False, 7.5))
+    assert compute_lead(LinearLead(), state, s.search, 20) == pytest.approx(2.0, abs=0.3)
+    assert state.komi == 7.5
+
+
+# ---------------------------------------------------------------------------- game variants
+
+
+def test_handicap_games():
+    s = tiny_settings("handicapProb=1.0,numExtraBlackFixed=2,handicapCompensateKomiProb=0,fancyKomiVarying=false,"
+                      "initGamesWithPolicy=false")
+    game = play_games(s, 1, seed=3)[0]
+    assert game.mode == MODE_HANDICAP and game.num_extra_black == 2
+    assert sum(1 for c, _ in game.end_state.initial_stones() if c == BLACK) == 2
+    assert game.turns[0].player == BLACK  # Black still moves first: N extra black = N+1 stones' worth
+    rows = game_rows(game, 9)
+    if rows["globalTargetsNC"].shape[0]:
+        assert (rows["globalTargetsNC"][:, GT.NUM_EXTRA_BLACK] == 2).all()
+        assert (rows["globalTargetsNC"][:, GT.GAME_MODE] == MODE_HANDICAP).all()
+
+
+def test_forked_games_continue_earlier_games():
+    s = tiny_settings("earlyForkGameProb=0.5,forkGameProb=0.5,earlyForkGameExpectedMoveProp=0.2")
+    runner = GameRunner(s, lambda model, rng: RawNetSearcher(model.net, rng))
+    games = play_games(s, 6, seed=8, runner=runner)
+    forks = [g for g in games if g.mode == MODE_FORK]
+    assert forks, "with these probabilities some game must be a fork"
+    for g in forks:
+        assert g.start_turn_idx >= 1 and len(g.start_state.moves) == g.start_turn_idx
+
+
+def test_cleanup_training_games_start_in_the_encore(monkeypatch):
+    monkeypatch.setattr(game_module, "CLEANUP_TRAINING_PROB", 1.0)
+    s = tiny_settings("scoringRules=TERRITORY,hasButtons=false")
+    phases = set()
+    for game in play_games(s, 3, seed=5):
+        assert game.mode == MODE_CLEANUP
+        phase = game.start_state.encore_phase
+        assert phase in (1, 2) and game.initial_encore_phase == phase
+        phases.add(phase)
+        g = game_rows(game, 9)["globalTargetsNC"]
+        if phase == 2:  # the second encore scores like area scoring; phase 1 may move on to it later
+            assert (g[:, GT.AREA_SCORING_LIKE] == 1.0).all()
+        assert (g[:, GT.GAME_MODE] == MODE_CLEANUP).all()
+
+
+class SwitchingModels:
+    """Hands out model A for the first few acquires, then model B."""
+
+    def __init__(self, first, second, switch_after: int):
+        self.models, self.count, self.switch_after = (first, second), 0, switch_after
+
+    def acquire(self):
+        self.count += 1
+        return self.models[0] if self.count <= self.switch_after else self.models[1]
+
+    def release(self, handle):
+        pass
+
+
+def test_switching_nets_mid_game(monkeypatch):
+    monkeypatch.setattr(game_module, "NEW_NET_CHECK_PROB", 1.0)
+    s = tiny_settings("cheapSearchProb=0,policySurpriseDataWeight=0,valueSurpriseDataWeight=0,"
+                      "sidePositionProb=0,initGamesWithPolicy=false")
+    runner = GameRunner(s, lambda model, rng: RawNetSearcher(model.net, rng))
+    source = SwitchingModels(random_handle("b2c16", 1), random_handle("b2c16", 2), switch_after=4)
+    game = runner.run_game(random.Random(1), source)
+    assert game.model_name == random_handle("b2c16", 2).name
+    assert len(game.changed_nets) == 1 and game.changed_nets[0][1] == 4  # took over before turn 4
+    g = game_rows(game, 9)["globalTargetsNC"]
+    assert (g[:, GT.EARLIER_NET] == 1).all()
+    turn_idx = g[:, GT.TURN_IDX]
+    assert (g[turn_idx < 4, GT.NETS_BEHIND] == 1).all() and (g[turn_idx >= 4, GT.NETS_BEHIND] == 0).all()
+
+
+def test_mcts_games_and_their_sgf():
+    s = tiny_settings("cheapSearchProb=0.5,estimateLeadProb=0.3,estimateLeadVisits=4,sidePositionProb=0.1")
+    game = play_games(s, 1, seed=2, search="mcts")[0]
+    full = [t for t in game.turns if not t.was_cheap_search]
+    assert full and all(t.targets.unreduced_visits >= 12 for t in full)
+    assert all(sum(t.targets.policy_target.values()) > 0 for t in game.turns)
+    assert any(t.targets.q_values for t in full)
+    record = read_sgf(game_sgf(game))
+    assert record.moves == game.end_state.moves and record.result == result_string(game)
+    assert record.komi == game.end_state.komi

@@ -1,0 +1,214 @@
+"""Whole self-play runs: in-process, through `kata selfplay`, killed with SIGKILL, stopped with SIGINT."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from katacli.data import GT, TrainingFile, join_game_hash, list_training_files
+from katacli.nn.export import write_model_file
+from katacli.nn.configs import random_description
+from katacli.selfplay.models import ModelManager, NoModelError, find_latest_model
+from katacli.selfplay.runner import SelfplayRun
+from katacli.settings import NNSettings
+
+from test_selfplay_support import EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, tiny_config
+
+CLI = [sys.executable, "-m", "katacli.cli", "selfplay"]
+# Every turn gets a full search and a row, so every finished game shows up in the data.
+ALL_ROWS = "cheapSearchProb=0,policySurpriseDataWeight=0,valueSurpriseDataWeight=0"
+# Shorter games for the runs in a subprocess.
+SHORT_GAMES = "maxMovesPerGame=50"
+
+
+def check_output_dir(out: Path) -> tuple[int, int]:
+    """Every .h5 opens and holds whole games; returns (games, rows) found in the files."""
+    games = rows = 0
+    for path in list_training_files(out / "tdata"):
+        with TrainingFile(path) as f:
+            data = f.read()
+            assert f.num_rows == f.attrs["num_rows"] and f.num_games == f.attrs["num_games"]
+            g = data["globalTargetsNC"]
+            hashes = set()
+            for first, count in f.game_rows:
+                block = g[first:first + count]
+                key = join_game_hash(block[0, GT.GAME_HASH:GT.GAME_HASH + 6])
+                assert key not in hashes  # each game lies in one contiguous block
+                hashes.add(key)
+                main = block[block[:, GT.OWNERSHIP_WEIGHT] > 0]
+                turns = main[:, GT.TURN_IDX]
+                assert (np.diff(turns) >= 0).all()
+            assert np.isfinite(g).all() and (data["scoreDistrN"].astype(int).sum(axis=1) == 100).all()
+            games += f.num_games
+            rows += f.num_rows
+    return games, rows
+
+
+def sgf_lines(out: Path) -> int:
+    return sum(len(p.read_text().splitlines()) for p in (out / "sgfs").glob("*.sgfs"))
+
+
+def model_dir(tmp_path: Path, shared: bool = True) -> Path:
+    """A models directory with the shared test net (if present and wanted), else a tiny random-weight net file."""
+    models = tmp_path / "models"
+    models.mkdir()
+    if shared and SHARED_TEST_MODEL.is_file():
+        shutil.copy(SHARED_TEST_MODEL, models / SHARED_TEST_MODEL.name)
+    else:
+        write_model_file(random_description("b2c16", seed=3, model_name="tiny"), models / "tiny.bin.gz")
+    return models
+
+
+def run_cli(*args, **kwargs):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=180, **kwargs)
+
+
+# ---------------------------------------------------------------------------- in process
+
+
+def test_in_process_run_writes_whole_games(tmp_path):
+    cfg = tiny_config(ALL_ROWS + ",maxRowsPerTrainFile=25,firstFileRandMinProp=1.0")
+    from katacli.selfplay.settings import SelfplaySettings
+    settings = SelfplaySettings.from_config(cfg)
+    manager = ModelManager(NNSettings.from_config(cfg, "selfplay"), device="cpu")
+    manager.install("random-b2c16", random_model("b2c16", 4))
+    run = SelfplayRun(settings, manager, tmp_path / "out", max_games_total=4, seed=1)
+    ticks = []
+    stats = run.run(on_tick=ticks.append, handle_signals=False)
+    manager.close()
+    assert stats.games_finished == 4 and ticks
+    games, rows = check_output_dir(tmp_path / "out")
+    assert games == 4 and rows == stats.rows_written == stats.rows_produced
+    assert sgf_lines(tmp_path / "out") == 4
+
+
+def test_model_directory_watching(tmp_path):
+    manager = ModelManager(NNSettings.from_config(tiny_config(), "selfplay"), device="cpu",
+                           loader=lambda path: random_model("b2c16", 1))
+    with pytest.raises(NoModelError):
+        manager.poll(tmp_path)
+    (tmp_path / "old.bin.gz").write_bytes(b"x")
+    os.utime(tmp_path / "old.bin.gz", ns=(1_000_000_000, 1_000_000_000))
+    assert manager.poll(tmp_path) and manager.latest_name() == "old.bin.gz"
+    assert not manager.poll(tmp_path)
+    handle = manager.acquire()
+    (tmp_path / "run7").mkdir()
+    (tmp_path / "run7" / "model.bin.gz").write_bytes(b"x")  # generic name: the directory names it
+    (tmp_path / "notes.txt").write_text("ignored")
+    assert find_latest_model(tmp_path).name == "run7"
+    assert manager.poll(tmp_path) and manager.latest_name() == "run7"
+    manager.release(handle)
+    assert manager.acquire().name == "run7"
+    manager.close()
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def test_cli_small_run(tmp_path):
+    models = model_dir(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli("-models-dir", str(models), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
+                     "-override-config", TINY_OVERRIDES, "-override-config", ALL_ROWS,
+                     "-override-config", SHORT_GAMES, "-max-games-total", "2", "-quiet")
+    assert result.returncode == 0, result.stderr
+    games, rows = check_output_dir(out)
+    assert games == 2 and rows > 0 and sgf_lines(out) == 2
+    assert list(out.glob("log-*.log")) and list(out.glob("selfplay-*.cfg"))
+
+
+def run_in_process(capsys, *args) -> tuple[int, str]:
+    """`kata selfplay ...` in this process (quick: no interpreter start-up); (exit code, stderr)."""
+    from katacli.cli import main
+    try:
+        main(["selfplay", *args])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    return code, capsys.readouterr().err
+
+
+def test_cli_errors_are_clear(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = ["-models-dir", str(empty), "-output-dir", str(tmp_path / "out"), "-config", str(EXAMPLE_CONFIG),
+            "-override-config", TINY_OVERRIDES]
+    cases = [
+        ([], "no model in"),
+        (["-override-config", "bSizesXY=9-9"], "exactly one of bSizes"),
+        (["-max-games-total", "0"], "positive"),
+        (["-random-init", "b99c1"], "unknown model config"),
+        (["-override-config", "maxVisits=abc"], "maxVisits"),
+    ]
+    for extra, message in cases:
+        code, err = run_in_process(capsys, *base, *extra)
+        assert code == 1 and message in err and err.startswith("error:"), (extra, err)
+    code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(tmp_path / "out"),
+                               "-config", str(tmp_path / "missing.cfg"))
+    assert code == 1 and "not found" in err
+
+
+def test_random_init_bootstrap(tmp_path, capsys):
+    empty = tmp_path / "models"
+    empty.mkdir()
+    out = tmp_path / "out"
+    code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(out), "-config",
+                               str(EXAMPLE_CONFIG), "-override-config", TINY_OVERRIDES, "-max-games-total", "2",
+                               "-random-init", "b2c16", "-quiet")
+    assert code == 0, err
+    assert sgf_lines(out) == 2
+    for path in list_training_files(out / "tdata"):
+        with TrainingFile(path) as f:
+            assert f.attrs["model"] == "random-b2c16"
+
+
+def _start(tmp_path: Path, extra: str) -> tuple[subprocess.Popen, Path]:
+    models = model_dir(tmp_path, shared=False)  # the tiniest net: these tests are about files, not play
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*CLI, "-models-dir", str(models), "-output-dir", str(out), "-config",
+                             str(EXAMPLE_CONFIG), "-override-config", TINY_OVERRIDES, "-override-config", extra,
+                             "-override-config", SHORT_GAMES, "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc, out
+
+
+def _wait_for(condition, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None:
+            pytest.fail(f"selfplay exited early: {proc.stderr.read()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("selfplay made no progress")
+        time.sleep(0.1)
+
+
+def test_sigkill_leaves_only_readable_files(tmp_path):
+    # One file per game or two, so a kill is likely to land while a file is being written.
+    proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=1,firstFileRandMinProp=1.0,numGameThreads=3")
+    _wait_for(lambda: len(list_training_files(out / "tdata")) >= 2, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    games, rows = check_output_dir(out)
+    assert games >= 2 and rows > 0
+    leftovers = [p for p in (out / "tdata").iterdir() if not p.name.endswith(".h5")]
+    assert all(p.name.startswith(".") and p.name.endswith(".partial") for p in leftovers)
+    for line in (out / "sgfs").glob("*.sgfs"):
+        text = line.read_text()
+        assert all(l.startswith("(;") and l.endswith(")") for l in text.splitlines())
+
+
+def test_sigint_flushes_finished_games(tmp_path):
+    proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=100000,numGameThreads=2")
+    _wait_for(lambda: sgf_lines(out) >= 2, proc)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    games, rows = check_output_dir(out)
+    assert games == sgf_lines(out) >= 2  # every finished game reached a complete file
+    assert not [p for p in (out / "tdata").iterdir() if p.name.endswith(".partial")]
