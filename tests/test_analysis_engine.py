@@ -271,3 +271,16 @@ def test_concurrent_searches_share_network_batches():
         out.wait_finals(8)
     average_batch = network.num_positions_evaluated / network.num_batches
     assert average_batch > 4, f"no cross-search batching: {average_batch:.2f} positions per network call"
+
+
+def test_rules_a_network_cannot_represent_are_replaced_with_a_warning():
+    with running_engine(backend=material_backend()) as (engine, out):
+        send(engine, query_line("s", rules={"ko": "SPIGHT", "scoring": "AREA"}, maxVisits=5))
+        out.wait_finals(1)
+    assert out.objects[0] == {"field": "rules", "id": "s", "warning": (
+        "Rules koSPIGHTscoreAREAtaxNONEsui1komi7.5 not supported by neural net, "
+        "using koSITUATIONALscoreAREAtaxNONEsui1komi7.5 instead")}
+    with running_engine() as (engine, out):  # rollouts play any rules
+        send(engine, query_line("s", rules={"ko": "SPIGHT", "scoring": "AREA"}, maxVisits=5))
+        out.wait_finals(1)
+    assert not any("warning" in o for o in out.objects)

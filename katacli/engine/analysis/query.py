@@ -29,7 +29,9 @@ from katacli.engine.analysis.fields import (
 from katacli.engine.analysis.protocol import QueryError, field_warning
 from katacli.engine.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
 from katacli.game.coords import BLACK, WHITE, format_vertex
-from katacli.game.rules import Rules, RulesError, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32
+from katacli.game.rules import (
+    KoRule, Rules, RulesError, ScoringRule, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32,
+)
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN
 from katacli.search.params import SearchParams, config_key_of
 from katacli.search.restrictions import MoveRestrictions, RestrictionError
@@ -82,11 +84,22 @@ class QueryDefaults:
     # For humanSLProfile: does a loaded model take SGF metadata (a human SL model), and the models' names.
     model_uses_human_profile: bool = False
     model_names: str = ""
+    # A network evaluates the positions: rules it cannot represent are replaced, with a warning.
+    has_network: bool = False
 
 
 def perspective_from_config(cfg: Config) -> Optional[str]:
     """reportAnalysisWinratesAs as "B", "W" or None (side to move)."""
     return _PERSPECTIVES.get(str(cfg.get("reportAnalysisWinratesAs", MODE)).upper())
+
+
+def rules_supported_by_network(rules: Rules) -> Rules:
+    """The nearest rules a (version 7+) network can evaluate: KataGo's ModelDesc::getSupportedRules."""
+    if rules.ko == KoRule.SPIGHT:
+        rules = dataclasses.replace(rules, ko=KoRule.SITUATIONAL)
+    if rules.has_button and rules.scoring != ScoringRule.AREA:
+        rules = dataclasses.replace(rules, has_button=False)
+    return rules
 
 
 def handicap_stones_on_board(stones: list) -> int:
@@ -123,6 +136,12 @@ class QueryParser:
         params, report, report_times, priority = self._search_fields(query, params, perspective)
         restrictions = self._restrictions(query, x_size, y_size)
 
+        if self.defaults.has_network:
+            supported = rules_supported_by_network(rules)
+            if supported != rules:
+                warn(field_warning(query_id, "rules", f"Rules {rules} not supported by neural net, using {supported} "
+                                                      "instead"))
+                rules = supported
         if self.defaults.warn_unused_fields:
             for key in sorted(query):
                 if key not in EXPECTED_KEYS:

@@ -32,6 +32,7 @@ def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[Sea
         warn_unused_fields=settings.warn_unused_fields,
         model_uses_human_profile=bool(info is not None and info.uses_human_sl_profile),
         model_names=info.name if info is not None else "",
+        has_network=bool(backend is not None and backend.has_network),
     )
 
 
