@@ -164,3 +164,21 @@ def test_a_finished_game_is_scored_from_the_history():
     _, text = session(["boardsize 5", "kata-set-rules japanese", "komi 0.5", "play b C3", "play w pass",
                        "play b pass", "final_score", "kata-set-rules tromp-taylor", "final_score"])
     assert replies(text)[-3:] == ["= B+23.5", "= ", "= B+24.5"]  # territory, then area counting
+
+
+def test_a_nogo_game_ends_when_the_side_to_move_has_no_legal_move():
+    engine, out, _ = make_engine(override="maxVisits=8,searchRandSeed=2", scripted=False)
+    feed(engine, ["boardsize 3", "kata-set-rules nogo"])
+    color = "b"
+    for _ in range(3 * 3 + 1):  # the board only fills up, so a 3x3 game has at most 9 moves
+        before = len(out.getvalue())
+        feed(engine, [f"genmove {color}"])
+        if out.getvalue()[before:] == "= resign\n\n":
+            break
+        color = "w" if color == "b" else "b"
+    else:
+        pytest.fail("the NoGo game did not end")
+    winner = "W" if color == "b" else "B"
+    before = len(out.getvalue())
+    feed(engine, ["final_score", f"kata-genmove_analyze {color} 10"])
+    assert out.getvalue()[before:] == f"= {winner}+R\n\n=\nplay resign\n\n"

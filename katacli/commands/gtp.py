@@ -20,18 +20,17 @@ WAIT_POLL_SECONDS = 0.1  # waiting wakes up this often so that Ctrl-C is noticed
 NOGO_RULES_NAME = "nogo"
 DETERMINISTIC_SEED = "forDeterministicTesting"
 
-HELP = """Run a GTP engine on stdin/stdout, answering like KataGo.
-
-Point a GUI or match runner at `kata gtp -model NET.bin.gz -config gtp.cfg`. Without -model the
-engine plays without a network, by Monte Carlo rollouts (weak, but needs nothing). Without -config
-every setting takes KataGo's GTP default (configs/gtp_example.cfg documents them all); change single
-settings with -override-config "maxVisits=200,numSearchThreads=4".
-
-Besides standard GTP it supports KataGo's extensions: kata-analyze / lz-analyze streaming,
-kata-set-rules, kata-raw-nn, kata-get-param / kata-set-param, time settings and more (list_commands).
-`kata-set-rules nogo` (or rules = nogo in the config) plays NoGo, where capturing is not allowed.
-Logs go to stderr or the configured log file, never to stdout.
-"""
+HELP = (
+    "Run a GTP engine on stdin/stdout, answering like KataGo.\n\n"
+    "Point a GUI or match runner at `kata gtp -model NET.bin.gz -config gtp.cfg`. Without -model the engine "
+    "plays without a network, by Monte Carlo rollouts (weak, but needs nothing). Without -config every setting "
+    "takes KataGo's GTP default (configs/gtp_example.cfg documents them all); change single settings with "
+    '-override-config "maxVisits=200,numSearchThreads=4".\n\n'
+    "Besides standard GTP it supports KataGo's extensions (see list_commands): kata-analyze and lz-analyze "
+    "streaming, kata-set-rules, kata-raw-nn, kata-get-param / kata-set-param, time settings and more. "
+    "`kata-set-rules nogo` (or rules = nogo in the config) plays NoGo, where capturing is not allowed.\n\n"
+    "Logs go to stderr or the configured log file, never to stdout."
+)
 
 
 def _extract_nogo(cfg: Config) -> bool:

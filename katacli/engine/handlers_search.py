@@ -164,9 +164,9 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
         engine.log.write(summary)
     if debug:
         print(summary, file=sys.stderr, flush=True)
-    move = engine.bot.adjust_pass(_state_for(engine, pla), pla, outcome.move)
-    if resigned:
+    if resigned or outcome.move == RESIGN:  # the search resigns only in NoGo, without a legal move
         return RESIGN, RESIGN
+    move = engine.bot.adjust_pass(_state_for(engine, pla), pla, outcome.move)
     return format_vertex(move, state.x_size, state.y_size), move
 
 
