@@ -37,7 +37,7 @@ from katacli.train.metrics import MetricsLog, RunningMetrics
 from katacli.train.net import TrainingNet, TrainOutputs, UnsupportedModelError
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer
 from katacli.train.settings import TrainSettings
-from katacli.train.window import DataStream, StreamState
+from katacli.train.window import DataScanner, DataStream, NoTrainingDataError, StreamState
 
 MAX_SEED = 2**62
 # Gradients that are not finite skip the step; this many in a row means training diverged.
@@ -140,6 +140,10 @@ class Trainer:
             raise TrainingError("no output directory: pass -output-dir (or set outputDir)")
         if s.init_model and not os.path.isfile(s.init_model):
             raise TrainingError(f"initial model {s.init_model} does not exist")
+        if not os.path.isdir(s.data_dir):
+            raise TrainingError(f"data directory {s.data_dir} does not exist")
+        if not any(f.rows for f in DataScanner(s.data_dir, self.log).scan()):
+            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.hdf5/.npz files)")
 
     def _fresh_model(self, seed: int) -> KataGoModel:
         if self.s.init_model:

@@ -1,0 +1,269 @@
+"""The training loop end to end: overfitting a tiny dataset, exact resume (also after SIGKILL and
+Ctrl-C of the real command), exports, metrics and the command's error handling."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from katacli.nn.model import load_model
+from katacli.nn.modelfile import read_model_file
+from katacli.train import checkpoint as ckpt
+from katacli.train.batch import expand_rows
+from katacli.train.losses import KataGoLoss
+from katacli.train.net import TrainingNet
+from katacli.train.rows import RowBlock, read_rows
+from katacli.train.settings import TrainSettings
+from katacli.train.synthetic import write_synthetic_files
+from katacli.train.trainer import TrainingError, run_training
+
+REPO = Path(__file__).resolve().parents[1]
+BOARD = 9
+
+
+def quiet(_message: str) -> None:
+    pass
+
+
+@pytest.fixture(autouse=True)
+def one_cpu_thread():
+    """Training tests use one thread: faster on small nets, and reproducible across processes."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def make_settings(tmp_path: Path, **overrides) -> TrainSettings:
+    base = TrainSettings(
+        data_dir=str(tmp_path / "data"), output_dir=str(tmp_path / "run"), export_dir=str(tmp_path / "models"),
+        model_kind="b2c16", batch_size=16, samples_per_epoch=96, window_min_rows=10**6, lr_warmup_samples=0,
+        lr_scale=5.0, metrics_every_samples=64, checkpoint_every_samples=64, export_every_samples=10**9, seed=11,
+        swa_period_samples=48,
+    )
+    return replace(base, **overrides)
+
+
+def write_data(tmp_path: Path, rows: int = 80, files: int = 2, seed: int = 1) -> None:
+    write_synthetic_files(str(tmp_path / "data"), rows, BOARD, num_files=files, seed=seed)
+
+
+def trained_net(output_dir: str) -> tuple[TrainingNet, dict]:
+    state = ckpt.load_checkpoint(ckpt.checkpoint_path(output_dir))
+    net = TrainingNet(load_model(ckpt.initial_model_path(output_dir)), seed=int(state["seed"]))
+    net.load_state_dict(state["net"])
+    return net, state
+
+
+def eval_loss(net: TrainingNet, rows: RowBlock) -> dict[str, float]:
+    batch = expand_rows(rows)
+    with torch.no_grad():
+        total, terms = KataGoLoss()(net.eval()(batch.spatial, batch.global_inputs), batch, training=False)
+    n = len(batch)
+    return {"loss": float(total) / n, **{k: float(v) / n for k, v in terms.items()}}
+
+
+def all_rows(data_dir: Path) -> RowBlock:
+    return RowBlock.concatenate(read_rows(str(p)) for p in sorted(data_dir.iterdir()))
+
+
+def test_overfits_a_tiny_dataset(tmp_path):
+    write_data(tmp_path, rows=32, files=1)
+    s = make_settings(tmp_path, batch_size=16, max_samples=3200, lr_scale=60.0, samples_per_epoch=10**9,
+                      random_symmetries=False, history_dropout=False, swa_scale=0, export_dir="",
+                      metrics_every_samples=320, checkpoint_every_samples=10**9)
+    result = run_training(s, log=quiet)
+    assert result.samples == 3200
+    rows = all_rows(tmp_path / "data")
+    net, state = trained_net(s.output_dir)
+    start = eval_loss(TrainingNet(load_model(ckpt.initial_model_path(s.output_dir)), seed=int(state["seed"])), rows)
+    end = eval_loss(net, rows)
+    print(f"overfit: loss {start['loss']:.2f} -> {end['loss']:.2f}, policy {start['p0loss']:.2f} -> {end['p0loss']:.2f}, "
+          f"value {start['vloss']:.3f} -> {end['vloss']:.3f}")
+    # Soft-policy targets keep a large irreducible part (their entropy), so the total falls less than its terms.
+    assert end["loss"] < 0.65 * start["loss"]
+    assert end["p0loss"] < 0.35 * start["p0loss"]
+    assert end["vloss"] < 0.6 * start["vloss"]
+    assert end["oloss"] < start["oloss"]
+    records = [json.loads(line) for line in open(os.path.join(s.output_dir, "metrics.jsonl"))]
+    assert [r["samples"] for r in records] == list(range(320, 3201, 320))
+    assert records[-1]["loss"] < records[0]["loss"]
+    assert {"p0loss", "p1loss", "vloss", "oloss", "sbpdfloss", "leadloss", "lr", "samples_per_sec"} <= set(records[0])
+    if _has_matplotlib():
+        assert os.path.getsize(os.path.join(s.output_dir, "loss_curves.png")) > 1000
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def assert_same_training_state(dir_a: str, dir_b: str) -> None:
+    a = ckpt.load_checkpoint(ckpt.checkpoint_path(dir_a))
+    b = ckpt.load_checkpoint(ckpt.checkpoint_path(dir_b))
+    assert a["samples"] == b["samples"]
+    for name, tensor in a["net"].items():
+        assert torch.equal(tensor, b["net"][name]), name
+    for x, y in zip(a["lookahead"]["slow"], b["lookahead"]["slow"]):
+        assert torch.equal(x, y)
+    for name, tensor in a["swa"]["average"].items():
+        assert torch.equal(tensor, b["swa"]["average"][name]), name
+    assert a["data"] == b["data"]
+    assert a["loss"] == b["loss"]
+
+
+def test_resume_continues_identically(tmp_path):
+    write_data(tmp_path)
+    straight = make_settings(tmp_path, output_dir=str(tmp_path / "straight"), max_samples=336)
+    run_training(straight, log=quiet)
+    split = make_settings(tmp_path, output_dir=str(tmp_path / "split"), max_samples=160)
+    assert run_training(split, log=quiet).samples == 160
+    # The second half must come from the checkpoint alone (a fresh Trainer, a different seed setting).
+    result = run_training(replace(split, max_samples=336, seed=999), log=quiet)
+    assert result.samples == 336
+    assert_same_training_state(straight.output_dir, split.output_dir)
+    lines = [json.loads(x)["samples"] for x in open(tmp_path / "split" / "metrics.jsonl")]
+    assert lines == sorted(set(lines))  # no duplicated stretch after resuming
+
+
+def run_command(args: list[str], **popen) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "katacli.cli", "train", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_for_checkpoint_beyond(output_dir: Path, samples: int, proc: subprocess.Popen, timeout: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout
+    path = output_dir / ckpt.CHECKPOINT_FILE
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"training ended early: {proc.stderr.read()}")
+        if path.exists():
+            try:
+                done = int(torch.load(path, weights_only=True)["samples"])
+            except Exception:
+                done = -1  # replaced while reading
+            if done > samples:
+                return done
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared in time")
+
+
+def test_command_survives_ctrl_c_and_kill(tmp_path):
+    write_data(tmp_path)
+    total = 320
+    reference = make_settings(tmp_path, output_dir=str(tmp_path / "reference"), max_samples=total, num_cpu_threads=1)
+    run_training(reference, log=quiet)
+    args = ["-data-dir", str(tmp_path / "data"), "-output-dir", str(tmp_path / "run"), "-model-kind", "b2c16",
+            "-max-samples", str(total), "-batch-size", "16", "-seed", "11", "-lr-scale", "5", "--quiet",
+            "-override-config", "samplesPerEpoch=96,windowMinRows=1000000,lrWarmupSamples=0,metricsEverySamples=64,"
+            "checkpointEverySamples=64,swaPeriodSamples=48,numCpuThreads=1"]
+    # Ctrl-C: the step finishes, a checkpoint is written, exit status 130.
+    proc = run_command(args)
+    wait_for_checkpoint_beyond(tmp_path / "run", 0, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    # SIGKILL after the next checkpoint: the run continues from the last checkpoint on disk.
+    proc = run_command(args)
+    wait_for_checkpoint_beyond(tmp_path / "run", int(torch.load(tmp_path / "run" / "checkpoint.pt")["samples"]), proc)
+    proc.kill()
+    proc.wait()
+    proc = run_command(args)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"trained {total} samples" in err
+    assert_same_training_state(reference.output_dir, str(tmp_path / "run"))
+
+
+def test_exports_are_katago_models_named_by_samples(tmp_path):
+    write_data(tmp_path)
+    s = make_settings(tmp_path, max_samples=192, export_every_samples=96)
+    result = run_training(s, log=quiet)
+    names = sorted(p.name for p in (tmp_path / "models").iterdir())
+    assert names == ["kata-b2c16-s192-d80.bin.gz", "kata-b2c16-s192-d80.json",
+                     "kata-b2c16-s96-d80.bin.gz", "kata-b2c16-s96-d80.json"]
+    assert result.exported[-1].endswith("kata-b2c16-s192-d80.bin.gz")
+    desc = read_model_file(result.exported[-1])
+    assert desc.version == 15 and desc.name == "kata-b2c16-s192-d80"
+    # With SWA snapshots, the export is the average, not the raw weights.
+    net, state = trained_net(s.output_dir)
+    assert state["swa"]["snapshots"] > 0
+    exported = load_model(result.exported[-1]).state_dict()
+    for name, tensor in state["swa"]["average"].items():
+        assert torch.equal(exported[name], tensor), name
+
+
+def test_init_model_and_fresh_run_errors(tmp_path):
+    write_data(tmp_path)
+    shared = REPO.parent / "shared" / "models" / "test-b4c32.bin.gz"
+    if shared.exists():
+        s = make_settings(tmp_path, init_model=str(shared), max_samples=32, export_prefix="tuned")
+        result = run_training(s, log=quiet)
+        assert os.path.basename(result.exported[-1]) == "tuned-s32-d80.bin.gz"
+        assert read_model_file(result.exported[-1]).trunk.trunk_channels == 32
+    with pytest.raises(TrainingError, match="does not exist"):
+        run_training(make_settings(tmp_path, init_model=str(tmp_path / "none.bin.gz")), log=quiet)
+    with pytest.raises(TrainingError, match="unknown model config"):
+        run_training(make_settings(tmp_path, output_dir=str(tmp_path / "x"), model_kind="b3c7"), log=quiet)
+
+
+def kata_train(*args: str):
+    """Run ``kata train ARGS`` in this process (KataGo-style single-dash flags)."""
+    from typer.testing import CliRunner
+
+    from katacli.cli import app, normalize_argv
+
+    return CliRunner().invoke(app, normalize_argv(["train", *args]))
+
+
+def test_command_reports_user_mistakes_without_traceback(tmp_path):
+    missing = kata_train("-data-dir", str(tmp_path / "nothing"), "-output-dir", str(tmp_path / "run"), "--quiet")
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and "does not exist" in missing.stderr
+    assert not (tmp_path / "run").exists()
+    bad_value = kata_train("-data-dir", "x", "-output-dir", "y", "-override-config", "lrScale=abc")
+    assert bad_value.exit_code == 1 and "lrScale" in bad_value.stderr and "'abc' is not a number" in bad_value.stderr
+    out_of_range = kata_train("-data-dir", "x", "-output-dir", "y", "-batch-size", "0")
+    assert out_of_range.exit_code == 1 and "batchSize" in out_of_range.stderr
+    bad_schedule = kata_train("-data-dir", "x", "-output-dir", "y", "-override-config", "lrSchedule=(5;1)")
+    assert bad_schedule.exit_code == 1 and "lrSchedule" in bad_schedule.stderr
+    no_dirs = kata_train("--quiet")
+    assert no_dirs.exit_code == 1 and "-data-dir" in no_dirs.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    no_rows = kata_train("-data-dir", str(empty), "-output-dir", str(tmp_path / "run2"), "--quiet", "-model-kind", "b2c16")
+    assert no_rows.exit_code == 1 and "no training rows" in no_rows.stderr
+    assert not (tmp_path / "run2").exists()
+    for result in (missing, bad_value, out_of_range, bad_schedule, no_dirs, no_rows):
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "Traceback" not in result.output
+    keys = kata_train("-list-keys")
+    assert keys.exit_code == 0 and "lrScale = 1.0" in keys.stdout and "batchSize = 256" in keys.stdout
+    helped = kata_train("--help")
+    assert helped.exit_code == 0 and "--max-samples" in helped.stdout and "torchrun" in helped.stdout
+
+
+def test_config_file_and_unknown_key_warning(tmp_path):
+    write_data(tmp_path)
+    cfg = tmp_path / "train.cfg"
+    cfg.write_text("modelKind = b2c16\nbatchSize = 16\nmaxSamples = 32\nlrWarmupSamples = 0\nwindowMinRows = 100\n"
+                   "samplesPerEpoch = 16\nlrScal = 2.0\nnumCpuThreads = 1\n")
+    done = kata_train("-config", str(cfg), "-data-dir", str(tmp_path / "data"), "-output-dir", str(tmp_path / "run"),
+                      "-export-dir", str(tmp_path / "models"), "--quiet")
+    assert done.exit_code == 0, done.output
+    assert "Unknown config key 'lrScal'" in done.stderr
+    assert "trained 32 samples" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "models").glob("*.bin.gz")) == ["kata-b2c16-s16-d80.bin.gz", "kata-b2c16-s32-d80.bin.gz"]
