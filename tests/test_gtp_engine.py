@@ -182,3 +182,20 @@ def test_a_nogo_game_ends_when_the_side_to_move_has_no_legal_move():
     before = len(out.getvalue())
     feed(engine, ["final_score", f"kata-genmove_analyze {color} 10"])
     assert out.getvalue()[before:] == f"= {winner}+R\n\n=\nplay resign\n\n"
+
+
+def test_rules_a_network_cannot_represent_are_refused():
+    engine, out, _ = make_engine(model="test-b4c32.bin.gz")
+    feed(engine, ["kata-set-rule ko SPIGHT", "kata-set-rules japanese", "kata-set-rule hasButton true",
+                  "kata-get-rules"])
+    assert replies(out.getvalue()) == [
+        '? Rules {"friendlyPassOk":false,"hasButton":false,"ko":"SPIGHT","scoring":"AREA","suicide":true,'
+        '"tax":"NONE","whiteHandicapBonus":"0"} are not supported by this neural net version',
+        "= ",
+        '? Rules {"friendlyPassOk":false,"hasButton":true,"ko":"SIMPLE","scoring":"TERRITORY","suicide":false,'
+        '"tax":"SEKI","whiteHandicapBonus":"0"} are not supported by this neural net version',
+        '= {"friendlyPassOk":false,"hasButton":false,"ko":"SIMPLE","scoring":"TERRITORY","suicide":false,'
+        '"tax":"SEKI","whiteHandicapBonus":"0"}',
+    ]
+    _, text = session(["kata-set-rule ko SPIGHT"])  # without a network any rules go
+    assert text == "= \n\n"

@@ -45,6 +45,14 @@ def test_startup_mistakes_are_one_line_errors(args, message):
     assert result.stderr.decode().strip() == message
 
 
+def test_config_rules_a_network_cannot_represent_stop_the_start():
+    model = model_path("test-b4c32.bin.gz")
+    result = run_gtp(["-model", str(model), "-override-config", "koRule=SPIGHT,scoringRule=AREA,"
+                      "multiStoneSuicideLegal=true"], "name\n")
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode().strip().endswith("are NOT supported by neural net")
+
+
 def test_identity_is_answered_while_the_model_loads():
     model = model_path("g170-b6c96-s175395328-d26788732.bin.gz")
     started = time.monotonic()

@@ -75,7 +75,7 @@ def _make_loader(model_path: str, settings, log):
     return ModelLoader(load_or_exit)
 
 
-def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]]):
+def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool):
     """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
     (one line, exit status 1) before anything is answered on stdout."""
     from katacli.settings import GtpSettings
@@ -84,7 +84,17 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
+    if has_model:
+        _check_rules_for_network(settings, cfg)
     return cfg, nogo, settings
+
+
+def _check_rules_for_network(settings, cfg) -> None:
+    from katacli.engine.handlers_params import network_supported_rules
+
+    if network_supported_rules(settings.rules) != settings.rules:
+        report_error_and_exit(f"Rules {settings.rules.to_json_string()} from config file {cfg.source} are NOT "
+                              "supported by neural net")
 
 
 def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
@@ -100,7 +110,7 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
 
     if model is not None and loader is None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
-    cfg, nogo, settings = prepared or prepare_config(config, override_config)
+    cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
     from katacli.engine.log import EngineLog
@@ -145,7 +155,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
     if model is not None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
-    prepared = prepare_config(config, override_config)
+    prepared = prepare_config(config, override_config, model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}
     ready = threading.Event()

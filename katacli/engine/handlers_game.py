@@ -270,6 +270,8 @@ def _final_setup(setup) -> list[tuple[int, tuple[int, int]]]:
 
 
 def cmd_loadsgf(engine, command: Command) -> str:
+    from katacli.engine.handlers_params import network_supported_rules
+
     args = command.args
     if len(args) not in (1, 2):
         raise GtpError(f"Expected one or two arguments for loadsgf but got '{command.arg_text}'")
@@ -284,6 +286,12 @@ def cmd_loadsgf(engine, command: Command) -> str:
         rules, warning = game.rules_or_default(engine.rules)
         if warning:
             engine.log.info(warning)
+        if engine.options.model_path is not None:
+            supported = network_supported_rules(rules)
+            if supported != rules:
+                engine.log.warn(f"Rules {rules.to_json_string()} from sgf not supported by neural net, using "
+                                f"{supported.to_json_string()} instead")
+                rules = supported
         if engine.settings.forced_komi is not None:
             rules = rules.with_komi(engine.settings.forced_komi)
         session = engine.make_session(position.x_size, position.y_size, rules)
