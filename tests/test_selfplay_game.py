@@ -78,7 +78,7 @@ def test_search_limits_playout_cap_randomization():
     s = tiny_settings("cheapSearchProb=1.0,cheapSearchVisits=4,cheapSearchTargetWeight=0")
     limits = search_limits(s.search, s.play, BLACK, random.Random(0), [], 0.0, 0)
     assert limits.is_cheap_search and limits.max_visits == 4 and limits.target_weight == 0.0
-    assert limits.reuse_tree and limits.remove_root_noise
+    assert limits.reuse_tree and limits.remove_root_noise and not limits.center_score
     s = tiny_settings("cheapSearchProb=0.0")
     full = search_limits(s.search, s.play, BLACK, random.Random(0), [], 0.0, 0)
     assert not full.is_cheap_search and full.max_visits == 12 and full.target_weight == 1.0
@@ -91,6 +91,7 @@ def test_search_limits_reduce_visits_in_decided_games():
     undecided = search_limits(s.search, s.play, BLACK, rng, [0.99, 0.2], 0.0, 0)
     assert undecided.max_visits == 12 and undecided.target_weight == 1.0
     decided = search_limits(s.search, s.play, BLACK, rng, [0.99, 1.0], 0.0, 0)
+    assert decided.center_score and not undecided.center_score  # KataGo centres only altered, cleared searches
     assert decided.max_visits == 6 and decided.target_weight == pytest.approx(1.0 + 0.81 * (0.1 - 1.0))
     lost = search_limits(s.search, s.play, BLACK, rng, [-1.0, -1.0], 0.0, 0)
     assert lost.max_visits == 4 and lost.target_weight == pytest.approx(0.1)

@@ -40,6 +40,19 @@ EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "selfplay_exa
 EXIT_RUNTIME_ERROR = 2
 
 
+class _CurrentStream:
+    """Writes to whatever sys.stdout / sys.stderr is now (the live panel redirects them while it runs)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        return getattr(sys, self.name).write(text)
+
+    def flush(self) -> None:
+        getattr(sys, self.name).flush()
+
+
 def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tuple[Path, list[logging.Handler]]:
     log_path = output_dir / f"log-{run_stamp}.log"
     logger = logging.getLogger("katacli.selfplay")
@@ -48,7 +61,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
     file_handler = logging.FileHandler(log_path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
-    console = logging.StreamHandler(sys.stdout if log_to_stdout else sys.stderr)
+    console = logging.StreamHandler(_CurrentStream("stdout" if log_to_stdout else "stderr"))
     console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logger.addHandler(console)

@@ -257,7 +257,8 @@ class _Game:
             pla = state.next_player
             limits = search_limits(self.params, p, pla, rng, history_win_loss, pda, pda_pla)
             result = self.search.search(MoveSearchRequest(state, params_for_move(self.params, limits),
-                                                          reuse_tree=limits.reuse_tree))
+                                                          reuse_tree=limits.reuse_tree,
+                                                          center_score=limits.center_score))
             move = result.move
             if not state.is_legal(move, pla):
                 raise RuntimeError(f"search returned the illegal move {move} for player {pla}")

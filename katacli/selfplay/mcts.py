@@ -4,8 +4,8 @@ Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsT
 
 * the tree is cleared before every recorded search (the same bot plays both sides,
   and root noise must act afresh); unrecorded cheap searches keep the tree;
-* a cleared search first runs 10 visits so the dynamic score utility is centred on a
-  sensible score, then continues to the full visit count;
+* when asked (moves with altered visits on a cleared tree), 10 visits are searched first
+  so the dynamic score utility is centred on a sensible score, then the rest;
 * the move is drawn with LCB switched off, while the policy target (play selection
   values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
 * values are the root node's averages; the raw network's view is the root's own
@@ -70,7 +70,8 @@ class MctsSelfplaySearch:
         searcher = self._searcher
         # LCB only shapes the policy target, not the move actually played (KataGo's self-play hack).
         searcher.set_params(params.replace(use_lcb_for_selection=False))
-        if not kept and params.max_visits > SCORE_CENTERING_VISITS and params.max_playouts > SCORE_CENTERING_VISITS:
+        if request.center_score and not kept and params.max_visits > SCORE_CENTERING_VISITS \
+                and params.max_playouts > SCORE_CENTERING_VISITS:
             searcher.run(max_visits=SCORE_CENTERING_VISITS)
         searcher.run(max_visits=params.max_visits, max_playouts=params.max_playouts)
         move = searcher.choose_move()

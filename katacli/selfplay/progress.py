@@ -28,9 +28,12 @@ def status_table(stats: RunStats) -> Table:
                   show_header=False, box=None, padding=(0, 2))
     table.add_column(style="bold")
     table.add_column(justify="right")
-    in_flight = max(0, stats.games_started - stats.games_finished)
+    in_flight = stats.games_in_progress
     table.add_row("model", stats.current_model or "-")
-    table.add_row("games", f"{stats.games_finished} finished, {in_flight} in progress, {stats.queued_games} queued")
+    games = f"{stats.games_finished} finished, {in_flight} in progress, {stats.queued_games} waiting to be written"
+    if stats.games_dropped:
+        games += f", {stats.games_dropped} dropped"
+    table.add_row("games", games)
     table.add_row("rows", f"{stats.rows_written} in {stats.files_written} files "
                           f"({stats.rows_produced - stats.rows_written} buffered)")
     table.add_row("moves/s", f"{stats.rate(stats.moves_played):.1f}")

@@ -48,6 +48,7 @@ class RunStats:
     started_at: float = field(default_factory=time.monotonic)
     games_started: int = 0
     games_finished: int = 0
+    games_dropped: int = 0      # stopped before they ended (not written)
     moves_played: int = 0
     rows_written: int = 0       # rows in complete files
     rows_produced: int = 0      # rows built, including those still buffered
@@ -55,6 +56,10 @@ class RunStats:
     current_model: str = ""
     queued_games: int = 0
     stopping: bool = False
+
+    @property
+    def games_in_progress(self) -> int:
+        return max(0, self.games_started - self.games_finished - self.games_dropped)
 
     @property
     def elapsed(self) -> float:
@@ -114,6 +119,7 @@ class SelfplayRun:
             while self._claim_game():
                 game = self.runner.run_game(rng, self.manager, self._stop.is_set)
                 if game is None:
+                    self.stats.games_dropped += 1
                     break
                 self.stats.games_finished += 1
                 self._queue.put(game)

@@ -41,6 +41,9 @@ class MoveSearchRequest:
     state: GameState           # the position, its player to move searches; the backend must not modify it
     params: SearchParams       # this move's parameters (visits, root noise, playout doubling already set)
     reuse_tree: bool = False   # True: the previous search's tree may be kept (cheap, unrecorded searches)
+    # True: first search a few visits to centre the dynamic score utility (KataGo does this for
+    # moves whose visits were altered and whose tree was cleared).
+    center_score: bool = False
 
 
 @dataclass
@@ -76,8 +79,13 @@ class SearchLimits:
     reuse_tree: bool
     target_weight: float
     is_cheap_search: bool
+    visits_altered: bool = False    # cheap, reduced or asymmetric (KataGo's doAlterVisitsPlayouts)
     playout_doubling_advantage: float = 0.0
     pda_player: int = 0
+
+    @property
+    def center_score(self) -> bool:
+        return self.visits_altered and not self.reuse_tree
 
 
 def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: random.Random,
@@ -85,11 +93,11 @@ def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: rando
     """How to search this move: cheap or full, reduced visits when decided, asymmetric playouts."""
     visits = params.max_visits
     target_weight = 1.0
-    is_cheap = False
+    is_cheap = altered = False
     remove_noise = False
     reuse_tree = False
     if play.cheap_search_prob > 0.0 and rng.random() < play.cheap_search_prob:
-        is_cheap = True
+        is_cheap = altered = True
         visits = min(visits, play.cheap_search_visits)
         target_weight *= play.cheap_search_target_weight
         if play.cheap_search_target_weight <= 0.0:
@@ -104,15 +112,17 @@ def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: rando
             through = most_extreme - play.reduce_visits_threshold
             if through > 0:
                 prop = (through / (1.0 - play.reduce_visits_threshold)) ** 2
+                altered = True
                 visits = c_round(visits + prop * (play.reduced_visits_min - visits))
                 visits = max(visits, play.reduced_visits_min)
                 target_weight = target_weight + prop * (play.reduced_visits_weight - target_weight)
-    limits = SearchLimits(visits, remove_noise, reuse_tree, target_weight, is_cheap)
+    limits = SearchLimits(visits, remove_noise, reuse_tree, target_weight, is_cheap, altered)
     if pda != 0.0 and pda_player:
         factor = 2.0 ** pda
         factor = 2.0 * (factor / (factor + 1.0)) if pla == pda_player else 2.0 * (1.0 / (factor + 1.0))
         limits.max_visits = c_round(limits.max_visits * factor)
         limits.reuse_tree = False  # asymmetric searches always start afresh
+        limits.visits_altered = True
         limits.playout_doubling_advantage = pda
         limits.pda_player = pda_player
         if limits.max_visits < MIN_ASYMMETRIC_VISITS:

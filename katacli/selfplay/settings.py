@@ -337,7 +337,5 @@ def _check_combinations(runner: RunnerSettings, game: GameSetupSettings, play: P
                               f"{fewest} visits (fewer than {MIN_ASYMMETRIC_VISITS}); lower it or raise the visit counts")
     if search.max_visits >= 1 << 40:
         raise ConfigError("maxVisits must be set for self-play (e.g. maxVisits = 600)")
-    if game.num_extra_black_fixed and game.handicap_prob <= 0.0:
-        raise ConfigError("numExtraBlackFixed only matters with handicapProb > 0")
     if any(not math.isfinite(w) for w in game.board_size_weights):
         raise ConfigError("bSizeRelProbs must be finite")
