@@ -273,3 +273,27 @@ def test_malformed_output_is_rejected_before_the_tree_changes():
     assert searcher.tree.check_invariants()
     searcher.run(max_visits=50)
     assert searcher.root_visits == 50
+
+
+def test_callback_reports_periodically_and_can_stop():
+    searcher = Searcher(GameState(9), plain_params(), MaterialEvaluator(), seed=1)
+    seen = []
+
+    def callback(s):
+        seen.append(s.analysis(max_pv_len=2).root.visits)
+        return len(seen) >= 3
+
+    stats = searcher.run(max_time=5.0, callback=callback, callback_period=0.05)
+    assert stats.stopped_by == "callback"
+    assert len(seen) >= 3 and seen == sorted(seen)
+    assert stats.seconds < 2.0
+
+
+def test_root_symmetry_sampling_averages_evaluations():
+    evaluator = MaterialEvaluator()
+    searcher = Searcher(GameState(7), plain_params(root_num_symmetries_to_sample=4), evaluator, seed=1)
+    searcher.run(max_visits=30)
+    assert searcher.root_visits == 30
+    # The root took 4 evaluations, every other leaf one.
+    assert evaluator.num_positions_evaluated == 4 + 29
+    assert abs(sum(m.prior for m in searcher.analysis(min_moves=100).moves) - 1.0) < 1e-3
