@@ -232,8 +232,9 @@ def test_convert_command(tmp_path):
     src_dir = tmp_path / "katago" / "sub"
     src_dir.mkdir(parents=True)
     np.savez_compressed(src_dir / "f.npz", **arrays)
+    from test_selfplay_support import subprocess_env
     run = lambda *args: subprocess.run([sys.executable, "-m", "katacli.cli", "convert", *args],  # noqa: E731
-                                       capture_output=True, text=True, timeout=120)
+                                       capture_output=True, text=True, timeout=120, env=subprocess_env())
     result = run(str(tmp_path / "katago"), str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     assert_same_arrays(load_training_arrays(tmp_path / "out" / "sub" / "f.h5"), arrays)

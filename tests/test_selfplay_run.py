@@ -19,7 +19,9 @@ from katacli.selfplay.models import ModelManager, NoModelError, find_latest_mode
 from katacli.selfplay.runner import SelfplayRun
 from katacli.settings import NNSettings
 
-from test_selfplay_support import EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, tiny_config
+from test_selfplay_support import (
+    EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,
+)
 
 CLI = [sys.executable, "-m", "katacli.cli", "selfplay"]
 # Every turn gets a full search and a row, so every finished game shows up in the data.
@@ -67,7 +69,7 @@ def model_dir(tmp_path: Path, shared: bool = True) -> Path:
 
 
 def run_cli(*args, **kwargs):
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=180, **kwargs)
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=180, env=subprocess_env(), **kwargs)
 
 
 # ---------------------------------------------------------------------------- in process
@@ -174,7 +176,8 @@ def _start(tmp_path: Path, extra: str) -> tuple[subprocess.Popen, Path]:
     out = tmp_path / "out"
     proc = subprocess.Popen([*CLI, "-models-dir", str(models), "-output-dir", str(out), "-config",
                              str(EXAMPLE_CONFIG), "-override-config", TINY_OVERRIDES, "-override-config", extra,
-                             "-override-config", SHORT_GAMES, "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "-override-config", SHORT_GAMES, "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=subprocess_env())
     return proc, out
 
 

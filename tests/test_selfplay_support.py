@@ -5,12 +5,14 @@ on one CPU thread, and the shipped example config as the base.
 """
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import Optional
 
 import torch
 
+import katacli
 from katacli.config import Config
 from katacli.nn.configs import random_description
 from katacli.nn.evaluator import NNEvaluator
@@ -33,6 +35,14 @@ TINY_OVERRIDES = (
 )
 
 torch.set_num_threads(1)  # tiny batches: extra threads only contend
+
+
+def subprocess_env() -> dict:
+    """Environment for `python -m katacli.cli` children: they import the same katacli as this process."""
+    env = dict(os.environ)
+    package_root = str(Path(katacli.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def tiny_config(extra: str = "") -> Config:
