@@ -28,6 +28,7 @@ from katacli.data import (
     load_training_arrays,
     npz_to_h5,
     pack_planes,
+    pad_global_targets,
     read_npz,
     remove_stale_partials,
     split_game_hash,
@@ -284,9 +285,26 @@ def test_first_file_is_cut_early_at_random(tmp_path):
 
 
 def test_required_fields_are_katagos():
+    # As KataGo's shuffler: six arrays always, q-values and metadata only in some files.
     assert REQUIRED_FIELDS == ("binaryInputNCHWPacked", "globalInputNC", "policyTargetsNCMove", "globalTargetsNC",
-                               "scoreDistrN", "valueTargetsNCHW", "qValueTargetsNCMove")
-    assert "metadataInputNC" in FIELDS and not FIELDS["metadataInputNC"].required
+                               "scoreDistrN", "valueTargetsNCHW")
+    assert not FIELDS["metadataInputNC"].required and not FIELDS["qValueTargetsNCMove"].required
+
+
+def test_older_katago_files_convert_as_they_are(tmp_path):
+    """Data format version 2: 64 global target channels and no q-values."""
+    arrays = fake_rows(12, games=2, seed=9)
+    del arrays["qValueTargetsNCMove"]
+    arrays["globalTargetsNC"] = np.ascontiguousarray(arrays["globalTargetsNC"][:, :64])
+    np.savez_compressed(tmp_path / "v2.npz", **arrays)
+    h5 = npz_to_h5(tmp_path / "v2.npz")
+    with TrainingFile(h5) as f:
+        assert f.num_games == 2 and "qValueTargetsNCMove" not in f.fields
+    back = read_npz(h5_to_npz(h5, tmp_path / "back.npz"))
+    assert_same_arrays(back, arrays)
+    padded = pad_global_targets(back["globalTargetsNC"])
+    assert padded.shape == (12, 80) and (padded[:, 64:] == 0).all()
+    assert np.array_equal(padded[:, :64], arrays["globalTargetsNC"])
 
 
 def test_partial_name_is_hidden_and_tagged(tmp_path):

@@ -40,6 +40,7 @@ from katacli.data.schema import (
     game_row_ranges,
     join_game_hash,
     pack_planes,
+    pad_global_targets,
     policy_size,
     pos_len_of,
     score_distr_len,
@@ -54,6 +55,6 @@ __all__ = [
     "VALUE_SPATIAL_CHANNELS", "SchemaError", "TrainingDataError", "TrainingDataWriter", "TrainingFile",
     "atomic_output", "convert_file", "convert_tree", "empty_arrays", "game_row_ranges", "h5_to_npz",
     "is_partial_file", "join_game_hash", "list_training_files", "load_training_arrays", "npz_to_h5",
-    "pack_planes", "policy_size", "pos_len_of", "read_npz", "remove_stale_partials", "score_distr_len",
+    "pack_planes", "pad_global_targets", "policy_size", "pos_len_of", "read_npz", "remove_stale_partials", "score_distr_len",
     "split_game_hash", "unpack_planes", "validate_arrays", "write_h5", "write_npz",
 ]

@@ -14,12 +14,16 @@ dataset                   dtype    shape (per file)                     content
 binaryInputNCHWPacked     uint8    [N, 22, ceil(L*L/8)]                 V7 spatial inputs, bit-packed per plane
 globalInputNC             float32  [N, 19]                              V7 global inputs
 policyTargetsNCMove       int16    [N, 2, L*L+1]                        0: search visits (pruned), 1: next move
-globalTargetsNC           float32  [N, 80]                              see :data:`GLOBAL_TARGET_CHANNELS`
+globalTargetsNC           float32  [N, 80]                              see :data:`GLOBAL_TARGET_CHANNELS` (64 in v2 files)
 scoreDistrN               int8     [N, 2*L*L+120]                       final score, one-hot-ish summing to 100
 valueTargetsNCHW          int8     [N, 5, L, L]                         see :data:`VALUE_SPATIAL_CHANNELS`
-qValueTargetsNCMove       int16    [N, 3, L*L+1]                        per-move win-loss*32000, score*60, visits
-metadataInputNC           float32  [N, 192]                             only in files from human-SL data
+qValueTargetsNCMove       int16    [N, 3, L*L+1]                        per-move win-loss*32000, score*60, visits (*)
+metadataInputNC           float32  [N, 192]                             only in files from human-SL data (*)
 ========================  =======  ===================================  =====================================
+
+(*) optional: older KataGo files lack q-values, and KataGo's shuffler treats them as zero.
+Data format version 2 files (channel 63) have 64 global target channels; they are kept
+as they are (readers zero-pad them to 80 as KataGo's trainer does).
 
 Packing of ``binaryInputNCHWPacked``: each plane's L*L values are packed 8 to a byte,
 the first value in the most significant bit (``np.packbits`` / ``np.unpackbits``
@@ -56,6 +60,8 @@ NUM_SPATIAL_INPUTS = 22
 NUM_GLOBAL_INPUTS = 19
 NUM_POLICY_TARGETS = 2
 NUM_GLOBAL_TARGETS = 80
+# Data format version 2 (KataGo before reanalysis) wrote only the first 64 channels.
+LEGACY_NUM_GLOBAL_TARGETS = 64
 NUM_VALUE_SPATIAL_TARGETS = 5
 NUM_QVALUE_TARGETS = 3
 NUM_METADATA_INPUTS = 192
@@ -127,14 +133,15 @@ FIELDS: dict[str, Field] = {
         Field("valueTargetsNCHW", np.dtype(np.int8), lambda L: (NUM_VALUE_SPATIAL_TARGETS, L, L),
               "spatial value targets; see VALUE_SPATIAL_CHANNELS"),
         Field("qValueTargetsNCMove", np.dtype(np.int16), lambda L: (NUM_QVALUE_TARGETS, policy_size(L)),
-              "per-move search results: C0 win-loss*32000, C1 score*60, C2 visits (capped at 32000)"),
+              "per-move search results: C0 win-loss*32000, C1 score*60, C2 visits (capped at 32000)",
+              required=False),
         Field("metadataInputNC", np.dtype(np.float32), lambda L: (NUM_METADATA_INPUTS,),
               "SGF metadata input of human-SL nets", required=False),
     )
 }
 REQUIRED_FIELDS = tuple(name for name, f in FIELDS.items() if f.required)
-# What our self-play writes (KataGo's self-play never writes metadataInputNC either).
-SELFPLAY_FIELDS = REQUIRED_FIELDS
+# What our self-play writes, like KataGo's (which never writes metadataInputNC either).
+SELFPLAY_FIELDS = REQUIRED_FIELDS + ("qValueTargetsNCMove",)
 
 # ---------------------------------------------------------------------------- channel meanings
 
@@ -298,6 +305,8 @@ def validate_arrays(arrays: dict[str, np.ndarray], pos_len: int | None = None) -
         if array.dtype != field.dtype:
             raise SchemaError(f"{name} has dtype {array.dtype}, expected {field.dtype}")
         expected = field.shape(num_rows, pos_len)
+        if name == "globalTargetsNC" and array.shape == (num_rows, LEGACY_NUM_GLOBAL_TARGETS):
+            continue  # a data format version 2 file
         if array.shape != expected:
             raise SchemaError(f"{name} has shape {array.shape}, expected {expected} (pos_len {pos_len})")
     return num_rows, pos_len
@@ -305,6 +314,15 @@ def validate_arrays(arrays: dict[str, np.ndarray], pos_len: int | None = None) -
 
 def empty_arrays(num_rows: int, pos_len: int, fields=SELFPLAY_FIELDS) -> dict[str, np.ndarray]:
     return {name: np.zeros(FIELDS[name].shape(num_rows, pos_len), FIELDS[name].dtype) for name in fields}
+
+
+def pad_global_targets(global_targets: np.ndarray) -> np.ndarray:
+    """Version 2 rows (64 channels) zero-padded to 80, which reads as "not reanalyzed" (KataGo's trainer)."""
+    if global_targets.shape[1] == NUM_GLOBAL_TARGETS:
+        return global_targets
+    padded = np.zeros((global_targets.shape[0], NUM_GLOBAL_TARGETS), global_targets.dtype)
+    padded[:, :global_targets.shape[1]] = global_targets
+    return padded
 
 
 def pack_planes(planes: np.ndarray) -> np.ndarray:
