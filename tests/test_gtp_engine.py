@@ -199,3 +199,17 @@ def test_rules_a_network_cannot_represent_are_refused():
     ]
     _, text = session(["kata-set-rule ko SPIGHT"])  # without a network any rules go
     assert text == "= \n\n"
+
+
+class BrokenBot(ScriptedBot):
+    def genmove(self, request, stop, on_snapshot=None):
+        raise RuntimeError("search exploded")
+
+
+def test_a_failing_search_is_reported_and_the_engine_goes_on():
+    engine, out, err = make_engine()
+    engine.options.make_bot = BrokenBot
+    feed(engine, ["boardsize 5", "1 genmove b", "2 kata-genmove_analyze b 10", "3 name"])
+    # After an analysis header only the blank line can end the response; the reason goes to stderr.
+    assert out.getvalue() == "= \n\n?1 internal error: search exploded\n\n=2\n\n=3 KataGo\n\n"
+    assert "search exploded" in err.getvalue()

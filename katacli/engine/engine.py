@@ -246,7 +246,8 @@ class GtpEngine:
                 self.loader.get()
             text = handler(self, command)
         except GtpError as exc:
-            self.out.response(command.id, str(exc), is_error=True)
+            if not getattr(exc, "response_ended", False):
+                self.out.response(command.id, str(exc), is_error=True)
             return
         except (EngineStartupError, KeyboardInterrupt):
             raise

@@ -7,16 +7,19 @@ and stop when the next input line arrives.
 """
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import threading
 import time
 
+from cython_ext.history import IllegalMoveError
+
 from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions
 from katacli.engine.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
 from katacli.engine.arguments import parse_int64
 from katacli.engine.errors import GtpError
-from katacli.engine.handlers_game import nogo_has_legal_move, parse_player
+from katacli.engine.handlers_game import nogo_has_legal_move, nogo_is_legal, parse_player
 from katacli.engine.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
 )
@@ -33,9 +36,6 @@ RESIGN = "resign"
 DELAY_PRIOR_OFFSET = 0.10
 DELAY_GAMMA_SHAPE = 2.0
 MIN_DELAY_SECONDS = 0.0001
-GENMOVE_COMMANDS = ("genmove", "genmove_debug", "kata-search", "kata-search_debug", "kata-search_cancellable")
-ANALYZE_GENMOVE_COMMANDS = ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze",
-                            "kata-search_analyze", "kata-search_analyze_cancellable")
 
 
 # --------------------------------------------------------------------------- building searches
@@ -111,8 +111,8 @@ def make_formatter(engine, pla: int, options: AnalyzeOptions) -> AnalysisFormatt
             phase = state.encore_phase
             try:
                 state.play_tolerant(xy, mover)
-            except Exception:
-                return i + 1
+            except IllegalMoveError:  # a stale PV: print what is playable
+                return i
             mover = BLACK + WHITE - mover
             if state.encore_phase != phase:
                 return i + 1
@@ -166,7 +166,12 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
         print(summary, file=sys.stderr, flush=True)
     if resigned or outcome.move == RESIGN:  # the search resigns only in NoGo, without a legal move
         return RESIGN, RESIGN
-    move = engine.bot.adjust_pass(_state_for(engine, pla), pla, outcome.move)
+    position = _state_for(engine, pla)
+    legal = (nogo_is_legal(position, outcome.move, pla) if engine.nogo
+             else outcome.move is None or position.is_legal(outcome.move, pla))
+    if not legal:
+        raise GtpError("genmove returned null location or illegal move")
+    move = engine.bot.adjust_pass(position, pla, outcome.move)
     return format_vertex(move, state.x_size, state.y_size), move
 
 
@@ -235,12 +240,34 @@ def cmd_genmove_analyze(engine, command: Command) -> str | None:
         return None
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     started = time.monotonic()
-    outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, options, stop, emit))
-    text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
+    with _response_already_started(engine, command):
+        outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, options, stop, emit))
+        text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
     engine.out.write(f"play {text}\n\n")
     if command.name in ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze"):
         _play_chosen(engine, pla, move)
     return None
+
+
+class _ResponseEnded(GtpError):
+    """Raised after a failure in a command whose ``=`` header was already printed and whose response
+    has been closed with a blank line (the message went to the log)."""
+
+    response_ended = True
+
+
+@contextlib.contextmanager
+def _response_already_started(engine, command: Command):
+    """Failures after the ``=`` header cannot become ``? message``: like KataGo, end the response with a
+    blank line and report the problem on stderr / in the log."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        engine.log.info(f"{command.name} failed: {exc}")
+        engine.out.write("\n")
+        raise _ResponseEnded(str(exc)) from None
 
 
 def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptions | None) -> None:
@@ -370,6 +397,7 @@ def cmd_kata_benchmark(engine, command: Command) -> str | None:
         raise GtpError(f"Current board size is {x_size}x{y_size}, no built-in benchmarks for rectangular boards")
     engine.out.write(format_header(command.id))
     params = engine.params.genmove
-    line = engine.run_in_worker(lambda stop: engine.bot.benchmark(params, visits, x_size, stop))
+    with _response_already_started(engine, command):
+        line = engine.run_in_worker(lambda stop: engine.bot.benchmark(params, visits, x_size, stop))
     engine.out.write(line + "\n\n")
     return None
