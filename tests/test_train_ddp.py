@@ -28,7 +28,7 @@ COMMON_KEYS = ("samplesPerEpoch=64,windowMinRows=1000000,lrWarmupSamples=0,lrSca
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
 def test_two_process_ddp_matches_one_process(tmp_path):
     data = tmp_path / "data"
-    write_synthetic_files(str(data), 64, 9, num_files=2, seed=2)
+    write_synthetic_files(str(data), 64, 9, num_files=2, seed=2, file_format="h5")
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
            "-m", "katacli.cli", "train", "-data-dir", str(data), "-output-dir", str(tmp_path / "ddp"),

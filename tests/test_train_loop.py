@@ -126,6 +126,7 @@ def assert_same_training_state(dir_a: str, dir_b: str) -> None:
 
 def test_resume_continues_identically(tmp_path):
     write_data(tmp_path)
+    write_synthetic_files(str(tmp_path / "data"), 24, BOARD, num_files=1, seed=9, file_format="h5")  # formats mix
     straight = make_settings(tmp_path, output_dir=str(tmp_path / "straight"), max_samples=336)
     run_training(straight, log=quiet)
     split = make_settings(tmp_path, output_dir=str(tmp_path / "split"), max_samples=160)

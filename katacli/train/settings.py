@@ -39,7 +39,7 @@ def _k(key, field_name, kind, default, help_text, minimum=None, maximum=None, ch
 
 TRAIN_KEYS: tuple[TrainKey, ...] = (
     # -- what to train on and where to write
-    _k("dataDir", "data_dir", "str", "", "Directory of training files (.h5/.hdf5/.npz, searched recursively)."),
+    _k("dataDir", "data_dir", "str", "", "Directory of training files (.h5/.npz, searched recursively)."),
     _k("outputDir", "output_dir", "str", "", "Directory for checkpoints, metrics.jsonl and the loss plot."),
     _k("exportDir", "export_dir", "str", "", "Directory to export .bin.gz models into (selfplay watches it); empty: no export."),
     _k("exportPrefix", "export_prefix", "str", "", "Exported model names start with this (default kata-<model kind>)."),

@@ -29,6 +29,7 @@ KOMI = 7.5
 SCORE_NOISE = 3.0
 # A plausible spread of the "variance time" target (turns until the result settles).
 VARIANCE_TIME_RANGE = (5.0, 60.0)
+QVALUE_INT_LIMIT = 32000  # q-value targets are fixed point: win-loss x 32000, score x 60
 
 
 def _random_policy(rng: np.random.Generator, legal: np.ndarray, width: int) -> np.ndarray:
@@ -57,6 +58,7 @@ def synthetic_rows(num_rows: int, board_size: int = 9, pos_len: Optional[int] = 
     global_targets = np.zeros((num_rows, R.GLOBAL_TARGET_CHANNELS), np.float32)
     score_distr = np.zeros((num_rows, 2 * distr_mid), np.int8)
     value_targets = np.zeros((num_rows, 5, pos_len, pos_len), np.int8)
+    qvalues = np.zeros((num_rows, 3, area + 1), np.int16)
 
     legal = np.zeros(area + 1, np.uint8)
     for i in range(num_rows):
@@ -69,6 +71,10 @@ def synthetic_rows(num_rows: int, board_size: int = 9, pos_len: Optional[int] = 
         encode_v7(state, spatial=spatial_all[i], global_=global_inputs[i], legal=legal)
         on_board = spatial_all[i, 0] > 0
         policy[i, 0] = _random_policy(rng, legal, area + 1)
+        searched = policy[i, 0] > 0  # q-value targets exist for the moves the search visited
+        qvalues[i, 0, searched] = rng.integers(-QVALUE_INT_LIMIT, QVALUE_INT_LIMIT, size=int(searched.sum()))
+        qvalues[i, 1, searched] = rng.integers(-QVALUE_INT_LIMIT, QVALUE_INT_LIMIT, size=int(searched.sum())) // 10
+        qvalues[i, 2] = policy[i, 0]
         policy[i, 1] = _random_policy(rng, np.r_[on_board.ravel(), True], area + 1)  # any point or pass
         own, opp = spatial_all[i, 1] > 0, spatial_all[i, 2] > 0
         # Stones keep their owner; empty points go to a random side.
@@ -89,7 +95,7 @@ def synthetic_rows(num_rows: int, board_size: int = 9, pos_len: Optional[int] = 
             p = float(np.clip(won * 0.8 + 0.1 + rng.normal(0, 0.05), 0.01, 0.99))
             g[value_slice] = (p, 1.0 - p, 0.0)
             g[score_index] = score + rng.normal(0, SCORE_NOISE)
-        g[20] = score  # final score (C20)
+        g[R.GT_FINAL_SCORE] = score
         g[R.GT_LEAD] = score + rng.normal(0, SCORE_NOISE)
         g[R.GT_VARIANCE_TIME] = rng.uniform(*VARIANCE_TIME_RANGE)
         for weight in (R.GT_ROW_WEIGHT, R.GT_POLICY_WEIGHT, R.GT_OWNERSHIP_WEIGHT, R.GT_NEXT_POLICY_WEIGHT,
@@ -105,6 +111,7 @@ def synthetic_rows(num_rows: int, board_size: int = 9, pos_len: Optional[int] = 
         R.GLOBAL_TARGETS: global_targets,
         R.SCORE_DISTRIBUTION: score_distr,
         R.VALUE_TARGETS: value_targets,
+        R.QVALUE_TARGETS: qvalues,
     }
     return R.RowBlock(arrays)
 

@@ -143,7 +143,7 @@ class Trainer:
         if not os.path.isdir(s.data_dir):
             raise TrainingError(f"data directory {s.data_dir} does not exist")
         if not any(f.rows for f in DataScanner(s.data_dir, self.log).scan()):
-            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.hdf5/.npz files)")
+            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
 
     def _fresh_model(self, seed: int) -> KataGoModel:
         if self.s.init_model:

@@ -74,26 +74,21 @@ class DataScanner:
         if not os.path.isdir(self.data_dir):
             raise NoTrainingDataError(f"data directory {self.data_dir} does not exist")
         found = []
-        for root, dirs, names in os.walk(self.data_dir):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in names:
-                path = os.path.join(root, name)
-                if not R.is_training_file(path):
-                    continue
+        for path in R.list_files(self.data_dir):
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue  # removed while scanning
+            key = (path, stat.st_mtime, stat.st_size)
+            if key not in self._counts:
                 try:
-                    stat = os.stat(path)
-                except OSError:
-                    continue  # removed while scanning
-                key = (path, stat.st_mtime, stat.st_size)
-                if key not in self._counts:
-                    try:
-                        self._counts[key] = R.count_rows(path)
-                    except R.TrainingFileError as exc:
-                        if path not in self._reported_bad:
-                            self._reported_bad.add(path)
-                            self.log(f"skipping unreadable training file: {exc}")
-                        continue
-                found.append(DataFile(path, self._counts[key], stat.st_mtime))
+                    self._counts[key] = R.count_rows(path)
+                except R.TrainingFileError as exc:
+                    if path not in self._reported_bad:
+                        self._reported_bad.add(path)
+                        self.log(f"skipping unreadable training file: {exc}")
+                    continue
+            found.append(DataFile(path, self._counts[key], stat.st_mtime))
         found.sort(key=lambda f: (f.mtime, f.path))
         return found
 
@@ -166,7 +161,7 @@ class DataStream:
         files = self.scanner.scan()
         total = sum(f.rows for f in files)
         if total == 0:
-            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.hdf5/.npz files)")
+            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.npz files)")
         size = desired_window_rows(total, *self.window_args)
         st = self.state
         st.epoch += 1
