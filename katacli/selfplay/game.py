@@ -53,6 +53,8 @@ SIDE_POSITION_CONTINUE_PROB = 0.25
 # Leads are not estimated where no-result looks likely (komi and result then relate oddly).
 MAX_NO_RESULT_FOR_LEAD = 0.3
 HASH_BITS = 64
+# logSearchInfo lists this many of the most visited moves.
+TOP_MOVES_LOGGED = 5
 
 
 @dataclass
@@ -263,6 +265,12 @@ class _Game:
             if not state.is_legal(move, pla):
                 raise RuntimeError(f"search returned the illegal move {move} for player {pla}")
             turns.append(TurnRecord(pla, move, extract_targets(result), limits.target_weight, limits.is_cheap_search))
+            if s.runner.log_search_info:
+                top = sorted(result.play_selection_values.items(), key=lambda kv: -kv[1])[:TOP_MOVES_LOGGED]
+                log.info("search for %s at move %d: %d visits (%s), White win-loss %.3f, lead %.1f, top %s",
+                         "B" if pla == BLACK else "W", len(state.moves), result.root_visits,
+                         "cheap" if limits.is_cheap_search else "full", result.reported_win_loss,
+                         result.reported_lead, ", ".join(f"{m}:{v:.0f}" for m, v in top))
             if s.runner.log_moves:
                 log.info("move %d: %s %s", len(state.moves), "B" if pla == BLACK else "W", move)
             if p.side_position_prob > 0.0 and rng.random() < p.side_position_prob:

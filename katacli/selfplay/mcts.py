@@ -52,9 +52,12 @@ class MctsSelfplaySearch:
             return False
         searcher.set_params(params)
         if reuse_tree:
-            root_moves = searcher.root_state.moves
-            moves = state.moves
-            if (searcher.root_state.x_size, searcher.root_state.y_size) == (state.x_size, state.y_size) \
+            root = searcher.root_state
+            root_moves, moves = root.moves, state.moves
+            # Only a tree of this game's line under the same rules and komi (komi estimation searches
+            # the same position at other komis) may be continued.
+            if (root.x_size, root.y_size, root.rules_tuple) == (state.x_size, state.y_size, state.rules_tuple) \
+                    and root.initial_stones() == state.initial_stones() \
                     and len(root_moves) <= len(moves) and moves[: len(root_moves)] == root_moves:
                 kept = True
                 for pla, move in moves[len(root_moves):]:
