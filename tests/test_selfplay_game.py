@@ -243,3 +243,24 @@ def test_mcts_games_and_their_sgf():
     record = read_sgf(game_sgf(game))
     assert record.moves == game.end_state.moves and record.result == result_string(game)
     assert record.komi == game.end_state.komi
+
+
+def test_mcts_backend_reuses_trees_only_on_the_same_line_and_komi():
+    from katacli.selfplay.mcts import MctsSelfplaySearch
+    from katacli.selfplay.searching import MoveSearchRequest
+
+    s = tiny_settings()
+    search = MctsSelfplaySearch(random_handle().net, random.Random(0))
+    state = GameState(7, 7, (1, 0, 0, True, False, 0, False, 7.5))
+    twenty, four = (s.search.replace(max_visits=v, max_playouts=v) for v in (20, 4))
+    search.search(MoveSearchRequest(state, twenty))
+    same = search.search(MoveSearchRequest(state, four, reuse_tree=True))
+    assert same.root_visits == 20  # the tree already had more visits than asked
+    other_komi = state.copy()
+    other_komi.set_komi(0.5)
+    fresh = search.search(MoveSearchRequest(other_komi, four, reuse_tree=True))
+    assert fresh.root_visits == 4
+    moved = other_komi.copy()
+    moved.play(fresh.move, BLACK)
+    continued = search.search(MoveSearchRequest(moved, four, reuse_tree=True))
+    assert continued.root_visits >= 4
