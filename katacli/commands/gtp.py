@@ -90,7 +90,7 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
 
 
 def _check_rules_for_network(settings, cfg) -> None:
-    from katacli.engine.handlers_params import network_supported_rules
+    from katacli.engine.network_rules import network_supported_rules
 
     if network_supported_rules(settings.rules) != settings.rules:
         report_error_and_exit(f"Rules {settings.rules.to_json_string()} from config file {cfg.source} are NOT "

@@ -11,6 +11,7 @@ from katacli.engine.arguments import parse_int
 from katacli.engine.board_text import showboard_text
 from katacli.engine.errors import GtpError
 from katacli.engine.identity import identity_answer
+from katacli.engine.network_rules import network_supported_rules
 from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import RulesError, format_komi, parse_komi
@@ -270,8 +271,6 @@ def _final_setup(setup) -> list[tuple[int, tuple[int, int]]]:
 
 
 def cmd_loadsgf(engine, command: Command) -> str:
-    from katacli.engine.handlers_params import network_supported_rules
-
     args = command.args
     if len(args) not in (1, 2):
         raise GtpError(f"Expected one or two arguments for loadsgf but got '{command.arg_text}'")

@@ -1,7 +1,6 @@
 """GTP commands for rules, runtime parameters, clocks and engine information."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -15,7 +14,8 @@ from katacli.engine.errors import GtpError
 from katacli.engine.handlers_game import parse_player
 from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE
-from katacli.game.rules import KoRule, Rules, RulesError, ScoringRule, parse_kgs_rules
+from katacli.engine.network_rules import network_supported_rules
+from katacli.game.rules import Rules, RulesError, parse_kgs_rules
 from katacli.search.timecontrol import TimeControls, TimeSettingsError
 from katacli.search.runtime_params import (
     ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
@@ -28,15 +28,6 @@ NOGO_RULES_JSON = '{"game":"nogo"}'
 
 
 # --------------------------------------------------------------------------- rules
-
-
-def network_supported_rules(rules: Rules) -> Rules:
-    """The nearest rules a network (model version 7+) can represent: KataGo's getSupportedRules."""
-    if rules.ko == KoRule.SPIGHT:
-        rules = dataclasses.replace(rules, ko=KoRule.SITUATIONAL)
-    if rules.has_button and rules.scoring != ScoringRule.AREA:
-        rules = dataclasses.replace(rules, has_button=False)
-    return rules
 
 
 def change_rules(engine, rules: Rules) -> None:
