@@ -8,7 +8,8 @@ answer written as ``=ID text`` or ``?ID message``.
 
 The network loads in a background thread (:class:`ModelLoader`) so that
 ``name``, ``version`` and ``protocol_version`` answer at once; every other
-command waits for it.
+command waits for it. (``kata gtp`` goes further: it answers those before this
+engine, the search and torch are even imported; see katacli.commands.gtp.)
 """
 from __future__ import annotations
 
@@ -209,7 +210,8 @@ class GtpEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, stream: TextIO) -> None:
-        """Serve commands from ``stream`` until ``quit`` or end of input."""
+        """Serve commands from ``stream`` until ``quit`` or end of input (for embedding the engine;
+        ``kata gtp`` has its own loop that starts answering before the engine exists)."""
         try:
             while not self.quit_requested:
                 raw = stream.readline()
