@@ -24,10 +24,11 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # run from a checkout without installing
-
-from katacli.engine.client import GtpClient, GtpClientError  # noqa: E402
+try:
+    from katacli.engine.client import GtpClient, GtpClientError
+except ImportError:  # run from a checkout without installing katacli
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from katacli.engine.client import GtpClient, GtpClientError
 
 COLORS = ("b", "w")
 SGF_COLUMNS = "abcdefghijklmnopqrstuvwxyz"
