@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
     @app.command("train", help=HELP, no_args_is_help=False)
     def train(
         data_dir: Optional[str] = typer.Option(None, "--data-dir", metavar="DIR",
-                                               help="Training data: .h5/.hdf5/.npz files, searched recursively (config: dataDir)."),
+                                               help="Training data: .h5/.npz files, searched recursively (config: dataDir)."),
         output_dir: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR",
                                                  help="Run directory: checkpoint, metrics.jsonl, loss plot (config: outputDir)."),
         model_kind: Optional[str] = typer.Option(None, "--model-kind", metavar="NAME",
