@@ -1,0 +1,91 @@
+"""Loading the network a benchmark measures, the way `kata gtp` would load it from the same config."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from katacli.benchmarking.positions import BenchmarkError
+
+# Visits of the throw-away search that gets one-time costs (weight upload, kernel choice) out of the way
+# before anything is timed.
+WARM_UP_VISITS = 5
+# Visits per benchmark search when the user names none (KataGo's): high on a GPU, low on a CPU, where a
+# network is far slower; the rollout engine is fast.
+DEFAULT_VISITS_GPU = 800
+DEFAULT_VISITS_CPU = 80
+DEFAULT_VISITS_ROLLOUTS = 800
+# nnMaxBatchSize is looked up for this mode: the benchmark measures what the GTP engine will do.
+ENGINE_MODE = "gtp"
+
+
+def check_model_path(model_path: str) -> None:
+    if not os.path.exists(model_path):
+        raise BenchmarkError(f"model file not found: {model_path}")
+    if os.path.isdir(model_path):
+        raise BenchmarkError(f"model path is a directory, not a network file: {model_path}")
+
+
+def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
+    """An NNEvaluator for model_path on the device the config picks (CUDA when available, else CPU)."""
+    import torch
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    check_model_path(model_path)
+    device = "cpu"
+    if torch.cuda.is_available():
+        index = nn_settings.device_per_server_thread[0] if nn_settings.device_per_server_thread else None
+        device = f"cuda:{index or 0}"
+    symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
+        None if nn_settings.randomize else 0)
+    try:
+        return NNEvaluator.from_file(model_path, device=device, cache_size_power_of_two=nn_settings.cache_size_power_of_two,
+                                     default_symmetry=symmetry, max_batch_size=max_batch_size)
+    except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
+        raise BenchmarkError(f"could not load the model {model_path}: {exc}") from None
+
+
+def engine_batch_size(num_threads: int) -> int:
+    """nnMaxBatchSize `kata gtp` uses when the config leaves it out, for this many search threads."""
+    from katacli.config import Config
+
+    cfg = Config(mode=ENGINE_MODE)
+    cfg.set("numSearchThreads", num_threads)
+    return cfg.get("nnMaxBatchSize", ENGINE_MODE)
+
+
+def describe_device(evaluator) -> str:
+    """Where the network runs, in words."""
+    if evaluator is None:
+        return "no network (rollout engine)"
+    import torch
+
+    device = evaluator.device
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} ({device}), {evaluator.precision}"
+    return f"CPU with PyTorch using {torch.get_num_threads()} thread(s), {evaluator.precision}"
+
+
+def is_gpu(evaluator) -> bool:
+    return evaluator is not None and evaluator.device.type == "cuda"
+
+
+def default_visits(evaluator) -> int:
+    if evaluator is None:
+        return DEFAULT_VISITS_ROLLOUTS
+    return DEFAULT_VISITS_GPU if is_gpu(evaluator) else DEFAULT_VISITS_CPU
+
+
+def warm_up(evaluator, params, board_x: int, board_y: int, seed: Optional[int] = None) -> None:
+    """A tiny search on an empty board, so the first timed search does not pay start-up costs."""
+    from cython_ext.history import GameState
+    from katacli.search import Searcher
+
+    if evaluator is None:
+        return
+    state = GameState(board_x, board_y)
+    Searcher(state, params.replace(num_search_threads=1, max_visits=WARM_UP_VISITS, max_playouts=WARM_UP_VISITS,
+                                   max_time=1.0e20), evaluator, seed=seed).run()
+    cache = getattr(evaluator, "cache", None)
+    if cache is not None:
+        cache.clear()
