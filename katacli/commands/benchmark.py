@@ -1,0 +1,302 @@
+"""``kata benchmark``: measure search speed for several numbers of search threads and recommend one."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import List, Optional
+
+import typer
+
+from katacli.benchmarking.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
+from katacli.cli_support import (
+    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+)
+
+HELP = """Measure search speed and recommend numSearchThreads for your machine (like `katago benchmark`).
+
+It searches positions from a bundled game (or -sgf FILE) with each thread count and prints, per count,
+visits per second, network evaluations per second and the average batch size. Then it estimates which
+count plays strongest: more threads search faster, but each thread makes the search a little worse;
+the estimate weighs both for the time per move you expect (-time, default 5 seconds).
+
+\b
+Examples:
+  kata benchmark -model net.bin.gz                      # tune automatically
+  kata benchmark -model net.bin.gz -t 1,2,4,8 -v 400    # just these counts, 400 visits each
+  kata benchmark -model net.bin.gz -config gtp.cfg --json
+
+Without -model (KataGo requires one) the rollout engine is measured: random playouts, no network.
+"""
+
+MODE = "benchmark"
+MIN_VISITS, MAX_VISITS = 2, 1_000_000_000 - 1
+MAX_NUM_POSITIONS = 100_000
+MAX_SECONDS_PER_MOVE = 1_000_000.0
+EXIT_INTERRUPTED = 130
+TABLE_MIN_WIDTH = 100
+
+
+@dataclass
+class BenchmarkOptions:
+    model: Optional[str]
+    config: Optional[List[str]]
+    override_config: Optional[List[str]]
+    visits: Optional[int]
+    threads: Optional[str]
+    num_positions: int
+    seconds_per_move: float
+    tune: bool
+    sgf: Optional[str]
+    board_size: Optional[int]
+    fixed_batch_size: Optional[int]
+    half_batch_size: bool
+    as_json: bool
+
+
+def validate(options: BenchmarkOptions) -> Optional[List[int]]:
+    """Check the options that need no loading; returns the thread counts asked for (None: tune)."""
+    from katacli.benchmarking.network import check_model_path
+    from katacli.benchmarking.positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
+    from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
+
+    if options.model is not None:
+        check_model_path(options.model)
+    if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
+        raise BenchmarkError(f"Number of visits to use: invalid value {options.visits} (must be {MIN_VISITS} to {MAX_VISITS})")
+    if not 1 <= options.num_positions <= MAX_NUM_POSITIONS:
+        raise BenchmarkError(f"Number of positions per game to use: invalid value {options.num_positions} "
+                             f"(must be 1 to {MAX_NUM_POSITIONS})")
+    if not 0 < options.seconds_per_move <= MAX_SECONDS_PER_MOVE:
+        raise BenchmarkError(f"Number of seconds per game move to assume: invalid value {options.seconds_per_move:g} "
+                             f"(must be above 0 and at most {MAX_SECONDS_PER_MOVE:g})")
+    if options.sgf is not None and options.board_size is not None:
+        raise BenchmarkError("Cannot specify both -sgf and -boardsize at the same time")
+    if options.board_size is not None and not MIN_BENCHMARK_BOARD_LEN <= options.board_size <= MAX_BENCHMARK_BOARD_LEN:
+        raise BenchmarkError(f"Board size to test: invalid value {options.board_size} (built-in positions exist for "
+                             f"{MIN_BENCHMARK_BOARD_LEN} to {MAX_BENCHMARK_BOARD_LEN})")
+    try:
+        BatchSizePolicy(options.fixed_batch_size, options.half_batch_size)
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
+    if options.threads is None:
+        return None
+    if options.tune:
+        raise BenchmarkError("Cannot both automatically tune threads (-s) and specify exact numbers of threads (-t)")
+    try:
+        return parse_thread_list(options.threads)
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
+
+
+class Report:
+    """Human output: KataGo's plain lines (greppable) and a rich summary table. With --json it goes to stderr."""
+
+    def __init__(self, to_stderr: bool):
+        from rich.console import Console
+
+        self.console = Console(stderr=to_stderr, highlight=False, soft_wrap=True)
+        self.live = self.console.is_terminal
+
+    def line(self, text: str = "", style: Optional[str] = None) -> None:
+        self.console.print(text, style=style, markup=False)
+
+    def progress(self, result) -> None:
+        if self.live:  # overwrite the same line while positions are searched, as KataGo does
+            self.console.file.write("\r" + result.progress_line() + "      ")
+            self.console.file.flush()
+
+    def result(self, result, elo_diff=None, is_baseline=False) -> None:
+        if self.live:
+            self.console.file.write("\r")
+        self.line(result.summary_line(elo_diff, is_baseline))
+
+    def table(self, recommendation) -> None:
+        from rich.table import Table
+
+        table = Table(title="Benchmark summary", title_justify="left")
+        for name in ("threads", "batch max", "visits/s", "nnEvals/s", "batch avg", "secs", "Elo"):
+            table.add_column(name, justify="right", no_wrap=True)
+        table.add_column("", no_wrap=True)
+        for i, r in enumerate(recommendation.results):
+            best = i == recommendation.best_index
+            table.add_row(str(r.num_threads), "-" if r.max_batch_size is None else str(r.max_batch_size),
+                          f"{r.visits_per_second:.1f}", f"{r.nn_evals_per_second:.1f}", f"{r.average_batch_size:.2f}",
+                          f"{r.total_seconds:.1f}", "baseline" if i == 0 else f"{recommendation.elo_vs_baseline(i):+.0f}",
+                          "<- recommended" if best else "", style="bold green" if best else None)
+        # Wide enough for every column even when the output is a file or pipe (rich assumes 80 there).
+        self.console.print(table, width=max(self.console.width, TABLE_MIN_WIDTH))
+
+
+def _load(options: BenchmarkOptions, report: Report):
+    """(config, search params, positions, evaluator, board description)."""
+    from katacli.benchmarking.network import load_evaluator
+    from katacli.benchmarking.positions import (
+        DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
+    )
+    from katacli.search import SearchParams
+    from katacli.settings import NNSettings, load_default_board_size
+
+    cfg = load_config(options.config, options.override_config, mode=MODE)
+    with exit_on_config_error():
+        params = SearchParams.from_config(cfg, MODE)
+        nn_settings = NNSettings.from_config(cfg, MODE)
+        default_size = load_default_board_size(cfg, MODE)
+    if options.sgf is not None:
+        game = load_game(options.sgf)
+    else:
+        board_len = options.board_size or (max(default_size) if default_size else DEFAULT_BENCHMARK_BOARD_LEN)
+        report.line(f"Testing with default positions for board size: {board_len}")
+        game = bundled_game(board_len)
+    positions = positions_from_game(game, options.num_positions)
+    evaluator = None
+    if options.model is not None:
+        report.line("Loading model and initializing benchmark...")
+        evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
+    return cfg, params, positions, evaluator, game
+
+
+def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int) -> None:
+    from katacli.benchmarking.network import describe_device
+
+    if options.config:
+        report.line(f"Loaded config {', '.join(options.config)}")
+    if evaluator is None:
+        report.line("No -model given: benchmarking the rollout engine (random playouts instead of a network).",
+                    style="yellow")
+        report.line("  KataGo needs a network for this command; pass -model NET.bin.gz to tune a real setup.")
+    else:
+        report.line(f"Loaded model {options.model}")
+    report.line()
+    report.line(f"Testing using {visits} visits.")
+    if options.visits is None and evaluator is not None:
+        report.line('  If you have a good GPU, you might increase this using "-visits N" to get more accurate results.')
+        report.line("  If you have a weak GPU and this is taking forever, you can decrease it instead to finish the "
+                    "benchmark faster.")
+    report.line()
+    report.line(f"The network runs on: {describe_device(evaluator)}")
+    if "nnMaxBatchSize" in cfg:
+        report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, ignoring it and "
+                    "assuming it is >= threads, for this benchmark.", style="yellow")
+    report.line(f"Your GTP config is currently set to use numSearchThreads = {params.num_search_threads}")
+
+
+def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:
+    where = options.config[-1] if options.config else "your GTP config"
+    report.line(f"If you care about performance, you may want to edit numSearchThreads in {where} based on the "
+                "above results!")
+    if "nnMaxBatchSize" in cfg:
+        report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, recommend "
+                    "deleting it and using the default (which this benchmark assumes)", style="yellow")
+    report.line("If you intend to do much longer searches, configure the seconds per game move you expect with the "
+                "'-time' flag and benchmark again.")
+    report.line("If you intend to do short or fixed-visit searches, use lower numSearchThreads for better strength, "
+                "high threads will weaken strength.")
+    report.line()
+
+
+def run(options: BenchmarkOptions) -> int:
+    from katacli.benchmarking.network import default_visits, warm_up
+    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.benchmarking.recommend import recommend
+    from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
+
+    report = Report(to_stderr=options.as_json)
+    try:
+        thread_counts = validate(options)
+        cfg, params, positions, evaluator, game = _load(options, report)
+    except BenchmarkError as exc:
+        report_error_and_exit(str(exc))
+    visits = options.visits if options.visits is not None else default_visits(evaluator)
+    _header(report, options, cfg, params, evaluator, visits)
+    warm_up(evaluator, params, game.x_size, game.y_size)
+    if evaluator is None and thread_counts is None:
+        report.line("The rollout engine evaluates one leaf at a time, so numSearchThreads does not change its speed: "
+                    "measuring the configured count only.")
+        thread_counts = [params.num_search_threads]
+    tuned = thread_counts is None
+    printed: list = []
+
+    def on_result(result) -> None:
+        if tuned:
+            report.result(result)
+        else:
+            baseline = printed[0] if printed else None
+            from katacli.benchmarking.recommend import elo_effect
+
+            diff = None if baseline is None else (elo_effect(result, options.seconds_per_move)
+                                                  - elo_effect(baseline, options.seconds_per_move))
+            report.result(result, diff, is_baseline=baseline is None)
+        printed.append(result)
+
+    benchmarker = Benchmarker(positions, params, evaluator, visits,
+                              batch_policy=BatchSizePolicy(options.fixed_batch_size, options.half_batch_size),
+                              on_progress=report.progress, on_result=on_result)
+    size_text = f"board size {game.x_size}x{game.y_size}"
+    try:
+        if tuned:
+            report.line(f"Automatically trying different numbers of threads to home in on the best ({size_text}): ")
+            report.line()
+            results = benchmarker.autotune(options.seconds_per_move, on_round=lambda r: report.line(
+                "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))))
+        else:
+            several = len(thread_counts) > 1
+            report.line(f"Testing different numbers of threads ({size_text}): " if several else f"Testing ({size_text}): ")
+            results = benchmarker.run_thread_counts(thread_counts)
+    except KeyboardInterrupt:
+        report.line("\nInterrupted.")
+        return EXIT_INTERRUPTED
+    recommendation = recommend(results, options.seconds_per_move)
+    if tuned:
+        report.line("Ordered summary of results: ")
+        report.line()
+        for i, result in enumerate(results):
+            report.line(result.summary_line(recommendation.elo_vs_baseline(i) if i else None, is_baseline=i == 0))
+    if len(results) > 1 or tuned:
+        for text in recommendation.explanation():
+            report.line(text)
+        report.table(recommendation)
+        report.line()
+        _advice(report, options, cfg)
+    if options.as_json:
+        data = recommendation.to_dict()
+        data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),
+                    engine="rollouts" if evaluator is None else "network", model=options.model)
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("benchmark", help=HELP)
+    def benchmark(
+        model: Optional[str] = model_option(required=False),
+        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        override_config: Optional[List[str]] = override_config_option(),
+        visits: Optional[int] = typer.Option(
+            None, "-v", "--visits", metavar="VISITS",
+            help=f"Visits per search (default {DEFAULT_VISITS_GPU} on a GPU, {DEFAULT_VISITS_CPU} on a CPU, "
+                 f"{DEFAULT_VISITS_ROLLOUTS} without a network)."),
+        threads: Optional[str] = typer.Option(
+            None, "-t", "--threads", metavar="LIST",
+            help="Test these numbers of search threads, comma-separated, e.g. 4,8,12,16. Default: tune automatically."),
+        num_positions: int = typer.Option(10, "-n", "--numpositions", metavar="NUM",
+                                          help="How many positions to search from the game."),
+        seconds_per_move: float = typer.Option(
+            5.0, "-i", "--time", metavar="SECONDS",
+            help="Typical time per move you play with; the recommendation depends on it."),
+        tune: bool = typer.Option(False, "-s", "--tune",
+                                  help="Search automatically for the best number of threads (the default without -t)."),
+        sgf: Optional[str] = typer.Option(None, "--sgf", metavar="FILE",
+                                          help="Take the positions from this game instead of the built-in one."),
+        board_size: Optional[int] = typer.Option(None, "--boardsize", metavar="SIZE",
+                                                 help="Board size of the built-in positions (7 to 19; default 19)."),
+        fixed_batch_size: Optional[int] = typer.Option(None, "--fixed-batch-size", metavar="NUM",
+                                                       help="Limit network batches to this size."),
+        half_batch_size: bool = typer.Option(False, "--half-batch-size",
+                                             help="Limit network batches to half the number of threads."),
+        as_json: bool = typer.Option(False, "--json",
+                                     help="Print the results as JSON on stdout (the usual report goes to stderr)."),
+    ) -> None:
+        options = BenchmarkOptions(model, config, override_config, visits, threads, num_positions, seconds_per_move,
+                                   tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json)
+        raise typer.Exit(run(options))
