@@ -1,0 +1,216 @@
+"""The commented GTP config `kata genconfig` writes, built from the key registry.
+
+What each key means and what it defaults to comes from :mod:`katacli.config_keys` (the single source of
+truth); this module only chooses which keys a generated config shows, in which section, and with which
+values. A key the user did not choose is written commented out (``# key = value``) so the file documents
+it without changing the default. :func:`check_config_text` loads the text the way `kata gtp` does, so a
+generated config is never written unless the engine would accept it without warnings.
+"""
+from __future__ import annotations
+
+import datetime
+import io
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from katacli import config_keys
+
+COMMENT_WIDTH = 100
+LOG_DIR = "gtp_logs"
+# Bytes one cached network result takes on 19x19 (two float32 board maps, scalars, the search's share):
+# measured at about 4.1 KB in katacli, rounded up for safety.
+CACHE_BYTES_PER_ENTRY = 4500
+MIN_CACHE_SIZE_POWER_OF_TWO = 10
+MAX_CACHE_SIZE_POWER_OF_TWO = 48
+# KataGo keeps the lock pool 16 times smaller than the cache, within these bounds.
+MUTEX_POOL_SHIFT = 4
+MIN_MUTEX_POOL_POWER_OF_TWO = 10
+MAX_MUTEX_POOL_POWER_OF_TWO = 24
+BYTES_PER_GB = 1 << 30
+# Example values shown on commented-out limits (the real defaults mean "unlimited").
+EXAMPLE_MAX_VISITS = 500
+EXAMPLE_MAX_PLAYOUTS = 300
+EXAMPLE_MAX_TIME = 10.0
+EXAMPLE_MAX_PONDER_TIME = 60.0
+EXAMPLE_FORCED_KOMI = 7.5
+
+
+@dataclass
+class GenConfigChoices:
+    """Everything the wizard asks; None means "leave the key at its default"."""
+
+    rules: str = "tromp-taylor"
+    forced_komi: Optional[float] = None
+    max_visits: Optional[int] = None
+    max_playouts: Optional[int] = None
+    max_time: Optional[float] = None
+    pondering: bool = False
+    max_ponder_time: Optional[float] = None
+    allow_resignation: bool = True
+    resign_threshold: float = -0.90
+    resign_consec_turns: int = 3
+    devices: list[int] = field(default_factory=list)  # CUDA device indices; empty: the default device
+    cache_size_power_of_two: Optional[int] = None
+    num_search_threads: int = 1
+    nn_max_batch_size: Optional[int] = None
+    tuning_note: Optional[str] = None  # how numSearchThreads was chosen
+
+
+def cache_size_for_gb(gigabytes: float) -> int:
+    """nnCacheSizePowerOfTwo whose full cache fits in about ``gigabytes`` of RAM."""
+    budget = gigabytes * BYTES_PER_GB
+    power = MIN_CACHE_SIZE_POWER_OF_TWO
+    while power < MAX_CACHE_SIZE_POWER_OF_TWO and (2 << power) * CACHE_BYTES_PER_ENTRY <= budget:
+        power += 1
+    return power
+
+
+def cache_gb_for_size(power: int) -> float:
+    return (1 << power) * CACHE_BYTES_PER_ENTRY / BYTES_PER_GB
+
+
+def mutex_pool_for_cache(power: int) -> int:
+    return min(MAX_MUTEX_POOL_POWER_OF_TWO, max(MIN_MUTEX_POOL_POWER_OF_TWO, power - MUTEX_POOL_SHIFT))
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}" if value != int(value) or abs(value) >= 1e15 else f"{value:.1f}"
+    return str(value)
+
+
+@dataclass
+class Entry:
+    """One key in the generated file: set to ``value``, or commented out showing ``shown`` (default: the
+    registry default)."""
+
+    key: str
+    value: Any = None
+    shown: Any = None
+    note: Optional[str] = None
+
+    def render(self) -> list[str]:
+        spec = config_keys.get_spec(self.key)
+        text = spec.description + (f" {self.note}" if self.note else "")
+        lines = textwrap.wrap(text, COMMENT_WIDTH - 2, initial_indent="# ", subsequent_indent="# ",
+                              break_on_hyphens=False)
+        if self.value is not None:
+            lines.append(f"{self.key} = {format_value(self.value)}")
+            return lines
+        shown = self.shown if self.shown is not None else config_keys.default_value(self.key, "gtp")
+        if shown is None or isinstance(shown, config_keys.DerivedDefault):
+            lines.append(f"# {self.key} = (default: {getattr(shown, 'explanation', 'not set')})")
+        else:
+            lines.append(f"# {self.key} = {format_value(shown)}")
+        return lines
+
+
+def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
+    cache = c.cache_size_power_of_two
+    devices = [Entry("numNNServerThreadsPerModel", len(c.devices) if c.devices else None)]
+    devices += [Entry(f"cudaDeviceToUseThread{i}", index) for i, index in enumerate(c.devices)]
+    return [
+        ("Logs", [
+            Entry("logDir", LOG_DIR), Entry("logAllGTPCommunication", True), Entry("logSearchInfo", True),
+            Entry("logToStderr", False),
+        ]),
+        ("Analysis output", [Entry("reportAnalysisWinratesAs"), Entry("analysisPVLen")]),
+        ("Rules and komi", [
+            Entry("rules", c.rules, note="GTP controllers may still change the rules (kata-set-rules)."),
+            Entry("ignoreGTPAndForceKomi", c.forced_komi, shown=EXAMPLE_FORCED_KOMI,
+                  note="Leave it unset to use the komi the GUI or server sends."),
+        ]),
+        ("Resignation", [
+            Entry("allowResignation", c.allow_resignation),
+            # Written even when resigning is off: the engine requires the threshold whenever allowResignation is set.
+            Entry("resignThreshold", c.resign_threshold),
+            Entry("resignConsecTurns", c.resign_consec_turns),
+        ]),
+        ("Search limits (for playing games; time controls from the GUI always apply too)", [
+            Entry("maxVisits", c.max_visits, shown=EXAMPLE_MAX_VISITS),
+            Entry("maxPlayouts", c.max_playouts, shown=EXAMPLE_MAX_PLAYOUTS),
+            Entry("maxTime", c.max_time, shown=EXAMPLE_MAX_TIME),
+            Entry("ponderingEnabled", c.pondering),
+            Entry("maxTimePondering", c.max_ponder_time if c.pondering else None, shown=EXAMPLE_MAX_PONDER_TIME),
+            Entry("lagBuffer"),
+        ]),
+        ("Search threads", [
+            Entry("numSearchThreads", c.num_search_threads, note=c.tuning_note),
+        ]),
+        ("Neural network, GPU and memory", [
+            Entry("nnMaxBatchSize", c.nn_max_batch_size,
+                  note="It must be at least numSearchThreads; unset, it follows numSearchThreads."),
+            Entry("nnCacheSizePowerOfTwo", cache,
+                  note=f"Each step up doubles the memory; {cache_gb_for_size(cache if cache is not None else 20):.1f} GB "
+                       "at this setting for 19x19."),
+            Entry("nnMutexPoolSizePowerOfTwo", mutex_pool_for_cache(cache) if cache is not None else None),
+            *devices,
+        ]),
+    ]
+
+
+def render_config(choices: GenConfigChoices, model_path: Optional[str] = None,
+                  now: Optional[datetime.datetime] = None) -> str:
+    now = now or datetime.datetime.now()
+    out = io.StringIO()
+    out.write("# GTP config written by `kata genconfig` on " + now.strftime("%Y-%m-%d %H:%M") + ".\n")
+    if model_path:
+        out.write(f"# Tuned for the network {model_path}.\n")
+    out.write("#\n# Use it with:  kata gtp -model NET.bin.gz -config THIS_FILE\n"
+              "# Key names are KataGo's, so KataGo reads this file too. A commented-out line (# key = value)\n"
+              "# shows a setting without changing it: remove the '#' to use it. configs/gtp_example.cfg\n"
+              "# documents every other key.\n")
+    for title, entries in _sections(choices):
+        out.write("\n# " + "-" * (COMMENT_WIDTH - 2) + f"\n# {title}\n# " + "-" * (COMMENT_WIDTH - 2) + "\n")
+        for entry in entries:
+            out.write("\n".join(entry.render()) + "\n")
+    return out.getvalue()
+
+
+class GeneratedConfigError(ValueError):
+    """The generated text would not load cleanly in `kata gtp` (a bug, or an impossible combination)."""
+
+
+def check_config_text(text: str, source: str = "<generated config>") -> None:
+    """Load the text as `kata gtp` would; raise GeneratedConfigError on any error or unknown key."""
+    from katacli.config import Config, ConfigError
+    from katacli.search.runtime_params import GtpRuntimeParams
+    from katacli.settings import GtpSettings
+
+    try:
+        cfg = Config.from_text(text, source=source, mode="gtp")
+        GtpSettings.from_config(cfg)
+        GtpRuntimeParams.from_config(cfg)
+    except ConfigError as exc:
+        raise GeneratedConfigError(str(exc)) from None
+    unknown = cfg.unknown_keys()
+    if unknown:
+        raise GeneratedConfigError(f"unknown keys in the generated config: {', '.join(unknown)}")
+
+
+def parse_device_list(text: str) -> list[int]:
+    """``0,1,2`` -> [0, 1, 2]; ValueError for anything else."""
+    devices = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if not piece.isdigit():
+            raise ValueError(f"Invalid device index: {piece!r}")
+        devices.append(int(piece))
+    return devices
+
+
+def existing_thread_count(path: str) -> Optional[int]:
+    """numSearchThreads of an existing config, if it has a valid one (genconfig may keep it)."""
+    from katacli.config import Config, ConfigError
+
+    try:
+        cfg = Config.from_file(path, mode="gtp")
+        return cfg.get("numSearchThreads", "gtp") if "numSearchThreads" in cfg else None
+    except (ConfigError, OSError, UnicodeDecodeError):
+        return None
+

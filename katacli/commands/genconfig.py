@@ -1,0 +1,475 @@
+"""``kata genconfig``: a wizard that asks how the engine should play, tunes threads, and writes a GTP config."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Callable, List, Optional, TypeVar
+
+import typer
+
+from katacli.cli_support import report_error_and_exit
+
+HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
+
+It asks which rules to use, whether to force a komi, how long to think per move, whether to ponder
+and to resign, which GPU(s) to use and how much memory to spend on the cache. Then it benchmarks
+the network to choose numSearchThreads and the batch size, and writes a config that `kata gtp`
+loads without warnings:
+
+\b
+  kata genconfig -model net.bin.gz -output gtp.cfg
+  kata gtp -model net.bin.gz -config gtp.cfg
+
+For scripts, --non-interactive takes the answers from flags (defaults otherwise), e.g.
+  kata genconfig -model net.bin.gz -output gtp.cfg --non-interactive --rules japanese --max-visits 800
+
+An existing file is only overwritten after you confirm (or with --force).
+"""
+
+DEFAULT_OUTPUT = "gtp.cfg"
+RULES_CHOICES = ("chinese, japanese, korean, tromp-taylor, aga, chinese-ogs, new-zealand, bga, stone-scoring, "
+                 "aga-button")
+DEFAULT_NONINTERACTIVE_RULES = "tromp-taylor"
+DEFAULT_RESIGN_THRESHOLD = -0.90
+DEFAULT_RESIGN_CONSEC_TURNS = 3
+LIMIT_KINDS = {"visits": "visits", "visit": "visits", "playouts": "playouts", "playout": "playouts",
+               "seconds": "seconds", "second": "seconds"}
+MAX_LIMIT = 1_000_000_000
+MAX_SECONDS = 1.0e20
+MAX_CACHE_GB = 1_000_000.0
+SECTION_RULE = "=" * 73
+T = TypeVar("T")
+
+
+class WizardAborted(Exception):
+    """The wizard cannot go on (stdin closed, Ctrl-C); nothing is written."""
+
+
+@dataclass
+class GenconfigOptions:
+    model: Optional[str]
+    output: str
+    non_interactive: bool
+    force: bool
+    rules: Optional[str]
+    komi: Optional[float]
+    max_visits: Optional[int]
+    max_playouts: Optional[int]
+    max_time: Optional[float]
+    ponder: bool
+    max_ponder_time: Optional[float]
+    resign: bool
+    resign_threshold: float
+    devices: Optional[str]
+    cache_gb: Optional[float]
+    threads: Optional[int]
+    tune_visits: Optional[int]
+    tune_positions: int
+    seconds_per_move: float
+
+
+# --------------------------------------------------------------------------- answers: parsing
+
+
+def parse_yes_no(default: Optional[bool]) -> Callable[[str], bool]:
+    def parse(text: str) -> bool:
+        word = text.lower()
+        if word in ("y", "yes"):
+            return True
+        if word in ("n", "no"):
+            return False
+        if not word and default is not None:
+            return default
+        raise ValueError("Please answer y or n")
+    return parse
+
+
+def parse_rules(text: str) -> str:
+    from katacli.game.rules import Rules, RulesError
+
+    try:
+        Rules.parse(text)
+    except RulesError as exc:
+        raise ValueError(f"{exc}. Known rules: {RULES_CHOICES}") from None
+    return text.strip().lower()
+
+
+def parse_komi(text: str) -> Optional[float]:
+    from katacli.game.rules import MAX_USER_KOMI, MIN_USER_KOMI, Rules, RulesError
+
+    if not text:
+        return None
+    try:
+        komi = float(text)
+        Rules.preset("tromp-taylor").with_komi(komi)
+    except (ValueError, RulesError):
+        raise ValueError(f"Komi must be a whole or half number from {MIN_USER_KOMI:g} to {MAX_USER_KOMI:g}, "
+                         "e.g. 7.5 or 6") from None
+    return komi
+
+
+def parse_number(kind: type, low: float, high: float, blank: Optional[T] = None) -> Callable[[str], T]:
+    def parse(text: str):
+        if not text and blank is not None:
+            return blank
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ValueError(f"Please enter a number from {low:g} to {high:g}") from None
+        if not low <= value <= high or value != value:
+            raise ValueError(f"Must be from {low:g} to {high:g}")
+        return value
+    return parse
+
+
+def parse_gigabytes(text: str) -> Optional[float]:
+    text = text.lower().removesuffix("gb").strip()
+    if not text:
+        return None
+    value = parse_number(float, 0.0, MAX_CACHE_GB)(text)
+    if value <= 0:
+        raise ValueError("Must be more than 0")
+    return value
+
+
+def parse_devices(text: str) -> list[int]:
+    from katacli.benchmarking.config_writer import parse_device_list
+
+    return parse_device_list(text)
+
+
+# --------------------------------------------------------------------------- the wizard
+
+
+class Wizard:
+    """Asks on the console until each answer parses (KataGo's behaviour); EOF aborts."""
+
+    def __init__(self, console):
+        self.console = console
+
+    def say(self, text: str = "", style: Optional[str] = None) -> None:
+        self.console.print(text, style=style, markup=False, highlight=False)
+
+    def section(self, title: str) -> None:
+        self.say()
+        self.say(SECTION_RULE)
+        self.say(title, style="bold")
+
+    def ask(self, question: str, parse: Callable[[str], T]) -> T:
+        self.say()
+        while True:
+            self.say(question, style="cyan")
+            try:
+                line = self.console.input("> ")
+            except EOFError:
+                raise WizardAborted("Stdin was closed - failing and not generating a config") from None
+            if not sys.stdin.isatty():  # answers from a pipe or file: show them, so the transcript reads well
+                self.say(line)
+            try:
+                return parse(line.strip())
+            except ValueError as exc:
+                self.say(str(exc), style="red")
+
+
+def ask_choices(wizard: Wizard, choices, gpu_names: list[str]) -> None:
+    """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
+    from katacli.benchmarking.config_writer import cache_gb_for_size, cache_size_for_gb
+    from katacli import config_keys
+
+    wizard.section("RULES")
+    choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
+                               f"({RULES_CHOICES}):", parse_rules)
+    choices.forced_komi = wizard.ask(
+        "GUIs and servers tell the engine the komi of each game, and it uses that. Leave blank for this "
+        "(recommended),\nor enter a komi to use always, whatever they say:", parse_komi)
+
+    wizard.section("SEARCH LIMITS")
+    limit = wizard.ask(
+        "When playing games, the engine always obeys the time controls given by the GUI/tournament/server.\n"
+        "But you can add a limit to make it move much faster. This does NOT affect analysis/review,\n"
+        "only playing games. Add a limit? (y/n) (default n):", parse_yes_no(False))
+    if not limit:
+        wizard.ask("NOTE: No limits configured. The engine obeys time controls from the GUI, server or match "
+                   "script,\nbut if they give none, it may think forever without moving. (press enter to continue)",
+                   lambda text: None)
+    else:
+        def parse_kind(text: str) -> str:
+            if text.lower() not in LIMIT_KINDS:
+                raise ValueError('Please specify one of "visits", "playouts" or "seconds"')
+            return LIMIT_KINDS[text.lower()]
+        kind = wizard.ask("What to limit per move? Visits, playouts, or seconds?:", parse_kind)
+        if kind == "visits":
+            choices.max_visits = wizard.ask("Max visits per move when playing games, blank for 500:",
+                                            parse_number(int, 1, MAX_LIMIT, blank=500))
+        elif kind == "playouts":
+            choices.max_playouts = wizard.ask("Max playouts per move when playing games, blank for 300:",
+                                              parse_number(int, 1, MAX_LIMIT, blank=300))
+        else:
+            choices.max_time = wizard.ask("Max seconds per move when playing games, blank for 10:",
+                                          parse_number(float, 1e-3, MAX_SECONDS, blank=10.0))
+    choices.pondering = wizard.ask(
+        "The engine can think during the opponent's turn (pondering): faster and stronger in real games, but\n"
+        "do NOT enable it for tests with fixed limits, or when two bots share one machine.\n"
+        "Enable pondering? (y/n, default n):", parse_yes_no(False))
+    if choices.pondering:
+        choices.max_ponder_time = wizard.ask("Max seconds to ponder during the opponent's turn, blank for no limit:",
+                                             parse_number(float, 1e-3, MAX_SECONDS, blank=-1.0))
+        if choices.max_ponder_time is not None and choices.max_ponder_time < 0:
+            choices.max_ponder_time = None
+
+    wizard.section("RESIGNATION")
+    choices.allow_resignation = wizard.ask("Resign games that are clearly lost? (y/n, default y):", parse_yes_no(True))
+    if choices.allow_resignation:
+        choices.resign_threshold = wizard.ask(
+            f"Resign when the win/loss value (-1 certain loss .. 1 certain win) stays below this for "
+            f"{choices.resign_consec_turns} turns; blank for {DEFAULT_RESIGN_THRESHOLD:g}:",
+            parse_number(float, -1.0, 1.0, blank=DEFAULT_RESIGN_THRESHOLD))
+
+    wizard.section("GPUS AND RAM")
+    if gpu_names:
+        wizard.say("Devices found:")
+        for i, name in enumerate(gpu_names):
+            wizard.say(f"  {i}: {name}")
+        choices.devices = wizard.ask('Devices to use (e.g. "0,1" for devices 0 and 1), blank for one default GPU:',
+                                     parse_devices)
+    else:
+        wizard.say("No CUDA GPU found: the network will run on the CPU.")
+    default_power = config_keys.default_value("nnCacheSizePowerOfTwo", "gtp")
+    gigabytes = wizard.ask(
+        f"By default the engine caches up to 2^{default_power} network results in RAM (about "
+        f"{cache_gb_for_size(default_power):.1f} GB on 19x19),\nbesides what the current search uses. "
+        "Enter a different maximum in GB, or leave blank for the default:", parse_gigabytes)
+    if gigabytes is not None:
+        choices.cache_size_power_of_two = cache_size_for_gb(gigabytes)
+
+
+# --------------------------------------------------------------------------- output path
+
+
+def check_output_path(path: str) -> None:
+    """Fail early (before any question) when the config could not be written there."""
+    from katacli.benchmarking.positions import BenchmarkError
+
+    if os.path.isdir(path):
+        raise BenchmarkError(f"cannot write the config to {path}: it is a directory")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise BenchmarkError(f"cannot write the config to {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise BenchmarkError(f"cannot write the config to {path}: permission denied")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write via a temporary file in the same directory, so an interrupted write leaves the old file intact."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temp_path = tempfile.mkstemp(prefix=".genconfig-", suffix=".cfg", dir=directory)
+    try:
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        os.replace(temp_path, path)
+    except BaseException:
+        if os.path.exists(temp_path):
+            os.unlink(temp_path)
+        raise
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def gpu_names() -> list[str]:
+    import torch
+
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
+
+def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
+    """Set choices.num_search_threads / nn_max_batch_size / tuning_note by benchmarking the network."""
+    from katacli.benchmarking.config_writer import render_config
+    from katacli.benchmarking.network import load_evaluator
+    from katacli.benchmarking.tuning import tune
+    from katacli.commands.benchmark import Report
+    from katacli.config import Config
+    from katacli.search import SearchParams
+    from katacli.settings import NNSettings
+
+    # Benchmark with the settings chosen so far (device, cache), read the way `kata benchmark` reads a config.
+    cfg = Config.from_text(render_config(choices), source="<answers so far>", mode="benchmark")
+    params = SearchParams.from_config(cfg, "benchmark")
+    nn_settings = NNSettings.from_config(cfg, "benchmark")
+    wizard.say("Loading model and initializing benchmark...")
+    evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
+    report = Report(to_stderr=False)
+    report.console = wizard.console
+    report.live = wizard.console.is_terminal
+    outcome = tune(evaluator, params, options.seconds_per_move, visits=options.tune_visits,
+                   num_positions=options.tune_positions, say=wizard.say, on_result=report.result,
+                   on_progress=report.progress)
+    for line in outcome.recommendation.explanation():
+        wizard.say(line)
+    report.table(outcome.recommendation)
+    wizard.say(f"Using {outcome.num_threads} numSearchThreads!", style="bold green")
+    choices.num_search_threads = outcome.num_threads
+    choices.nn_max_batch_size = outcome.batch_size
+    choices.tuning_note = outcome.note()
+
+
+def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:
+    from katacli.benchmarking.config_writer import existing_thread_count
+
+    wizard.section("PERFORMANCE TUNING")
+    if options.threads is not None:
+        choices.num_search_threads = options.threads
+        choices.tuning_note = "Set with `kata genconfig --threads`; `kata benchmark` can tune it."
+        return
+    if options.model is None:
+        wizard.say("No -model given: the config is for the rollout engine, whose speed does not depend on "
+                   "numSearchThreads. Skipping tuning (numSearchThreads = 1).")
+        choices.tuning_note = "No network was given to `kata genconfig`; run `kata benchmark -model NET` to tune."
+        return
+    if existed and not options.non_interactive:
+        old_threads = existing_thread_count(options.output)
+        if old_threads is not None and wizard.ask(
+                f"{options.output} already sets numSearchThreads = {old_threads}. Skip performance tuning and keep "
+                "it\n(all other settings are still overwritten)? (y/n):", parse_yes_no(None)):
+            choices.num_search_threads = old_threads
+            choices.tuning_note = f"Kept from the previous {options.output}."
+            return
+    if not options.non_interactive:
+        options.tune_visits = wizard.ask(
+            "Visits per search for tuning, blank for a default based on your hardware's speed.\n"
+            "Use a large number for more accurate results, a small one if this takes forever:",
+            parse_number(int, 2, MAX_LIMIT, blank=-1))
+        if options.tune_visits is not None and options.tune_visits < 0:
+            options.tune_visits = None
+        options.seconds_per_move = wizard.ask(
+            f"Seconds per move to optimize performance for, blank for {options.seconds_per_move:g}:",
+            parse_number(float, 1e-3, 1e6, blank=options.seconds_per_move))
+    wizard.section("TUNING NOW")
+    tune_threads(options, choices, wizard)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def choices_from_flags(options: GenconfigOptions):
+    from katacli.benchmarking.config_writer import GenConfigChoices, cache_size_for_gb, parse_device_list
+    from katacli.benchmarking.positions import BenchmarkError
+
+    limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
+    if len(limits) > 1:
+        raise BenchmarkError("choose at most one of --max-visits, --max-playouts and --max-time")
+    try:
+        rules = parse_rules(options.rules or DEFAULT_NONINTERACTIVE_RULES)
+        komi = None if options.komi is None else parse_komi(str(options.komi))
+        devices = parse_device_list(options.devices) if options.devices else []
+        gigabytes = None if options.cache_gb is None else parse_gigabytes(str(options.cache_gb))
+        parse_number(float, -1.0, 1.0)(str(options.resign_threshold))
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
+    for name, value in (("--max-visits", options.max_visits), ("--max-playouts", options.max_playouts)):
+        if value is not None and not 1 <= value <= MAX_LIMIT:
+            raise BenchmarkError(f"{name} must be from 1 to {MAX_LIMIT}")
+    for name, value in (("--max-time", options.max_time), ("--max-ponder-time", options.max_ponder_time)):
+        if value is not None and not 0 < value < MAX_SECONDS:
+            raise BenchmarkError(f"{name} must be above 0 and below {MAX_SECONDS:g}")
+    return GenConfigChoices(
+        rules=rules, forced_komi=komi, max_visits=options.max_visits, max_playouts=options.max_playouts,
+        max_time=options.max_time, pondering=options.ponder, max_ponder_time=options.max_ponder_time,
+        allow_resignation=options.resign, resign_threshold=options.resign_threshold, devices=devices,
+        cache_size_power_of_two=None if gigabytes is None else cache_size_for_gb(gigabytes))
+
+
+def validate(options: GenconfigOptions) -> None:
+    from katacli.benchmarking.network import check_model_path
+    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.benchmarking.runner import MAX_THREADS_PER_SEARCH
+
+    if options.model is not None:
+        check_model_path(options.model)
+    check_output_path(options.output)
+    if options.threads is not None and not 1 <= options.threads <= MAX_THREADS_PER_SEARCH:
+        raise BenchmarkError(f"--threads must be from 1 to {MAX_THREADS_PER_SEARCH}")
+    if options.tune_visits is not None and not 2 <= options.tune_visits <= MAX_LIMIT:
+        raise BenchmarkError(f"--tune-visits must be from 2 to {MAX_LIMIT}")
+    if options.tune_positions < 1:
+        raise BenchmarkError("--tune-positions must be at least 1")
+    if not 0 < options.seconds_per_move <= 1e6:
+        raise BenchmarkError("-time (seconds per move) must be above 0 and at most 1e6")
+
+
+def run(options: GenconfigOptions) -> int:
+    from rich.console import Console
+
+    from katacli.benchmarking.config_writer import GeneratedConfigError, check_config_text, render_config
+    from katacli.benchmarking.positions import BenchmarkError
+
+    wizard = Wizard(Console(highlight=False, soft_wrap=True))
+    try:
+        validate(options)
+        choices = choices_from_flags(options)
+        existed = os.path.exists(options.output)
+        if existed and not options.force:
+            if options.non_interactive:
+                raise BenchmarkError(f"{options.output} already exists; pass --force to overwrite it")
+            if not wizard.ask(f"File {options.output} already exists, okay to overwrite it with an entirely new "
+                              "config (y/n)?", parse_yes_no(None)):
+                wizard.say("Please provide an alternate file path to output the generated config to via "
+                           "'-output NEWFILEPATH'")
+                return 0
+        if not options.non_interactive:
+            ask_choices(wizard, choices, gpu_names())
+        choose_threads(options, choices, wizard, existed)
+        text = render_config(choices, options.model)
+        check_config_text(text, source=options.output)
+        wizard.section("DONE")
+        wizard.say(f"Writing new config file to {options.output}")
+        write_atomically(options.output, text)
+    except (BenchmarkError, GeneratedConfigError, WizardAborted) as exc:
+        report_error_and_exit(str(exc))
+    except OSError as exc:
+        report_error_and_exit(f"cannot write the config to {options.output}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        report_error_and_exit("interrupted; no config written")
+    model_part = f" -model '{options.model}'" if options.model else ""
+    wizard.say("You should be now able to run the engine with this config via something like:")
+    wizard.say(f"kata gtp{model_part} -config '{options.output}'", style="bold")
+    wizard.say()
+    wizard.say("Feel free to look at and edit the config further by hand in a text editor; configs/gtp_example.cfg "
+               "documents every key.")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("genconfig", help=HELP)
+    def genconfig(
+        model: Optional[str] = typer.Option(None, "--model", metavar="FILE",
+                                            help="The network to tune for (.bin.gz). Without it, tuning is skipped."),
+        output: str = typer.Option(DEFAULT_OUTPUT, "--output", metavar="FILE", help="Where to write the config."),
+        non_interactive: bool = typer.Option(False, "--non-interactive",
+                                             help="Ask nothing: take the answers from the flags below."),
+        force: bool = typer.Option(False, "--force", help="Overwrite an existing output file without asking."),
+        rules: Optional[str] = typer.Option(None, "--rules", help=f"Rules ({RULES_CHOICES}); default tromp-taylor."),
+        komi: Optional[float] = typer.Option(None, "--komi", help="Always use this komi (default: what the GUI sends)."),
+        max_visits: Optional[int] = typer.Option(None, "--max-visits", help="Limit visits per move in games."),
+        max_playouts: Optional[int] = typer.Option(None, "--max-playouts", help="Limit playouts per move in games."),
+        max_time: Optional[float] = typer.Option(None, "--max-time", help="Limit seconds per move in games."),
+        ponder: bool = typer.Option(False, "--ponder/--no-ponder", help="Think during the opponent's turn."),
+        max_ponder_time: Optional[float] = typer.Option(None, "--max-ponder-time", help="Limit pondering, in seconds."),
+        resign: bool = typer.Option(True, "--resign/--no-resign", help="Resign clearly lost games."),
+        resign_threshold: float = typer.Option(DEFAULT_RESIGN_THRESHOLD, "--resign-threshold",
+                                               help="Resign below this win/loss value (-1..1)."),
+        devices: Optional[str] = typer.Option(None, "--devices", metavar="LIST", help='GPUs to use, e.g. "0,1".'),
+        cache_gb: Optional[float] = typer.Option(None, "--cache-gb", help="RAM for the network cache, in GB."),
+        threads: Optional[int] = typer.Option(None, "--threads", help="Use this numSearchThreads; skips tuning."),
+        tune_visits: Optional[int] = typer.Option(None, "--tune-visits",
+                                                  help="Visits per tuning search (default: calibrated)."),
+        tune_positions: int = typer.Option(10, "--tune-positions", help="Positions per tuning run."),
+        seconds_per_move: float = typer.Option(5.0, "-i", "--time", metavar="SECONDS",
+                                               help="Seconds per move to optimize the thread count for."),
+    ) -> None:
+        options = GenconfigOptions(model, output, non_interactive, force, rules, komi, max_visits, max_playouts,
+                                   max_time, ponder, max_ponder_time, resign, resign_threshold, devices, cache_gb,
+                                   threads, tune_visits, tune_positions, seconds_per_move)
+        raise typer.Exit(run(options))
