@@ -215,3 +215,21 @@ def test_sigint_flushes_finished_games(tmp_path):
     games, rows = check_output_dir(out)
     assert games == sgf_lines(out) >= 2  # every finished game reached a complete file
     assert not [p for p in (out / "tdata").iterdir() if p.name.endswith(".partial")]
+
+
+def test_second_signal_exits_at_once(tmp_path, monkeypatch):
+    from katacli.selfplay import runner as runner_module
+    from katacli.selfplay.settings import SelfplaySettings
+
+    cfg = tiny_config()
+    manager = ModelManager(NNSettings.from_config(cfg, "selfplay"), device="cpu")
+    manager.install("random-b2c16", random_model("b2c16", 4))
+    run = SelfplayRun(SelfplaySettings.from_config(cfg), manager, tmp_path / "out", max_games_total=1)
+    exits = []
+    monkeypatch.setattr(runner_module.os, "_exit", exits.append)
+    run._on_signal(signal.SIGINT, None)
+    assert run.stats.stopping and exits == []
+    run._on_signal(signal.SIGINT, None)
+    assert exits == [runner_module.EXIT_INTERRUPTED]
+    run.output.close()
+    manager.close()

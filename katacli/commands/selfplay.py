@@ -33,7 +33,7 @@ Settings are KataGo's self-play config keys (numGameThreads, maxVisits, cheapSea
 
 Example: kata selfplay -models-dir models -output-dir selfplay -config configs/selfplay_example.cfg
 
-Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress are dropped.
+Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress are dropped. A second Ctrl-C exits at once (files on disk are always complete).
 """
 
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "selfplay_example.cfg"

@@ -34,6 +34,8 @@ log = logging.getLogger("katacli.selfplay")
 
 # How often the main thread wakes to refresh progress and notice stop requests, seconds.
 TICK_SECONDS = 0.25
+# Exit status after a second SIGINT/SIGTERM (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 RUN_ID_BITS = 64
 
 
@@ -99,6 +101,14 @@ class SelfplayRun:
             log.info("stopping: finishing writes of completed games")
         self.stats.stopping = True
         self._stop.set()
+
+    def _on_signal(self, signum, frame) -> None:
+        if self._stop.is_set():
+            # A second Ctrl-C: leave at once. Files are renamed into place only when complete,
+            # so nothing unreadable is left; the buffered rows are lost.
+            log.warning("second signal: exiting without writing buffered games")
+            os._exit(EXIT_INTERRUPTED)
+        self.request_stop()
 
     def _count_move(self) -> None:
         self.stats.moves_played += 1
@@ -169,7 +179,7 @@ class SelfplayRun:
         previous = {}
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, lambda signum, frame: self.request_stop())
+                previous[sig] = signal.signal(sig, self._on_signal)
         writer = threading.Thread(target=self._writer_loop, name="selfplay-writer", daemon=True)
         watcher = threading.Thread(target=self._watch_models, name="selfplay-models", daemon=True)
         games = [threading.Thread(target=self._game_loop, args=(i, self.rng.getrandbits(64)),
