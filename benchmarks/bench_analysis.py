@@ -148,7 +148,8 @@ def main() -> None:
     print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
     print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-          f"torch {torch.__version__} with {torch.get_num_threads()} threads, float32; cache cleared per setting")
+          f"torch {torch.__version__} with {torch.get_num_threads()} threads, float32; cache cleared per setting; "
+          f"load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
           f"{'avg batch':>10} {'seconds':>8}")
     for setting in args.settings.split(","):
