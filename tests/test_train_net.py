@@ -12,7 +12,7 @@ import torch
 from katacli.nn.model import KataGoModel, load_model
 from katacli.nn.modelfile import read_model_file
 from katacli.train.batch import expand_rows
-from katacli.train.exporting import export_name, export_to_models_dir, model_with_weights
+from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights
 from katacli.train.net import TrainingNet, UnsupportedModelError, score_belief_sizes
 from katacli.train.synthetic import synthetic_rows
 
@@ -96,6 +96,11 @@ def test_seeded_heads_are_reproducible():
     b = TrainingNet(KataGoModel.from_config("b2c16", seed=3), seed=9)
     for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
         assert torch.equal(x, y), name
+
+
+def test_architecture_names_for_export():
+    assert architecture_name(KataGoModel.from_config("b2c16", seed=0)) == "b2c16"
+    assert architecture_name(KataGoModel.from_config("b5c192nbt", seed=0)) == "b5c192nbt"
 
 
 def test_score_belief_sizes_follow_katago_configs():

@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
         lr_scale: Optional[float] = typer.Option(None, "--lr-scale", metavar="X", help="Learning-rate multiplier (config: lrScale)."),
         seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed of a new run (config: seed)."),
         device: Optional[str] = typer.Option(None, "--device", metavar="auto|cpu|cuda", help="Where to train (config: device)."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bar; a status line every 30 seconds instead."),
         list_keys: bool = typer.Option(False, "--list-keys", help="Print every training config key with its default and exit."),
     ) -> None:
         from katacli.train.settings import describe_keys, settings_from_config, warn_unknown_train_keys

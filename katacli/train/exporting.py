@@ -16,11 +16,18 @@ import os
 from typing import Optional
 
 from katacli.nn.export import model_file_bytes
-from katacli.nn.model import KataGoModel
+from katacli.nn.model import KataGoModel, NestedBottleneckBlock
 from katacli.train.checkpoint import atomic_write_bytes
 
 GZIP_LEVEL = 6
 MAX_NAME_LENGTH = 96  # KataGo's limit on model names
+
+
+def architecture_name(model: KataGoModel) -> str:
+    """KataGo-style size tag of a net, e.g. ``b6c96`` or ``b18c384nbt``."""
+    blocks = model.trunk.blocks
+    nested = any(isinstance(b, NestedBottleneckBlock) for b in blocks)
+    return f"b{len(blocks)}c{model.trunk.initial_conv.out_channels}" + ("nbt" if nested else "")
 
 
 def export_name(prefix: str, samples: int, data_rows: int) -> str:

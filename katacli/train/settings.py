@@ -42,7 +42,7 @@ TRAIN_KEYS: tuple[TrainKey, ...] = (
     _k("dataDir", "data_dir", "str", "", "Directory of training files (.h5/.npz, searched recursively)."),
     _k("outputDir", "output_dir", "str", "", "Directory for checkpoints, metrics.jsonl and the loss plot."),
     _k("exportDir", "export_dir", "str", "", "Directory to export .bin.gz models into (selfplay watches it); empty: no export."),
-    _k("exportPrefix", "export_prefix", "str", "", "Exported model names start with this (default kata-<model kind>)."),
+    _k("exportPrefix", "export_prefix", "str", "", "Exported model names start with this (default kata-<architecture>, e.g. kata-b6c96)."),
     _k("modelKind", "model_kind", "str", MODEL_KIND_DEFAULT, "Architecture of a fresh net: b6c96, b10c128, b18c384nbt, ..."),
     _k("initModel", "init_model", "str", "", "Start a fresh run from this KataGo .bin.gz net instead of random weights."),
     _k("maxSamples", "max_samples", "int", 0, "Stop after this many training samples in total (0: run until interrupted).", 0, BIG_INT),
@@ -146,8 +146,9 @@ class TrainSettings:
     def swa_period(self) -> int:
         return self.swa_period_samples or max(1, self.samples_per_epoch // 2)
 
-    def default_export_prefix(self) -> str:
-        base = self.export_prefix or f"kata-{self.model_kind}"
+    def export_prefix_for(self, architecture: str) -> str:
+        """``exportPrefix``, or ``kata-<architecture>`` (e.g. kata-b6c96), as a valid model name."""
+        base = self.export_prefix or f"kata-{architecture}"
         return re.sub(r"[^A-Za-z0-9_-]", "-", base)
 
 

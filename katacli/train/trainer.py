@@ -31,7 +31,7 @@ from katacli.nn.modelfile import ModelFileError
 from katacli.train import checkpoint as ckpt
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int
-from katacli.train.exporting import export_name, export_to_models_dir, model_with_weights, write_model_atomically
+from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics
 from katacli.train.net import TrainingNet, TrainOutputs, UnsupportedModelError
@@ -266,7 +266,8 @@ class Trainer:
         else:
             weights = None
         model = model_with_weights(self.net.model, weights)
-        name = export_name(self.s.default_export_prefix(), self.samples, self.stream.state.total_rows_seen)
+        prefix = self.s.export_prefix_for(architecture_name(self.net.model))
+        name = export_name(prefix, self.samples, self.stream.state.total_rows_seen)
         path = export_to_models_dir(model, self.s.export_dir, name, {
             "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
             "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Training speed: samples per second of full training steps (batch assembly excluded and included).
+
+Each case builds a real :class:`~katacli.train.trainer.Trainer` on synthetic rows and times
+``train_step`` (forward, KataGo loss, backward, clipping, SGD + lookahead, SWA bookkeeping)
+and, separately, the data stream (row gathering, unpacking, symmetries, history dropout).
+
+CPU: b2c16 and b6c96 on 9x9, b6c96 on 19x19. CUDA (when available): b6c96 and b18c384nbt
+on 19x19, float32 and bf16 autocast (and torch.compile with --compile).
+
+    python3 benchmarks/bench_train.py [--seconds 5] [--threads N] [--cuda-only] [--compile]
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from dataclasses import dataclass
+
+import torch
+
+from katacli.train.settings import TrainSettings
+from katacli.train.synthetic import write_synthetic_files
+from katacli.train.trainer import Trainer
+
+WARMUP_STEPS = 3
+DATA_ROWS = 512
+
+
+@dataclass
+class Case:
+    model_kind: str
+    board: int
+    batch: int
+    device: str = "cpu"
+    precision: str = "off"
+
+
+CPU_CASES = (Case("b2c16", 9, 64), Case("b6c96", 9, 64), Case("b6c96", 19, 32))
+CUDA_CASES = (
+    Case("b6c96", 19, 256, "cuda", "off"),
+    Case("b6c96", 19, 256, "cuda", "bf16"),
+    Case("b18c384nbt", 19, 256, "cuda", "off"),
+    Case("b18c384nbt", 19, 256, "cuda", "bf16"),
+)
+
+
+def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: bool) -> Trainer:
+    settings = TrainSettings(
+        data_dir=data_dir, output_dir=out_dir, model_kind=case.model_kind, batch_size=case.batch, seed=1,
+        lr_warmup_samples=0, samples_per_epoch=10**12, window_min_rows=10**9, device=case.device,
+        mixed_precision=case.precision, compile=compile_net,
+    )
+    trainer = Trainer(settings, log=lambda _m: None)
+    trainer._setup()
+    return trainer
+
+
+def time_steps(trainer: Trainer, seconds: float) -> tuple[float, float]:
+    """(training samples/s without batch assembly, data-stream samples/s)."""
+    batch = trainer.stream.next_batch(0)
+    for _ in range(WARMUP_STEPS):
+        trainer.train_step(batch)
+    sync = torch.cuda.synchronize if trainer.ctx.device.type == "cuda" else (lambda: None)
+    sync()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        trainer.train_step(batch)
+        steps += 1
+    sync()
+    train_rate = steps * len(batch) / (time.perf_counter() - start)
+    batches, start = 0, time.perf_counter()
+    while time.perf_counter() - start < min(seconds, 2.0):
+        trainer.stream.next_batch(0)
+        batches += 1
+    data_rate = batches * len(batch) / (time.perf_counter() - start)
+    return train_rate, data_rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=5.0, help="timing per case")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--cuda-only", action="store_true")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile on CUDA")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cases = [] if args.cuda_only else list(CPU_CASES)
+    if torch.cuda.is_available():
+        cases += list(CUDA_CASES)
+        if args.compile:
+            cases += [Case("b18c384nbt", 19, 256, "cuda", "bf16")]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+          + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no CUDA"))
+    print(f"{'net':<12}{'board':>6}{'batch':>6}  {'device':<6}{'precision':<10}{'train samples/s':>16}{'data samples/s':>16}")
+    data_dirs: dict[int, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, case in enumerate(cases):
+            if case.board not in data_dirs:
+                data_dirs[case.board] = f"{tmp}/data{case.board}"
+                write_synthetic_files(data_dirs[case.board], DATA_ROWS, case.board, seed=case.board)
+            compile_net = args.compile and index == len(cases) - 1 and case.device == "cuda"
+            trainer = make_trainer(case, data_dirs[case.board], f"{tmp}/run{index}", compile_net)
+            train_rate, data_rate = time_steps(trainer, args.seconds)
+            label = case.precision + ("+compile" if compile_net else "")
+            print(f"{case.model_kind:<12}{case.board:>6}{case.batch:>6}  {case.device:<6}{label:<10}"
+                  f"{train_rate:>16.0f}{data_rate:>16.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
