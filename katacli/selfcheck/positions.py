@@ -1,0 +1,86 @@
+"""Setting positions up from GTP commands and encoding them for the network (shared by the checks and
+:mod:`katacli.selfcheck.make_reference`), the way KataGo's GTP engine answers ``kata-raw-nn``."""
+from __future__ import annotations
+
+import numpy as np
+
+NUM_SPATIAL_FEATURES = 22
+NUM_GLOBAL_FEATURES = 19
+# KataGo's GTP engine evaluates kata-raw-nn with rootPolicyOptimism, 0.2 unless configured.
+GTP_ROOT_POLICY_OPTIMISM = 0.2
+
+
+def replay(commands: list[str]):
+    """A GameSession after GTP set-up commands (boardsize, rectangular_boardsize, clear_board,
+    kata-set-rules, komi, fixed_handicap, play)."""
+    from katacli.game.coords import parse_color, parse_vertex
+    from katacli.game.rules import Rules
+    from katacli.game.session import GameSession
+
+    session = GameSession()
+    for command in commands:
+        name, *args = command.split()
+        if name == "boardsize":
+            session.set_size(int(args[0]), int(args[0]))
+        elif name == "rectangular_boardsize":
+            session.set_size(int(args[0]), int(args[1]))
+        elif name == "clear_board":
+            session.clear_board()
+        elif name == "kata-set-rules":
+            session.set_rules(Rules.parse_without_komi(" ".join(args), session.rules.komi))
+        elif name == "komi":
+            session.set_komi(float(args[0]))
+        elif name == "fixed_handicap":
+            session.place_fixed_handicap(int(args[0]))
+        elif name == "play":
+            session.play(parse_color(args[0]), parse_vertex(args[1], session.x_size, session.y_size))
+        else:
+            raise ValueError(f"unexpected set-up command {command!r}")
+    return session
+
+
+def query_player_and_symmetry(query: str, to_move: int) -> tuple[int, int]:
+    """``kata-raw-nn SYM`` or ``kata-raw-nn COLOR SYM`` -> (player, symmetry)."""
+    from katacli.game.coords import parse_color
+
+    args = query.split()[1:]
+    if len(args) == 2:
+        return parse_color(args[0]), int(args[1])
+    return to_move, int(args[0])
+
+
+def encode(state, player: int):
+    """(spatial [22, H, W], global [19], legal [H*W+1] bool, the state evaluated) for ``player`` to move."""
+    from cython_ext.features import encode_v7
+
+    if player != state.next_player:
+        state = state.copy()
+        state.reset_history_keep_board(player)  # as KataGo does for kata-raw-nn with another colour
+    spatial = np.zeros((NUM_SPATIAL_FEATURES, state.y_size, state.x_size), np.float32)
+    global_features = np.zeros(NUM_GLOBAL_FEATURES, np.float32)
+    legal = np.zeros(state.x_size * state.y_size + 1, np.uint8)
+    encode_v7(state, 0, spatial, global_features, legal)
+    return spatial, global_features, legal.astype(bool), state
+
+
+def evaluate(evaluator, spatial, global_features, legal, state, player: int, symmetry: int):
+    from katacli.nn.evaluator import NNRequest
+
+    request = NNRequest(spatial, global_features, legal, board_x=state.x_size, board_y=state.y_size,
+                        white_to_move=player == 2, symmetry=symmetry, policy_optimism=GTP_ROOT_POLICY_OPTIMISM)
+    return evaluator.evaluate_uncached([request])[0]
+
+
+def output_vector(out) -> dict[str, np.ndarray]:
+    """The outputs a reference records, as arrays."""
+    return {
+        "scalars": np.array([out.white_win, out.white_loss, out.no_result, out.white_lead, out.white_score_mean,
+                             out.white_score_mean_sq, out.var_time_left, out.shortterm_winloss_error,
+                             out.shortterm_score_error, out.policy_pass], np.float64),
+        "policy": np.asarray(out.policy, np.float64),
+        "ownership": np.asarray(out.white_ownership, np.float64),
+    }
+
+
+SCALAR_NAMES = ("whiteWin", "whiteLoss", "noResult", "whiteLead", "whiteScoreSelfplay", "whiteScoreSelfplaySq",
+                "varTimeLeft", "shorttermWinlossError", "shorttermScoreError", "policyPass")
