@@ -11,7 +11,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
@@ -103,11 +102,9 @@ def test_overfits_a_tiny_dataset(tmp_path):
 
 
 def _has_matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def assert_same_training_state(dir_a: str, dir_b: str) -> None:
@@ -188,6 +185,28 @@ def test_command_survives_ctrl_c_and_kill(tmp_path):
     assert proc.returncode == 0, err
     assert f"trained {total} samples" in err
     assert_same_training_state(reference.output_dir, str(tmp_path / "run"))
+
+
+def test_training_waits_for_new_data_when_throttled(tmp_path):
+    import threading
+
+    write_data(tmp_path, rows=32, files=1)
+    messages: list[str] = []
+    s = make_settings(tmp_path, samples_per_epoch=32, max_samples=96, max_train_samples_per_new_row=1.0,
+                      data_poll_seconds=0.05, export_dir="")
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(result=run_training(s, log=messages.append)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not any("waiting for new data" in m for m in messages):
+        assert worker.is_alive() and time.monotonic() < deadline, messages
+        time.sleep(0.02)
+    # The first epoch (32 samples) was free; 64 new rows allow the remaining two.
+    write_synthetic_files(str(tmp_path / "data"), 64, BOARD, seed=5)
+    worker.join(60)
+    assert not worker.is_alive() and outcome["result"].samples == 96
+    state = ckpt.load_checkpoint(ckpt.checkpoint_path(s.output_dir))
+    assert state["bucket"] == {"level": 0.0, "rows_at_fill": 96}
 
 
 def test_exports_are_katago_models_named_by_samples(tmp_path):

@@ -97,6 +97,15 @@ def barrier(ctx: DistributedContext) -> None:
         dist.barrier()
 
 
+def broadcast_object(value, ctx: DistributedContext):
+    """Rank 0's ``value`` (any picklable object) on every rank."""
+    if not ctx.is_distributed:
+        return value
+    holder = [value if ctx.is_main else None]
+    dist.broadcast_object_list(holder, src=0, device=ctx.device if ctx.device.type == "cuda" else None)
+    return holder[0]
+
+
 def broadcast_int(value: int, ctx: DistributedContext) -> int:
     """Rank 0's ``value`` on every rank."""
     if not ctx.is_distributed:

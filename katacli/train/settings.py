@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Optional, TextIO
+from dataclasses import dataclass, field
+from typing import Any, Optional, TextIO
 
 from katacli import config_keys
 from katacli.config import Config, ConfigError
@@ -55,6 +55,12 @@ TRAIN_KEYS: tuple[TrainKey, ...] = (
     _k("windowTaperExponent", "window_taper_exponent", "float", 0.675, "Power law of the window growth (-taper-window-exponent).", 0.01, 1.0),
     _k("randomSymmetries", "random_symmetries", "bool", True, "Train each batch in a random board symmetry."),
     _k("historyDropout", "history_dropout", "bool", True, "Randomly hide move history (2% per step), as KataGo does."),
+    _k("maxTrainSamplesPerNewRow", "max_train_samples_per_new_row", "float", 0.0,
+       "Throttle for training beside a running self-play: each new data row allows this many samples, an epoch waits "
+       "until it has enough (KataGo -max-train-bucket-per-new-data); 0: no limit.", 0.0, 1e6),
+    _k("maxTrainBucketSamples", "max_train_bucket_samples", "int", 0,
+       "Cap on the allowance that builds up while data comes faster than training (0: none).", 0, BIG_INT),
+    _k("dataPollSeconds", "data_poll_seconds", "float", 10.0, "While throttled, look for new data this often.", 0.01, 3600.0),
     # -- optimizer and schedule
     _k("optimizer", "optimizer", "choice", "sgd", "sgd (momentum 0.9, KataGo's default) or adamw.", choices=("sgd", "adamw")),
     _k("lrScale", "lr_scale", "float", 1.0, "Multiplier on KataGo's per-sample learning rate of 3e-5.", 0.0, 1000.0),
@@ -106,6 +112,9 @@ class TrainSettings:
     window_taper_exponent: float = 0.675
     random_symmetries: bool = True
     history_dropout: bool = True
+    max_train_samples_per_new_row: float = 0.0
+    max_train_bucket_samples: int = 0
+    data_poll_seconds: float = 10.0
     optimizer: str = "sgd"
     lr_scale: float = 1.0
     lr_schedule: str = ""
@@ -235,6 +244,3 @@ def describe_keys() -> str:
         lines.append(f"# {spec.help}\n{spec.key} = {str(default).lower() if isinstance(default, bool) else default}")
     return "\n".join(lines)
 
-
-def settings_field_names() -> set[str]:
-    return {f.name for f in fields(TrainSettings)}

@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
 import torch
@@ -30,7 +30,7 @@ from katacli.nn.model import KataGoModel, load_model
 from katacli.nn.modelfile import ModelFileError
 from katacli.train import checkpoint as ckpt
 from katacli.train.batch import Batch
-from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int
+from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics
@@ -42,6 +42,10 @@ from katacli.train.window import DataScanner, DataStream, NoTrainingDataError, S
 MAX_SEED = 2**62
 # Gradients that are not finite skip the step; this many in a row means training diverged.
 MAX_CONSECUTIVE_BAD_STEPS = 20
+# An epoch starts when the train bucket holds this share of an epoch's samples (KataGo).
+EPOCH_BUCKET_FRACTION = 0.99
+# While waiting for data, check for Ctrl-C this often.
+STOP_CHECK_SECONDS = 0.2
 # Redrawing the loss plot costs a fraction of a second; do it at most this often (and at the end).
 PLOT_INTERVAL_SECONDS = 60.0
 
@@ -56,6 +60,10 @@ class TrainResult:
     exported: list[str] = field(default_factory=list)
     interrupted: bool = False
     last_metrics: dict = field(default_factory=dict)
+
+
+class _Interrupted(Exception):
+    """Stop requested before the first batch."""
 
 
 class _StopFlag:
@@ -94,6 +102,7 @@ class _Prefetcher:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-prefetch")
         self.pending: Optional[Future] = None
         self.state_before_pending: Optional[StreamState] = None
+        self._state_before_taken: Optional[StreamState] = None
 
     def request(self, samples_at_batch: int) -> None:
         self.state_before_pending = copy.deepcopy(self.stream.state)
@@ -102,14 +111,17 @@ class _Prefetcher:
     def take(self) -> Batch:
         batch = self.pending.result()
         self.pending = None
+        self._state_before_taken = self.state_before_pending
         return batch
 
     def resume_state(self) -> dict:
-        """The stream position of the next untrained batch."""
-        from dataclasses import asdict
-
+        """The stream position of the next untrained batch (the pending one, if any)."""
         state = self.state_before_pending if self.pending is not None else self.stream.state
         return asdict(state)
+
+    def state_before_taken(self) -> dict:
+        """The stream position of the batch last taken (when it will not be trained after all)."""
+        return asdict(self._state_before_taken)
 
     def close(self) -> None:
         if self.pending is not None:
@@ -127,6 +139,8 @@ class Trainer:
         self.progress = progress if self.ctx.is_main else None
         self.samples = 0
         self.exported: list[str] = []
+        # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
+        self.bucket = {"level": float(settings.samples_per_epoch), "rows_at_fill": -1}
         self._last_plot_time = time.monotonic()
         self._check_settings()
 
@@ -231,6 +245,7 @@ class Trainer:
         self.loss.load_state_dict(state["loss"])
         self.stream.load_state_dict(state["data"])
         self.exported = list(state.get("exported", []))
+        self.bucket = dict(state.get("bucket", self.bucket))
         ckpt.restore_rng_states(state["rng"])
         if self.metrics_log is not None:
             self.metrics_log.truncate_after(self.samples)
@@ -251,6 +266,7 @@ class Trainer:
             "loss": self.loss.state_dict(),
             "data": data_state,
             "exported": self.exported,
+            "bucket": self.bucket,
             "rng": ckpt.capture_rng_states(),
         }
         ckpt.save_checkpoint(ckpt.checkpoint_path(self.s.output_dir), state)
@@ -340,14 +356,25 @@ class Trainer:
         bad_steps = 0
         prefetch = _Prefetcher(self.stream)
         interrupted = False
+        resume_state: Optional[dict] = None  # where a checkpoint must say the data stream is
         try:
             with _StopFlag() as stop:
+                if not self._prepare_epoch(stop):
+                    raise _Interrupted
                 prefetch.request(self.samples)
-                while not max_samples or self.samples < max_samples:
+                while prefetch.pending is not None:
                     batch = prefetch.take()
+                    after = self.samples + self.stream.global_batch
+                    if not max_samples or after < max_samples:
+                        # Begin the next batch's epoch (main thread: it may wait for data and talk to other
+                        # ranks), then let the worker assemble that batch while this one trains.
+                        if not self._prepare_epoch(stop, after):
+                            interrupted = True
+                            resume_state = prefetch.state_before_taken()  # this batch stays untrained
+                            self.log("interrupted while waiting for data: saving a checkpoint")
+                            break
+                        prefetch.request(after)
                     terms, gnorm, lr = self.train_step(batch)
-                    if not max_samples or self.samples < max_samples:
-                        prefetch.request(self.samples)
                     bad_steps = 0 if math.isfinite(gnorm) else bad_steps + 1
                     if bad_steps >= MAX_CONSECUTIVE_BAD_STEPS:
                         raise TrainingError(f"training diverged: {bad_steps} steps in a row had non-finite gradients; "
@@ -369,18 +396,64 @@ class Trainer:
                         interrupted = True
                         self.log("interrupted: saving a checkpoint")
                         break
+        except _Interrupted:
+            interrupted = True
         finally:
             prefetch.close()
         if running.rows:
             last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
         if last["checkpoint"] != self.samples or interrupted:
-            self.save_checkpoint(prefetch.resume_state())
+            self.save_checkpoint(resume_state or prefetch.resume_state())
         if not interrupted and last["export"] != self.samples:
             self.export_model()
         if self.metrics_log is not None:
             self.metrics_log.plot()
         barrier(self.ctx)
         return TrainResult(self.samples, self.exported, interrupted, last_metrics)
+
+    def _prepare_epoch(self, stop: "_StopFlag", samples: Optional[int] = None) -> bool:
+        """Begin the next epoch if the next batch needs one: rank 0 rescans the data and, when training is
+        throttled by new data, waits until enough has arrived; every rank then starts the same window.
+        Returns False if a stop was requested while waiting."""
+        samples = self.samples if samples is None else samples
+        if not self.stream.epoch_due(samples):
+            return True
+        s, ctx = self.s, self.ctx
+        per_epoch = float(s.samples_per_epoch)
+        waited = False
+        while True:
+            files, ready = None, True
+            if ctx.is_main:
+                files = self.stream.scan()
+                if s.max_train_samples_per_new_row > 0:
+                    self._fill_bucket(sum(f.rows for f in files))
+                    ready = self.bucket["level"] >= EPOCH_BUCKET_FRACTION * per_epoch
+            files, ready, self.bucket = broadcast_object((files, ready, self.bucket), ctx)
+            if ready:
+                break
+            if not waited:
+                waited = True
+                self.log(f"waiting for new data: {self.bucket['level']:.0f} samples allowed, an epoch needs {per_epoch:.0f} "
+                         f"(maxTrainSamplesPerNewRow = {s.max_train_samples_per_new_row})")
+            deadline = time.monotonic() + s.data_poll_seconds
+            while time.monotonic() < deadline and not stop.requested:
+                time.sleep(min(STOP_CHECK_SECONDS, s.data_poll_seconds))
+            if any_rank_true(stop.requested, ctx):
+                return False
+        if s.max_train_samples_per_new_row > 0:
+            self.bucket["level"] -= per_epoch
+        self.stream.begin_epoch(samples, files)
+        return True
+
+    def _fill_bucket(self, total_rows: int) -> None:
+        b = self.bucket
+        if b["rows_at_fill"] < 0 or total_rows < b["rows_at_fill"]:
+            b["rows_at_fill"] = total_rows  # first fill, or data was deleted: count from here
+        new_rows = total_rows - b["rows_at_fill"]
+        if new_rows > 0:
+            b["rows_at_fill"] = total_rows
+            cap = max(self.s.max_train_bucket_samples or float("inf"), float(self.s.samples_per_epoch))
+            b["level"] = min(cap, b["level"] + new_rows * self.s.max_train_samples_per_new_row)
 
     def _emit_metrics(self, running: RunningMetrics, lr: float, window_samples: int, window_time: float) -> dict:
         per_row = self._sum_over_ranks(running)

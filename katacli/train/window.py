@@ -157,8 +157,15 @@ class DataStream:
 
     # ---------------------------------------------------------------------------- window
 
-    def _new_epoch(self, samples: int) -> None:
-        files = self.scanner.scan()
+    def epoch_due(self, samples: int) -> bool:
+        """Whether the batch at ``samples`` starts a new epoch (and so needs a rescan)."""
+        return self.state.epoch < 0 or samples - self.state.epoch_start_samples >= self.samples_per_epoch
+
+    def scan(self) -> list[DataFile]:
+        return self.scanner.scan()
+
+    def begin_epoch(self, samples: int, files: list[DataFile]) -> None:
+        """Start the next epoch on the newest rows of ``files`` (a scan, possibly made by another rank)."""
         total = sum(f.rows for f in files)
         if total == 0:
             raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.npz files)")
@@ -188,7 +195,7 @@ class DataStream:
     def _ensure_loaded(self) -> None:
         if self._rows is None:
             if self.state.epoch < 0:
-                self._new_epoch(0)
+                self.begin_epoch(0, self.scan())
             else:
                 self._load()
 
@@ -203,8 +210,9 @@ class DataStream:
     def next_batch(self, samples_so_far: int) -> Batch:
         """This rank's part of the next global batch (augmented, on the CPU)."""
         st = self.state
-        if st.epoch < 0 or samples_so_far - st.epoch_start_samples >= self.samples_per_epoch:
-            self._new_epoch(samples_so_far)
+        if self.epoch_due(samples_so_far):
+            # The trainer begins epochs itself (on its main thread, agreed between ranks); standalone use rescans here.
+            self.begin_epoch(samples_so_far, self.scan())
         self._ensure_loaded()
         gb = self.global_batch
         if st.offset + gb > len(self._rows):
