@@ -1,0 +1,209 @@
+"""`kata genconfig`: the written config (from the key registry, accepted by `kata gtp` without warnings),
+the interactive wizard and its re-asking, --non-interactive flags, overwriting, and bad paths and values."""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from katacli.benchmarking.config_writer import (
+    GenConfigChoices, cache_gb_for_size, cache_size_for_gb, check_config_text, render_config,
+)
+from katacli.cli import app, normalize_argv
+from katacli.config import Config
+
+TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+FAST_TUNING = ["--tune-visits", "8", "--tune-positions", "1"]
+
+
+def kata(*args: str, input: str | None = None):
+    return CliRunner().invoke(app, normalize_argv(["genconfig", *args]), input=input)
+
+
+def settings(path: Path) -> dict[str, str]:
+    """The keys a config file sets (comments skipped)."""
+    return Config.from_file(path, mode="gtp").as_dict()
+
+
+def assert_loads_cleanly_in_gtp(path: Path) -> None:
+    from katacli.cli_support import load_config
+    from katacli.search.runtime_params import GtpRuntimeParams
+    from katacli.settings import GtpSettings
+
+    stream = io.StringIO()
+    cfg = load_config(str(path), None, mode="gtp", warn_unknown=False)
+    assert cfg.warn_unknown_keys(stream) == [] and stream.getvalue() == ""
+    GtpSettings.from_config(cfg)
+    GtpRuntimeParams.from_config(cfg)
+
+
+# --------------------------------------------------------------------------- the written config
+
+
+def test_rendered_config_comments_come_from_the_registry():
+    from katacli import config_keys
+
+    text = render_config(GenConfigChoices(rules="japanese", max_time=10.0, num_search_threads=6))
+    check_config_text(text)
+    assert config_keys.get_spec("numSearchThreads").description in text.replace("\n# ", " ")
+    assert "\nrules = japanese\n" in text and "\nmaxTime = 10.0\n" in text
+    assert "\n# maxVisits = 500\n" in text  # an unchosen limit is shown commented out
+
+
+def test_cache_size_follows_memory():
+    assert cache_size_for_gb(3.0) == 19
+    assert cache_gb_for_size(19) <= 3.0 < cache_gb_for_size(20)
+    assert cache_size_for_gb(1e-6) == 10  # never below KataGo's floor
+    assert cache_size_for_gb(64) == 23
+
+
+def test_non_interactive_defaults_without_model(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), "--non-interactive")
+    assert r.exit_code == 0, r.output
+    assert "Skipping tuning" in r.stdout and f"kata gtp -config '{out}'" in r.stdout
+    keys = settings(out)
+    assert keys["rules"] == "tromp-taylor" and keys["numSearchThreads"] == "1"
+    assert keys["allowResignation"] == "true" and "maxVisits" not in keys
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_non_interactive_flags_reach_the_config(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), "--non-interactive", "--rules", "Japanese", "--komi", "6.5", "--max-visits", "300",
+             "--ponder", "--max-ponder-time", "30", "--no-resign", "--cache-gb", "1", "--threads", "6")
+    assert r.exit_code == 0, r.output
+    keys = settings(out)
+    assert keys["rules"] == "japanese" and keys["ignoreGTPAndForceKomi"] == "6.5"
+    assert keys["maxVisits"] == "300" and keys["ponderingEnabled"] == "true" and keys["maxTimePondering"] == "30.0"
+    assert keys["allowResignation"] == "false" and keys["numSearchThreads"] == "6"
+    assert keys["nnCacheSizePowerOfTwo"] == str(cache_size_for_gb(1))
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_non_interactive_tuning_with_a_network(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-model", str(TINY_MODEL), "-output", str(out), "--non-interactive", *FAST_TUNING)
+    assert r.exit_code == 0, r.output
+    assert "TUNING NOW" in r.stdout and "Tuning using 8 visits." in r.stdout and "(recommended)" in r.stdout
+    keys = settings(out)
+    threads = int(keys["numSearchThreads"])
+    assert f"Using {threads} numSearchThreads!" in r.stdout
+    assert int(keys["nnMaxBatchSize"]) >= threads
+    assert "Chosen by `kata genconfig`" in out.read_text().replace("\n# ", " ")
+    assert f"kata gtp -model '{TINY_MODEL}' -config '{out}'" in r.stdout
+    assert_loads_cleanly_in_gtp(out)
+
+
+# --------------------------------------------------------------------------- the wizard
+
+WIZARD_ANSWERS = [
+    "chinez", "chinese",     # a typo is re-asked
+    "",                      # komi: what the GUI sends
+    "maybe", "y",            # add a limit? (bad answer re-asked)
+    "moves", "seconds",      # what to limit
+    "0", "15",               # seconds per move (0 refused)
+    "y", "",                 # ponder, without a limit
+    "n",                     # no resignation
+    "2.5gb",                 # cache
+]
+
+
+def test_interactive_wizard(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), input="\n".join(WIZARD_ANSWERS) + "\n")
+    assert r.exit_code == 0, r.output
+    for section in ("RULES", "SEARCH LIMITS", "RESIGNATION", "GPUS AND RAM", "PERFORMANCE TUNING", "DONE"):
+        assert section in r.stdout
+    assert "Could not parse rules: chinez" in r.stdout
+    assert "Please answer y or n" in r.stdout
+    assert 'Please specify one of "visits", "playouts" or "seconds"' in r.stdout
+    keys = settings(out)
+    assert keys["rules"] == "chinese" and keys["maxTime"] == "15.0" and keys["ponderingEnabled"] == "true"
+    assert "maxTimePondering" not in keys and "ignoreGTPAndForceKomi" not in keys
+    assert keys["allowResignation"] == "false"
+    assert keys["nnCacheSizePowerOfTwo"] == str(cache_size_for_gb(2.5))
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_interactive_wizard_with_tuning(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    answers = ["japanese", "", "y", "visits", "", "n", "", "", "", "8", "2"]  # tune with 8 visits, 2 s per move
+    r = kata("-model", str(TINY_MODEL), "-output", str(out), "--tune-positions", "1", input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "if you intend to do a 2 second search" in r.stdout
+    keys = settings(out)
+    assert keys["maxVisits"] == "500" and keys["resignThreshold"] == "-0.9"
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_closed_stdin_writes_nothing(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), input="japanese\n")
+    assert r.exit_code == 1
+    assert "Stdin was closed" in r.stderr and not out.exists()
+
+
+# --------------------------------------------------------------------------- overwriting and bad input
+
+
+def test_existing_file_needs_confirmation_or_force(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    out.write_text("numSearchThreads = 5\n")
+    r = kata("-output", str(out), "--non-interactive")
+    assert r.exit_code == 1 and "already exists; pass --force" in r.stderr
+    r = kata("-output", str(out), input="n\n")
+    assert r.exit_code == 0 and "alternate file path" in r.stdout
+    assert out.read_text() == "numSearchThreads = 5\n"
+    r = kata("-output", str(out), "--non-interactive", "--force")
+    assert r.exit_code == 0 and "rules = tromp-taylor" in out.read_text()
+
+
+def test_overwriting_can_keep_the_old_thread_count(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    out.write_text("numSearchThreads = 5\n")
+    # overwrite; rules, komi, no limit (and its note), no pondering, resign, threshold, cache; keep the 5 threads
+    answers = ["y", "aga", "", "n", "", "n", "", "", "", "y"]
+    r = kata("-model", str(TINY_MODEL), "-output", str(out), input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "already sets numSearchThreads = 5" in r.stdout and "TUNING NOW" not in r.stdout
+    assert settings(out)["numSearchThreads"] == "5"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rules", "foo"], "Could not parse rules: foo"),
+    (["--max-visits", "0"], "--max-visits must be from 1"),
+    (["--max-visits", "10", "--max-time", "5"], "at most one of"),
+    (["--komi", "7.3"], "Komi must be a whole or half number"),
+    (["--devices", "a,b"], "Invalid device index"),
+    (["--threads", "0"], "--threads must be from 1"),
+    (["--resign-threshold", "2"], "Must be from -1 to 1"),
+    (["--cache-gb", "0"], "Must be more than 0"),
+    (["-model", "/no/such/net.bin.gz"], "model file not found"),
+])
+def test_bad_flags_are_one_clear_line(tmp_path, args, message):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), "--non-interactive", *args)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.startswith("error: ") and message in r.stderr, r.stderr
+    assert "Traceback" not in r.output and not out.exists()
+
+
+def test_unwritable_output(tmp_path):
+    r = kata("-output", str(tmp_path / "missing" / "gtp.cfg"), "--non-interactive")
+    assert r.exit_code == 1 and "does not exist" in r.stderr
+    r = kata("-output", str(tmp_path), "--non-interactive")
+    assert r.exit_code == 1 and "is a directory" in r.stderr
+    if os.geteuid() == 0:
+        return  # root may write anywhere: the permission case cannot be shown
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        r = kata("-output", str(locked / "gtp.cfg"), "--non-interactive")
+        assert r.exit_code == 1 and "permission denied" in r.stderr
+    finally:
+        locked.chmod(0o700)
