@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Play `kata gtp` against GNU Go and report who won.
+
+GNU Go is a classic open-source Go program (about 5-8 kyu at its default level): a good first opponent
+to see that an engine plays sensible Go. The games are run by examples/gtp_match.py (both engines
+score every game, colours alternate); this script only finds GNU Go and sets the two engines up:
+
+    python3 examples/play_vs_gnugo.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    python3 examples/play_vs_gnugo.py --games 4 --size 9 --visits 200 --level 10 --sgf-dir games/
+    python3 examples/play_vs_gnugo.py                # no network: katacli's rollout engine (it will lose)
+
+GNU Go must be installed: `sudo apt-get install gnugo` (Debian/Ubuntu; it lands in /usr/games),
+`brew install gnu-go` (macOS), or pass its path with --gnugo. Both engines play Chinese (area)
+rules, and GNU Go is told to capture all dead stones, so the two scores agree at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))  # gtp_match.py, beside this file
+
+import gtp_match  # noqa: E402
+
+# Where Debian and Ubuntu install GNU Go (not on every user's PATH).
+GNUGO_FALLBACK_PATHS = ("/usr/games/gnugo", "/usr/local/bin/gnugo", "/opt/homebrew/bin/gnugo")
+DEFAULT_VISITS = 100
+DEFAULT_LEVEL = 10  # GNU Go's own default strength (0 weakest .. 10)
+RULES = "chinese"
+EXIT_NO_GNUGO = 2
+INSTALL_HINT = ("GNU Go was not found. Install it (Debian/Ubuntu: sudo apt-get install gnugo; "
+                "macOS: brew install gnu-go) or pass its path with --gnugo PATH.")
+
+
+def find_gnugo(explicit: str | None) -> str | None:
+    """The GNU Go executable: --gnugo, else on PATH, else where packages usually put it."""
+    if explicit:
+        return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
+    found = shutil.which("gnugo")
+    if found:
+        return found
+    return next((p for p in GNUGO_FALLBACK_PATHS if os.path.isfile(p) and os.access(p, os.X_OK)), None)
+
+
+def kata_command(model: str | None, visits: int, seed: int) -> str:
+    argv = [sys.executable, "-m", "katacli.cli", "gtp"]
+    if model:
+        argv += ["-model", model]
+    argv += ["-override-config", f"maxVisits={visits}, searchRandSeed={seed}, logToStderr=false"]
+    return shlex.join(argv)
+
+
+def gnugo_command(gnugo: str, level: int) -> str:
+    return shlex.join([gnugo, "--mode", "gtp", "--level", str(level), "--chinese-rules", "--capture-all-dead"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Play kata gtp against GNU Go.")
+    parser.add_argument("--model", help="KataGo network for katacli (default: the rollout engine, no network)")
+    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="katacli's visits per move")
+    parser.add_argument("--games", type=int, default=2)
+    parser.add_argument("--size", type=int, default=9, help="board size")
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--level", type=int, default=DEFAULT_LEVEL, help="GNU Go's strength, 0..10")
+    parser.add_argument("--gnugo", help="path of the gnugo executable (default: search PATH and /usr/games)")
+    parser.add_argument("--sgf-dir", help="save every game as an SGF file here")
+    parser.add_argument("--seed", type=int, default=1, help="katacli's search seed (games vary with it)")
+    args = parser.parse_args(argv)
+
+    gnugo = find_gnugo(args.gnugo)
+    if gnugo is None:
+        print(f"error: {INSTALL_HINT}" if not args.gnugo else f"error: {args.gnugo} is not an executable file. "
+              f"{INSTALL_HINT}", file=sys.stderr)
+        return EXIT_NO_GNUGO
+    if args.model and not os.path.isfile(args.model):
+        print(f"error: model file not found: {args.model}", file=sys.stderr)
+        return 1
+    # The engine is started as `python -m katacli.cli`: make this checkout importable for it.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+
+    kata = kata_command(args.model, args.visits, args.seed)
+    opponent = gnugo_command(gnugo, args.level)
+    engine_kind = f"network {Path(args.model).name}" if args.model else "rollout engine (no network)"
+    print(f"katacli ({engine_kind}, {args.visits} visits) vs GNU Go level {args.level}: {args.games} game(s) on "
+          f"{args.size}x{args.size}, komi {args.komi:g}, {RULES} rules")
+    try:
+        records = gtp_match.run_match(kata, opponent, args.games, args.size, args.komi, 3 * args.size * args.size,
+                                      True, args.sgf_dir, RULES)
+    except gtp_match.GtpClientError as exc:
+        print(f"match aborted: {exc}", file=sys.stderr)
+        return 1
+    kata_wins = sum(1 for game in records if (game.winner() or "").startswith("A: "))
+    gnugo_wins = sum(1 for game in records if (game.winner() or "").startswith("B: "))
+    disagreements = sum(not game.scores_agree for game in records)
+    print(f"katacli {kata_wins} - {gnugo_wins} GNU Go"
+          + (f" ({len(records) - kata_wins - gnugo_wins} drawn)" if kata_wins + gnugo_wins < len(records) else "")
+          + (f"; the engines disagreed on {disagreements} score(s)" if disagreements else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
