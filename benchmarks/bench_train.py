@@ -93,7 +93,7 @@ def main() -> None:
             cases += [Case("b18c384nbt", 19, 256, "cuda", "bf16")]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
           + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no CUDA"))
-    print(f"{'net':<12}{'board':>6}{'batch':>6}  {'device':<6}{'precision':<10}{'train samples/s':>16}{'data samples/s':>16}")
+    print(f"{'net':<12}{'board':>6}{'batch':>6}  {'device':<7}{'precision':<17}{'train samples/s':>16}{'data samples/s':>16}")
     data_dirs: dict[int, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, case in enumerate(cases):
@@ -104,7 +104,7 @@ def main() -> None:
             trainer = make_trainer(case, data_dirs[case.board], f"{tmp}/run{index}", compile_net)
             train_rate, data_rate = time_steps(trainer, args.seconds)
             label = case.precision + ("+compile" if compile_net else "")
-            print(f"{case.model_kind:<12}{case.board:>6}{case.batch:>6}  {case.device:<6}{label:<10}"
+            print(f"{case.model_kind:<12}{case.board:>6}{case.batch:>6}  {case.device:<7}{label:<17}"
                   f"{train_rate:>16.0f}{data_rate:>16.0f}", flush=True)
 
 

@@ -208,7 +208,8 @@ class TrainingNet(nn.Module):
     def _score_belief(self, pooled: torch.Tensor, global_features: torch.Tensor, area: int) -> torch.Tensor:
         """Log-probabilities over final scores (index k: score k - mid + 0.5), a mixture of softmaxes."""
         mid = area + EXTRA_SCORE_DISTR_RADIUS
-        offsets = torch.arange(2 * mid, device=pooled.device, dtype=pooled.dtype) - mid + 0.5
+        # float32 even under autocast: bfloat16 cannot hold offsets like 140.5 exactly.
+        offsets = torch.arange(2 * mid, device=pooled.device, dtype=torch.float32) - mid + 0.5
         parity = 0.5 - torch.remainder(offsets - 0.5, 2.0)  # +0.5 on even offsets from mid, -0.5 on odd
         # The last global input is the komi parity feature that decides which scores are reachable.
         parity_input = parity.view(1, -1, 1) * global_features[:, -1:].unsqueeze(1)

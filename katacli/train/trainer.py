@@ -184,6 +184,11 @@ class Trainer:
             except (ModelFileError, OSError) as exc:
                 raise TrainingError(f"{s.output_dir} has a checkpoint but its {ckpt.INITIAL_MODEL_FILE} is unusable: {exc}") from None
             self.log(f"resuming from {path} at {int(state['samples'])} samples")
+            if s.init_model:
+                self.log(f"note: -init-model is ignored, {s.output_dir} already holds a run")
+            if state.get("optimizer_name", s.optimizer) != s.optimizer:
+                raise TrainingError(f"the run in {s.output_dir} was trained with optimizer = {state['optimizer_name']}; "
+                                    f"it cannot continue with {s.optimizer} (use a new -output-dir)")
         else:
             seed = s.seed if s.seed >= 0 else random.SystemRandom().randrange(MAX_SEED)
             seed = broadcast_int(seed, ctx)
@@ -200,7 +205,10 @@ class Trainer:
         except UnsupportedModelError as exc:
             raise TrainingError(str(exc)) from None
         if state is not None:
-            net.load_state_dict(state["net"])
+            try:
+                net.load_state_dict(state["net"])
+            except (RuntimeError, KeyError) as exc:
+                raise ckpt.CheckpointError(f"{path} does not fit {ckpt.INITIAL_MODEL_FILE} of {s.output_dir}: {exc}") from None
         self.net = net.to(ctx.device).train()
         self.schedule = Schedule(s, ctx.world_size)
         self.optimizer = build_optimizer(self.net, self.schedule)
@@ -260,6 +268,7 @@ class Trainer:
             "seed": self.seed,
             "net": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
+            "optimizer_name": self.s.optimizer,
             "lookahead": self.lookahead.state_dict() if self.lookahead else None,
             "swa": self.swa.state_dict() if self.swa else None,
             "scaler": self.scaler.state_dict() if self.scaler else None,
