@@ -110,6 +110,7 @@ class Entry:
 
 def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
     cache = c.cache_size_power_of_two
+    cache_power = cache if cache is not None else config_keys.default_value("nnCacheSizePowerOfTwo", "gtp")
     devices = [Entry("numNNServerThreadsPerModel", len(c.devices) if c.devices else None)]
     devices += [Entry(f"cudaDeviceToUseThread{i}", index) for i, index in enumerate(c.devices)]
     return [
@@ -144,8 +145,8 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
             Entry("nnMaxBatchSize", c.nn_max_batch_size,
                   note="It must be at least numSearchThreads; unset, it follows numSearchThreads."),
             Entry("nnCacheSizePowerOfTwo", cache,
-                  note=f"Each step up doubles the memory; {cache_gb_for_size(cache if cache is not None else 20):.1f} GB "
-                       "at this setting for 19x19."),
+                  note=f"Each step up doubles the memory; {cache_gb_for_size(cache_power):.1f} GB at this setting "
+                       "for 19x19."),
             Entry("nnMutexPoolSizePowerOfTwo", mutex_pool_for_cache(cache) if cache is not None else None),
             *devices,
         ]),

@@ -40,8 +40,8 @@ AUTOTUNE_ABSOLUTE_MAX_THREADS = 5000
 
 def thread_cost_elo(num_threads: int, visits_per_move: float) -> float:
     """Search quality lost by using num_threads parallel picks in a search of visits_per_move visits."""
-    scale = (2.0 * THREAD_COST_PIVOT_VISITS / (THREAD_COST_PIVOT_VISITS + visits_per_move)) ** THREAD_COST_DECAY_EXPONENT
-    return num_threads * ELO_COST_PER_THREAD_AT_800_VISITS * scale
+    relative_tree_size = (THREAD_COST_PIVOT_VISITS + visits_per_move) / (2.0 * THREAD_COST_PIVOT_VISITS)
+    return num_threads * ELO_COST_PER_THREAD_AT_800_VISITS * relative_tree_size ** -THREAD_COST_DECAY_EXPONENT
 
 
 def elo_effect(result: BenchmarkResult, seconds_per_move: float) -> float:

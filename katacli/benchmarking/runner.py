@@ -96,7 +96,8 @@ def parse_thread_list(text: str) -> list[int]:
         except ValueError:
             raise ValueError(f"Number of threads to use: invalid value: {piece!r} is not a whole number") from None
         if not 1 <= value <= MAX_THREADS_PER_SEARCH:
-            raise ValueError(f"Number of threads to use: invalid value: {piece} (must be 1 to {MAX_THREADS_PER_SEARCH})")
+            raise ValueError(f"Number of threads to use: invalid value: {piece} "
+                             f"(must be 1 to {MAX_THREADS_PER_SEARCH})")
         counts.append(value)
     if not counts:
         raise ValueError("Must specify at least one valid value for -threads, e.g. -t 1,2,4,8")

@@ -63,7 +63,8 @@ def validate(options: BenchmarkOptions) -> Optional[List[int]]:
     if options.model is not None:
         check_model_path(options.model)
     if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
-        raise BenchmarkError(f"Number of visits to use: invalid value {options.visits} (must be {MIN_VISITS} to {MAX_VISITS})")
+        raise BenchmarkError(f"Number of visits to use: invalid value {options.visits} "
+                             f"(must be {MIN_VISITS} to {MAX_VISITS})")
     if not 1 <= options.num_positions <= MAX_NUM_POSITIONS:
         raise BenchmarkError(f"Number of positions per game to use: invalid value {options.num_positions} "
                              f"(must be 1 to {MAX_NUM_POSITIONS})")
@@ -92,10 +93,10 @@ def validate(options: BenchmarkOptions) -> Optional[List[int]]:
 class Report:
     """Human output: KataGo's plain lines (greppable) and a rich summary table. With --json it goes to stderr."""
 
-    def __init__(self, to_stderr: bool):
+    def __init__(self, to_stderr: bool = False, console=None):
         from rich.console import Console
 
-        self.console = Console(stderr=to_stderr, highlight=False, soft_wrap=True)
+        self.console = console or Console(stderr=to_stderr, highlight=False, soft_wrap=True)
         self.live = self.console.is_terminal
 
     def line(self, text: str = "", style: Optional[str] = None) -> None:
@@ -120,16 +121,17 @@ class Report:
         table.add_column("", no_wrap=True)
         for i, r in enumerate(recommendation.results):
             best = i == recommendation.best_index
+            elo = "baseline" if i == 0 else f"{recommendation.elo_vs_baseline(i):+.0f}"
             table.add_row(str(r.num_threads), "-" if r.max_batch_size is None else str(r.max_batch_size),
                           f"{r.visits_per_second:.1f}", f"{r.nn_evals_per_second:.1f}", f"{r.average_batch_size:.2f}",
-                          f"{r.total_seconds:.1f}", "baseline" if i == 0 else f"{recommendation.elo_vs_baseline(i):+.0f}",
-                          "<- recommended" if best else "", style="bold green" if best else None)
+                          f"{r.total_seconds:.1f}", elo, "<- recommended" if best else "",
+                          style="bold green" if best else None)
         # Wide enough for every column even when the output is a file or pipe (rich assumes 80 there).
         self.console.print(table, width=max(self.console.width, TABLE_MIN_WIDTH))
 
 
 def _load(options: BenchmarkOptions, report: Report):
-    """(config, search params, positions, evaluator, board description)."""
+    """(config, search params, positions, evaluator or None, the game the positions come from)."""
     from katacli.benchmarking.network import load_evaluator
     from katacli.benchmarking.positions import (
         DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
@@ -195,10 +197,26 @@ def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:
     report.line()
 
 
+def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tuned: bool) -> None:
+    """The comparison of the thread counts and the recommendation (nothing for a single count)."""
+    results = recommendation.results
+    if tuned:
+        report.line("Ordered summary of results: ")
+        report.line()
+        for i, result in enumerate(results):
+            report.line(result.summary_line(recommendation.elo_vs_baseline(i) if i else None, is_baseline=i == 0))
+    if len(results) > 1 or tuned:
+        for text in recommendation.explanation():
+            report.line(text)
+        report.table(recommendation)
+        report.line()
+        _advice(report, options, cfg)
+
+
 def run(options: BenchmarkOptions) -> int:
     from katacli.benchmarking.network import default_visits, warm_up
     from katacli.benchmarking.positions import BenchmarkError
-    from katacli.benchmarking.recommend import recommend
+    from katacli.benchmarking.recommend import elo_effect, recommend
     from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
 
     report = Report(to_stderr=options.as_json)
@@ -218,15 +236,13 @@ def run(options: BenchmarkOptions) -> int:
     printed: list = []
 
     def on_result(result) -> None:
-        if tuned:
+        if tuned:  # tuning measures out of order: the Elo comparison comes in the ordered summary
             report.result(result)
+        elif not printed:
+            report.result(result, is_baseline=True)
         else:
-            baseline = printed[0] if printed else None
-            from katacli.benchmarking.recommend import elo_effect
-
-            diff = None if baseline is None else (elo_effect(result, options.seconds_per_move)
-                                                  - elo_effect(baseline, options.seconds_per_move))
-            report.result(result, diff, is_baseline=baseline is None)
+            diff = elo_effect(result, options.seconds_per_move) - elo_effect(printed[0], options.seconds_per_move)
+            report.result(result, diff)
         printed.append(result)
 
     benchmarker = Benchmarker(positions, params, evaluator, visits,
@@ -241,23 +257,14 @@ def run(options: BenchmarkOptions) -> int:
                 "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))))
         else:
             several = len(thread_counts) > 1
-            report.line(f"Testing different numbers of threads ({size_text}): " if several else f"Testing ({size_text}): ")
+            report.line(f"Testing different numbers of threads ({size_text}): " if several
+                        else f"Testing ({size_text}): ")
             results = benchmarker.run_thread_counts(thread_counts)
     except KeyboardInterrupt:
         report.line("\nInterrupted.")
         return EXIT_INTERRUPTED
     recommendation = recommend(results, options.seconds_per_move)
-    if tuned:
-        report.line("Ordered summary of results: ")
-        report.line()
-        for i, result in enumerate(results):
-            report.line(result.summary_line(recommendation.elo_vs_baseline(i) if i else None, is_baseline=i == 0))
-    if len(results) > 1 or tuned:
-        for text in recommendation.explanation():
-            report.line(text)
-        report.table(recommendation)
-        report.line()
-        _advice(report, options, cfg)
+    _summary(report, options, cfg, recommendation, tuned)
     if options.as_json:
         data = recommendation.to_dict()
         data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),

@@ -281,7 +281,9 @@ def write_atomically(path: str, text: str) -> None:
 def gpu_names() -> list[str]:
     import torch
 
-    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    if not torch.cuda.is_available():
+        return []
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
 def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
@@ -300,9 +302,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     nn_settings = NNSettings.from_config(cfg, "benchmark")
     wizard.say("Loading model and initializing benchmark...")
     evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
-    report = Report(to_stderr=False)
-    report.console = wizard.console
-    report.live = wizard.console.is_terminal
+    report = Report(console=wizard.console)
     outcome = tune(evaluator, params, options.seconds_per_move, visits=options.tune_visits,
                    num_positions=options.tune_positions, say=wizard.say, on_result=report.result,
                    on_progress=report.progress)
@@ -451,7 +451,8 @@ def register(app: typer.Typer) -> None:
                                              help="Ask nothing: take the answers from the flags below."),
         force: bool = typer.Option(False, "--force", help="Overwrite an existing output file without asking."),
         rules: Optional[str] = typer.Option(None, "--rules", help=f"Rules ({RULES_CHOICES}); default tromp-taylor."),
-        komi: Optional[float] = typer.Option(None, "--komi", help="Always use this komi (default: what the GUI sends)."),
+        komi: Optional[float] = typer.Option(None, "--komi",
+                                             help="Always use this komi (default: what the GUI sends)."),
         max_visits: Optional[int] = typer.Option(None, "--max-visits", help="Limit visits per move in games."),
         max_playouts: Optional[int] = typer.Option(None, "--max-playouts", help="Limit playouts per move in games."),
         max_time: Optional[float] = typer.Option(None, "--max-time", help="Limit seconds per move in games."),

@@ -76,8 +76,8 @@ def rollout_search() -> str:
     from katacli.game.rules import Rules
     from katacli.search import Searcher, SearchParams
 
-    state = GameState(board=GoBoard.from_diagram(KEY_POINT_POSITION), rules=Rules.preset("tromp-taylor").to_core_tuple(),
-                      next_player=BLACK)
+    rules = Rules.preset("tromp-taylor").to_core_tuple()
+    state = GameState(board=GoBoard.from_diagram(KEY_POINT_POSITION), rules=rules, next_player=BLACK)
     searcher = Searcher(state, SearchParams.defaults("gtp").replace(max_visits=ROLLOUT_VISITS), None, seed=SEARCH_SEED)
     stats = searcher.run()
     expect(stats.visits >= ROLLOUT_VISITS, f"the search stopped after {stats.visits} visits")
@@ -97,7 +97,8 @@ def network_search() -> str:
     searcher = Searcher(state, params, tiny_evaluator(), seed=SEARCH_SEED)
     stats = searcher.run()
     expect(stats.visits == NETWORK_VISITS, f"the search made {stats.visits} visits, expected {NETWORK_VISITS}")
-    expect(stats.batches > 0 and stats.average_batch_size > 1, f"no batching (average batch {stats.average_batch_size})")
+    expect(stats.batches > 0 and stats.average_batch_size > 1,
+           f"no batching (average batch {stats.average_batch_size:.2f})")
     move = searcher.best_move()
     expect(move is None or state.is_legal(move, BLACK), f"best move {move} is illegal")
     values = searcher.root_values() or {}
