@@ -83,11 +83,13 @@ class BenchmarkResult:
         return data
 
 
-def benchmark_params(params, visits: int, num_threads: Optional[int] = None):
-    """``params`` set up for a benchmark search: exactly ``visits`` visits, no time or playout limit, no
-    shortening after passes; ``num_threads`` replaces numSearchThreads when given."""
-    changes = dict(max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
-                   search_factor_after_one_pass=1.0, search_factor_after_two_pass=1.0)
+def benchmark_params(params, visits: int, num_threads: Optional[int] = None, *, full_search_after_passes: bool = True):
+    """``params`` set up for a benchmark search: exactly ``visits`` visits, no time or playout limit;
+    ``num_threads`` replaces numSearchThreads when given. ``full_search_after_passes`` also turns off the
+    shorter searches after a pass (`kata benchmark` does, the GTP command ``kata-benchmark`` does not)."""
+    changes: dict = dict(max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS)
+    if full_search_after_passes:
+        changes.update(search_factor_after_one_pass=1.0, search_factor_after_two_pass=1.0)
     if num_threads is not None:
         changes["num_search_threads"] = num_threads
     return params.replace(**changes)
@@ -139,9 +141,11 @@ def run_benchmark(positions: Sequence, params, evaluator, *, stop: Optional[thre
 def gtp_benchmark_line(params, evaluator, visits: int, board_len: int, stop: Optional[threading.Event] = None,
                        seed: Optional[int] = None) -> str:
     """The answer line of the GTP command ``kata-benchmark VISITS``: the bundled game for the current
-    (square) board size, 10 positions, the engine's genmove parameters with the given visits."""
+    (square) board size, 10 positions, the engine's genmove parameters with the given visits.
+    Raises BenchmarkError (a ValueError) for a board size without a bundled game (outside 7..19)."""
     from katacli.benchmarking.positions import DEFAULT_NUM_POSITIONS, benchmark_positions
 
     positions = benchmark_positions(board_len, DEFAULT_NUM_POSITIONS)
-    result = run_benchmark(positions, benchmark_params(params, visits), evaluator, stop=stop, seed=seed)
+    params = benchmark_params(params, visits, full_search_after_passes=False)
+    result = run_benchmark(positions, params, evaluator, stop=stop, seed=seed)
     return result.summary_line()
