@@ -98,6 +98,8 @@ class Report:
 
         self.console = console or Console(stderr=to_stderr, highlight=False, soft_wrap=True)
         self.live = self.console.is_terminal
+        if not self.live:  # a file or pipe: rich assumes 80 columns, too narrow for the summary table
+            self.console.width = max(self.console.width, TABLE_MIN_WIDTH)
 
     def line(self, text: str = "", style: Optional[str] = None) -> None:
         self.console.print(text, style=style, markup=False)
@@ -126,8 +128,7 @@ class Report:
                           f"{r.visits_per_second:.1f}", f"{r.nn_evals_per_second:.1f}", f"{r.average_batch_size:.2f}",
                           f"{r.total_seconds:.1f}", elo, "<- recommended" if best else "",
                           style="bold green" if best else None)
-        # Wide enough for every column even when the output is a file or pipe (rich assumes 80 there).
-        self.console.print(table, width=max(self.console.width, TABLE_MIN_WIDTH))
+        self.console.print(table)
 
 
 def _load(options: BenchmarkOptions, report: Report):
@@ -197,7 +198,7 @@ def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:
     report.line()
 
 
-def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tuned: bool) -> None:
+def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tuned: bool, rollouts: bool) -> None:
     """The comparison of the thread counts and the recommendation (nothing for a single count)."""
     results = recommendation.results
     if tuned:
@@ -210,6 +211,9 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
             report.line(text)
         report.table(recommendation)
         report.line()
+        if rollouts:
+            report.line("NOTE: without a network numSearchThreads does not change the speed, so differences between "
+                        "the counts above are measurement noise: keep numSearchThreads = 1.", style="yellow")
         _advice(report, options, cfg)
 
 
@@ -264,7 +268,7 @@ def run(options: BenchmarkOptions) -> int:
         report.line("\nInterrupted.")
         return EXIT_INTERRUPTED
     recommendation = recommend(results, options.seconds_per_move)
-    _summary(report, options, cfg, recommendation, tuned)
+    _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
     if options.as_json:
         data = recommendation.to_dict()
         data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),
