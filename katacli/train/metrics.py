@@ -25,24 +25,33 @@ PLOT_DPI = 100
 
 
 class RunningMetrics:
-    """Sums of loss terms (already summed over rows) and the rows they cover."""
+    """Sums of loss terms (already summed over rows) and the rows they cover.
+
+    Terms may be tensors on the GPU: they are summed there and read back only by
+    :meth:`collect`, so logging does not stall every step.
+    """
 
     def __init__(self):
-        self.sums: dict[str, float] = {}
+        self.sums: dict = {}
         self.rows = 0
         self.gnorm_sum = 0.0
         self.steps = 0
 
-    def add(self, terms: dict[str, float], rows: int, gnorm: float) -> None:
+    def add(self, terms: dict, rows: int, gnorm: float) -> None:
         for name, value in terms.items():
-            self.sums[name] = self.sums.get(name, 0.0) + value
+            self.sums[name] = self.sums[name] + value if name in self.sums else value
         self.rows += rows
         self.gnorm_sum += gnorm
         self.steps += 1
 
+    def collect(self) -> None:
+        """Turn the running sums into Python floats."""
+        self.sums = {name: float(value) for name, value in self.sums.items()}
+
     def per_row(self) -> dict[str, float]:
         if self.rows == 0:
             return {}
+        self.collect()
         out = {name: value / self.rows for name, value in self.sums.items()}
         out["gnorm"] = self.gnorm_sum / max(self.steps, 1)
         return out

@@ -340,6 +340,7 @@ class Trainer:
         return terms, gnorm, lr
 
     def _sum_over_ranks(self, running: RunningMetrics) -> dict[str, float]:
+        running.collect()
         if self.ctx.is_distributed:
             names = sorted(running.sums)
             t = torch.tensor([running.sums[n] for n in names] + [running.rows], dtype=torch.float64, device=self.ctx.device)
@@ -388,7 +389,7 @@ class Trainer:
                     if bad_steps >= MAX_CONSECUTIVE_BAD_STEPS:
                         raise TrainingError(f"training diverged: {bad_steps} steps in a row had non-finite gradients; "
                                             "lower lrScale or check the data")
-                    running.add({k: float(v) for k, v in terms.items()}, len(batch), gnorm if math.isfinite(gnorm) else 0.0)
+                    running.add(terms, len(batch), gnorm if math.isfinite(gnorm) else 0.0)
                     if self.progress is not None:
                         self.progress(self.samples, max_samples, last_metrics)
                     if self.samples - last["metrics"] >= s.metrics_every_samples:
