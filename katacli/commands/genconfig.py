@@ -9,6 +9,7 @@ from typing import Callable, List, Optional, TypeVar
 
 import typer
 
+from katacli.benchmarking.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 
 HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
@@ -32,8 +33,7 @@ DEFAULT_OUTPUT = "gtp.cfg"
 RULES_CHOICES = ("chinese, japanese, korean, tromp-taylor, aga, chinese-ogs, new-zealand, bga, stone-scoring, "
                  "aga-button")
 DEFAULT_NONINTERACTIVE_RULES = "tromp-taylor"
-DEFAULT_RESIGN_THRESHOLD = -0.90
-DEFAULT_RESIGN_CONSEC_TURNS = 3
+DEFAULT_RESIGN_THRESHOLD = GenConfigChoices.resign_threshold
 LIMIT_KINDS = {"visits": "visits", "visit": "visits", "playouts": "playouts", "playout": "playouts",
                "seconds": "seconds", "second": "seconds"}
 MAX_LIMIT = 1_000_000_000
@@ -354,7 +354,7 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
 
 
 def choices_from_flags(options: GenconfigOptions):
-    from katacli.benchmarking.config_writer import GenConfigChoices, cache_size_for_gb, parse_device_list
+    from katacli.benchmarking.config_writer import cache_size_for_gb, parse_device_list
     from katacli.benchmarking.positions import BenchmarkError
 
     limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
