@@ -91,7 +91,9 @@ def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock
         state=_state_for(engine, pla), pla=pla, params=params, clock=clock, search_factor=factor,
         nogo=engine.nogo, avoid=options.avoid,
         report_interval=options.interval_seconds if analyzing else None,
-        min_moves=options.min_moves, pv_len=engine.settings.analysis_pv_len,
+        min_moves=options.min_moves,
+        # KataGo's analysisPVLen counts the moves after the first one; our max_pv_len counts all of them.
+        pv_len=engine.settings.analysis_pv_len + 1,
         want_ownership=options.ownership or options.ownership_stdev,
         want_ownership_stdev=options.ownership_stdev,
         want_moves_ownership=options.moves_ownership or options.moves_ownership_stdev,
