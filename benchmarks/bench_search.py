@@ -7,7 +7,9 @@ game (fresh tree and empty NN cache for each) and report totals. Usage::
                                       [--positions 3] [--torch-threads N] [--repeat 3]
 
 Each configuration runs --repeat times; the median and the best visits/s are printed, since
-other processes on a shared machine make single runs noisy.
+other processes on a shared machine make single runs noisy. OpenMP threads wait passively
+(OMP_WAIT_POLICY=PASSIVE unless set): spinning workers collapse throughput when other
+processes compete for the cores.
 
 numSearchThreads is the number of leaves a search keeps in flight per network batch
 (see katacli.search); torch's intra-op threads are set separately (default: all cores).
@@ -23,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# Must be set before torch starts its OpenMP runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from cython_ext.history import GameState  # noqa: E402
 
@@ -87,8 +91,10 @@ def main() -> None:
     positions = opening_positions(args.positions)
     # Warm up torch's kernels for the batch sizes we will see.
     Searcher(positions[0], SearchParams().replace(num_search_threads=4), evaluator, seed=0).run(max_visits=12)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"model {Path(args.model).name}, 19x19, {len(positions)} positions x {args.visits} visits, "
-          f"torch threads {args.torch_threads}, {os.cpu_count()} cores")
+          f"torch threads {args.torch_threads}, {os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, "
+          f"load average {load:.1f}")
     print(f"{'numSearchThreads':>16} {'visits/s':>10} {'best':>8} {'nnEvals/s':>10} {'avgBatch':>9}")
     for threads in (int(t) for t in args.threads.split(",")):
         rows = [bench(evaluator, positions, threads, args.visits) for _ in range(max(1, args.repeat))]

@@ -547,12 +547,14 @@ class Searcher:
 
     def choose_move(self, temperature: Optional[float] = None):
         """KataGo's chosen move: drawn from play selection values with chosenMoveTemperature (early/halflife
-        interpolated by default). (x, y), None for pass, RESIGN when NoGo leaves no legal move, or None if
-        nothing was searched and no move exists."""
+        interpolated by default). (x, y), None for pass, or RESIGN when NoGo leaves no legal move.
+        Raises ValueError before any search."""
         p = self.params
         with self._lock:
             if self.nogo and not self.tree.has_legal_move():
                 return RESIGN
+            if not self.tree.root_evaluated:
+                raise ValueError("nothing has been searched yet: call run() first")
             moves, values = sr.play_selection(self.tree, 0.0)
         if not moves:
             return RESIGN if self.nogo else None
