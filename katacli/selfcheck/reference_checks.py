@@ -92,8 +92,8 @@ def features_match() -> str:
         expect(global_diff.max() <= 1e-6, f"{tag}: global features {np.nonzero(global_diff > 1e-6)[0].tolist()} differ")
         expect(np.array_equal(legal, arrays[f"{i}_legal"]), f"{tag}: legal moves differ")
         count += 1
-        sizes.add(f"{state.x_size}x{state.y_size}")
-    return f"{count} positions, boards {', '.join(sorted(sizes, key=lambda s: int(s.split('x')[0])))}"
+        sizes.add((state.x_size, state.y_size))
+    return f"{count} positions, boards {', '.join(f'{x}x{y}' for x, y in sorted(sizes))}"
 
 
 @check("network.load", "the bundled tiny network file loads")
