@@ -44,7 +44,7 @@ def run(only: Optional[List[str]], list_only: bool, verbose: bool) -> int:
             console.print(f"{item.name:<{NAME_WIDTH}} {escape(item.description)}")
         return 0
     console.print(f"katacli {__version__} self-check (KataGo {KATAGO_COMPAT_VERSION} compatible): "
-                  f"{len(checks)} checks")
+                  f"{len(checks)} check{'' if len(checks) == 1 else 's'}")
     failed = []
     try:
         for item in checks:
