@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from typing import List, Optional
@@ -178,6 +179,10 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
                     "benchmark faster.")
     report.line()
     report.line(f"The network runs on: {describe_device(evaluator)}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if load > (os.cpu_count() or 1):
+        report.line(f"WARNING: this machine is busy (load average {load:.1f} on {os.cpu_count()} cores): other programs "
+                    "compete for the CPU, so the figures will be noisy and lower than usual.", style="yellow")
     if "nnMaxBatchSize" in cfg:
         report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, ignoring it and "
                     "assuming it is >= threads, for this benchmark.", style="yellow")
