@@ -1,5 +1,6 @@
 """Time controls (KataGo's per-move budgets and GTP time commands), resignation, and utility shapes."""
 import math
+import random
 
 import numpy as np
 import pytest
@@ -12,8 +13,6 @@ from katacli.search import (
     initial_black_advantage, parse_kgs_time_settings, parse_time_settings,
 )
 from katacli.search.fakes import MaterialEvaluator
-
-import random
 
 BLACK, WHITE = 1, 2
 

@@ -18,7 +18,8 @@ import math
 import random
 import threading
 import time
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -342,7 +343,6 @@ class Searcher:
 
     def _begin(self, pondering: bool) -> int:
         """Root setup for a new search (KataGo's beginSearch). Returns playouts done (1 if the root was evaluated)."""
-        p = self.params
         tree = self.tree
         tree.next_search_age()
         if not pondering:
@@ -600,7 +600,6 @@ class Searcher:
         result = sr.tree_ownership(self.tree, info.move)
         if result is None:
             return info
-        import dataclasses
         return dataclasses.replace(info, ownership=result[0], ownership_stdev=result[1])
 
     def _avoided_root_moves(self):
@@ -646,7 +645,6 @@ class Searcher:
 
 
 def _with_order(info, order: int):
-    import dataclasses
     return dataclasses.replace(info, order=order)
 
 
