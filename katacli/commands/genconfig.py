@@ -24,7 +24,9 @@ loads without warnings:
   kata gtp -model net.bin.gz -config gtp.cfg
 
 For scripts, --non-interactive takes the answers from flags (defaults otherwise), e.g.
-  kata genconfig -model net.bin.gz -output gtp.cfg --non-interactive --rules japanese --max-visits 800
+
+\b
+  kata genconfig -model net.bin.gz --non-interactive --rules japanese --max-visits 800
 
 An existing file is only overwritten after you confirm (or with --force).
 """
