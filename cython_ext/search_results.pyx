@@ -21,7 +21,7 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 
 from cython_ext.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
+    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
     loc_of, loc_x, loc_y, opp_of,
 )
 from cython_ext.rules cimport SCORING_TERRITORY
@@ -109,7 +109,7 @@ cdef bint should_suppress_pass(const TreeCore* t, const Node* n) noexcept nogil:
         adj_to_pla_owned = False
         for j in range(4):
             adj = <Loc>(s.move + b.adj_offsets[j])
-            if b.colors[adj] != 3:   # on the board (not a wall)
+            if b.colors[adj] != C_WALL:
                 apos = pos_of(t, adj)
                 adj_own = own[apos] if root_pla == C_WHITE else -own[apos]
                 if adj_own > OWNERSHIP_EXTREME:
