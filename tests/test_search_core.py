@@ -297,3 +297,22 @@ def test_root_symmetry_sampling_averages_evaluations():
     # The root took 4 evaluations, every other leaf one.
     assert evaluator.num_positions_evaluated == 4 + 29
     assert abs(sum(m.prior for m in searcher.analysis(min_moves=100).moves) - 1.0) < 1e-3
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_uncounted_passing_hack_playouts_do_not_use_up_the_visit_limit(threads):
+    # Territory scoring after a pass: the passing hacks add uncounted playouts (KataGo's shouldCountPlayout).
+    state = state_from("""
+        .XO..
+        .XO..
+        XXOO.
+        ..XO.
+        .XXO.
+    """, to_move=BLACK, rules="japanese")
+    state.play(None, BLACK)
+    searcher = Searcher(state, SearchParams().replace(num_search_threads=threads), MaterialEvaluator(pass_weight=3.0),
+                        seed=1)
+    stats = searcher.run(max_visits=400)
+    assert stats.visits == stats.playouts == 400
+    assert stats.leaves_evaluated > 399          # some evaluations came from uncounted playouts
+    assert searcher.tree.total_virtual_losses() == 0 and searcher.tree.check_invariants()

@@ -237,6 +237,8 @@ class Searcher:
                 max_playouts = int(math.ceil(min(cap, max_playouts * search_factor)))
                 max_time = max_time * search_factor
             stats.playouts = self._begin(pondering)
+            # Every counted playout adds one root visit (uncounted ones, KataGo's passing-hack
+            # playouts, stop short of the root), so playouts are counted as root-visit growth.
             non_playout_visits = self.tree.root_visits - stats.playouts
         batch_size = self._batch_capacity()
         if p.min_playouts_per_thread > 0.0:
@@ -276,7 +278,7 @@ class Searcher:
                 else:
                     with self._lock:
                         n, done = self.tree.collect(min(batch_size, budget), budget)
-                stats.playouts += done
+                stats.playouts = self.tree.root_visits - non_playout_visits
                 idle_steps = idle_steps + 1 if n == 0 and done == 0 else 0
                 if idle_steps >= MAX_IDLE_STEPS:
                     stats.stopped_by = "nothing"
@@ -284,7 +286,7 @@ class Searcher:
                 if n == 0:
                     continue
                 self._evaluate_batch(n)
-                stats.playouts += n
+                stats.playouts = self.tree.root_visits - non_playout_visits
                 stats.batches += 1
                 stats.leaves_evaluated += n
         finally:
