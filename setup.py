@@ -53,7 +53,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["katacli", "katacli.*", "cython_ext"]),
-    package_data={"cython_ext": ["*.pxd", "*.pyx"], "katacli": ["data/*.sgf", "resources/*"]},
+    package_data={"cython_ext": ["*.pxd", "*.pyx"], "katacli": ["resources/*", "selfcheck/data/*"]},
     include_package_data=True,
     ext_modules=cythonize(
         extensions,

@@ -181,6 +181,14 @@ class NNSettings:
     device_per_server_thread: tuple[int | None, ...]
     home_data_dir: str | None
     debug_skip_neural_net: bool
+    cpu_threads: int | None = None  # torch intra-op threads on the CPU; None: torch's default
+
+    def apply_cpu_threads(self, device) -> None:
+        """Give PyTorch the configured CPU thread count when the network runs on the CPU."""
+        if self.cpu_threads is not None and str(device or "cpu").startswith("cpu"):
+            from katacli.nn.evaluator import set_cpu_threads
+
+            set_cpu_threads(self.cpu_threads)
 
     @classmethod
     def from_config(cls, cfg: Config, mode: str | None = None, *, model_index: int = 0) -> "NNSettings":
@@ -214,6 +222,7 @@ class NNSettings:
             ),
             home_data_dir=cfg.get("homeDataDir", mode),
             debug_skip_neural_net=cfg.get("debugSkipNeuralNet", mode),
+            cpu_threads=cfg.get("numEigenThreadsPerModel", mode),
         )
 
 

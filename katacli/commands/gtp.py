@@ -56,6 +56,7 @@ def _make_loader(model_path: str, settings, log):
         if torch.cuda.is_available() and nn.device_per_server_thread[0] is not None:
             device = f"cuda:{nn.device_per_server_thread[0]}"
         symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
+        nn.apply_cpu_threads(device)
         evaluator = NNEvaluator.from_file(
             model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
             default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,

@@ -26,11 +26,6 @@ from katacli.game.rules import ScoringRule
 ANALYSIS_SEARCH_FACTOR = 1e40
 UNLIMITED_PLAYOUTS = 1 << 50
 UNLIMITED_SECONDS = 1e20
-# kata-benchmark: positions from one fixed game that fills this share of the board.
-BENCHMARK_POSITIONS = 10
-BENCHMARK_GAME_SEED = 20240517
-BENCHMARK_GAME_FILL = 0.6
-MIN_BENCHMARK_SECONDS = 1e-9
 # place_free_handicap samples the network's policy at this temperature (KataGo's playExtraBlack).
 FREE_HANDICAP_TEMPERATURE = 0.25
 # Without a network, free handicap stones keep this many lines free at the edge: (smallest board side, margin).
@@ -272,28 +267,13 @@ class SearchBot(Bot):
         return [float(v) for v in analysis.ownership]
 
     def benchmark(self, params, visits: int, board_len: int, stop: threading.Event) -> str:
-        from katacli.search import Searcher
+        from katacli.benchmarking import BenchmarkError, gtp_benchmark_line
 
-        params = params.replace(max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS)
-        positions = benchmark_positions(board_len)
-        searched = total_visits = batches = leaves = 0
-        seconds = 0.0
-        for state in positions:
-            if stop.is_set():
-                break
-            self.clear_cache()
-            searcher = Searcher(state, params, self.evaluator, seed=self._seed)
-            stats = searcher.run(stop_event=stop)
-            searched += 1
-            total_visits += stats.visits
-            seconds += stats.seconds
-            batches += stats.batches
-            leaves += stats.leaves_evaluated
-        seconds = max(seconds, MIN_BENCHMARK_SECONDS)
-        return (f"numSearchThreads = {params.num_search_threads:2d}: {searched} / {len(positions)} positions,"
-                f" visits/s = {total_visits / seconds:.2f} nnEvals/s = {leaves / seconds:.2f}"
-                f" nnBatches/s = {batches / seconds:.2f} avgBatchSize = {leaves / max(batches, 1):.2f}"
-                f" ({seconds:.1f} secs)")
+        self.clear_cache()
+        try:
+            return gtp_benchmark_line(params, self.evaluator, visits, board_len, stop, seed=self._seed)
+        except BenchmarkError as exc:  # board sizes without a bundled game, as in KataGo
+            raise GtpError(str(exc)) from None
 
     def clear_cache(self) -> None:
         super().clear_cache()
@@ -302,35 +282,6 @@ class SearchBot(Bot):
 
     def on_new_board(self, x_size: int, y_size: int) -> None:
         self._searcher = None
-
-
-def benchmark_positions(board_len: int, count: int = BENCHMARK_POSITIONS) -> list:
-    """Positions from one fixed pseudo-random game (no eye filling), spread over its course."""
-    from cython_ext.history import GameState
-
-    rng = random.Random(BENCHMARK_GAME_SEED)
-    state = GameState(board_len, board_len)
-    game_length = int(board_len * board_len * BENCHMARK_GAME_FILL)
-    snapshots = []
-    wanted = {int(game_length * (i + 0.5) / count) for i in range(count)}
-    for turn in range(game_length):
-        if turn in wanted:
-            snapshots.append(state.copy())
-        pla = state.next_player
-        colors = state.colors()
-        candidates = [p for p in state.legal_moves(pla) if p is not None and not _fills_own_eye(colors, p, pla)]
-        move = rng.choice(candidates) if candidates else None
-        state.play(move, pla)
-        if state.is_game_finished:
-            break
-    return snapshots
-
-
-def _fills_own_eye(colors, point, pla: int) -> bool:
-    x, y = point
-    y_size, x_size = len(colors), len(colors[0])
-    neighbours = [(x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
-    return all(colors[ny][nx] == pla for nx, ny in neighbours if 0 <= nx < x_size and 0 <= ny < y_size)
 
 
 def stable_seed(text: str | None) -> int | None:

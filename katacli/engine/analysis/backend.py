@@ -100,6 +100,7 @@ def load_network_backend(model_path: str, nn_settings, max_batch_size: int) -> A
     symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
         None if nn_settings.randomize else 0)
     cache_power = nn_settings.cache_size_power_of_two if nn_settings.cache_size_power_of_two >= 0 else None
+    nn_settings.apply_cpu_threads(device)
     network = NNEvaluator.from_file(model_path, device=device, precision=precision,
                                     cache_size_power_of_two=cache_power, default_symmetry=symmetry,
                                     max_batch_size=max_batch_size, seed=stable_seed(nn_settings.rand_seed))
