@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The main job, end to end: install, self-check, then a short 9x9 match between two `kata gtp`
+# engines (with the network you pass, else the no-network rollout engine) and an analysis of
+# its first game by `kata analysis`.
+#
+#   bash scripts/demo.sh                      # rollout engine, no network needed
+#   bash scripts/demo.sh path/to/net.bin.gz   # any KataGo network
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+KATA=.venv/bin/kata
+MODEL=${1:-}
+OUT=${DEMO_DIR:-demo_output}
+mkdir -p "$OUT"
+
+echo "== kata runtests"
+"$KATA" runtests
+
+if [ -n "$MODEL" ]; then
+  [ -f "$MODEL" ] || { echo "error: model file not found: $MODEL" >&2; exit 1; }
+  STRONG="$KATA gtp -model $MODEL -override-config maxVisits=64"
+  WEAK="$KATA gtp -model $MODEL -override-config maxVisits=8"
+  ANALYSIS_MODEL=(-model "$MODEL")
+else
+  STRONG="$KATA gtp -override-config maxVisits=1000"
+  WEAK="$KATA gtp -override-config maxVisits=50"
+  ANALYSIS_MODEL=()
+fi
+
+echo "== a 2-game 9x9 match: '$STRONG' against '$WEAK'"
+.venv/bin/python examples/gtp_match.py --black "$STRONG" --white "$WEAK" --games 2 --size 9 \
+  --rules chinese --sgf-dir "$OUT"
+
+FIRST_GAME=$(ls "$OUT"/*.sgf | head -n 1)
+echo "== the biggest mistakes in $FIRST_GAME, by kata analysis"
+.venv/bin/python examples/analyze_sgf_blunders.py "$FIRST_GAME" --engine "$KATA analysis ${ANALYSIS_MODEL[*]}" \
+  --visits 100 --top 5
