@@ -89,7 +89,7 @@ def build_query(sgf_path: Path, visits: int) -> tuple[dict, list]:
 def engine_command(args) -> list[str]:
     if args.engine:
         return shlex.split(args.engine)
-    command = [sys.executable, "-m", "katacli.cli", "analysis"]
+    command = [sys.executable, "-P", "-m", "katacli.cli", "analysis"]  # -P: not a source tree in the cwd
     if args.model:
         command += ["-model", args.model]
     if args.config:

@@ -49,7 +49,7 @@ def find_gnugo(explicit: str | None) -> str | None:
 
 
 def kata_command(model: str | None, visits: int, seed: int) -> str:
-    argv = [sys.executable, "-m", "katacli.cli", "gtp"]
+    argv = [sys.executable, "-P", "-m", "katacli.cli", "gtp"]  # -P: not a source tree in the cwd
     if model:
         argv += ["-model", model]
     argv += ["-override-config", f"maxVisits={visits}, searchRandSeed={seed}, logToStderr=false"]

@@ -137,7 +137,8 @@ def gtp_round_trip() -> str:
     from katacli.game.coords import parse_vertex
     from katacli.selfcheck.reference_checks import TINY_MODEL_PATH
 
-    argv = [sys.executable, "-m", "katacli.cli", "gtp", "-model", str(TINY_MODEL_PATH),
+    # -P: never import a source checkout in the working directory instead of this installation.
+    argv = [sys.executable, "-P", "-m", "katacli.cli", "gtp", "-model", str(TINY_MODEL_PATH),
             "-override-config", f"maxVisits={GTP_VISITS}, numSearchThreads=2"]
     log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty engine can never block on it
     client = GtpClient(argv, name="kata gtp", stderr=log, env=_engine_environment())

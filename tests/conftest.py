@@ -1,0 +1,16 @@
+"""Suite-wide set-up.
+
+Child processes (`python -m katacli.cli ...`, torchrun, the examples) must import the same
+katacli as the test process. Python puts the working directory first on sys.path for `-m`
+and `-c`, so a child started in a source checkout would pick up the uncompiled source tree
+instead of the installed package; PYTHONSAFEPATH turns that off, and PYTHONPATH points at
+wherever this process found katacli (site-packages, or the checkout in an in-place build).
+"""
+import os
+from pathlib import Path
+
+import katacli
+
+_PACKAGE_ROOT = str(Path(katacli.__file__).resolve().parents[1])
+os.environ["PYTHONSAFEPATH"] = "1"
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")) if p)
