@@ -73,7 +73,8 @@ setup(
         "h5py",
         "sgfmill>=1.1",
     ],
-    extras_require={"test": ["pytest>=7"]},
+    # Cython is in the test extras for the check that installed .pxd contracts can be cimported.
+    extras_require={"test": ["pytest>=7", "Cython>=3.0", "setuptools>=64"]},
     entry_points={"console_scripts": ["kata=katacli.cli:main"]},
     zip_safe=False,
 )

@@ -1,0 +1,81 @@
+"""The .pxd contracts work for third-party Cython code after installation.
+
+Compiles a small extension that cimports the installed cython_ext modules by their dotted
+names (board, history, features), builds it against wherever cython_ext was imported from,
+and checks that it runs: the same thing a user's own Cython search or tooling would do.
+"""
+import importlib
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import cython_ext
+
+cythonize = pytest.importorskip("Cython.Build").cythonize
+setuptools = pytest.importorskip("setuptools")
+
+SOURCE = '''
+# cython: language_level=3
+from cython_ext.board cimport Board, Loc, C_BLACK, C_WHITE, loc_of, board_init, board_play, board_num_liberties
+from cython_ext.history cimport History, history_init, history_free, history_play
+from cython_ext.rules cimport Rules, KO_POSITIONAL, SCORING_AREA, TAX_NONE, WHB_ZERO
+from cython_ext.features cimport (FeatureParams, default_feature_params, fill_features_v7,
+                                  NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7)
+
+
+def liberties_after_two_moves():
+    cdef Board b
+    board_init(&b, 9, 9)
+    board_play(&b, loc_of(4, 4, 9), C_BLACK, False)
+    board_play(&b, loc_of(4, 3, 9), C_WHITE, False)
+    return board_num_liberties(&b, loc_of(4, 4, 9))
+
+
+def stones_in_features():
+    cdef Board b
+    cdef History h
+    cdef Rules r
+    cdef FeatureParams p
+    cdef float spatial[NUM_SPATIAL_FEATURES_V7 * 81]
+    cdef float global_[NUM_GLOBAL_FEATURES_V7]
+    cdef int i
+    cdef float total = 0
+    r.ko_rule = KO_POSITIONAL
+    r.scoring_rule = SCORING_AREA
+    r.tax_rule = TAX_NONE
+    r.multi_stone_suicide_legal = True
+    r.has_button = False
+    r.white_handicap_bonus_rule = WHB_ZERO
+    r.friendly_pass_ok = False
+    r.komi = 7.5
+    board_init(&b, 9, 9)
+    history_init(&h, &b, C_BLACK, &r, 0)
+    history_play(&h, loc_of(2, 2, 9), C_BLACK)
+    default_feature_params(&p)
+    fill_features_v7(&h, C_WHITE, &p, 9, 9, spatial, global_)
+    history_free(&h)
+    for i in range(81):
+        total += spatial[2 * 81 + i]   # opponent (black) stones, as seen by white
+    return total
+'''
+
+
+def test_third_party_extension_cimports_installed_contracts(tmp_path, monkeypatch):
+    package_parent = str(Path(cython_ext.__file__).resolve().parents[1])
+    module_name = "cimport_contract_probe"
+    (tmp_path / f"{module_name}.pyx").write_text(SOURCE)
+    monkeypatch.chdir(tmp_path)
+    extensions = cythonize(
+        [setuptools.Extension(module_name, [f"{module_name}.pyx"])],
+        include_path=[package_parent], quiet=True, language_level=3,
+    )
+    dist = setuptools.Distribution({"ext_modules": extensions, "script_args": ["build_ext", "--inplace", "-q"]})
+    dist.parse_command_line()
+    dist.run_commands()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = importlib.import_module(module_name)
+    assert probe.liberties_after_two_moves() == 3
+    assert probe.stones_in_features() == 1.0
