@@ -6,9 +6,10 @@
         kata selfplay -models-dir WORK/models -output-dir WORK/selfplay -config C -max-games-total N
         kata train    -data-dir WORK/selfplay -output-dir WORK/train -export-dir WORK/models -max-samples S*g
                       (the export lands in WORK/models, where the next self-play picks it up)
-    finally: kata gtp -model <newest> vs kata gtp -model <generation 0>, --match-games games,
-             colours alternating; the win rate and an Elo estimate are printed and saved to
-             WORK/results.json.
+    finally: kata gtp -model <newest> vs kata gtp -model <generation 0 or, with --baseline previous,
+             the previous generation's net>, --match-games games,
+             in pairs that share a random opening with colours swapped; the win rate and an
+             Elo estimate are printed and saved to WORK/results.json.
 
 Everything runs through the ``kata`` command line (``python3 -m katacli.cli`` unless --kata is
 given), so this is also an end-to-end check of selfplay, train and gtp together. A quick look
@@ -30,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -46,6 +48,7 @@ MATCH_MOVE_TIMEOUT_SECONDS = 300.0
 MAX_MOVES_PER_BOARD_POINT = 3  # match games stop after this many moves per point
 ELO_PER_LOG10_ODDS = 400.0
 RANDOM_NET_NAME = "gen0-random"
+GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"
 MIN_CHEAP_VISITS = 5  # self-play refuses searches of fewer visits
 
 
@@ -127,10 +130,14 @@ def play_match(kata: Kata, new_model: Path, old_model: Path, args) -> dict:
         argv = kata.argv("gtp", "-model", str(model), "-config", str(GTP_EXAMPLE_CONFIG), "-override-config", gtp_overrides)
         engines[label] = GtpClient(argv, name=label, env=kata.env)
     wins = {"new": 0, "old": 0, "draw": 0}
+    rng = random.Random(args.seed)
     try:
         for number in range(args.match_games):
             black, white = ("new", "old") if number % 2 == 0 else ("old", "new")
-            result = play_one_game(engines[black], engines[white], args.board, args.komi)
+            if number % 2 == 0:
+                # Engines are deterministic: each pair of games starts from its own random opening, once per colour.
+                opening = random_opening(rng, args.board, args.opening_moves)
+            result = play_one_game(engines[black], engines[white], args.board, args.komi, opening)
             winner = black if result.startswith("B+") else white if result.startswith("W+") else "draw"
             wins[winner] += 1
             log(f"match game {number + 1}: new net {'black' if black == 'new' else 'white'}, {result} -> {winner}")
@@ -145,13 +152,23 @@ def play_match(kata: Kata, new_model: Path, old_model: Path, args) -> dict:
             "new_win_rate": rate, "elo_gain_estimate": elo}
 
 
-def play_one_game(black, white, size: int, komi: float) -> str:
+def random_opening(rng: random.Random, size: int, moves: int) -> list[str]:
+    """Distinct random points off the first line, as GTP vertices."""
+    inner = [f"{GTP_COLUMNS[x]}{y + 1}" for x in range(1, size - 1) for y in range(1, size - 1)]
+    return rng.sample(inner, min(moves, len(inner)))
+
+
+def play_one_game(black, white, size: int, komi: float, opening: list[str]) -> str:
     engines = {"b": black, "w": white}
     for engine in engines.values():
         engine.command(f"boardsize {size}")
         engine.command("clear_board")
         engine.command(f"komi {komi:g}")
     color, passes = "b", 0
+    for vertex in opening:
+        for engine in engines.values():
+            engine.command(f"play {color} {vertex}")
+        color = "w" if color == "b" else "b"
     for _ in range(MAX_MOVES_PER_BOARD_POINT * size * size):
         move = engines[color].command(f"genmove {color}", MATCH_MOVE_TIMEOUT_SECONDS).strip()
         if move.lower() == "resign":
@@ -199,6 +216,7 @@ def run_loop(args) -> dict:
     gen0 = write_random_net(models, args.model_kind, args.seed)
     progress_file = work / "progress.json"
     progress = json.loads(progress_file.read_text()) if progress_file.exists() else {"generations_done": 0}
+    progress.setdefault("models", [gen0.name])  # the net each generation ended with, generation 0 first
     for generation in range(progress["generations_done"] + 1, args.generations + 1):
         log(f"generation {generation}: self-play with {newest_model(models).name}")
         kata.run("selfplay", "-models-dir", str(models), "-output-dir", str(selfplay_dir),
@@ -211,12 +229,17 @@ def run_loop(args) -> dict:
                  "-override-config", train_overrides(args), "-seed", str(args.seed), "--quiet",
                  what=f"training of generation {generation}")
         progress["generations_done"] = generation
+        progress["models"] = progress["models"][:generation] + [newest_model(models).name]
         progress_file.write_text(json.dumps(progress))
     final = newest_model(models)
     if final == gen0:
         raise LoopError("training exported no model; nothing to compare")
-    log(f"match: {final.name} (new) against {gen0.name} (old), {args.match_games} games on {args.board}x{args.board}")
-    result = {"new_model": final.name, "old_model": gen0.name, **play_match(kata, final, gen0, args)}
+    baseline_index = 0 if args.baseline == "gen0" else max(0, len(progress["models"]) - 2)
+    baseline = models / progress["models"][baseline_index]
+    log(f"match: {final.name} (new) against {baseline.name} (old, generation {baseline_index}), "
+        f"{args.match_games} games on {args.board}x{args.board}")
+    result = {"new_model": final.name, "old_model": baseline.name, "old_generation": baseline_index,
+              **play_match(kata, final, baseline, args)}
     (work / "results.json").write_text(json.dumps(result, indent=1))
     return result
 
@@ -224,7 +247,7 @@ def run_loop(args) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work-dir", required=True, help="where models/, selfplay/, train/ and results.json go")
-    parser.add_argument("--kata", default=f"{shlex.quote(sys.executable)} -m katacli.cli",
+    parser.add_argument("--kata", default=f"{shlex.quote(sys.executable)} -P -m katacli.cli",
                         help="how to run kata (default: this Python with -m katacli.cli)")
     parser.add_argument("--model-kind", default="b4c32", help="architecture of the net (b2c16, b4c32, b6c96, ...)")
     parser.add_argument("--board", type=int, default=9)
@@ -238,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr-scale", type=float, default=1.0)
     parser.add_argument("--window-rows", type=int, default=20000, help="train on at least this many newest rows")
     parser.add_argument("--match-games", type=int, default=10)
+    parser.add_argument("--baseline", choices=("gen0", "previous"), default="gen0",
+                        help="play the final net against the random generation 0 or the previous generation's net")
+    parser.add_argument("--opening-moves", type=int, default=4,
+                        help="random moves that open each pair of match games (one game per colour)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     try:
