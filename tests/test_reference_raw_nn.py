@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 
 from cython_ext.features import encode_v7
-from katacli.game.coords import parse_color, parse_vertex
-from katacli.game.rules import Rules
-from katacli.game.session import GameSession
+from katacli.game.coords import parse_color
+from katacli.game.session import session_from_gtp_setup
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 REFERENCE = SHARED / "reference" / "kata-raw-nn.jsonl"
@@ -47,30 +46,6 @@ def load_cases():
 CASES = load_cases()
 
 
-def replay(commands: list[str]) -> GameSession:
-    """Apply the set-up commands the way KataGo's GTP engine does."""
-    session = GameSession()
-    for command in commands:
-        name, *args = command.split()
-        if name == "boardsize":
-            session.set_size(int(args[0]), int(args[0]))
-        elif name == "rectangular_boardsize":
-            session.set_size(int(args[0]), int(args[1]))
-        elif name == "clear_board":
-            session.clear_board()
-        elif name == "kata-set-rules":
-            session.set_rules(Rules.parse_without_komi(" ".join(args), session.rules.komi))
-        elif name == "komi":
-            session.set_komi(float(args[0]))
-        elif name == "fixed_handicap":
-            session.place_fixed_handicap(int(args[0]))
-        elif name == "play":
-            session.play(parse_color(args[0]), parse_vertex(args[1], session.x_size, session.y_size))
-        else:
-            raise AssertionError(f"unexpected set-up command {command!r}")
-    return session
-
-
 @lru_cache(maxsize=None)
 def evaluator_for(model_file: str) -> NNEvaluator:
     path = MODELS / model_file
@@ -93,7 +68,7 @@ def assert_close(name, got, expected, tolerance):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_kata_raw_nn_matches_katago(case):
-    session = replay(case["commands"])
+    session = session_from_gtp_setup(case["commands"])
     assert json.loads(session.rules.to_json_string()) == case["rules"]
     state = session.state
     player, symmetries = query_player_and_symmetries(case["query"], state.next_player)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
-from katacli.game.coords import Point
+from katacli.game.coords import Point, parse_color, parse_vertex
 from katacli.game.rules import Rules
 
 BLACK = 1
@@ -193,3 +193,32 @@ class GameSession:
 
     def is_board_empty(self) -> bool:
         return len(self.state.board().empty_points()) == self.x_size * self.y_size
+
+
+def session_from_gtp_setup(commands: list[str]) -> GameSession:
+    """Replay position set-up commands the way KataGo's GTP engine applies them.
+
+    Accepts boardsize, rectangular_boardsize, clear_board, kata-set-rules, komi, fixed_handicap
+    and play (the commands recorded with KataGo's reference outputs); anything else is a
+    SessionError.
+    """
+    session = GameSession()
+    for command in commands:
+        name, *args = command.split()
+        if name == "boardsize":
+            session.set_size(int(args[0]), int(args[0]))
+        elif name == "rectangular_boardsize":
+            session.set_size(int(args[0]), int(args[1]))
+        elif name == "clear_board":
+            session.clear_board()
+        elif name == "kata-set-rules":
+            session.set_rules(Rules.parse_without_komi(" ".join(args), session.rules.komi))
+        elif name == "komi":
+            session.set_komi(float(args[0]))
+        elif name == "fixed_handicap":
+            session.place_fixed_handicap(int(args[0]))
+        elif name == "play":
+            session.play(parse_color(args[0]), parse_vertex(args[1], session.x_size, session.y_size))
+        else:
+            raise SessionError(f"unexpected set-up command {command!r}")
+    return session

@@ -11,32 +11,10 @@ GTP_ROOT_POLICY_OPTIMISM = 0.2
 
 
 def replay(commands: list[str]):
-    """A GameSession after GTP set-up commands (boardsize, rectangular_boardsize, clear_board,
-    kata-set-rules, komi, fixed_handicap, play)."""
-    from katacli.game.coords import parse_color, parse_vertex
-    from katacli.game.rules import Rules
-    from katacli.game.session import GameSession
+    """A GameSession after GTP set-up commands (see katacli.game.session.session_from_gtp_setup)."""
+    from katacli.game.session import session_from_gtp_setup
 
-    session = GameSession()
-    for command in commands:
-        name, *args = command.split()
-        if name == "boardsize":
-            session.set_size(int(args[0]), int(args[0]))
-        elif name == "rectangular_boardsize":
-            session.set_size(int(args[0]), int(args[1]))
-        elif name == "clear_board":
-            session.clear_board()
-        elif name == "kata-set-rules":
-            session.set_rules(Rules.parse_without_komi(" ".join(args), session.rules.komi))
-        elif name == "komi":
-            session.set_komi(float(args[0]))
-        elif name == "fixed_handicap":
-            session.place_fixed_handicap(int(args[0]))
-        elif name == "play":
-            session.play(parse_color(args[0]), parse_vertex(args[1], session.x_size, session.y_size))
-        else:
-            raise ValueError(f"unexpected set-up command {command!r}")
-    return session
+    return session_from_gtp_setup(commands)
 
 
 def query_player_and_symmetry(query: str, to_move: int) -> tuple[int, int]:
