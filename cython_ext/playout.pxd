@@ -13,6 +13,7 @@ same seed gives the same playout on every machine. Everything is nogil and
 allocation-free; one Rng per thread.
 """
 from libc.stdint cimport uint64_t, uint32_t
+from libc.math cimport sqrt, log, cos, M_PI
 from cython_ext.board cimport Board, Color
 
 cdef enum:
@@ -56,6 +57,17 @@ cdef inline uint32_t rng_below(Rng* r, uint32_t n) noexcept nogil:
     # Lemire's multiply-shift: uniform in [0, n) up to a bias of n / 2**32, no division.
     return <uint32_t>(((rng_next(r) >> 32) * <uint64_t>n) >> 32)
 
+cdef inline double rng_uniform(Rng* r) noexcept nogil:
+    # The top 53 bits as a double in [0, 1).
+    return (rng_next(r) >> 11) * (1.0 / 9007199254740992.0)
+
+cdef inline double rng_gaussian(Rng* r) noexcept nogil:
+    # Box-Muller; u1 is kept away from 0 so log stays finite.
+    cdef double u1 = rng_uniform(r), u2 = rng_uniform(r)
+    if u1 < 1e-300:
+        u1 = 1e-300
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2)
+
 
 # Plays from the position as it stands (b.ko_loc is respected), first to move first.
 # Returns the number of stones played (passes not counted). max_moves < 0 means
@@ -67,4 +79,10 @@ cdef int playout_choose_move(const Board* b, Color pla, Rng* rng, bint multi_sto
 
 # Tromp-Taylor count, white minus black: stones, plus each empty region that
 # reaches stones of one colour only (no komi, nothing removed as dead).
-cdef int area_score_simple(const Board* b) noexcept nogil
+# If area is not NULL, each point's owner (C_BLACK / C_WHITE / C_EMPTY) is written
+# into it, indexed by Loc (MAX_ARR_SIZE entries, fully overwritten).
+cdef int area_score_simple(const Board* b, Color* area) noexcept nogil
+
+# A playout from the position as it stands (default move cap), then its Tromp-Taylor count:
+# the network-free engine's leaf evaluation. Writes the owners into area as area_score_simple.
+cdef int playout_area_score(Board* b, Color first, bint multi_stone_suicide_legal, Rng* rng, Color* area) noexcept nogil

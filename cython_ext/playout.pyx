@@ -66,21 +66,24 @@ cdef int playout_random(Board* b, Color first, int max_moves, Rng* rng, bint mul
         pla = opp_of(pla)
     return stones
 
-cdef int area_score_simple(const Board* b) noexcept nogil:
+cdef int area_score_simple(const Board* b, Color* area) noexcept nogil:
     cdef unsigned char seen[MAX_ARR_SIZE]
     cdef Loc stack[MAX_PLAY_SIZE]
-    cdef int score = 0, x, y, i, top, size, reaches
+    cdef Loc region[MAX_PLAY_SIZE]
+    cdef int score = 0, x, y, i, k, top, size, reaches
     cdef Loc loc, cur, adj
-    cdef Color c
+    cdef Color c, owner
     memset(seen, 0, MAX_ARR_SIZE)
+    if area != NULL:
+        memset(area, C_EMPTY, MAX_ARR_SIZE * sizeof(Color))
     for y in range(b.y_size):
         for x in range(b.x_size):
             loc = loc_of(x, y, b.x_size)
             c = b.colors[loc]
-            if c == C_WHITE:
-                score += 1
-            elif c == C_BLACK:
-                score -= 1
+            if c == C_WHITE or c == C_BLACK:
+                score += 1 if c == C_WHITE else -1
+                if area != NULL:
+                    area[loc] = c
             elif not seen[loc]:
                 # Flood the empty region and note which colours border it.
                 seen[loc] = 1
@@ -91,6 +94,7 @@ cdef int area_score_simple(const Board* b) noexcept nogil:
                 while top > 0:
                     top -= 1
                     cur = stack[top]
+                    region[size] = cur
                     size += 1
                     for i in range(4):
                         adj = cur + b.adj_offsets[i]
@@ -104,11 +108,18 @@ cdef int area_score_simple(const Board* b) noexcept nogil:
                             reaches |= REACHES_BLACK
                         elif c == C_WHITE:
                             reaches |= REACHES_WHITE
-                if reaches == REACHES_WHITE:
-                    score += size
-                elif reaches == REACHES_BLACK:
-                    score -= size
+                if reaches == REACHES_WHITE or reaches == REACHES_BLACK:
+                    owner = C_WHITE if reaches == REACHES_WHITE else C_BLACK
+                    score += size if owner == C_WHITE else -size
+                    if area != NULL:
+                        for k in range(size):
+                            area[region[k]] = owner
     return score
+
+
+cdef int playout_area_score(Board* b, Color first, bint multi_stone_suicide_legal, Rng* rng, Color* area) noexcept nogil:
+    playout_random(b, first, -1, rng, multi_stone_suicide_legal)
+    return area_score_simple(b, area)
 
 
 # ---- Python wrappers (tests, benchmarks) --------------------------------------------------
@@ -140,7 +151,7 @@ def choose_move(GoBoard board, int pla, uint64_t seed=0, bint multi_stone_suicid
 
 def tromp_taylor_score(GoBoard board):
     """area_score_simple: white minus black, no komi."""
-    return area_score_simple(&board.b)
+    return area_score_simple(&board.b, NULL)
 
 def rng_sequence(uint64_t seed, int count, unsigned int below=0):
     """The first count outputs of Rng(seed): raw 64-bit words, or rng_below(below) if below > 0."""
@@ -164,7 +175,7 @@ def run_playouts(int x_size, int y_size, int num_playouts, uint64_t seed=1, bint
         for i in range(num_playouts):
             memcpy(&b, &empty, sizeof(Board))
             stones += playout_random(&b, C_BLACK, -1, &rng, multi_stone_suicide_legal)
-            score_sum += area_score_simple(&b)
+            score_sum += area_score_simple(&b, NULL)
     return stones, score_sum
 
 def record_playout(int x_size, int y_size, uint64_t seed=1):

@@ -33,7 +33,7 @@ from cython_ext.board cimport Board, Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY
 from cython_ext.history cimport History
 from cython_ext.features cimport FeatureParams
 from cython_ext.search_values cimport SearchConfig
-from cython_ext.search_rollout cimport Rng
+from cython_ext.playout cimport Rng
 
 cdef enum:
     NODE_UNEVALUATED = 0

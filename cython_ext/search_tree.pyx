@@ -33,7 +33,7 @@ from cython_ext.search_values cimport (
     SearchConfig, result_utility, score_utility, utility_radius, eval_weight, terminal_weight, t3_cdf,
     score_utility_diff,
 )
-from cython_ext.search_rollout cimport Rng, rng_seed, rng_next, rng_uniform, rng_gaussian, rollout_go
+from cython_ext.playout cimport Rng, rng_seed, rng_next, rng_uniform, rng_gaussian, playout_area_score
 from cython_ext.nogo cimport nogo_is_legal, nogo_legal_moves, nogo_has_legal_move, nogo_rollout
 
 
@@ -965,7 +965,7 @@ cdef void rollout_evaluate(TreeCore* t, Node* n, const History* h, bint want_own
             winner = nogo_rollout(&b, pla, &t.rng)
             wl += 1.0 if winner == C_WHITE else -1.0
         else:
-            final = rollout_go(&b, pla, False, &t.rng, area) + bonus
+            final = playout_area_score(&b, pla, False, &t.rng, area) + bonus
             if final > 0:
                 wl += 1.0
             elif final < 0:
