@@ -72,6 +72,7 @@ setup(
         "rich>=13",
         "h5py",
         "sgfmill>=1.1",
+        "matplotlib>=3.7",  # kata train's loss-curve plot
     ],
     # Cython is in the test extras for the check that installed .pxd contracts can be cimported.
     extras_require={"test": ["pytest>=7", "Cython>=3.0", "setuptools>=64"]},

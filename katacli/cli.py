@@ -76,15 +76,28 @@ def _root(
     """katacli: KataGo as a Python toolkit."""
 
 
+def _register_unavailable(name: str, exc: BaseException) -> None:
+    """A command whose module cannot load still shows up, and says why when run; the others work."""
+    reason = f"{type(exc).__name__}: {exc}"
+
+    @app.command(name=name, help=f"(unavailable: {reason})", context_settings={
+        "allow_extra_args": True, "ignore_unknown_options": True})
+    def _unavailable() -> None:
+        typer.echo(f"error: `kata {name}` cannot start: {reason}", err=True)
+        raise typer.Exit(1)
+
+
 def _register_subcommands() -> None:
     for name in SUBCOMMANDS:
         try:
             module = importlib.import_module(f"katacli.commands.{name}")
+            module.register(app)
         except ModuleNotFoundError as exc:
             if exc.name == f"katacli.commands.{name}":
                 continue  # not built yet
-            raise
-        module.register(app)
+            _register_unavailable(name, exc)
+        except Exception as exc:  # one broken command must not take the others down
+            _register_unavailable(name, exc)
 
 
 _register_subcommands()

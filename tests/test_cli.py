@@ -1,0 +1,56 @@
+"""The `kata` entry point: KataGo-style flags, --help, --version, and containment of broken commands."""
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from katacli import __version__
+from katacli import cli
+
+SEVEN = ["gtp", "analysis", "selfplay", "train", "benchmark", "genconfig", "runtests"]
+
+ARGV_CASES = [
+    # KataGo's single-dash long flags become click's double-dash ones.
+    (["gtp", "-model", "m.bin.gz", "-config", "c.cfg"], ["gtp", "--model", "m.bin.gz", "--config", "c.cfg"]),
+    (["gtp", "-override-config", "a=1,b=2"], ["gtp", "--override-config", "a=1,b=2"]),
+    (["selfplay", "-max-games-total", "5"], ["selfplay", "--max-games-total", "5"]),
+    (["gtp", "-model=m.bin.gz"], ["gtp", "--model=m.bin.gz"]),
+    # Left alone: short flags, double-dash flags, negative numbers, values, anything after --.
+    (["benchmark", "-v", "100", "-t", "1,2"], ["benchmark", "-v", "100", "-t", "1,2"]),
+    (["gtp", "--model", "m"], ["gtp", "--model", "m"]),
+    (["gtp", "-override-config", "komi=-3.5"], ["gtp", "--override-config", "komi=-3.5"]),
+    (["train", "-lr-scale", "-1"], ["train", "--lr-scale", "-1"]),
+    (["x", "--", "-model"], ["x", "--", "-model"]),
+]
+
+
+@pytest.mark.parametrize("argv,expected", ARGV_CASES)
+def test_normalize_argv(argv, expected):
+    assert cli.normalize_argv(argv) == expected
+
+
+def test_version_and_help_list_the_seven_subcommands():
+    runner = CliRunner()
+    version = runner.invoke(cli.app, ["--version"])
+    assert version.exit_code == 0 and __version__ in version.output
+    help_text = runner.invoke(cli.app, ["--help"], terminal_width=200).output
+    positions = [help_text.index(f" {name} ") for name in SEVEN]
+    assert positions == sorted(positions), "subcommands are listed in the documented order"
+
+
+def test_a_broken_command_module_only_disables_itself(monkeypatch):
+    app = typer.Typer(no_args_is_help=True)
+    monkeypatch.setattr(cli, "app", app)
+    real_import = cli.importlib.import_module
+
+    def fake_import(name, *args, **kwargs):
+        if name == "katacli.commands.train":
+            raise ImportError("libsomething.so: cannot open shared object file")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(cli.importlib, "import_module", fake_import)
+    cli._register_subcommands()
+    runner = CliRunner()
+    broken = runner.invoke(app, ["train", "-data-dir", "x"])
+    assert broken.exit_code == 1
+    assert "cannot start" in broken.output and "libsomething" in broken.output
+    assert runner.invoke(app, ["runtests", "--list"]).exit_code == 0
