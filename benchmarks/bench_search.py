@@ -7,9 +7,10 @@ game (fresh tree and empty NN cache for each) and report totals. Usage::
                                       [--positions 3] [--torch-threads N] [--repeat 3]
 
 Each configuration runs --repeat times; the median and the best visits/s are printed, since
-other processes on a shared machine make single runs noisy. OpenMP threads wait passively
-(OMP_WAIT_POLICY=PASSIVE unless set): spinning workers collapse throughput when other
-processes compete for the cores.
+other processes on a shared machine make single runs noisy. On a machine that other jobs keep
+busy, OMP_WAIT_POLICY=PASSIVE in the environment avoids spinning OpenMP workers collapsing
+throughput; on an idle machine it costs batch-1 speed (about 2.5x on 2 cores), so it is not set
+here.
 
 numSearchThreads is the number of leaves a search keeps in flight per network batch
 (see katacli.search); torch's intra-op threads are set separately (default: all cores).
@@ -25,9 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-# Must be set before torch starts its OpenMP runtime.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 from cython_ext.history import GameState  # noqa: E402
 
 from katacli.game.coords import parse_vertex  # noqa: E402
@@ -93,7 +91,7 @@ def main() -> None:
     Searcher(positions[0], SearchParams().replace(num_search_threads=4), evaluator, seed=0).run(max_visits=12)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"model {Path(args.model).name}, 19x19, {len(positions)} positions x {args.visits} visits, "
-          f"torch threads {args.torch_threads}, {os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, "
+          f"torch threads {args.torch_threads}, {os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, "
           f"load average {load:.1f}")
     print(f"{'numSearchThreads':>16} {'visits/s':>10} {'best':>8} {'nnEvals/s':>10} {'avgBatch':>9}")
     for threads in (int(t) for t in args.threads.split(",")):

@@ -9,7 +9,6 @@ through untouched.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import sys
 
@@ -105,10 +104,6 @@ _register_subcommands()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
-    # Idle OpenMP workers must sleep rather than spin: engines leave the CPU to search threads and
-    # other processes between network calls, and spinning workers collapse throughput when cores
-    # are shared. Must be set before torch loads; an explicit user setting wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
     app(args=args, prog_name="kata")
 
