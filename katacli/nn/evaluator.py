@@ -41,8 +41,6 @@ from katacli.nn.postprocess import (
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, undo_symmetry
 
 DEFAULT_MAX_BATCH_SIZE = 256
-# Intra-op threads of each BatchingEvaluator server thread on the CPU (see BatchingEvaluator).
-CPU_THREADS_PER_SERVER_THREAD = 1
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -78,8 +76,19 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+# PyTorch's multi-threaded CPU kernels run far slower when called from a thread other than the
+# main one (g170-b6c96, 2 cores, batch 1: 205 evaluations/s on the main thread with 2 intra-op
+# threads, 77 on a worker thread with 2, 155 on a worker thread with 1). Search and engine threads
+# therefore evaluate with this many intra-op threads unless set_cpu_threads chose a number.
+CPU_THREADS_OFF_MAIN_THREAD = 1
+_cpu_threads_chosen = False
+_thread_state = threading.local()
+
+
 def set_cpu_threads(num_threads: int, num_interop_threads: Optional[int] = None) -> None:
     """Set how many CPU threads torch uses inside one evaluation (and, once per process, between ops)."""
+    global _cpu_threads_chosen
+    _cpu_threads_chosen = True
     torch.set_num_threads(max(1, int(num_threads)))
     if num_interop_threads is not None:
         try:
@@ -204,6 +213,10 @@ class NNEvaluator:
             return self._rng.randrange(NUM_SYMMETRIES)
 
     def _forward(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray], mask_full: bool):
+        if (self.device.type == "cpu" and not _cpu_threads_chosen and not getattr(_thread_state, "configured", False)
+                and threading.current_thread() is not threading.main_thread()):
+            torch.set_num_threads(CPU_THREADS_OFF_MAIN_THREAD)  # affects this thread's kernels only
+            _thread_state.configured = True
         spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)
         global_t = torch.from_numpy(global_features).to(self.device, non_blocking=True)
         meta_t = torch.from_numpy(meta).to(self.device) if meta is not None else None
@@ -318,10 +331,9 @@ class BatchingEvaluator:
     and runs at most ``max_batch_size`` at a time. Cache hits are answered without queueing.
     Use as a context manager, or call :meth:`close`.
 
-    On the CPU every server thread runs PyTorch with one intra-op thread, and there are at least
-    as many server threads as cores: PyTorch's multi-threaded kernels are slow when called from a
-    thread other than the main one (g170-b6c96, 2 cores, batch 1: 77 evaluations/s with 2 intra-op
-    threads in a worker thread, 155 with 1, 256 with two such workers side by side).
+    On the CPU there are at least as many server threads as cores, each evaluating with
+    CPU_THREADS_OFF_MAIN_THREAD intra-op threads (two single-threaded servers side by side reach
+    256 evaluations/s where one worker thread with 2 intra-op threads reaches 77; g170-b6c96, 2 cores).
     """
 
     def __init__(self, evaluator: NNEvaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,
@@ -379,8 +391,6 @@ class BatchingEvaluator:
         return batch
 
     def _serve(self) -> None:
-        if self._on_cpu:
-            torch.set_num_threads(CPU_THREADS_PER_SERVER_THREAD)  # this thread's kernels only
         while True:
             batch = self._gather()
             if batch is None:
