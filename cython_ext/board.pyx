@@ -411,13 +411,23 @@ cdef int board_heuristic_connection_liberties_x2(const Board* b, Loc loc, Color 
                 total += 2 * libs - 3
     return total
 
+cdef inline Hash128 _xor_chain_stones(const Board* b, Hash128 h, Loc start, Color c) noexcept nogil:
+    """h with the stones of the chain at start (colour c) toggled: the hash once they are removed."""
+    cdef Loc cur = start
+    while True:
+        h = hash_xor(h, _stone_hash[cur][c])
+        cur = b.next_in_chain[cur]
+        if cur == start:
+            break
+    return h
+
 cdef Hash128 board_pos_hash_after_move(const Board* b, Loc loc, Color pla) noexcept nogil:
     cdef Hash128 h = b.pos_hash
     cdef Color opp = opp_of(pla), c
     cdef Loc heads[4]
     cdef int nheads = 0, i
     cdef bint suicide = True
-    cdef Loc adj, head, cur
+    cdef Loc adj, head
     if loc == PASS_LOC:
         return h
     h = hash_xor(h, _stone_hash[loc][pla])
@@ -435,12 +445,7 @@ cdef Hash128 board_pos_hash_after_move(const Board* b, Loc loc, Color pla) noexc
             if not _contains(heads, nheads, head):
                 heads[nheads] = head
                 nheads += 1
-                cur = adj
-                while True:
-                    h = hash_xor(h, _stone_hash[cur][opp])
-                    cur = b.next_in_chain[cur]
-                    if cur == adj:
-                        break
+                h = _xor_chain_stones(b, h, adj, opp)
     if suicide:
         for i in range(4):
             adj = loc + b.adj_offsets[i]
@@ -449,12 +454,7 @@ cdef Hash128 board_pos_hash_after_move(const Board* b, Loc loc, Color pla) noexc
                 if not _contains(heads, nheads, head):
                     heads[nheads] = head
                     nheads += 1
-                    cur = adj
-                    while True:
-                        h = hash_xor(h, _stone_hash[cur][pla])
-                        cur = b.next_in_chain[cur]
-                        if cur == adj:
-                            break
+                    h = _xor_chain_stones(b, h, adj, pla)
         h = hash_xor(h, _stone_hash[loc][pla])
     return h
 
