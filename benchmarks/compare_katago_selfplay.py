@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Self-play side by side with KataGo: the same config, net and game count through both engines.
+
+    python3 benchmarks/compare_katago_selfplay.py --katago /path/to/katago --config selfplay1.cfg
+        [--model ../shared/models/test-b4c32.bin.gz] [--games 24] [--override "bSizes=9,..."]
+
+Both engines read the same KataGo self-play config (KataGo's own cpp/configs/training/selfplay1.cfg
+works unchanged in `kata selfplay`) plus the overrides, play --games games with the same network,
+and the training rows they wrote are counted. Rows/s includes start-up, as a user would see it.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from katacli.data import load_training_arrays
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "test-b4c32.bin.gz"
+# 9x9 only, few visits, many games at once: a small-net throughput test.
+DEFAULT_OVERRIDE = ("bSizes=9,bSizeRelProbs=1,allowRectangleProb=0.0,dataBoardLen=9,maxVisits=64,"
+                    "cheapSearchVisits=40,reducedVisitsMin=40,numGameThreads=16,nnMaxBatchSize=32,"
+                    "maxRowsPerTrainFile=100000,logToStdout=false")
+
+
+def count_rows(output_dir: Path) -> int:
+    rows = 0
+    for path in glob.glob(str(output_dir / "**" / "*.npz"), recursive=True):
+        with np.load(path) as data:
+            rows += data["binaryInputNCHWPacked"].shape[0]
+    for path in glob.glob(str(output_dir / "**" / "*.h5"), recursive=True):
+        rows += load_training_arrays(path)["binaryInputNCHWPacked"].shape[0]
+    return rows
+
+
+def run(command: list[str], models: Path, output: Path, args) -> tuple[float, int]:
+    start = time.perf_counter()
+    subprocess.run(command + ["selfplay", "-models-dir", str(models), "-output-dir", str(output), "-config",
+                              args.config, "-max-games-total", str(args.games), "-override-config", args.override],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, count_rows(output)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--katago", required=True)
+    parser.add_argument("--config", required=True, help="a KataGo self-play config, e.g. selfplay1.cfg")
+    parser.add_argument("--kata", default=f"{sys.executable} -P -m katacli.cli")
+    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--games", type=int, default=24)
+    parser.add_argument("--override", default=DEFAULT_OVERRIDE)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        models = Path(tmp) / "models"
+        models.mkdir()
+        shutil.copy(args.model, models)
+        results = {}
+        for name, command in [("katago", [args.katago]), ("kata", args.kata.split())]:
+            results[name] = run(command, models, Path(tmp) / name, args)
+    print(f"{args.games} games, model {Path(args.model).name}, overrides: {args.override}")
+    for name, (seconds, rows) in results.items():
+        print(f"{name:>7}: {rows} rows in {seconds:.1f} s = {rows / seconds:.2f} rows/s")
+    ratio = (results["kata"][1] / results["kata"][0]) / (results["katago"][1] / results["katago"][0])
+    print(f"kata/katago rows/s: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
