@@ -161,7 +161,8 @@ def wait_for_checkpoint_beyond(output_dir: Path, samples: int, proc: subprocess.
 
 def test_command_survives_ctrl_c_and_kill(tmp_path):
     write_data(tmp_path)
-    total = 320
+    # Enough steps that the run is still going when the test reacts to its first checkpoint.
+    total = 1920
     reference = make_settings(tmp_path, output_dir=str(tmp_path / "reference"), max_samples=total, num_cpu_threads=1)
     run_training(reference, log=quiet)
     args = ["-data-dir", str(tmp_path / "data"), "-output-dir", str(tmp_path / "run"), "-model-kind", "b2c16",
