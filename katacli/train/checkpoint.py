@@ -15,6 +15,7 @@ Checkpoints hold only tensors and plain Python values, so they load with
 
 from __future__ import annotations
 
+import io
 import os
 import random
 from typing import Any
@@ -55,17 +56,9 @@ def atomic_write_bytes(path: str, data: bytes) -> None:
 
 
 def save_checkpoint(path: str, state: dict[str, Any]) -> None:
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            torch.save({"format": CHECKPOINT_FORMAT, **state}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    buffer = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, **state}, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def load_checkpoint(path: str) -> dict[str, Any]:
