@@ -167,14 +167,8 @@ class TimeControls:
             periods = self.num_periods_left_including_current
             period_left = self.time_left_in_period
             stones_left = self.num_stones_left_in_period
-            if main_left < 0 and not overtime:
-                overtime = True
-                period_left = main_left + self.per_period_time
-                stones_left = self.num_stones_per_period
-            if overtime:
-                while period_left < 0 and periods > 1:
-                    periods -= 1
-                    period_left += self.per_period_time
+            overtime, periods, period_left, stones_left = self._carry_over_into_overtime(
+                main_left, overtime, periods, period_left, stones_left)
             if periods > NUM_RESERVED_PERIODS:
                 overtime = False
                 if not self.in_overtime:
@@ -210,6 +204,20 @@ class TimeControls:
         rec = min(rec, max_time)
         return min_time, rec, max_time
 
+    def _carry_over_into_overtime(self, main_left, overtime, periods, period_left, stones_left):
+        """Overspent main time starts byo-yomi; an overspent period uses up the following ones.
+
+        Returns (overtime, periods, period_left, stones_left) after the carry-over."""
+        if main_left < 0 and not overtime:
+            overtime = True
+            period_left = main_left + self.per_period_time
+            stones_left = self.num_stones_per_period
+        if overtime:
+            while period_left < 0 and periods > 1:
+                periods -= 1
+                period_left += self.per_period_time
+        return overtime, periods, period_left, stones_left
+
     def round_up_time_limit_if_needed(self, lag_buffer: float, time_used: float, time_limit: float) -> float:
         """Byo-yomi: if stopping now would waste time that cannot be carried over, think longer."""
         if self.increment > 0 or self.num_periods_left_including_current <= 0:
@@ -223,14 +231,8 @@ class TimeControls:
             main_left -= time_used
         else:
             period_left -= time_used
-        if main_left < 0 and not overtime:
-            overtime = True
-            period_left = main_left + self.per_period_time
-            stones_left = self.num_stones_per_period
-        if overtime:
-            while period_left < 0 and periods > 1:
-                periods -= 1
-                period_left += self.per_period_time
+        overtime, periods, period_left, stones_left = self._carry_over_into_overtime(
+            main_left, overtime, periods, period_left, stones_left)
         per_move = self.per_period_time / self.num_stones_per_period
         per_move_buffered = _apply_lag_buffer(per_move, lag_buffer)
         bit_of_time = min(max(lag_buffer, per_move_buffered * 0.01), per_move_buffered)
