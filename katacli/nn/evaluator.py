@@ -10,18 +10,15 @@ Typical use::
 ``NNEvaluator.evaluate(requests)`` takes any number of requests of mixed board sizes, groups
 them by shape into batches and returns one :class:`~katacli.nn.postprocess.NNOutput` per
 request, in order, from White's point of view and in the real board's orientation (its
-arrays are read-only since cached results are shared). It is thread-safe. :class:`BatchingEvaluator` lets many threads (e.g. search threads) each submit
-single positions that a server thread gathers into batches.
+arrays are read-only since cached results are shared). It is thread-safe. :class:`~katacli.nn.batching.BatchingEvaluator` lets many threads (e.g. search
+threads) each submit positions that server threads gather into batches.
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import random
 import threading
-import time
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
@@ -39,6 +36,7 @@ from katacli.nn.postprocess import (
     white_ownership,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, undo_symmetry
+from katacli.nn.traced import TracedForward
 
 DEFAULT_MAX_BATCH_SIZE = 256
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -111,6 +109,7 @@ class NNEvaluator:
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         seed: Optional[int] = None,
         fuse: bool = True,
+        trace: Optional[bool] = None,
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
@@ -118,6 +117,7 @@ class NNEvaluator:
         ``cache_size_power_of_two``: None disables the cache.
         ``default_symmetry``: used for requests without one; None picks one at random per request.
         ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
+        ``trace``: run TorchScript traces (:mod:`katacli.nn.traced`); default on for the CPU.
         """
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
@@ -136,6 +136,8 @@ class NNEvaluator:
         if self.channels_last:
             net = net.to(memory_format=torch.channels_last)
         self.net = net.eval()
+        use_trace = (self.device.type == "cpu") if trace is None else trace
+        self._run_net = TracedForward(self.net) if use_trace else self._run_eager
         self.cache: Optional[NNCache[NNOutput]] = (
             NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
         )
@@ -224,11 +226,14 @@ class NNEvaluator:
             spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
         with torch.inference_mode():
             if self.precision == "float32":
-                out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+                out = self._run_net(spatial_t, global_t, meta_t, mask_full)
             else:
                 with torch.autocast(device_type=self.device.type, dtype=PRECISIONS[self.precision]):
-                    out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+                    out = self._run_net(spatial_t, global_t, meta_t, mask_full)
             return [t.float().cpu().numpy() for t in out]
+
+    def _run_eager(self, spatial_t, global_t, meta_t, mask_full: bool):
+        return self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
 
     def _run_batch(self, requests: list[NNRequest], symmetries: list[int]) -> list[NNOutput]:
         n = len(requests)
@@ -319,103 +324,5 @@ def _pass_legal(request: NNRequest, area: int) -> bool:
     return bool(request.legal_mask[area]) if request.legal_mask.shape[0] > area else True
 
 
-# ---------------------------------------------------------------------------------------------
-# Multi-threaded batching front end
-
-
-class BatchingEvaluator:
-    """Collects single-position requests from many threads into batches for an :class:`NNEvaluator`.
-
-    ``submit`` returns a ``concurrent.futures.Future``; ``evaluate`` blocks for the result.
-    A server thread waits for the first pending request, then up to ``max_wait_ms`` for more,
-    and runs at most ``max_batch_size`` at a time. Cache hits are answered without queueing.
-    Use as a context manager, or call :meth:`close`.
-
-    On the CPU there are at least as many server threads as cores, each evaluating with
-    CPU_THREADS_OFF_MAIN_THREAD intra-op threads (two single-threaded servers side by side reach
-    256 evaluations/s where one worker thread with 2 intra-op threads reaches 77; g170-b6c96, 2 cores).
-    """
-
-    def __init__(self, evaluator: NNEvaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,
-                 num_server_threads: int = 1):
-        self.evaluator = evaluator
-        self.max_batch_size = max(1, int(max_batch_size))
-        self.max_wait = max(0.0, max_wait_ms) / 1000.0
-        device = getattr(evaluator, "device", None)  # stand-in evaluators in tests have none
-        self._on_cpu = device is not None and device.type == "cpu"
-        if self._on_cpu:
-            num_server_threads = max(num_server_threads, os.cpu_count() or 1)
-        self._queue: "queue.Queue[Optional[tuple[NNRequest, Future]]]" = queue.Queue()
-        self._closed = False
-        self._threads = [
-            threading.Thread(target=self._serve, name=f"nn-server-{i}", daemon=True) for i in range(max(1, num_server_threads))
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, request: NNRequest) -> "Future[NNOutput]":
-        if self._closed:
-            raise RuntimeError("BatchingEvaluator is closed")
-        future: Future = Future()
-        cached = self.evaluator.lookup_cache(request)
-        if cached is not None:
-            future.set_result(cached)
-        else:
-            self._queue.put((request, future))
-        return future
-
-    def evaluate(self, request: NNRequest) -> NNOutput:
-        return self.submit(request).result()
-
-    def evaluate_many(self, requests: Sequence[NNRequest]) -> list[NNOutput]:
-        futures = [self.submit(r) for r in requests]
-        return [f.result() for f in futures]
-
-    def _gather(self) -> Optional[list[tuple[NNRequest, Future]]]:
-        first = self._queue.get()
-        if first is None:
-            self._queue.put(None)  # let the other server threads see the shutdown too
-            return None
-        batch = [first]
-        deadline = time.monotonic() + self.max_wait
-        while len(batch) < self.max_batch_size:
-            remaining = deadline - time.monotonic()
-            try:
-                item = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is None:
-                self._queue.put(None)
-                break
-            batch.append(item)
-        return batch
-
-    def _serve(self) -> None:
-        while True:
-            batch = self._gather()
-            if batch is None:
-                return
-            requests = [r for r, _ in batch]
-            try:
-                results = self.evaluator.evaluate_uncached(requests)
-            except BaseException as e:  # hand the error to every waiting caller
-                for _, future in batch:
-                    future.set_exception(e)
-                continue
-            for (request, future), result in zip(batch, results):
-                self.evaluator.store_cache(request, result)
-                future.set_result(result)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._queue.put(None)
-        for thread in self._threads:
-            thread.join()
-
-    def __enter__(self) -> "BatchingEvaluator":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+# The multi-threaded batching front end lives in its own module; imported here for existing callers.
+from katacli.nn.batching import BatchClients, BatchingEvaluator  # noqa: E402

@@ -219,6 +219,18 @@ class Searcher:
         callback(searcher) runs every callback_period seconds (between batches); returning True stops.
         stop_event / stop() end the search after the batch in flight.
         """
+        # A running search keeps coming back to a shared batching evaluator: register as its client
+        # so batches wait for this search's leaves instead of running without them.
+        client = getattr(self.evaluator, "client", None)
+        if client is None:
+            return self._run(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
+                             time_controls, pondering, search_factor)
+        with client():
+            return self._run(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
+                             time_controls, pondering, search_factor)
+
+    def _run(self, max_visits, max_playouts, max_time, stop_event, callback, callback_period, time_controls,
+             pondering, search_factor) -> SearchStats:
         p = self.params
         if max_visits is None:
             max_visits = p.max_visits_pondering if pondering else p.max_visits

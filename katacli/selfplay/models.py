@@ -18,7 +18,8 @@ from typing import Callable, Optional
 import torch
 
 from katacli.config import Enabled
-from katacli.nn.evaluator import BatchingEvaluator, NNEvaluator, set_cpu_threads
+from katacli.nn.batching import BatchClients, BatchingEvaluator
+from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
 from katacli.nn.model import KataGoModel, load_model
 from katacli.settings import NNSettings
 from katacli.selfplay.game import ModelHandle
@@ -88,6 +89,8 @@ class ModelManager:
         self._models: dict[str, LoadedModel] = {}
         self._latest: Optional[str] = None
         self._latest_file: Optional[ModelFile] = None
+        # The game threads, registered with every model's batcher: a batch waits for their positions.
+        self.clients = BatchClients()
 
     # ---- loading
     def _make_evaluator(self, model: KataGoModel) -> NNEvaluator:
@@ -104,7 +107,8 @@ class ModelManager:
         """Make ``model`` the latest (used directly for -random-init and by tests)."""
         evaluator = self._make_evaluator(model)
         batcher = BatchingEvaluator(evaluator, max_batch_size=evaluator.max_batch_size, max_wait_ms=BATCH_WAIT_MS,
-                                    num_server_threads=self.nn.num_server_threads)
+                                    num_server_threads=self.nn.num_server_threads, clients=self.clients,
+                                    server_per_cpu_core=False)
         handle = ModelHandle(name, NetEvaluator(batcher, name),
                              pass_alive_under_suicide=self._pass_alive_mode(model))
         with self._lock:

@@ -12,6 +12,7 @@ dropped, finished ones are written and flushed to complete files, then run() ret
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -125,21 +126,26 @@ class SelfplayRun:
     # ---- threads
     def _game_loop(self, thread_idx: int, seed: int) -> None:
         rng = random.Random(seed)
+        clients = getattr(self.manager, "clients", None)
         try:
-            while self._claim_game():
-                game = self.runner.run_game(rng, self.manager, self._stop.is_set)
-                if game is None:
-                    self.stats.games_dropped += 1
-                    break
-                self.stats.games_finished += 1
-                self._queue.put(game)
-                self.stats.queued_games = self._queue.qsize()
-                if self.stats.games_finished % self.settings.runner.log_games_every == 0:
-                    log.info("%d games finished, %d rows written", self.stats.games_finished, self.stats.rows_written)
+            with clients.registered() if clients is not None else contextlib.nullcontext():
+                self._play_games(rng)
         except BaseException as exc:  # reported by run(); the other threads stop too
             log.exception("game thread %d failed", thread_idx)
             self._errors.append(exc)
             self.request_stop()
+
+    def _play_games(self, rng: random.Random) -> None:
+        while self._claim_game():
+            game = self.runner.run_game(rng, self.manager, self._stop.is_set)
+            if game is None:
+                self.stats.games_dropped += 1
+                break
+            self.stats.games_finished += 1
+            self._queue.put(game)
+            self.stats.queued_games = self._queue.qsize()
+            if self.stats.games_finished % self.settings.runner.log_games_every == 0:
+                log.info("%d games finished, %d rows written", self.stats.games_finished, self.stats.rows_written)
 
     def _writer_loop(self) -> None:
         try:

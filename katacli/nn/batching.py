@@ -1,0 +1,286 @@
+"""Many threads, one network: :class:`BatchingEvaluator` gathers their positions into batches.
+
+Callers (search threads, self-play games, analysis searches) hand over a *group* of
+requests (one search's leaves, or one position) and block until it is evaluated.
+Server threads take whole groups off the queue and run them as one
+:meth:`NNEvaluator.evaluate_uncached` call.
+
+When to run a batch is the whole game. A small network on a CPU costs about as much
+for one position as for eight, so firing on every arrival wastes most of the work,
+while waiting for positions that will not come stalls everyone. Callers that will keep
+coming back -- a running search, a self-play game thread -- register as *clients*
+(:meth:`BatchingEvaluator.client`, a per-thread, re-entrant context). A free server then
+runs the queue as soon as it holds the share of the clients not already in flight that
+falls to it (clients / free servers), so with 16 games and two servers the games settle
+into two groups of eight that take turns on the cores. Without registered clients the
+server waits ``max_wait_ms`` for more positions, as a plain batching queue does. A
+registered client busy elsewhere delays a batch at most ``CLIENT_WAIT_LIMIT_S``.
+
+Clients may be shared between several evaluators (:class:`BatchClients`), as self-play
+does when a new network takes over while games are running.
+"""
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from contextlib import contextmanager
+from typing import Iterator, Optional, Sequence
+
+from katacli.nn.postprocess import NNOutput
+
+# Longest a batch waits for a registered client that is busy with something other than the network.
+CLIENT_WAIT_LIMIT_S = 0.005
+
+
+class BatchClients:
+    """Counts the threads that will keep sending positions (re-entrant per thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth: dict[int, int] = {}
+        self._listeners: list["BatchingEvaluator"] = []
+
+    @property
+    def count(self) -> int:
+        return len(self._depth)
+
+    @contextmanager
+    def registered(self) -> Iterator[None]:
+        thread = threading.get_ident()
+        with self._lock:
+            self._depth[thread] = self._depth.get(thread, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                depth = self._depth[thread] - 1
+                if depth:
+                    self._depth[thread] = depth
+                else:
+                    del self._depth[thread]
+                listeners = list(self._listeners)
+            for evaluator in listeners:  # fewer clients: a waiting batch may be complete now
+                evaluator._wake()
+
+    def _listen(self, evaluator: "BatchingEvaluator") -> None:
+        with self._lock:
+            self._listeners.append(evaluator)
+
+    def _forget(self, evaluator: "BatchingEvaluator") -> None:
+        with self._lock:
+            if evaluator in self._listeners:
+                self._listeners.remove(evaluator)
+
+
+class _Group:
+    """One caller's requests and, once served, their outputs or the error."""
+
+    __slots__ = ("requests", "outputs", "error", "arrived", "_done", "futures")
+
+    def __init__(self, requests: list, futures: Optional[list] = None):
+        self.requests = requests
+        self.outputs: Optional[list] = None
+        self.error: Optional[BaseException] = None
+        self.arrived = time.monotonic()
+        self.futures = futures
+        self._done = threading.Lock()  # held until served: the cheapest one-shot wait CPython has
+        self._done.acquire()
+
+    def finish(self, outputs: Optional[list], error: Optional[BaseException]) -> None:
+        self.outputs, self.error = outputs, error
+        if self.futures is not None:
+            for i, future in enumerate(self.futures):
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(outputs[i])
+        self._done.release()
+
+    def wait(self) -> list:
+        self._done.acquire()
+        if self.error is not None:
+            raise self.error
+        return self.outputs
+
+
+class BatchingEvaluator:
+    """Batches positions submitted from many threads for one :class:`NNEvaluator` (see the module docstring).
+
+    ``evaluate_many(requests)`` evaluates one caller's positions (kept together in one batch
+    when they fit), ``evaluate(request)`` one position, ``submit(request)`` returns a Future.
+    Cache hits are answered at once. Use as a context manager, or call :meth:`close`.
+
+    On the CPU there are by default at least as many server threads as cores: PyTorch's
+    single-threaded kernels side by side beat one multi-threaded call from a worker thread (see
+    ``katacli.nn.evaluator.CPU_THREADS_OFF_MAIN_THREAD``).
+    """
+
+    def __init__(self, evaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,
+                 num_server_threads: int = 1, clients: Optional[BatchClients] = None,
+                 server_per_cpu_core: bool = True):
+        """``server_per_cpu_core``: on the CPU, run at least one server thread per core. Self-play turns
+        it off: its game threads keep a core busy with Python, and one server makes bigger batches."""
+        self.evaluator = evaluator
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.max_wait = max(0.0, max_wait_ms) / 1000.0
+        device = getattr(evaluator, "device", None)  # stand-in evaluators in tests have none
+        if server_per_cpu_core and device is not None and device.type == "cpu":
+            num_server_threads = max(num_server_threads, os.cpu_count() or 1)
+        self.clients = clients if clients is not None else BatchClients()
+        self.clients._listen(self)
+        self._cv = threading.Condition(threading.Lock())
+        self._pending: deque[_Group] = deque()
+        self._pending_requests = 0
+        self._in_flight = 0           # groups being evaluated
+        self._busy_servers = 0
+        self._closed = False
+        self.num_batches = 0
+        self._threads = [threading.Thread(target=self._serve, name=f"nn-server-{i}", daemon=True)
+                         for i in range(max(1, num_server_threads))]
+        for thread in self._threads:
+            thread.start()
+
+    # ---- callers
+    def client(self):
+        """Context manager: this thread will keep sending positions until it exits (see the module docstring)."""
+        return self.clients.registered()
+
+    def evaluate_many(self, requests: Sequence) -> list[NNOutput]:
+        outputs: list = [None] * len(requests)
+        missing = []
+        for i, request in enumerate(requests):
+            cached = self.evaluator.lookup_cache(request)
+            if cached is None:
+                missing.append(i)
+            else:
+                outputs[i] = cached
+        if missing:
+            group = self._enqueue(_Group([requests[i] for i in missing]))
+            for i, output in zip(missing, group.wait()):
+                outputs[i] = output
+        return outputs
+
+    def evaluate(self, request) -> NNOutput:
+        return self.evaluate_many([request])[0]
+
+    def submit(self, request) -> "Future[NNOutput]":
+        future: Future = Future()
+        cached = self.evaluator.lookup_cache(request) if not self._closed else None
+        if cached is not None:
+            future.set_result(cached)
+        else:
+            self._enqueue(_Group([request], [future]))
+        return future
+
+    def _enqueue(self, group: _Group) -> _Group:
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("BatchingEvaluator is closed")
+            self._pending.append(group)
+            self._pending_requests += len(group.requests)
+            self._cv.notify()
+        return group
+
+    def _wake(self) -> None:
+        with self._cv:
+            self._cv.notify_all()
+
+    # ---- servers
+    def _ready(self, now: float) -> tuple[bool, float]:
+        """Whether a free server should run the queue now; else how long it may sleep. Lock held."""
+        if self._closed or self._pending_requests >= self.max_batch_size:
+            return True, 0.0
+        free_servers = max(1, len(self._threads) - self._busy_servers)
+        clients = self.clients.count
+        if clients > 0:
+            not_in_flight = max(1, clients - self._in_flight)
+            if len(self._pending) >= math.ceil(not_in_flight / free_servers):
+                return True, 0.0
+            deadline = self._pending[0].arrived + CLIENT_WAIT_LIMIT_S
+        else:
+            deadline = self._pending[0].arrived + self.max_wait
+        return now >= deadline, deadline - now
+
+    def _take(self) -> Optional[list[_Group]]:
+        with self._cv:
+            while True:
+                if self._pending:
+                    ready, sleep = self._ready(time.monotonic())
+                    if ready:
+                        break
+                    self._cv.wait(sleep)
+                elif self._closed:
+                    return None
+                else:
+                    self._cv.wait()
+            batch = [self._pending.popleft()]
+            size = len(batch[0].requests)
+            while self._pending and size + len(self._pending[0].requests) <= self.max_batch_size:
+                group = self._pending.popleft()
+                batch.append(group)
+                size += len(group.requests)
+            self._pending_requests -= size
+            self._in_flight += len(batch)
+            self._busy_servers += 1
+            self.num_batches += 1
+            return batch
+
+    def _serve(self) -> None:
+        try:
+            self._serve_batches()
+        except BaseException as exc:  # a bug here must not leave callers waiting forever
+            with self._cv:
+                self._closed = True
+                failed = list(self._pending)
+                self._pending.clear()
+                self._cv.notify_all()
+            for group in failed:
+                group.finish(None, RuntimeError(f"the network server thread failed: {exc!r}"))
+            raise
+
+    def _serve_batches(self) -> None:
+        while True:
+            batch = self._take()
+            if batch is None:
+                return
+            requests = [r for group in batch for r in group.requests]
+            outputs: Optional[list] = None
+            error: Optional[BaseException] = None
+            try:
+                outputs = self.evaluator.evaluate_uncached(requests)
+                for request, output in zip(requests, outputs):
+                    self.evaluator.store_cache(request, output)
+            except BaseException as exc:  # every waiting caller gets the error
+                error = exc
+            with self._cv:
+                self._in_flight -= len(batch)
+                self._busy_servers -= 1
+                if self._pending:
+                    self._cv.notify()
+            start = 0
+            for group in batch:
+                count = len(group.requests)
+                group.finish(outputs[start:start + count] if outputs is not None else None, error)
+                start += count
+
+    # ---- lifetime
+    def close(self) -> None:
+        """Serve what is queued, then stop the server threads."""
+        with self._cv:
+            if self._closed:
+                return
+            self._closed = True
+            self._cv.notify_all()
+        for thread in self._threads:
+            thread.join()
+        self.clients._forget(self)
+
+    def __enter__(self) -> "BatchingEvaluator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,129 @@
+"""BatchingEvaluator: when batches run (registered clients, max wait), errors, and shutdown."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from katacli.nn.batching import BatchClients, BatchingEvaluator
+
+
+class Recorder:
+    """A stand-in network: answers each request with its own value, records batch sizes."""
+
+    def __init__(self, delay: float = 0.0, fail_on: int = -1):
+        self.batches: list[int] = []
+        self.delay = delay
+        self.fail_on = fail_on
+        self.lock = threading.Lock()
+
+    def lookup_cache(self, request):
+        return None
+
+    def store_cache(self, request, result):
+        pass
+
+    def evaluate_uncached(self, requests):
+        with self.lock:
+            self.batches.append(len(requests))
+        if self.delay:
+            time.sleep(self.delay)
+        if self.fail_on in requests:
+            raise ValueError(f"bad request {self.fail_on}")
+        return [r * 10 for r in requests]
+
+
+def run_clients(front: BatchingEvaluator, num_clients: int, rounds: int, register: bool):
+    results = {}
+    start = threading.Barrier(num_clients)
+
+    def client(k):
+        start.wait()
+        context = front.client() if register else _null()
+        with context:
+            results[k] = [front.evaluate_many([k * 1000 + i])[0] for i in range(rounds)]
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(num_clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_registered_clients_are_batched_together_and_answered_correctly():
+    net = Recorder(delay=0.002)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=1) as front:
+        results = run_clients(front, num_clients=6, rounds=20, register=True)
+    for k in range(6):
+        assert results[k] == [(k * 1000 + i) * 10 for i in range(20)]
+    # One server, six clients that always come back: nearly every batch holds all six.
+    full = sum(1 for b in net.batches if b == 6)
+    assert full >= 0.8 * len(net.batches), net.batches
+
+
+def test_two_servers_split_registered_clients_into_two_groups():
+    net = Recorder(delay=0.003)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=2) as front:
+        run_clients(front, num_clients=8, rounds=30, register=True)
+    typical = sorted(net.batches)[len(net.batches) // 2]
+    assert typical == 4, net.batches
+
+
+def test_without_registration_a_lone_caller_waits_at_most_max_wait():
+    net = Recorder()
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=30.0, num_server_threads=1) as front:
+        started = time.monotonic()
+        assert front.evaluate(7) == 70
+        waited = time.monotonic() - started
+        with front.client():  # a registered lone client is served without waiting
+            started = time.monotonic()
+            assert front.evaluate(8) == 80
+            registered_wait = time.monotonic() - started
+    assert 0.02 <= waited < 5
+    assert registered_wait < 0.02
+
+
+def test_registration_is_per_thread_and_reentrant():
+    clients = BatchClients()
+    with clients.registered():
+        with clients.registered():
+            assert clients.count == 1
+        assert clients.count == 1
+    assert clients.count == 0
+
+
+def test_errors_reach_every_caller_of_the_failed_batch_and_serving_continues():
+    net = Recorder(fail_on=3)
+    with BatchingEvaluator(net, num_server_threads=1, max_wait_ms=0.0) as front:
+        with pytest.raises(ValueError, match="bad request 3"):
+            front.evaluate_many([1, 2, 3])
+        assert front.evaluate(4) == 40
+        future = front.submit(3)
+        with pytest.raises(ValueError):
+            future.result(timeout=30)
+    with pytest.raises(RuntimeError, match="closed"):
+        front.evaluate(1)
+
+
+def test_a_crashed_server_fails_waiting_callers_instead_of_hanging(monkeypatch):
+    net = Recorder()
+    front = BatchingEvaluator(net, num_server_threads=1, max_wait_ms=50.0)
+
+    def broken(self, now):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(BatchingEvaluator, "_ready", broken)
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the thread's traceback is expected
+    with pytest.raises((RuntimeError, KeyError)):
+        front.evaluate(1)
+    front.close()
