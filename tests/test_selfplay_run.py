@@ -126,6 +126,44 @@ def test_cli_small_run(tmp_path):
     assert list(out.glob("log-*.log")) and list(out.glob("selfplay-*.cfg"))
 
 
+@pytest.mark.parametrize("processes", [1, 2])
+def test_cli_exact_game_count_in_one_or_several_processes(tmp_path, processes):
+    models = model_dir(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli("-models-dir", str(models), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
+                     "-override-config", TINY_OVERRIDES, "-override-config", ALL_ROWS,
+                     "-override-config", f"{SHORT_GAMES},numGameThreads=3,numSelfplayProcesses={processes}",
+                     "-max-games-total", "3", "-quiet")
+    assert result.returncode == 0, result.stderr
+    games, rows = check_output_dir(out)
+    assert games == 3 and rows > 0 and sgf_lines(out) == 3
+    (log,) = out.glob("log-*.log")  # one log, shared by the workers
+    text = log.read_text()
+    if processes > 1:
+        assert "[worker 0]" in text and "[worker 1]" in text
+        assert len(list(out.glob("tdata/*.h5"))) >= 2  # each worker writes its own files
+    assert "average batch" in text
+
+
+def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "broken.bin.gz").write_bytes(b"not a model")
+    result = run_cli("-models-dir", str(models), "-output-dir", str(tmp_path / "out"), "-config", str(EXAMPLE_CONFIG),
+                     "-override-config", TINY_OVERRIDES, "-override-config", "numSelfplayProcesses=2",
+                     "-max-games-total", "2", "-quiet")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: self-play stopped: worker") and "Traceback" not in result.stderr
+
+
+def test_threads_are_shared_out_evenly():
+    from katacli.selfplay.processes import default_num_processes, split_threads
+
+    assert split_threads(16, 2) == [8, 8] and split_threads(5, 3) == [2, 2, 1]
+    assert default_num_processes(1, "cpu") == 1 and default_num_processes(64, "cuda") == 1
+    assert default_num_processes(64, "cpu") == (os.cpu_count() or 1)
+
+
 def run_in_process(capsys, *args) -> tuple[int, str]:
     """`kata selfplay ...` in this process (quick: no interpreter start-up); (exit code, stderr)."""
     from katacli.cli import main

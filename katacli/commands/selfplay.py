@@ -29,6 +29,8 @@ Plays many games at once with the newest network in -models-dir (checked again e
   OUTPUT/sgfs/*.sgfs    every game, one SGF per line
   OUTPUT/log-*.log      the log (and selfplay-*.cfg, the settings used)
 
+On the CPU the games are shared out among one worker process per core (numSelfplayProcesses sets how many); each writes its own files into OUTPUT.
+
 Settings are KataGo's self-play config keys (numGameThreads, maxVisits, cheapSearchProb, bSizes, komiAuto, ...); see configs/selfplay_example.cfg. `kata convert` turns the .h5 files into KataGo's .npz and back.
 
 Example: kata selfplay -models-dir models -output-dir selfplay -config configs/selfplay_example.cfg
@@ -71,7 +73,8 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
-    from katacli.selfplay.models import ModelManager, NoModelError
+    from katacli.selfplay.models import ModelManager, NoModelError, find_latest_model
+    from katacli.selfplay.processes import default_num_processes
     from katacli.selfplay.progress import ProgressDisplay
     from katacli.selfplay.runner import SelfplayRun
     from katacli.selfplay.settings import SelfplaySettings
@@ -91,6 +94,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         cpu_threads = cfg.get("numEigenThreadsPerModel", "selfplay") or 1
         pass_alive = cfg.get("alwaysComputePassAliveUnderSuicideRules", "selfplay")
         log_to_stdout = cfg.get("logToStdout", "selfplay")
+        num_processes = cfg.get("numSelfplayProcesses", "selfplay") if cfg.is_set("numSelfplayProcesses") else None
 
     models_path, out_path = Path(models_dir), Path(output_dir)
     if models_path.exists() and not models_path.is_dir():
@@ -101,15 +105,29 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     except OSError as exc:
         report_error_and_exit(f"cannot create directory: {exc}")
 
+    if random_init is not None:
+        from katacli.nn.configs import config_of_name
+        try:
+            config_of_name(random_init)
+        except ValueError as exc:
+            report_error_and_exit(f"-random-init: {exc}")
+    if find_latest_model(models_path) is None and random_init is None:
+        report_error_and_exit(
+            f"no model in {models_dir} (looked for *.bin.gz, *.bin, model.txt.gz files). Put a network there, "
+            "or start from random weights with -random-init b6c96 (any name kata train knows, e.g. b4c32)")
+    device = "cuda" if _cuda_available() else "cpu"
+    if num_processes is None:
+        num_processes = default_num_processes(settings.runner.num_game_threads, device)
+    num_processes = min(num_processes, settings.runner.num_game_threads)
+    if num_processes > 1:
+        return _run_processes(settings, nn, cfg, models_path, out_path, num_processes, cpu_threads, pass_alive,
+                              log_to_stdout, max_games_total, random_init, poll_seconds, seed, quiet)
+
     manager = ModelManager(nn, cpu_threads=cpu_threads, pass_alive_setting=pass_alive)
     try:
         manager.poll(models_path)
     except NoModelError:
-        if random_init is None:
-            report_error_and_exit(
-                f"no model in {models_dir} (looked for *.bin.gz, *.bin, model.txt.gz files). Put a network there, "
-                "or start from random weights with -random-init b6c96 (any name kata train knows, e.g. b4c32)")
-        _install_random_model(manager, random_init, seed)
+        manager.install_random(random_init, seed)
     except Exception as exc:
         report_error_and_exit(f"could not load the newest model in {models_dir}: {exc}")
 
@@ -138,15 +156,46 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     return 0
 
 
-def _install_random_model(manager, config_name: str, seed: Optional[int]) -> None:
-    from katacli.nn.configs import random_description
-    from katacli.nn.model import KataGoModel
+def _cuda_available() -> bool:
+    import torch
 
+    return torch.cuda.is_available()
+
+
+def _run_processes(settings, nn, cfg, models_path: Path, out_path: Path, num_processes: int, cpu_threads: int,
+                   pass_alive, log_to_stdout: bool, max_games_total: Optional[int], random_init: Optional[str],
+                   poll_seconds: float, seed: Optional[int], quiet: bool) -> int:
+    """Self-play in num_processes worker processes (katacli.selfplay.processes), this one supervising."""
+    import random
+
+    from katacli.selfplay.processes import ProcessRun, WorkerFailed, make_jobs
+    from katacli.selfplay.progress import ProgressDisplay
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_id = f"{random.Random(seed).getrandbits(64):016X}"
+    log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
+    (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
+        "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
+    logger = logging.getLogger("katacli.selfplay")
+    logger.info("self-play starting in %d processes, log %s", num_processes, log_path)
+    jobs = make_jobs(settings, num_processes, nn=nn, cpu_threads=cpu_threads, pass_alive=pass_alive,
+                     models_dir=str(models_path), output_dir=str(out_path), poll_seconds=poll_seconds, seed=seed,
+                     random_init=random_init, random_init_seed=seed if seed is not None else random.getrandbits(32),
+                     log_path=str(log_path))
+    run = ProcessRun(jobs, max_games_total)
+    display = ProgressDisplay(live=False if quiet else None)
     try:
-        desc = random_description(config_name, seed=seed, model_name=f"random-{config_name}")
-    except ValueError as exc:
-        report_error_and_exit(f"-random-init: {exc}")
-    manager.install(desc.name, KataGoModel(desc))
+        with display:
+            stats = run.run(on_tick=None if quiet else display)
+    except WorkerFailed as exc:
+        print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
+    display.finish(stats)
+    return 0
 
 
 def register(app: typer.Typer) -> None:

@@ -50,6 +50,9 @@ RUNNER_KEYS = section("Self-play runner", [
         int_key("maxMovesPerGame", 1600, 0, MAX_MOVES_PER_GAME, "End games that reach this many moves."),
     ),
     int_key("inputsVersion", None, 0, 10000, "Training input format version (default: the one current networks use)."),
+    int_key("numSelfplayProcesses", None, 1, 1024,
+            "katacli only: worker processes sharing numGameThreads, each with its own network copy and files "
+            "(default: one per CPU core on the CPU, one with a GPU)."),
     bool_key("clearBotBeforeSearch", False, "Drop the search tree before every move."),
 ])
 

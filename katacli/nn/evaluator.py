@@ -113,7 +113,7 @@ class NNEvaluator:
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
-        ``channels_last``: NHWC memory layout; default on for CUDA.
+        ``channels_last``: NHWC memory layout; default on.
         ``cache_size_power_of_two``: None disables the cache.
         ``default_symmetry``: used for requests without one; None picks one at random per request.
         ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
@@ -125,7 +125,8 @@ class NNEvaluator:
             raise ValueError(f"default symmetry must be in 0..7, got {default_symmetry}")
         self.device = torch.device(device) if device is not None else default_device()
         self.precision = precision
-        self.channels_last = (self.device.type == "cuda") if channels_last is None else channels_last
+        # NHWC is faster on both devices (CPU, test-b4c32 9x9 traced: 1.25-1.5x; g170 19x19: 1.2x).
+        self.channels_last = True if channels_last is None else channels_last
         self.version = model.version
         self.model_name = model.name
         self.postprocess = model.postprocess

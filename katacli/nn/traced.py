@@ -89,6 +89,9 @@ class TracedForward:
 
 
 def _example(t: torch.Tensor, batch: int) -> torch.Tensor:
-    """A batch of ``batch`` rows cycled from ``t``'s: same dtype, device and kind of values."""
+    """A batch of ``batch`` rows cycled from ``t``'s: same dtype, device, layout and kind of values."""
     index = torch.arange(batch, device=t.device) % t.shape[0]
-    return t[index].clone()
+    rows = t[index]
+    if t.dim() == 4 and not t.is_contiguous() and t.is_contiguous(memory_format=torch.channels_last):
+        rows = rows.contiguous(memory_format=torch.channels_last)  # record the layout that will be served
+    return rows.clone(memory_format=torch.preserve_format)

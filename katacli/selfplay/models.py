@@ -120,6 +120,14 @@ class ModelManager:
         log.info("now playing with model %s", name)
         return handle
 
+    def install_random(self, config_name: str, seed: Optional[int]) -> ModelHandle:
+        """Random weights of a named architecture (e.g. b6c96) to bootstrap a run; the same seed gives
+        the same network, so several processes can start from one. ValueError for an unknown name."""
+        from katacli.nn.configs import random_description
+
+        desc = random_description(config_name, seed=seed, model_name=f"random-{config_name}")
+        return self.install(desc.name, KataGoModel(desc))
+
     def _pass_alive_mode(self, model: KataGoModel) -> bool:
         """alwaysComputePassAliveUnderSuicideRules: true/false, or auto = what the net was trained with."""
         if self.pass_alive_setting != Enabled.AUTO:
@@ -176,7 +184,7 @@ class ModelManager:
         loaded = self._models.get(name)
         if loaded is not None and loaded.users <= 0:
             del self._models[name]
-            threading.Thread(target=loaded.batcher.close, daemon=True).start()
+            threading.Thread(target=lambda: (loaded.batcher.close(), _log_batch_stats(loaded)), daemon=True).start()
 
     def close(self) -> None:
         with self._lock:
@@ -184,3 +192,13 @@ class ModelManager:
             self._models.clear()
         for loaded in models:
             loaded.batcher.close()
+            _log_batch_stats(loaded)
+
+
+def _log_batch_stats(loaded: LoadedModel) -> None:
+    """KataGo's end-of-run network figures: positions evaluated, batches, average batch size."""
+    evaluator = loaded.batcher.evaluator
+    positions, batches = getattr(evaluator, "num_positions_evaluated", 0), getattr(evaluator, "num_batches", 0)
+    if batches:
+        log.info("model %s: %d positions in %d batches (average batch %.2f)", loaded.handle.name, positions,
+                 batches, positions / batches)

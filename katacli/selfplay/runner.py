@@ -77,12 +77,15 @@ class SelfplayRun:
     def __init__(self, settings: SelfplaySettings, manager: ModelManager, output_dir: str | os.PathLike, *,
                  models_dir: Optional[str | os.PathLike] = None, max_games_total: Optional[int] = None,
                  poll_seconds: float = 20.0, search_factory: SearchFactory = default_search_factory,
-                 seed: Optional[int] = None):
+                 seed: Optional[int] = None, claim_game: Optional[Callable[[], bool]] = None):
+        """``claim_game``: asked before each new game (e.g. a counter shared between processes);
+        False ends this run's game threads. max_games_total applies on top of it."""
         self.settings = settings
         self.manager = manager
         self.output_dir = Path(output_dir)
         self.models_dir = Path(models_dir) if models_dir is not None else None
         self.max_games_total = max_games_total
+        self._claim_shared = claim_game
         self.poll_seconds = poll_seconds
         self.rng = random.Random(seed)
         self.run_id = f"{self.rng.getrandbits(RUN_ID_BITS):016X}"
@@ -119,6 +122,8 @@ class SelfplayRun:
             if self._stop.is_set():
                 return False
             if self.max_games_total is not None and self.stats.games_started >= self.max_games_total:
+                return False
+            if self._claim_shared is not None and not self._claim_shared():
                 return False
             self.stats.games_started += 1
             return True
@@ -177,14 +182,16 @@ class SelfplayRun:
                 log.warning("model directory check failed: %s", exc)
 
     # ---- the run
-    def run(self, on_tick: Optional[Callable[[RunStats], None]] = None, handle_signals: bool = True) -> RunStats:
+    def run(self, on_tick: Optional[Callable[[RunStats], None]] = None, handle_signals: bool = True,
+            signals: tuple = (signal.SIGINT, signal.SIGTERM)) -> RunStats:
         """Play until max_games_total or a stop request; returns the final counters.
 
+        ``signals`` stop the run cleanly (a second one exits at once) when handle_signals is set.
         Raises the first error of a game or writer thread after shutting the others down.
         """
         previous = {}
         if handle_signals and threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in signals:
                 previous[sig] = signal.signal(sig, self._on_signal)
         writer = threading.Thread(target=self._writer_loop, name="selfplay-writer", daemon=True)
         watcher = threading.Thread(target=self._watch_models, name="selfplay-models", daemon=True)
