@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -73,10 +74,9 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
-    from katacli.selfplay.models import ModelManager, NoModelError, find_latest_model
+    from katacli.selfplay.modelfiles import NoModelError, find_latest_model
     from katacli.selfplay.processes import default_num_processes
     from katacli.selfplay.progress import ProgressDisplay
-    from katacli.selfplay.runner import SelfplayRun
     from katacli.selfplay.settings import SelfplaySettings
     from katacli.settings import NNSettings
 
@@ -123,6 +123,9 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         return _run_processes(settings, nn, cfg, models_path, out_path, num_processes, cpu_threads, pass_alive,
                               log_to_stdout, max_games_total, random_init, poll_seconds, seed, quiet)
 
+    from katacli.selfplay.models import ModelManager
+    from katacli.selfplay.runner import SelfplayRun
+
     manager = ModelManager(nn, cpu_threads=cpu_threads, pass_alive_setting=pass_alive)
     try:
         manager.poll(models_path)
@@ -157,9 +160,9 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
 
 
 def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
+    """Whether an NVIDIA GPU seems present, without importing torch (seconds of start-up the
+    supervising process of a multi-process run does not need)."""
+    return os.path.exists("/dev/nvidia0") or os.path.exists("/proc/driver/nvidia/version")
 
 
 def _run_processes(settings, nn, cfg, models_path: Path, out_path: Path, num_processes: int, cpu_threads: int,

@@ -35,7 +35,7 @@ from katacli.nn.postprocess import (
     value_outputs,
     white_ownership,
 )
-from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetry, undo_symmetry
+from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
 from katacli.nn.traced import TracedForward
 
 DEFAULT_MAX_BATCH_SIZE = 256
@@ -240,7 +240,8 @@ class NNEvaluator:
         n = len(requests)
         first = requests[0]
         board_x, board_y = first.board_x, first.board_y
-        spatial = np.stack([apply_symmetry(r.spatial, s) for r, s in zip(requests, symmetries)]).astype(np.float32, copy=False)
+        raw = np.stack([r.spatial for r in requests]).astype(np.float32, copy=False)
+        spatial = apply_symmetries(raw, symmetries)
         global_features = np.stack([r.global_features for r in requests]).astype(np.float32, copy=False)
         meta = None
         if self.needs_metadata:
@@ -255,13 +256,18 @@ class NNEvaluator:
 
         # Back to the real board's orientation, cropped to the board, flattened row-major.
         area = board_x * board_y
-        policy = np.stack([undo_symmetry(p, s)[:, :board_y, :board_x] for p, s in zip(policy, symmetries)]).reshape(n, -1, area)
-        ownership = np.stack([undo_symmetry(o[0], s)[:board_y, :board_x] for o, s in zip(ownership, symmetries)]).reshape(n, area)
+        policy = apply_symmetries(policy, symmetries, undo=True)[:, :, :board_y, :board_x].reshape(n, -1, area)
+        ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
 
         optimism = np.array([r.policy_optimism for r in requests], np.float32)
         logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism, self.num_policy_channels)
-        legal = np.stack([_board_legal(r, area) for r in requests])
-        pass_legal = np.array([_pass_legal(r, area) for r in requests])
+        if len({r.legal_mask.shape[0] for r in requests}) == 1:
+            legal = np.stack([r.legal_mask for r in requests])
+            pass_legal = legal[:, area].astype(bool) if legal.shape[1] > area else np.ones(n, bool)
+            legal = legal[:, :area].astype(bool, copy=False)
+        else:  # some masks include pass, some do not
+            legal = np.stack([_board_legal(r, area) for r in requests])
+            pass_legal = np.array([_pass_legal(r, area) for r in requests])
         temperature = np.array([r.policy_temperature for r in requests], np.float32)
         hacks = np.array([r.enable_passing_hacks for r in requests])
         probs, pass_probs = policy_probabilities(
@@ -276,26 +282,19 @@ class NNEvaluator:
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
         own.flags.writeable = False
+        columns = zip(values.white_win.tolist(), values.white_loss.tolist(), values.no_result.tolist(),
+                      values.white_lead.tolist(), values.white_score_mean.tolist(), values.white_score_mean_sq.tolist(),
+                      values.var_time_left.tolist(), values.shortterm_winloss_error.tolist(),
+                      values.shortterm_score_error.tolist(), pass_probs.tolist(), optimism.tolist())
         return [
             NNOutput(
-                white_win=float(values.white_win[i]),
-                white_loss=float(values.white_loss[i]),
-                no_result=float(values.no_result[i]),
-                white_lead=float(values.white_lead[i]),
-                white_score_mean=float(values.white_score_mean[i]),
-                white_score_mean_sq=float(values.white_score_mean_sq[i]),
-                var_time_left=float(values.var_time_left[i]),
-                shortterm_winloss_error=float(values.shortterm_winloss_error[i]),
-                shortterm_score_error=float(values.shortterm_score_error[i]),
-                policy=probs[i],
-                policy_pass=float(pass_probs[i]),
-                white_ownership=own[i],
-                board_x=board_x,
-                board_y=board_y,
-                symmetry=symmetries[i],
-                policy_optimism=float(optimism[i]),
+                white_win=win, white_loss=loss, no_result=no_result, white_lead=lead, white_score_mean=score,
+                white_score_mean_sq=score_sq, var_time_left=var_time_left, shortterm_winloss_error=st_winloss,
+                shortterm_score_error=st_score, policy=probs[i], policy_pass=policy_pass, white_ownership=own[i],
+                board_x=board_x, board_y=board_y, symmetry=symmetries[i], policy_optimism=opt,
             )
-            for i in range(n)
+            for i, (win, loss, no_result, lead, score, score_sq, var_time_left, st_winloss, st_score, policy_pass, opt)
+            in enumerate(columns)
         ]
 
 

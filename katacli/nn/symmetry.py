@@ -103,3 +103,33 @@ def compose(first: int, then: int) -> int:
         # After a transpose, flipping x of the result flips y of the original and vice versa.
         then = (then & TRANSPOSE) | ((then & FLIP_X) >> 1) | ((then & FLIP_Y) << 1)
     return first ^ then
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole batches at once: one gather instead of a flip per position.
+
+_GATHER_CACHE: dict[tuple[int, int, bool], np.ndarray] = {}
+
+
+def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
+    """``[8, H*W]`` int64: row ``s`` lists, for each flattened output point, the input point it takes.
+
+    ``flat_out = flat_in[..., idx[s]]`` equals ``apply_symmetry`` (``undo_symmetry`` if undo) on
+    ``[..., H, W]`` arrays, rectangular inputs included (no transpose there)."""
+    key = (height, width, undo)
+    table = _GATHER_CACHE.get(key)
+    if table is None:
+        grid = np.arange(height * width, dtype=np.int64).reshape(height, width)
+        transform = undo_symmetry if undo else apply_symmetry
+        table = np.stack([np.ascontiguousarray(transform(grid, s)).reshape(-1) for s in range(NUM_SYMMETRIES)])
+        table.flags.writeable = False
+        _GATHER_CACHE[key] = table
+    return table
+
+
+def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
+    """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array)."""
+    n, c, h, w = batch.shape
+    index = gather_indices(h, w, undo)[np.asarray(symmetries, dtype=np.intp)]  # [N, H*W]
+    flat = batch.reshape(n, c, h * w)
+    return np.take_along_axis(flat, index[:, None, :], axis=2).reshape(n, c, h, w)

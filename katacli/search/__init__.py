@@ -49,18 +49,29 @@ handling, futile-visit pruning, time controls, tree reuse, NN cache keys.
 Not implemented: graph search (transpositions; useGraphSearch is ignored), eval cache,
 anti-mirror, pattern bonus (avoidRepeatedPatternUtility), human SL model.
 """
-from katacli.search.params import SearchParams
-from katacli.search.restrictions import MoveRestrictions, RestrictionError
-from katacli.search.resign import ResignSettings, ResignTracker, initial_black_advantage
-from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis, perspective_sign
-from katacli.search.searcher import RESIGN, Searcher, SearchStats, choose_index_with_temperature
-from katacli.search.timecontrol import (
-    TimeControls, TimeSettingsError, parse_kgs_time_settings, parse_time_settings,
-)
+from importlib import import_module
 
-__all__ = [
-    "SearchParams", "MoveRestrictions", "RestrictionError", "ResignSettings", "ResignTracker",
-    "initial_black_advantage", "MoveInfo", "RootInfo", "SearchAnalysis", "perspective_sign", "RESIGN",
-    "Searcher", "SearchStats", "choose_index_with_temperature", "TimeControls", "TimeSettingsError",
-    "parse_kgs_time_settings", "parse_time_settings",
-]
+# Imported on first use, so that the light modules (params, timecontrol) can be used without
+# loading the search core and torch.
+_EXPORTS = {
+    "SearchParams": "katacli.search.params",
+    "MoveRestrictions": "katacli.search.restrictions", "RestrictionError": "katacli.search.restrictions",
+    "ResignSettings": "katacli.search.resign", "ResignTracker": "katacli.search.resign",
+    "initial_black_advantage": "katacli.search.resign",
+    "MoveInfo": "katacli.search.results", "RootInfo": "katacli.search.results",
+    "SearchAnalysis": "katacli.search.results", "perspective_sign": "katacli.search.results",
+    "RESIGN": "katacli.search.searcher", "Searcher": "katacli.search.searcher",
+    "SearchStats": "katacli.search.searcher", "choose_index_with_temperature": "katacli.search.searcher",
+    "TimeControls": "katacli.search.timecontrol", "TimeSettingsError": "katacli.search.timecontrol",
+    "parse_kgs_time_settings": "katacli.search.timecontrol", "parse_time_settings": "katacli.search.timecontrol",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'katacli.search' has no attribute {name!r}")

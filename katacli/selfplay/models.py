@@ -1,10 +1,8 @@
-"""The models directory: find the newest network, load it, and hand it to games with reference counts.
+"""The models directory: load the newest network and hand it to games with reference counts.
 
-As KataGo's LoadModel::findLatestModel: the newest (by modification time) file under the
-directory, searched recursively, whose name ends in ``.bin.gz``, ``.bin``, ``model.txt.gz``
-or ``model.txt``. Its name is the file name, or the parent directory's name for generic
-names like ``model.bin.gz``. A watcher polls for newer files while games run; each game
-holds the model it plays with, and an old model is closed once no game uses it.
+Which file is newest is :mod:`katacli.selfplay.modelfiles` (KataGo's findLatestModel). A
+watcher polls for newer files while games run; each game holds the model it plays with,
+and an old model is closed once no game uses it.
 """
 from __future__ import annotations
 
@@ -23,46 +21,15 @@ from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
 from katacli.nn.model import KataGoModel, load_model
 from katacli.settings import NNSettings
 from katacli.selfplay.game import ModelHandle
+from katacli.selfplay.modelfiles import ModelFile, NoModelError, find_latest_model
 from katacli.selfplay.net import NetEvaluator
 
 log = logging.getLogger("katacli.selfplay")
 
-MODEL_SUFFIXES = (".bin.gz", ".bin", "model.txt.gz", "model.txt")
-GENERIC_MODEL_NAMES = {f"{stem}{suffix}" for stem in ("model", "Model", "MODEL")
-                       for suffix in (".bin.gz", ".bin", ".txt.gz", ".txt")}
 # The batching front end waits this long for more positions before running a partial batch.
 BATCH_WAIT_MS = 0.5
 # Default batch size when nnMaxBatchSize is unset (KataGo requires it in self-play configs).
 DEFAULT_MAX_BATCH_SIZE = 64
-
-
-class NoModelError(Exception):
-    """The models directory has no network file."""
-
-
-@dataclass(frozen=True)
-class ModelFile:
-    name: str
-    path: Path
-    mtime_ns: int
-
-
-def find_latest_model(models_dir: str | os.PathLike) -> Optional[ModelFile]:
-    """The newest network file under models_dir (recursively), or None."""
-    best: Optional[ModelFile] = None
-    for root, _dirs, files in os.walk(models_dir):
-        for file_name in files:
-            if not file_name.endswith(MODEL_SUFFIXES):
-                continue
-            path = Path(root) / file_name
-            try:
-                mtime = path.stat().st_mtime_ns
-            except OSError:
-                continue  # removed meanwhile
-            if best is None or mtime > best.mtime_ns:
-                name = path.parent.name if file_name in GENERIC_MODEL_NAMES else file_name
-                best = ModelFile(name, path, mtime)
-    return best
 
 
 @dataclass

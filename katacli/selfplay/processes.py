@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli.config import Enabled
-from katacli.selfplay.runner import TICK_SECONDS, RunStats
+from katacli.selfplay.stats import TICK_SECONDS, RunStats
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.settings import NNSettings
 

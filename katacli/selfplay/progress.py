@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from katacli.selfplay.runner import RunStats
+from katacli.selfplay.stats import RunStats
 
 # Without a terminal, print a status line at most this often, seconds.
 PLAIN_REPORT_SECONDS = 30.0

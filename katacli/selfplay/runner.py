@@ -19,8 +19,6 @@ import queue
 import random
 import signal
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -30,11 +28,10 @@ from katacli.selfplay.models import ModelManager
 from katacli.selfplay.output import GameOutput
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.settings import SelfplaySettings
+from katacli.selfplay.stats import TICK_SECONDS, RunStats
 
 log = logging.getLogger("katacli.selfplay")
 
-# How often the main thread wakes to refresh progress and notice stop requests, seconds.
-TICK_SECONDS = 0.25
 # Exit status after a second SIGINT/SIGTERM (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
 RUN_ID_BITS = 64
@@ -42,35 +39,6 @@ RUN_ID_BITS = 64
 
 def default_search_factory(model: ModelHandle, rng: random.Random) -> MctsSelfplaySearch:
     return MctsSelfplaySearch(model.net, rng)
-
-
-@dataclass
-class RunStats:
-    """Counters the progress display reads (updated from several threads; plain ints are fine under the GIL)."""
-
-    started_at: float = field(default_factory=time.monotonic)
-    games_started: int = 0
-    games_finished: int = 0
-    games_dropped: int = 0      # stopped before they ended (not written)
-    moves_played: int = 0
-    rows_written: int = 0       # rows in complete files
-    rows_produced: int = 0      # rows built, including those still buffered
-    files_written: int = 0
-    current_model: str = ""
-    queued_games: int = 0
-    stopping: bool = False
-
-    @property
-    def games_in_progress(self) -> int:
-        return max(0, self.games_started - self.games_finished - self.games_dropped)
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started_at
-
-    def rate(self, count: int) -> float:
-        elapsed = self.elapsed
-        return count / elapsed if elapsed > 0 else 0.0
 
 
 class SelfplayRun:
