@@ -2,17 +2,20 @@
 """Self-play side by side with KataGo: the same config, net and game count through both engines.
 
     python3 benchmarks/compare_katago_selfplay.py --katago /path/to/katago --config selfplay1.cfg
-        [--model ../shared/models/test-b4c32.bin.gz] [--games 24] [--override "bSizes=9,..."]
+        [--model ../shared/models/test-b4c32.bin.gz] [--games 24] [--repeat 3] [--override "bSizes=9,..."]
 
 Both engines read the same KataGo self-play config (KataGo's own cpp/configs/training/selfplay1.cfg
 works unchanged in `kata selfplay`) plus the overrides, play --games games with the same network,
 and the training rows they wrote are counted. Rows/s includes start-up, as a user would see it.
+With --repeat, the two engines take turns (katago, kata, katago, ...) and the median ratio is
+printed: on a shared machine single runs vary by tens of percent.
 """
 from __future__ import annotations
 
 import argparse
 import glob
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,20 +58,27 @@ def main() -> None:
     parser.add_argument("--kata", default=f"{sys.executable} -P -m katacli.cli")
     parser.add_argument("--model", default=str(DEFAULT_MODEL))
     parser.add_argument("--games", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=1, help="alternating runs of each engine")
     parser.add_argument("--override", default=DEFAULT_OVERRIDE)
     args = parser.parse_args()
+    print(f"{args.games} games, model {Path(args.model).name}, overrides: {args.override}")
+    ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         models = Path(tmp) / "models"
         models.mkdir()
         shutil.copy(args.model, models)
-        results = {}
-        for name, command in [("katago", [args.katago]), ("kata", args.kata.split())]:
-            results[name] = run(command, models, Path(tmp) / name, args)
-    print(f"{args.games} games, model {Path(args.model).name}, overrides: {args.override}")
-    for name, (seconds, rows) in results.items():
-        print(f"{name:>7}: {rows} rows in {seconds:.1f} s = {rows / seconds:.2f} rows/s")
-    ratio = (results["kata"][1] / results["kata"][0]) / (results["katago"][1] / results["katago"][0])
-    print(f"kata/katago rows/s: {ratio:.2f}x")
+        for round_index in range(args.repeat):
+            rates = {}
+            for name, command in [("katago", [args.katago]), ("kata", args.kata.split())]:
+                seconds, rows = run(command, models, Path(tmp) / f"{name}-{round_index}", args)
+                rates[name] = rows / seconds
+                print(f"round {round_index + 1} {name:>7}: {rows} rows in {seconds:.1f} s = {rates[name]:.2f} rows/s",
+                      flush=True)
+            ratios.append(rates["kata"] / rates["katago"])
+            print(f"round {round_index + 1} kata/katago rows/s: {ratios[-1]:.2f}x", flush=True)
+    if len(ratios) > 1:
+        print(f"median kata/katago rows/s over {len(ratios)} rounds: {statistics.median(ratios):.2f}x "
+              f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
 
 
 if __name__ == "__main__":

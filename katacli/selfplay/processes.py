@@ -193,9 +193,12 @@ class ProcessRun:
     def _on_signal(self, signum, frame) -> None:
         self._signals += 1
         self.stats.stopping = True
+        self._stop_workers()
         if self._signals == 1:
             log.info("stopping: workers finish writing completed games")
-        self._stop_workers()
+        else:  # a second Ctrl-C: leave at once, as a single process does (workers die with us)
+            log.warning("second signal: exiting without writing buffered games")
+            os._exit(EXIT_INTERRUPTED)
 
     def _stop_workers(self) -> None:
         for proc in self._procs:
@@ -242,6 +245,9 @@ class ProcessRun:
                     signal.signal(sig, self._on_signal)
             while any(p.is_alive() for p in self._procs):
                 self._drain(TICK_SECONDS)
+                if not self.stats.stopping and any(p.exitcode not in (0, None) for p in self._procs):
+                    self.stats.stopping = True  # a worker died (killed, out of memory): end the run
+                    self._stop_workers()
                 if on_tick is not None:
                     on_tick(self.stats)
             for proc in self._procs:
@@ -258,7 +264,7 @@ class ProcessRun:
         failed = [p for p in self._procs if p.exitcode not in (0, None)]
         if self._errors:
             raise WorkerFailed("; ".join(self._errors))
-        if failed and self._signals < 2:
+        if failed:
             raise WorkerFailed(", ".join(f"{p.name} exited with status {p.exitcode}" for p in failed))
         return self.stats
 
