@@ -120,6 +120,16 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     """Entry point of a worker process: play this worker's share of the games."""
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A stop that arrives while this worker is still loading must not kill it uncleanly.
+    early_stop = threading.Event()
+    started: list = []  # the SelfplayRun, once made
+
+    def stop_while_loading(signum, frame) -> None:
+        early_stop.set()
+        for run in started:
+            run.request_stop()
+
+    signal.signal(signal.SIGTERM, stop_while_loading)
     logger = logging.getLogger("katacli.selfplay")
     logger.setLevel(logging.INFO)
     logger.propagate = False
@@ -149,6 +159,9 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
                 last[0] = now
                 events.put(("stats", job.index, _counters(stats)))
 
+        started.append(run)
+        if early_stop.is_set():
+            run.request_stop()
         stats = run.run(on_tick=report, signals=(signal.SIGTERM,))
         events.put(("done", job.index, _counters(stats)))
     except BaseException as exc:
