@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional
 
 from katacli.config import Enabled
@@ -247,12 +248,18 @@ class ProcessRun:
         if in_main:  # workers start with SIGINT ignored (inherited), the parent's handlers come after
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
             previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
+        # Workers get this process's sys.path: put the directory katacli was imported from first, so
+        # that they load the same (compiled) package even when a source checkout is on the path too.
+        package_root = str(Path(__file__).resolve().parents[2])
+        saved_path = list(sys.path)
+        sys.path.insert(0, package_root)
         try:
             for job in self.jobs:
                 proc = self.ctx.Process(target=worker_main, args=(job, self.counter, self.events, os.getpid()),
                                         name=f"kata-selfplay-{job.index}")
                 proc.start()
                 self._procs.append(proc)
+            sys.path[:] = saved_path
             if in_main:
                 for sig in (signal.SIGINT, signal.SIGTERM):
                     signal.signal(sig, self._on_signal)
@@ -267,6 +274,7 @@ class ProcessRun:
                 proc.join()
             self._drain(0.0)
         finally:
+            sys.path[:] = saved_path
             for proc in self._procs:
                 if proc.is_alive():
                     proc.kill()
