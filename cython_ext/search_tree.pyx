@@ -1706,13 +1706,20 @@ cdef class SearchTree:
             policy_array = np.ascontiguousarray(o.policy, dtype=np.float32)
             if policy_array.shape != (self.t.area,):
                 raise ValueError(f"policy has shape {policy_array.shape}, expected ({self.t.area},)")
+            # The core trusts "prior >= 0" to mean legal: an evaluator that does not mask illegal moves
+            # (a test fake, a custom net) must not create children on occupied points.
+            legal_row = self._legal[i]
+            illegal = (policy_array >= 0.0) & (legal_row[:self.t.area] == 0)
+            if illegal.any():
+                policy_array = np.where(illegal, np.float32(-1.0), policy_array).astype(np.float32)
+            policy_pass = float(o.policy_pass) if legal_row[self.t.area] else -1.0
             own = getattr(o, "white_ownership", None)
             own_array = None
             if own is not None:
                 own_array = np.ascontiguousarray(own, dtype=np.float32)
                 if own_array.shape != (self.t.area,):
                     raise ValueError(f"ownership has shape {own_array.shape}, expected ({self.t.area},)")
-            prepared.append((values, policy_array, float(o.policy_pass), own_array))
+            prepared.append((values, policy_array, policy_pass, own_array))
         for i in range(n):
             values, policy_array, policy_pass, own_array = prepared[i]
             ls = &self.t.leaves[i]

@@ -2,6 +2,7 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from cython_ext.board import GoBoard
@@ -316,3 +317,28 @@ def test_uncounted_passing_hack_playouts_do_not_use_up_the_visit_limit(threads):
     assert stats.visits == stats.playouts == 400
     assert stats.leaves_evaluated > 399          # some evaluations came from uncounted playouts
     assert searcher.tree.total_virtual_losses() == 0 and searcher.tree.check_invariants()
+
+
+def test_an_evaluator_that_does_not_mask_illegal_moves_cannot_make_the_search_play_them():
+    """Priors on occupied points (a custom net, a careless fake) are dropped, not turned into children."""
+    class Unmasked(MaterialEvaluator):
+        def evaluate(self, requests):
+            outputs = super().evaluate(requests)
+            for out in outputs:  # uniform priors everywhere, stones or not
+                out.policy = np.full_like(out.policy, 1.0 / (len(out.policy) + 1))
+                out.policy_pass = 1.0 / (len(out.policy) + 1)
+            return outputs
+
+    state = state_from("""
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+    """)
+    searcher = Searcher(state, plain_params(), Unmasked(), seed=3)
+    searcher.run(max_visits=300)
+    assert searcher.root_visits == 300
+    occupied = {(x, y) for y in range(5) for x in (1, 2)}
+    analysis = searcher.analysis()
+    assert analysis.moves and not occupied & {m.move for m in analysis.moves}
