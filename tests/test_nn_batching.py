@@ -127,3 +127,22 @@ def test_a_crashed_server_fails_waiting_callers_instead_of_hanging(monkeypatch):
     with pytest.raises((RuntimeError, KeyError)):
         front.evaluate(1)
     front.close()
+
+
+def test_one_searchs_leaves_are_shared_out_among_free_servers():
+    """A lone search sending 8 leaves with two idle servers: two batches of 4 run side by side."""
+    net = Recorder(delay=0.01)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=2) as front:
+        with front.client():
+            for _ in range(5):
+                assert front.evaluate_many(list(range(8))) == [i * 10 for i in range(8)]
+    assert sorted(set(net.batches)) == [4], net.batches
+
+
+def test_a_split_group_fails_as_a_whole_when_one_part_fails():
+    net = Recorder(fail_on=6)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=2) as front:
+        with front.client():
+            with pytest.raises(ValueError, match="bad request 6"):
+                front.evaluate_many(list(range(8)))
+            assert front.evaluate_many([1, 2]) == [10, 20]

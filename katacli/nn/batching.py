@@ -16,6 +16,9 @@ into two groups of eight that take turns on the cores. Without registered client
 server waits ``max_wait_ms`` for more positions, as a plain batching queue does. A
 registered client busy elsewhere delays a batch at most ``CLIENT_WAIT_LIMIT_S``.
 
+With several servers free, a queue is shared out among them, splitting a caller's group
+if need be: one search's leaves on a big board then run on every core at once.
+
 Clients may be shared between several evaluators (:class:`BatchClients`), as self-play
 does when a new network takes over while games are running.
 """
@@ -79,25 +82,28 @@ class BatchClients:
 class _Group:
     """One caller's requests and, once served, their outputs or the error."""
 
-    __slots__ = ("requests", "outputs", "error", "arrived", "_done", "futures")
+    __slots__ = ("requests", "outputs", "error", "arrived", "_done", "futures", "unserved")
 
     def __init__(self, requests: list, futures: Optional[list] = None):
         self.requests = requests
-        self.outputs: Optional[list] = None
+        self.outputs: list = [None] * len(requests)
         self.error: Optional[BaseException] = None
         self.arrived = time.monotonic()
         self.futures = futures
+        self.unserved = len(requests)  # requests whose batch has not come back (may run in several batches)
         self._done = threading.Lock()  # held until served: the cheapest one-shot wait CPython has
         self._done.acquire()
 
     def finish(self, outputs: Optional[list], error: Optional[BaseException]) -> None:
-        self.outputs, self.error = outputs, error
+        if outputs is not None:
+            self.outputs = outputs
+        self.error = error
         if self.futures is not None:
             for i, future in enumerate(self.futures):
                 if error is not None:
                     future.set_exception(error)
                 else:
-                    future.set_result(outputs[i])
+                    future.set_result(self.outputs[i])
         self._done.release()
 
     def wait(self) -> list:
@@ -105,6 +111,15 @@ class _Group:
         if self.error is not None:
             raise self.error
         return self.outputs
+
+
+class _Part:
+    """Requests start:end of a group, waiting in the queue or in one batch."""
+
+    __slots__ = ("group", "start", "end")
+
+    def __init__(self, group: _Group, start: int, end: int):
+        self.group, self.start, self.end = group, start, end
 
 
 class BatchingEvaluator:
@@ -180,7 +195,7 @@ class BatchingEvaluator:
         with self._cv:
             if self._closed:
                 raise RuntimeError("BatchingEvaluator is closed")
-            self._pending.append(group)
+            self._pending.append(_Part(group, 0, len(group.requests)))
             self._pending_requests += len(group.requests)
             self._cv.notify()
         return group
@@ -200,12 +215,12 @@ class BatchingEvaluator:
             not_in_flight = max(1, clients - self._in_flight)
             if len(self._pending) >= math.ceil(not_in_flight / free_servers):
                 return True, 0.0
-            deadline = self._pending[0].arrived + CLIENT_WAIT_LIMIT_S
+            deadline = self._pending[0].group.arrived + CLIENT_WAIT_LIMIT_S
         else:
-            deadline = self._pending[0].arrived + self.max_wait
+            deadline = self._pending[0].group.arrived + self.max_wait
         return now >= deadline, deadline - now
 
-    def _take(self) -> Optional[list[_Group]]:
+    def _take(self) -> Optional[list["_Part"]]:
         with self._cv:
             while True:
                 if self._pending:
@@ -217,16 +232,30 @@ class BatchingEvaluator:
                     return None
                 else:
                     self._cv.wait()
-            batch = [self._pending.popleft()]
-            size = len(batch[0].requests)
-            while self._pending and size + len(self._pending[0].requests) <= self.max_batch_size:
-                group = self._pending.popleft()
-                batch.append(group)
-                size += len(group.requests)
+            # With several servers free, share the queue among them: one search's leaves on a big
+            # board then run on every core at once instead of as one batch on one.
+            limit = self.max_batch_size
+            free_servers = len(self._threads) - self._busy_servers
+            if free_servers > 1 and self.clients.count > 0:
+                limit = min(limit, max(1, math.ceil(self._pending_requests / free_servers)))
+            batch: list[_Part] = []
+            size = 0
+            while self._pending and size < limit:
+                part = self._pending[0]
+                take = min(part.end - part.start, limit - size)
+                if take < part.end - part.start:  # split: the rest stays first in the queue
+                    self._pending[0] = _Part(part.group, part.start + take, part.end)
+                    part = _Part(part.group, part.start, part.start + take)
+                else:
+                    self._pending.popleft()
+                batch.append(part)
+                size += take
             self._pending_requests -= size
             self._in_flight += len(batch)
             self._busy_servers += 1
             self.num_batches += 1
+            if self._pending:
+                self._cv.notify()  # another free server may take the rest now
             return batch
 
     def _serve(self) -> None:
@@ -238,7 +267,7 @@ class BatchingEvaluator:
                 failed = list(self._pending)
                 self._pending.clear()
                 self._cv.notify_all()
-            for group in failed:
+            for group in {id(part.group): part.group for part in failed}.values():
                 group.finish(None, RuntimeError(f"the network server thread failed: {exc!r}"))
             raise
 
@@ -247,7 +276,7 @@ class BatchingEvaluator:
             batch = self._take()
             if batch is None:
                 return
-            requests = [r for group in batch for r in group.requests]
+            requests = [r for part in batch for r in part.group.requests[part.start:part.end]]
             outputs: Optional[list] = None
             error: Optional[BaseException] = None
             try:
@@ -256,16 +285,25 @@ class BatchingEvaluator:
                     self.evaluator.store_cache(request, output)
             except BaseException as exc:  # every waiting caller gets the error
                 error = exc
+            done = []
             with self._cv:
+                offset = 0
+                for part in batch:
+                    group, count = part.group, part.end - part.start
+                    if outputs is not None:
+                        group.outputs[part.start:part.end] = outputs[offset:offset + count]
+                    if error is not None and group.error is None:
+                        group.error = error
+                    offset += count
+                    group.unserved -= count
+                    if group.unserved == 0:
+                        done.append(group)
                 self._in_flight -= len(batch)
                 self._busy_servers -= 1
                 if self._pending:
                     self._cv.notify()
-            start = 0
-            for group in batch:
-                count = len(group.requests)
-                group.finish(outputs[start:start + count] if outputs is not None else None, error)
-                start += count
+            for group in done:
+                group.finish(None, group.error)
 
     # ---- lifetime
     def close(self) -> None:
