@@ -1066,18 +1066,20 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
 
 
 cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* policy, float policy_pass,
-                     const float* ownership, bint keep_ownership) noexcept nogil:
+                     const unsigned char* legal, const float* ownership, bint keep_ownership) noexcept nogil:
+    # legal: the leaf's legal mask [area + 1]. A prior counts only on a legal move: an evaluator that
+    # does not mask illegal moves (a test fake, a custom net) must not create children on occupied points.
     cdef Loc moves[MAX_EDGES]
     cdef float priors[MAX_EDGES]
     cdef int count = 0, x, y, pos
     for y in range(t.y_size):
         for x in range(t.x_size):
             pos = y * t.x_size + x
-            if policy[pos] >= 0.0:
+            if policy[pos] >= 0.0 and legal[pos]:
                 moves[count] = loc_of(x, y, t.x_size)
                 priors[count] = policy[pos]
                 count += 1
-    if policy_pass >= 0.0 and not t.nogo:
+    if policy_pass >= 0.0 and legal[t.area] and not t.nogo:
         moves[count] = PASS_LOC
         priors[count] = policy_pass
         count += 1
@@ -1706,20 +1708,13 @@ cdef class SearchTree:
             policy_array = np.ascontiguousarray(o.policy, dtype=np.float32)
             if policy_array.shape != (self.t.area,):
                 raise ValueError(f"policy has shape {policy_array.shape}, expected ({self.t.area},)")
-            # The core trusts "prior >= 0" to mean legal: an evaluator that does not mask illegal moves
-            # (a test fake, a custom net) must not create children on occupied points.
-            legal_row = self._legal[i]
-            illegal = (policy_array >= 0.0) & (legal_row[:self.t.area] == 0)
-            if illegal.any():
-                policy_array = np.where(illegal, np.float32(-1.0), policy_array).astype(np.float32)
-            policy_pass = float(o.policy_pass) if legal_row[self.t.area] else -1.0
             own = getattr(o, "white_ownership", None)
             own_array = None
             if own is not None:
                 own_array = np.ascontiguousarray(own, dtype=np.float32)
                 if own_array.shape != (self.t.area,):
                     raise ValueError(f"ownership has shape {own_array.shape}, expected ({self.t.area},)")
-            prepared.append((values, policy_array, policy_pass, own_array))
+            prepared.append((values, policy_array, float(o.policy_pass), own_array))
         for i in range(n):
             values, policy_array, policy_pass, own_array = prepared[i]
             ls = &self.t.leaves[i]
@@ -1734,7 +1729,8 @@ cdef class SearchTree:
                 ownership = own_array
                 own_ptr = &ownership[0]
             with nogil:
-                store_eval(&self.t, node, &ev, &policy[0], pass_prior, own_ptr, keep)
+                store_eval(&self.t, node, &ev, &policy[0], pass_prior, self.t.legal + i * (self.t.area + 1),
+                           own_ptr, keep)
                 if ls.kind == LEAF_NEW:
                     add_direct_eval_as_leaf(&self.t, node, True)
                     backup(&self.t, ls)
