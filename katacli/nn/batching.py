@@ -94,14 +94,14 @@ class _Group:
         self._done = threading.Lock()  # held until served: the cheapest one-shot wait CPython has
         self._done.acquire()
 
-    def finish(self, outputs: Optional[list], error: Optional[BaseException]) -> None:
-        if outputs is not None:
-            self.outputs = outputs
-        self.error = error
+    def finish(self, error: Optional[BaseException] = None) -> None:
+        """Wake the caller: every batch holding part of this group is back (outputs filled in), or failed."""
+        if error is not None:
+            self.error = error
         if self.futures is not None:
             for i, future in enumerate(self.futures):
-                if error is not None:
-                    future.set_exception(error)
+                if self.error is not None:
+                    future.set_exception(self.error)
                 else:
                     future.set_result(self.outputs[i])
         self._done.release()
@@ -150,7 +150,7 @@ class BatchingEvaluator:
         self._cv = threading.Condition(threading.Lock())
         self._pending: deque[_Group] = deque()
         self._pending_requests = 0
-        self._in_flight = 0           # groups being evaluated
+        self._in_flight = 0           # parts of groups being evaluated
         self._busy_servers = 0
         self._closed = False
         self.num_batches = 0
@@ -268,7 +268,7 @@ class BatchingEvaluator:
                 self._pending.clear()
                 self._cv.notify_all()
             for group in {id(part.group): part.group for part in failed}.values():
-                group.finish(None, RuntimeError(f"the network server thread failed: {exc!r}"))
+                group.finish(RuntimeError(f"the network server thread failed: {exc!r}"))
             raise
 
     def _serve_batches(self) -> None:
@@ -303,7 +303,7 @@ class BatchingEvaluator:
                 if self._pending:
                     self._cv.notify()
             for group in done:
-                group.finish(None, group.error)
+                group.finish()
 
     # ---- lifetime
     def close(self) -> None:

@@ -151,19 +151,19 @@ class ModelManager:
         loaded = self._models.get(name)
         if loaded is not None and loaded.users <= 0:
             del self._models[name]
-            threading.Thread(target=lambda: (loaded.batcher.close(), _log_batch_stats(loaded)), daemon=True).start()
+            threading.Thread(target=_close_loaded, args=(loaded,), daemon=True).start()
 
     def close(self) -> None:
         with self._lock:
             models = list(self._models.values())
             self._models.clear()
         for loaded in models:
-            loaded.batcher.close()
-            _log_batch_stats(loaded)
+            _close_loaded(loaded)
 
 
-def _log_batch_stats(loaded: LoadedModel) -> None:
-    """KataGo's end-of-run network figures: positions evaluated, batches, average batch size."""
+def _close_loaded(loaded: LoadedModel) -> None:
+    """Stop a model's batcher and log KataGo's end-of-run network figures: positions, batches, average batch."""
+    loaded.batcher.close()
     evaluator = loaded.batcher.evaluator
     positions, batches = getattr(evaluator, "num_positions_evaluated", 0), getattr(evaluator, "num_batches", 0)
     if batches:
