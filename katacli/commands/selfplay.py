@@ -76,7 +76,6 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
                  seed: Optional[int], quiet: bool) -> int:
     from katacli.selfplay.modelfiles import NoModelError, find_latest_model
     from katacli.selfplay.processes import default_num_processes
-    from katacli.selfplay.progress import ProgressDisplay
     from katacli.selfplay.settings import SelfplaySettings
     from katacli.settings import NNSettings
 
@@ -134,23 +133,39 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     except Exception as exc:
         report_error_and_exit(f"could not load the newest model in {models_dir}: {exc}")
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run = SelfplayRun(settings, manager, out_path, models_dir=models_path, max_games_total=max_games_total,
                       poll_seconds=poll_seconds, seed=seed)
-    log_path, handlers = _setup_logging(out_path, f"{stamp}-{run.run_id}", log_to_stdout)
-    (out_path / f"selfplay-{stamp}-{run.run_id}.cfg").write_text(
+
+    def start(log_path: Path):
+        logging.getLogger("katacli.selfplay").info("self-play starting with model %s, log %s",
+                                                   manager.latest_name(), log_path)
+        return run
+
+    return _run_logged(out_path, run.run_id, cfg, log_to_stdout, quiet, start, Exception, close=manager.close)
+
+
+def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bool, start, failures,
+                close=None) -> int:
+    """What both ways of running share: write the settings used and open the log (both named by the
+    run id), make the run with ``start(log_path)``, play it under the progress display, report a
+    failure (an exception of type ``failures``), then ``close()`` and close the log."""
+    from katacli.selfplay.progress import ProgressDisplay
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
+    (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
         "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
-    logging.getLogger("katacli.selfplay").info("self-play starting with model %s, log %s", manager.latest_name(),
-                                               log_path)
     display = ProgressDisplay(live=False if quiet else None)
     try:
+        run = start(log_path)
         with display:
             stats = run.run(on_tick=None if quiet else display)
-    except Exception as exc:
+    except failures as exc:
         print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
         return EXIT_RUNTIME_ERROR
     finally:
-        manager.close()
+        if close is not None:
+            close()
         logger = logging.getLogger("katacli.selfplay")
         for handler in handlers:
             logger.removeHandler(handler)
@@ -172,33 +187,20 @@ def _run_processes(settings, nn, cfg, models_path: Path, out_path: Path, num_pro
     import random
 
     from katacli.selfplay.processes import ProcessRun, WorkerFailed, make_jobs
-    from katacli.selfplay.progress import ProgressDisplay
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_id = f"{random.Random(seed).getrandbits(64):016X}"
-    log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
-    (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
-        "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
-    logger = logging.getLogger("katacli.selfplay")
-    logger.info("self-play starting in %d processes, log %s", num_processes, log_path)
-    jobs = make_jobs(settings, num_processes, nn=nn, cpu_threads=cpu_threads, pass_alive=pass_alive,
-                     models_dir=str(models_path), output_dir=str(out_path), poll_seconds=poll_seconds, seed=seed,
-                     random_init=random_init, random_init_seed=seed if seed is not None else random.getrandbits(32),
-                     log_path=str(log_path))
-    run = ProcessRun(jobs, max_games_total)
-    display = ProgressDisplay(live=False if quiet else None)
-    try:
-        with display:
-            stats = run.run(on_tick=None if quiet else display)
-    except WorkerFailed as exc:
-        print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
-        return EXIT_RUNTIME_ERROR
-    finally:
-        for handler in handlers:
-            logger.removeHandler(handler)
-            handler.close()
-    display.finish(stats)
-    return 0
+
+    def start(log_path: Path):
+        logging.getLogger("katacli.selfplay").info("self-play starting in %d processes, log %s", num_processes,
+                                                   log_path)
+        jobs = make_jobs(settings, num_processes, nn=nn, cpu_threads=cpu_threads, pass_alive=pass_alive,
+                         models_dir=str(models_path), output_dir=str(out_path), poll_seconds=poll_seconds, seed=seed,
+                         random_init=random_init,
+                         random_init_seed=seed if seed is not None else random.getrandbits(32),
+                         log_path=str(log_path))
+        return ProcessRun(jobs, max_games_total)
+
+    return _run_logged(out_path, run_id, cfg, log_to_stdout, quiet, start, WorkerFailed)
 
 
 def register(app: typer.Typer) -> None:
