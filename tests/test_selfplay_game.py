@@ -264,3 +264,26 @@ def test_mcts_backend_reuses_trees_only_on_the_same_line_and_komi():
     moved.play(fresh.move, BLACK)
     continued = search.search(MoveSearchRequest(moved, four, reuse_tree=True))
     assert continued.root_visits >= 4
+
+
+def test_mcts_backend_follows_the_game_into_the_encore():
+    """A reused tree must see the encore a territory-scoring game enters after two passes.
+
+    (It once advanced with GTP's prevent-encore rule, so cheap searches after the main phase
+    searched a finished game and passed far more often than KataGo does.)
+    """
+    from katacli.selfplay.mcts import MctsSelfplaySearch
+    from katacli.selfplay.searching import MoveSearchRequest
+
+    s = tiny_settings()
+    search = MctsSelfplaySearch(random_handle().net, random.Random(0))
+    territory = (1, 1, 0, False, False, 0, False, 6.5)  # positional ko, territory scoring
+    state = GameState(7, 7, territory)
+    params = s.search.replace(max_visits=8, max_playouts=8)
+    for pla, move in ((BLACK, (2, 2)), (WHITE, (4, 4)), (BLACK, None), (WHITE, None)):
+        search.search(MoveSearchRequest(state, params, reuse_tree=True))
+        state.play(move, pla)
+    assert state.encore_phase == 1 and not state.is_game_finished
+    search.search(MoveSearchRequest(state, params, reuse_tree=True))
+    root = search._searcher.root_state
+    assert (root.encore_phase, root.is_game_finished, root.moves) == (1, False, state.moves)

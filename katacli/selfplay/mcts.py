@@ -32,6 +32,12 @@ SCORE_CENTERING_VISITS = 10
 SEED_BITS = 63
 
 
+def _same_situation(a: GameState, b: GameState) -> bool:
+    """The same moves leading to the same phase of the game (main phase or encore, over or not)."""
+    return (a.moves == b.moves and a.encore_phase == b.encore_phase
+            and a.is_game_finished == b.is_game_finished and a.next_player == b.next_player)
+
+
 class MctsSelfplaySearch:
     """One game's search: a Searcher on the shared (batching) evaluator."""
 
@@ -61,8 +67,9 @@ class MctsSelfplaySearch:
                     and len(root_moves) <= len(moves) and moves[: len(root_moves)] == root_moves:
                 kept = True
                 for pla, move in moves[len(root_moves):]:
-                    kept = searcher.advance(move, pla) and kept
-                if searcher.root_state.moves == moves:
+                    # Self-play games go through the encore (territory scoring), unlike GTP games.
+                    kept = searcher.advance(move, pla, prevent_encore=False) and kept
+                if _same_situation(searcher.root_state, state):
                     return kept
         searcher.set_position(state)
         return False
