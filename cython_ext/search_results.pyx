@@ -514,8 +514,13 @@ def root_raw_values(SearchTree tree):
     }
 
 
-def root_policy(SearchTree tree):
-    """Raw policy of the root, row-major board points then pass, -1 for illegal moves; None if unevaluated."""
+def root_policy(SearchTree tree, bint maybe_noised=False):
+    """Raw policy of the root, row-major board points then pass, -1 for illegal moves; None if unevaluated.
+
+    maybe_noised: the priors the search used instead, with root policy temperature and Dirichlet
+    noise when those are on (KataGo's getPolicyProbsMaybeNoised, which self-play's policy surprise
+    and policy entropy targets are measured against).
+    """
     cdef TreeCore* t = &tree.t
     cdef Node* r = t.root
     cdef int e
@@ -523,7 +528,7 @@ def root_policy(SearchTree tree):
         return None
     out = np.full(t.area + 1, -1.0, np.float32)
     for e in range(r.num_edges):
-        out[pos_of(t, r.edges[e].move)] = r.edges[e].prior
+        out[pos_of(t, r.edges[e].move)] = root_prior(t, r, e) if maybe_noised else r.edges[e].prior
     return out
 
 

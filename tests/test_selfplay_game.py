@@ -287,3 +287,23 @@ def test_mcts_backend_follows_the_game_into_the_encore():
     search.search(MoveSearchRequest(state, params, reuse_tree=True))
     root = search._searcher.root_state
     assert (root.encore_phase, root.is_game_finished, root.moves) == (1, False, state.moves)
+
+
+def test_policy_surprise_is_measured_against_the_noised_root_policy():
+    """KataGo measures policy surprise and entropy against the priors its search used (temperature and noise)."""
+    from katacli.selfplay.mcts import MctsSelfplaySearch
+    from katacli.selfplay.searching import MoveSearchRequest
+
+    s = tiny_settings()
+    state = GameState(7, 7, (1, 0, 0, True, False, 0, False, 7.5))
+    plain = s.search.replace(max_visits=8, max_playouts=8, root_noise_enabled=False, root_policy_temperature=1.0,
+                             root_policy_temperature_early=1.0)
+    noised = plain.replace(root_noise_enabled=True, root_dirichlet_noise_weight=0.25)
+    results = [MctsSelfplaySearch(random_handle().net, random.Random(3)).search(MoveSearchRequest(state, p))
+               for p in (plain, noised)]
+    for result in results:
+        assert abs(sum(result.root_policy.values()) - 1.0) < 1e-4
+    raw_plain = dict(zip(results[0].raw.policy.moves, results[0].raw.policy.probs))
+    assert all(abs(results[0].root_policy[m] - p) < 1e-6 for m, p in raw_plain.items())
+    raw_noised = dict(zip(results[1].raw.policy.moves, results[1].raw.policy.probs))
+    assert max(abs(results[1].root_policy[m] - p) for m, p in raw_noised.items()) > 1e-3

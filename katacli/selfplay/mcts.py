@@ -93,7 +93,7 @@ class MctsSelfplaySearch:
         pruned = searcher.root_values(pruned=True)
         children = [QValue(d["move"], d["win_loss"], d["score_mean"], d["visits"])
                     for d in search_results.analysis_data(tree, 1, 0) if d["visits"] > 0]
-        prior = search_results.root_policy(tree)
+        prior = search_results.root_policy(tree, maybe_noised=True)  # what surprise is measured against
         x_size, area = state.x_size, state.x_size * state.y_size
         root_policy = {}
         if prior is not None:
