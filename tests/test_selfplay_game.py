@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -240,9 +241,23 @@ def test_mcts_games_and_their_sgf():
     assert full and all(t.targets.unreduced_visits >= 12 for t in full)
     assert all(sum(t.targets.policy_target.values()) > 0 for t in game.turns)
     assert any(t.targets.q_values for t in full)
-    record = read_sgf(game_sgf(game))
+    text = game_sgf(game)
+    record = read_sgf(text)
     assert record.moves == game.end_state.moves and record.result == result_string(game)
     assert record.komi == game.end_state.komi
+    # KataGo's comments: training start, hash and game type at the root; search values, visits and
+    # the unrounded row weight on every training move; the result on the last move.
+    low, high = game.game_hash
+    assert record.root_properties["C"] == [f"startTurnIdx={game.start_turn_idx},initTurnNum=0,"
+                                           f"gameHash={high:016X}{low:016X},gtype=normal"]
+    comments = re.findall(r";[BW]\[[a-z]*\](?:C\[([^\]]*)\])?", text)
+    assert len(comments) == len(game.end_state.moves)
+    for turn, comment in zip(game.turns, comments[game.start_turn_idx:]):
+        v = turn.targets.value
+        assert comment.startswith(f"{v.win:.2f} {v.loss:.2f} {v.no_result:.2f} {v.score:.1f} "
+                                  f"v={turn.targets.unreduced_visits} weight={turn.target_weight_unrounded:.2f}")
+    assert not any(comments[:game.start_turn_idx])
+    assert comments[-1].endswith(f"result={result_string(game)}") == game.end_state.is_game_finished
 
 
 def test_mcts_backend_reuses_trees_only_on_the_same_line_and_komi():

@@ -82,6 +82,9 @@ class SgfGame:
     black_name: str = ""
     white_name: str = ""
     root_properties: dict[str, list[str]] = field(default_factory=dict)  # decoded, unescaped
+    # Written as C[] (not read back): a comment on the root node, and one per move ("" for none).
+    root_comment: str = ""
+    move_comments: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     file_name: str | None = None
 
@@ -393,9 +396,14 @@ def write_sgf(game: SgfGame, nice_rules_name: bool = False) -> str:
         points = [_format_point(xy, x_size, y_size) for c, xy in game.setup if c == color]
         if points:
             out.append(key + "".join(f"[{p}]" for p in points))
-    for color, xy in game.moves:
+    if game.root_comment:
+        out.append(f"C[{_escape(game.root_comment)}]")
+    for i, (color, xy) in enumerate(game.moves):
         if color not in (BLACK, WHITE):
             raise SgfError(f"Not a player colour in move list: {color!r}")
         out.append(f";{'B' if color == BLACK else 'W'}[{_format_point(xy, x_size, y_size)}]")
+        comment = game.move_comments[i] if i < len(game.move_comments) else ""
+        if comment:
+            out.append(f"C[{_escape(comment)}]")
     out.append(")")
     return "".join(out)

@@ -336,6 +336,7 @@ class _Game:
             for sp in game.side_positions:
                 sp.target_weight *= p.scale_data_weight
         for t in turns:
+            t.target_weight_unrounded = t.target_weight
             t.target_weight = finish.resolve_weight(t.target_weight, rng)
         for sp in game.side_positions:
             sp.target_weight = finish.resolve_weight(sp.target_weight, rng)

@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 from typing import Optional
 
+from katacli.data.schema import (MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDICAP, MODE_HINTFORK, MODE_HINTPOS,
+                                  MODE_NORMAL, MODE_SGFPOS)
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
@@ -43,13 +45,50 @@ def rules_of(state) -> Rules:
                  white_handicap_bonus=whb, friendly_pass_ok=friendly, komi=komi)
 
 
+GAME_TYPE_NAMES = {MODE_NORMAL: "normal", MODE_CLEANUP: "cleanuptraining", MODE_FORK: "fork",
+                   MODE_HANDICAP: "handicap", MODE_SGFPOS: "sgfpos", MODE_HINTPOS: "hintpos",
+                   MODE_HINTFORK: "hintfork", MODE_ASYM: "asym"}
+
+
+def game_comment(game: FinishedGame) -> str:
+    """The root comment KataGo's self-play SGFs carry: where training starts, the game's hash and type."""
+    low, high = game.game_hash
+    # Games start from an empty or set-up board, never mid-record, so the initial turn number is 0.
+    parts = [f"startTurnIdx={game.start_turn_idx}", "initTurnNum=0",
+             f"gameHash={high:016X}{low:016X}", f"gtype={GAME_TYPE_NAMES.get(game.mode, 'other')}"]
+    if game.initial_encore_phase:
+        parts.append(f"beganInEncorePhase={game.initial_encore_phase}")
+    if game.playout_doubling_advantage:
+        sign = 1 if game.pda_player == WHITE else -1
+        parts.append(f"pdaWhite={sign * game.playout_doubling_advantage:g}")
+    parts += [f"newNeuralNetTurn{turn}={name}" for name, turn in game.changed_nets]
+    return ",".join(parts)
+
+
+def move_comments(game: FinishedGame) -> list[str]:
+    """Per move, as in KataGo's SGFs: the search's White win/loss/no-result and score, visits, row weight."""
+    comments = [""] * len(game.end_state.moves)
+    for i, turn in enumerate(game.turns):
+        index = game.start_turn_idx + i
+        if index >= len(comments):
+            break
+        v = turn.targets.value
+        weight = turn.target_weight if turn.target_weight_unrounded is None else turn.target_weight_unrounded
+        comments[index] = (f"{v.win:.2f} {v.loss:.2f} {v.no_result:.2f} {v.score:.1f} "
+                           f"v={turn.targets.unreduced_visits} weight={weight:.2f}")
+    if comments and game.end_state.is_game_finished:
+        comments[-1] = (comments[-1] + " " if comments[-1] else "") + f"result={result_string(game)}"
+    return comments
+
+
 def game_sgf(game: FinishedGame) -> str:
-    """The whole game (handicap stones as setup, every move) as one SGF line."""
+    """The whole game (handicap stones as setup, every move) as one SGF line, commented as KataGo does."""
     end = game.end_state
     record = SgfGame(
         x_size=end.x_size, y_size=end.y_size, komi=end.komi, rules=rules_of(end),
         handicap=game.handicap_for_sgf, setup=list(end.initial_stones()), first_player=end.initial_player,
         moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
+        root_comment=game_comment(game), move_comments=move_comments(game),
     )
     return write_sgf(record)
 

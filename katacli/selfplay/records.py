@@ -64,6 +64,7 @@ class TurnRecord:
     targets: SearchTargets
     target_weight: float           # expected number of rows for this turn (resolved to an integer at the end)
     was_cheap_search: bool
+    target_weight_unrounded: Optional[float] = None   # the weight before it was resolved (for the SGF)
 
 
 @dataclass
