@@ -10,7 +10,9 @@ Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsT
   values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
 * values are the root node's averages; the raw network's view is the root's own
   evaluation (its raw priors, before noise and temperature; also used to pick
-  side-position moves).
+  side-position moves), while policy surprise and entropy are measured against the
+  priors the search used (temperature and noise applied), as in KataGo;
+* a kept tree is advanced through the encore, as the game itself is (GTP prevents it).
 """
 from __future__ import annotations
 
