@@ -918,6 +918,11 @@ cdef class GameState:
         cdef Loc l = self._loc(xy)
         return history_is_legal(&self.h, l, <Color>pla)
 
+    def is_pass_for_ko(self, xy, int pla):
+        """True when pla playing xy in the encore means "pass for ko" (KataGo's rule: the board stays)."""
+        GameState._check_player(pla)
+        return history_is_pass_for_ko(&self.h, self._loc(xy), <Color>pla)
+
     def legal_moves(self, int pla=0):
         """All legal points for pla (default: the player to move), plus None for pass."""
         cdef int x, y

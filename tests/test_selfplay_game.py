@@ -322,3 +322,21 @@ def test_policy_surprise_is_measured_against_the_noised_root_policy():
     assert all(abs(results[0].root_policy[m] - p) < 1e-6 for m, p in raw_plain.items())
     raw_noised = dict(zip(results[1].raw.policy.moves, results[1].raw.policy.probs))
     assert max(abs(results[1].root_policy[m] - p) for m, p in raw_noised.items()) > 1e-3
+
+
+def test_sgf_writes_a_pass_for_ko_as_katago_does():
+    """In the encore, retaking a blocked ko is a pass for ko: KataGo writes a pass, TR on the point, a comment."""
+    import dataclasses
+
+    game = play_games(tiny_settings(), 1, seed=4)[0]
+    state = GameState(5, 5, (0, 1, 0, False, False, 0, False, 6.5))  # territory scoring
+    ko_shape = [(BLACK, (1, 0)), (WHITE, (2, 0)), (BLACK, (0, 1)), (WHITE, (1, 1)), (BLACK, (1, 2)),
+                (WHITE, (3, 1)), (BLACK, (4, 4)), (WHITE, (2, 2)), (BLACK, None), (WHITE, None)]
+    for pla, move in ko_shape + [(BLACK, (2, 1))]:  # two passes start the encore; Black takes the ko
+        state.play(move, pla)
+    assert state.encore_phase == 1 and state.is_pass_for_ko((1, 1), WHITE)
+    state.play((1, 1), WHITE)
+    game = dataclasses.replace(game, end_state=state, scored_state=None, turns=[], start_turn_idx=0, mode=0)
+    text = game_sgf(game)
+    assert ";W[]TR[bb]C[Pass for ko]" in text and text.count("TR[") == 1
+    assert read_sgf(text).moves[-1] == (WHITE, None)

@@ -85,6 +85,8 @@ class SgfGame:
     # Written as C[] (not read back): a comment on the root node, and one per move ("" for none).
     root_comment: str = ""
     move_comments: list[str] = field(default_factory=list)
+    # Written as TR[] after move i (not read back): KataGo marks a pass-for-ko's point this way.
+    move_triangles: dict[int, Point] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     file_name: str | None = None
 
@@ -402,6 +404,8 @@ def write_sgf(game: SgfGame, nice_rules_name: bool = False) -> str:
         if color not in (BLACK, WHITE):
             raise SgfError(f"Not a player colour in move list: {color!r}")
         out.append(f";{'B' if color == BLACK else 'W'}[{_format_point(xy, x_size, y_size)}]")
+        if i in game.move_triangles:
+            out.append(f"TR[{_format_point(game.move_triangles[i], x_size, y_size)}]")
         comment = game.move_comments[i] if i < len(game.move_comments) else ""
         if comment:
             out.append(f"C[{_escape(comment)}]")

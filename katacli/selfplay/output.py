@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 from typing import Optional
 
+from cython_ext.board import GoBoard
+from cython_ext.history import GameState
 from katacli.data.schema import (MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDICAP, MODE_HINTFORK, MODE_HINTPOS,
                                   MODE_NORMAL, MODE_SGFPOS)
 from katacli.data.writer import TrainingDataWriter
@@ -81,14 +83,41 @@ def move_comments(game: FinishedGame) -> list[str]:
     return comments
 
 
-def game_sgf(game: FinishedGame) -> str:
-    """The whole game (handicap stones as setup, every move) as one SGF line, commented as KataGo does."""
+def passes_for_ko(game: FinishedGame) -> dict[int, tuple[int, int]]:
+    """Move index -> point, for the moves that were a "pass for ko" in the encore (territory scoring)."""
     end = game.end_state
+    if end.encore_phase == 0 and game.initial_encore_phase == 0:
+        return {}
+    board = GoBoard(end.x_size, end.y_size)
+    for color, xy in end.initial_stones():
+        board.set_stone(xy, color)
+    state = GameState(end.x_size, end.y_size, end.rules_tuple, end.initial_player, board=board,
+                      encore_phase=game.initial_encore_phase)
+    state.set_always_pass_alive_under_suicide_rules(game.pass_alive_under_suicide)
+    found = {}
+    for i, (player, move) in enumerate(end.moves):
+        if move is not None and state.is_pass_for_ko(move, player):
+            found[i] = move
+        state.play(move, player)
+    return found
+
+
+def game_sgf(game: FinishedGame) -> str:
+    """The whole game (handicap stones as setup, every move) as one SGF line, commented as KataGo does.
+
+    A pass for ko is written as KataGo writes it: a pass, its point marked TR, "Pass for ko".
+    """
+    end = game.end_state
+    moves, comments = list(end.moves), move_comments(game)
+    ko_passes = passes_for_ko(game)
+    for i in ko_passes:
+        moves[i] = (moves[i][0], None)
+        comments[i] = "Pass for ko" + (" " + comments[i] if comments[i] else "")
     record = SgfGame(
         x_size=end.x_size, y_size=end.y_size, komi=end.komi, rules=rules_of(end),
         handicap=game.handicap_for_sgf, setup=list(end.initial_stones()), first_player=end.initial_player,
-        moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
-        root_comment=game_comment(game), move_comments=move_comments(game),
+        moves=moves, result=result_string(game), black_name=game.model_name, white_name=game.model_name,
+        root_comment=game_comment(game), move_comments=comments, move_triangles=ko_passes,
     )
     return write_sgf(record)
 
