@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
+from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.cache import NNCache
 from katacli.nn.description import PostProcessParams
-from katacli.nn.evaluator import BatchingEvaluator, NNEvaluator, NNRequest, set_cpu_threads
+from katacli.nn.evaluator import NNEvaluator, NNRequest, set_cpu_threads
 from katacli.nn.postprocess import allow_no_result_from_globals, policy_probabilities, value_outputs
 from katacli.nn.symmetry import (
     NUM_SYMMETRIES,
@@ -291,6 +292,15 @@ def test_short_legal_mask_means_pass_is_legal(evaluator):
     out = evaluator.evaluate_one(request)
     assert out.policy_pass > 0
     assert out.policy[out.policy >= 0].sum() + out.policy_pass == pytest.approx(1.0, abs=1e-5)
+
+
+def test_one_batch_may_mix_masks_with_and_without_the_pass_entry(evaluator):
+    short, full = make_request(9, 9, seed=33), make_request(9, 9, seed=34)
+    short.legal_mask = short.legal_mask[:-1].copy()
+    full.legal_mask[-1] = False
+    short_out, full_out = evaluator.evaluate_uncached([short, full])
+    assert short_out.policy_pass > 0 and full_out.policy_pass == -1.0
+    assert full_out.policy[full_out.policy >= 0].sum() == pytest.approx(1.0, abs=1e-5)
 
 
 def test_policy_temperature_flattens():

@@ -261,13 +261,12 @@ class NNEvaluator:
 
         optimism = np.array([r.policy_optimism for r in requests], np.float32)
         logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism, self.num_policy_channels)
-        if len({r.legal_mask.shape[0] for r in requests}) == 1:
-            legal = np.stack([r.legal_mask for r in requests])
-            pass_legal = legal[:, area].astype(bool) if legal.shape[1] > area else np.ones(n, bool)
-            legal = legal[:, :area].astype(bool, copy=False)
-        else:  # some masks include pass, some do not
-            legal = np.stack([_board_legal(r, area) for r in requests])
-            pass_legal = np.array([_pass_legal(r, area) for r in requests])
+        masks = [r.legal_mask for r in requests]
+        if any(m.shape[0] == area for m in masks):  # a mask without the pass entry: pass is legal
+            masks = [m if m.shape[0] > area else np.append(m, True) for m in masks]
+        legal = np.stack(masks).astype(bool, copy=False)
+        pass_legal = legal[:, area]
+        legal = legal[:, :area]
         temperature = np.array([r.policy_temperature for r in requests], np.float32)
         hacks = np.array([r.enable_passing_hacks for r in requests])
         probs, pass_probs = policy_probabilities(
@@ -314,14 +313,6 @@ def _validate(request: NNRequest) -> None:
     area = request.board_x * request.board_y
     if request.legal_mask.shape not in ((area,), (area + 1,)):
         raise ValueError(f"legal mask must have {area} or {area + 1} entries, got shape {request.legal_mask.shape}")
-
-
-def _board_legal(request: NNRequest, area: int) -> np.ndarray:
-    return np.asarray(request.legal_mask[:area], dtype=bool)
-
-
-def _pass_legal(request: NNRequest, area: int) -> bool:
-    return bool(request.legal_mask[area]) if request.legal_mask.shape[0] > area else True
 
 
 # The multi-threaded batching front end lives in its own module; imported here for existing callers.
