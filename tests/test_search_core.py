@@ -10,7 +10,7 @@ from cython_ext.history import GameState
 from cython_ext import search_results as sr
 
 from katacli.game.rules import Rules
-from katacli.nn.evaluator import BatchingEvaluator
+from katacli.nn.batching import BatchingEvaluator
 from katacli.search import MoveRestrictions, SearchParams, Searcher
 from katacli.search.fakes import MaterialEvaluator
 

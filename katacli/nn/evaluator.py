@@ -313,7 +313,3 @@ def _validate(request: NNRequest) -> None:
     area = request.board_x * request.board_y
     if request.legal_mask.shape not in ((area,), (area + 1,)):
         raise ValueError(f"legal mask must have {area} or {area + 1} entries, got shape {request.legal_mask.shape}")
-
-
-# The multi-threaded batching front end lives in its own module; imported here for existing callers.
-from katacli.nn.batching import BatchClients, BatchingEvaluator  # noqa: E402

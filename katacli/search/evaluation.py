@@ -6,7 +6,7 @@ into the tree's batch buffers; :class:`NetworkLeafEvaluator` wraps them as
 whole batch in one call to the evaluator:
 
 * an :class:`~katacli.nn.evaluator.NNEvaluator` (``evaluate(requests)``), or
-* a shared :class:`~katacli.nn.evaluator.BatchingEvaluator` (``evaluate_many``),
+* a shared :class:`~katacli.nn.batching.BatchingEvaluator` (``evaluate_many``),
   which merges the batches of many concurrent searches into larger network calls,
 * or anything with either method returning NNOutput-like objects (tests use fakes).
 

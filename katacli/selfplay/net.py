@@ -2,7 +2,7 @@
 
 Self-play uses the bare network (no search) to open games with a few policy moves,
 place handicap stones, pick fork moves and continue side positions. Requests go
-through the shared :class:`~katacli.nn.evaluator.BatchingEvaluator`, so they are
+through the shared :class:`~katacli.nn.batching.BatchingEvaluator`, so they are
 batched with the searches' leaves.
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 from cython_ext.features import encode_v7
 from cython_ext.history import GameState
 from katacli.game.coords import WHITE
-from katacli.nn.evaluator import BatchingEvaluator, NNEvaluator, NNRequest
+from katacli.nn.batching import BatchingEvaluator
+from katacli.nn.evaluator import NNEvaluator, NNRequest
 from katacli.nn.postprocess import NNOutput
 from katacli.selfplay.records import Move
 

@@ -1,7 +1,7 @@
 """What evaluates the leaves of every search: one network shared by all analysis threads, or rollouts.
 
 With a model, every search sends its batches of leaves to one
-:class:`~katacli.nn.evaluator.BatchingEvaluator`; its server thread merges the
+:class:`~katacli.nn.batching.BatchingEvaluator`; its server thread merges the
 batches of all concurrent searches into larger network calls (KataGo's
 cross-position batching, the point of the analysis engine). Without a model the
 searches evaluate leaves by random playouts inside the Cython core.
@@ -45,7 +45,7 @@ class AnalysisBackend:
         self.model_info = model_info
         self.evaluator = None
         if network is not None:
-            from katacli.nn.evaluator import BatchingEvaluator
+            from katacli.nn.batching import BatchingEvaluator
 
             self.evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=batch_wait_ms,
                                                num_server_threads=num_server_threads)
