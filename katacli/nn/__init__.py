@@ -13,7 +13,7 @@ Main entry points (imported lazily, so ``import katacli.nn`` does not load torch
 - :mod:`katacli.nn.symmetry`: KataGo's 8 symmetries.
 """
 
-from importlib import import_module
+from katacli.lazy import lazy_attributes
 
 _EXPORTS = {
     "ModelDesc": "katacli.nn.description",
@@ -36,8 +36,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'katacli.nn' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _EXPORTS)

@@ -49,7 +49,7 @@ handling, futile-visit pruning, time controls, tree reuse, NN cache keys.
 Not implemented: graph search (transpositions; useGraphSearch is ignored), eval cache,
 anti-mirror, pattern bonus (avoidRepeatedPatternUtility), human SL model.
 """
-from importlib import import_module
+from katacli.lazy import lazy_attributes
 
 # Imported on first use, so that the light modules (params, timecontrol) can be used without
 # loading the search core and torch.
@@ -68,10 +68,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'katacli.search' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _EXPORTS)
