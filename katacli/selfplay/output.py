@@ -13,14 +13,13 @@ import random
 from pathlib import Path
 from typing import Optional
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
 from katacli.data.schema import (MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDICAP, MODE_HINTFORK, MODE_HINTPOS,
                                   MODE_NORMAL, MODE_SGFPOS)
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
 from katacli.game.sgf import SgfGame, write_sgf
+from katacli.selfplay.opening import initial_position
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.rows import game_rows
 
@@ -88,12 +87,8 @@ def passes_for_ko(game: FinishedGame) -> dict[int, tuple[int, int]]:
     end = game.end_state
     if end.encore_phase == 0 and game.initial_encore_phase == 0:
         return {}
-    board = GoBoard(end.x_size, end.y_size)
-    for color, xy in end.initial_stones():
-        board.set_stone(xy, color)
-    state = GameState(end.x_size, end.y_size, end.rules_tuple, end.initial_player, board=board,
-                      encore_phase=game.initial_encore_phase)
-    state.set_always_pass_alive_under_suicide_rules(game.pass_alive_under_suicide)
+    state = initial_position(end, encore_phase=game.initial_encore_phase,
+                             pass_alive_under_suicide=game.pass_alive_under_suicide)
     found = {}
     for i, (player, move) in enumerate(end.moves):
         if move is not None and state.is_pass_for_ko(move, player):
