@@ -74,7 +74,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
-    from katacli.selfplay.modelfiles import NoModelError, find_latest_model
+    from katacli.selfplay.modelfiles import find_latest_model
     from katacli.selfplay.processes import default_num_processes
     from katacli.selfplay.settings import SelfplaySettings
     from katacli.settings import NNSettings
@@ -127,9 +127,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
 
     manager = ModelManager(nn, cpu_threads=cpu_threads, pass_alive_setting=pass_alive)
     try:
-        manager.poll(models_path)
-    except NoModelError:
-        manager.install_random(random_init, seed)
+        manager.load_first(models_path, random_init, seed)
     except Exception as exc:
         report_error_and_exit(f"could not load the newest model in {models_dir}: {exc}")
 

@@ -126,6 +126,16 @@ class ModelManager:
         self.install(found.name, model)
         return True
 
+    def load_first(self, models_dir: str | os.PathLike, random_init: Optional[str], seed: Optional[int]) -> None:
+        """The run's first model: the newest file in models_dir, else (with random_init) random weights
+        of that architecture. Raises NoModelError, or the loader's error for a broken file."""
+        try:
+            self.poll(models_dir)
+        except NoModelError:
+            if random_init is None:
+                raise
+            self.install_random(random_init, seed)
+
     # ---- games
     def acquire(self) -> ModelHandle:
         with self._lock:

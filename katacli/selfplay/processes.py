@@ -139,17 +139,12 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     logger.addHandler(handler)
     manager = None
     try:
-        from katacli.selfplay.models import ModelManager, NoModelError
+        from katacli.selfplay.models import ModelManager
         from katacli.selfplay.runner import SelfplayRun
 
         manager = ModelManager(job.nn, device=job.device, cpu_threads=job.cpu_threads,
                                pass_alive_setting=job.pass_alive)
-        try:
-            manager.poll(job.models_dir)
-        except NoModelError:
-            if job.random_init is None:
-                raise
-            manager.install_random(job.random_init, job.random_init_seed)
+        manager.load_first(job.models_dir, job.random_init, job.random_init_seed)
         run = SelfplayRun(job.settings, manager, job.output_dir, models_dir=job.models_dir,
                           poll_seconds=job.poll_seconds, seed=job.seed, claim_game=counter.claim)
         last = [0.0]
