@@ -92,14 +92,14 @@ def _record(path: str) -> None:
         print(out.getvalue()[before:], end="")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "record":
-        sys.exit("usage: python tests/test_gtp_transcripts.py record FILE")
-    _record(sys.argv[2])
-
-
 def test_decimals_may_differ_in_the_last_printed_digit_but_integers_may_not():
     assert match_output(["info move D4 visits 8 winrate 0.582539"], "info move D4 visits 8 winrate 0.58254\n") is None
     assert match_output(["info move D4 visits 8 winrate 0.582539"], "info move D4 visits 8 winrate 0.5826\n")
     assert match_output(["info move D4 visits 8 winrate 4398"], "info move D4 visits 8 winrate 4399\n")
     assert match_output(["info move D4 visits 8"], "info move D5 visits 8\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "record":
+        sys.exit("usage: python tests/test_gtp_transcripts.py record FILE")
+    _record(sys.argv[2])

@@ -15,6 +15,8 @@ from typing import Optional
 MODEL_SUFFIXES = (".bin.gz", ".bin", "model.txt.gz", "model.txt")
 GENERIC_MODEL_NAMES = {f"{stem}{suffix}" for stem in ("model", "Model", "MODEL")
                        for suffix in (".bin.gz", ".bin", ".txt.gz", ".txt")}
+
+
 class NoModelError(Exception):
     """The models directory has no network file."""
 
