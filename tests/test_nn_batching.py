@@ -75,8 +75,12 @@ def test_two_servers_split_registered_clients_into_two_groups():
     net = Recorder(delay=0.003)
     with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=2) as front:
         run_clients(front, num_clients=8, rounds=30, register=True)
-    typical = sorted(net.batches)[len(net.batches) // 2]
-    assert typical == 4, net.batches
+    # Two groups that take turns: 8 / 2 clients per batch on average, and hardly ever all eight at
+    # once (one group). How the 8 split (4 + 4, 3 + 5, ..., 1 + 7) depends on the order they first
+    # arrived in.
+    batches = net.batches
+    assert 3.5 <= sum(batches) / len(batches) <= 4.5, batches
+    assert sum(1 for b in batches if b == 8) <= 0.1 * len(batches), batches
 
 
 def test_without_registration_a_lone_caller_waits_at_most_max_wait():

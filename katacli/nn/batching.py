@@ -12,7 +12,8 @@ coming back -- a running search, a self-play game thread -- register as *clients
 (:meth:`BatchingEvaluator.client`, a per-thread, re-entrant context). A free server then
 runs the queue as soon as it holds the share of the clients not already in flight that
 falls to it (clients / free servers), so with 16 games and two servers the games settle
-into two groups of eight that take turns on the cores. Without registered clients the
+into two groups that take turns on the cores (not always eight and eight: the split the
+first batches happen to make persists). Without registered clients the
 server waits ``max_wait_ms`` for more positions, as a plain batching queue does. A
 registered client busy elsewhere delays a batch at most ``CLIENT_WAIT_LIMIT_S``.
 
