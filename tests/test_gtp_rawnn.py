@@ -57,7 +57,7 @@ def _selected_cases():
 CASES = _selected_cases()
 
 
-def parse_blocks(text: str, x_size: int, y_size: int) -> list[dict]:
+def parse_blocks(text: str, x_size: int, y_size: int, scalar_lines=SCALAR_LINES) -> list[dict]:
     """Check the exact line layout of a kata-raw-nn answer and read its numbers."""
     lines = text.split("\n")
     blocks = []
@@ -68,7 +68,7 @@ def parse_blocks(text: str, x_size: int, y_size: int) -> list[dict]:
         assert m, f"line {i}: {lines[i]!r}"
         block["symmetry"] = int(m.group(1))
         i += 1
-        for key, number in SCALAR_LINES:
+        for key, number in scalar_lines:
             m = re.fullmatch(rf"{key} ({number})", lines[i])
             assert m, f"line {i}: expected {key}, got {lines[i]!r}"
             block[key] = float(m.group(1))

@@ -118,18 +118,24 @@ class ScriptedBot(Bot):
         return [1.0] * (state.x_size * state.y_size)
 
 
-def make_engine(override: str = "", model: str | None = None, scripted: bool = True, config=None):
-    """(engine, stdout buffer, stderr buffer) for an in-process engine."""
+def make_engine(override: str = "", model: str | None = None, scripted: bool = True, config=None,
+                human_model: str | None = None):
+    """(engine, stdout buffer, stderr buffer) for an in-process engine (``human_model``: -human-model,
+    a path under the shared models folder)."""
     out, err = io.StringIO(), io.StringIO()
-    loader = None
-    model_file = None
+    loader = human_loader = None
+    model_file = human_file = None
     if model is not None:
         evaluator = load_evaluator(model)
         loader = ModelLoader(lambda: evaluator)
         model_file = str(model_path(model))
+    if human_model is not None:
+        human = load_evaluator(human_model)
+        human_loader = ModelLoader(lambda: human)
+        human_file = str(model_path(human_model))
     make_bot = ScriptedBot if scripted else None
     engine = build_engine(model_file, config, [override] if override else None, stdout=out, stderr=err,
-                          loader=loader, make_bot=make_bot)
+                          loader=loader, make_bot=make_bot, human_model=human_file, human_loader=human_loader)
     return engine, out, err
 
 

@@ -11,7 +11,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+    config_option, exit_on_config_error, human_model_option, load_config, model_option, override_config_option,
+    report_error_and_exit,
 )
 from katacli.config import Config
 
@@ -41,10 +42,21 @@ def _extract_nogo(cfg: Config) -> bool:
     return False
 
 
-def _make_loader(model_path: str, settings, log):
+# KataGo's warnings about a -human-model that will not act as one.
+HUMAN_MODEL_WITHOUT_METADATA_WARNING = (
+    "WARNING: Human model was not trained from SGF metadata to vary by rank! Did you pass the wrong model for "
+    "-human-model?")
+HUMAN_MODEL_WITHOUT_PROFILE_WARNING = (
+    "WARNING: Provided -human-model but humanSLProfile was not set in the config or overrides. The human SL model "
+    "will not be used until it is set in the config or at runtime via kata-set-param.")
+
+
+def _make_loader(model_path: str, settings, log, human: bool = False, profile_set: bool = False):
+    """Loads the network in the background; ``human``: the -human-model net (KataGo's warnings)."""
     from katacli.engine.engine import ModelLoader
 
     nn = settings.nn
+    what = "human SL model" if human else "model"
 
     def load():
         from katacli.engine.bot import stable_seed
@@ -61,16 +73,20 @@ def _make_loader(model_path: str, settings, log):
             model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
             default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,
             seed=stable_seed(nn.rand_seed))
-        log.write(f"Loaded model {model_path}")
+        log.write(f"Loaded {what} {model_path}")
         if settings.startup_print_message_to_stderr:
-            log.info(f"Model name: {evaluator.model_name}")
+            log.info(f"{'Human SL model' if human else 'Model'} name: {evaluator.model_name}")
+        if human and not evaluator.needs_metadata:
+            log.info(HUMAN_MODEL_WITHOUT_METADATA_WARNING)
+        elif human and not profile_set:
+            log.info(HUMAN_MODEL_WITHOUT_PROFILE_WARNING)
         return evaluator
 
     def load_or_exit():
         try:
             return load()
         except Exception as exc:  # a broken model file: one line, then exit like any startup error
-            print(f"error: could not load the model {model_path}: {exc}", file=sys.stderr, flush=True)
+            print(f"error: could not load the {what} {model_path}: {exc}", file=sys.stderr, flush=True)
             os._exit(EXIT_STARTUP_ERROR)
 
     return ModelLoader(load_or_exit)
@@ -100,17 +116,21 @@ def _check_rules_for_network(settings, cfg) -> None:
 
 def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
                  override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
-                 output=None, prepared=None):
+                 output=None, prepared=None, human_model: Optional[str] = None, human_loader=None):
     """The configured engine (not yet running). Config mistakes exit with a one-line error.
 
     ``loader`` replaces the background model loader (tests pass one holding an already loaded
-    network); ``make_bot`` replaces the search adapter factory; ``prepared`` is what
-    :func:`prepare_config` returned, when the caller has read the config already.
+    network), ``human_loader`` the -human-model one; ``make_bot`` replaces the search adapter
+    factory; ``prepared`` is what :func:`prepare_config` returned, when the caller has read the
+    config already.
     """
     from katacli import KATAGO_COMPAT_VERSION, __version__
 
     if model is not None and loader is None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
+    if human_model is not None and human_loader is None and not os.path.isfile(human_model):
+        report_error_and_exit(f"human model file not found: {human_model}")
+    has_human_model = human_model is not None or human_loader is not None
     cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
@@ -119,7 +139,7 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     from katacli.search.runtime_params import GtpRuntimeParams
 
     with exit_on_config_error():
-        params = GtpRuntimeParams.from_config(cfg)
+        params = GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
     log = EngineLog(settings.logging, stderr=stderr)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
     announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
@@ -131,20 +151,23 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
         announce("No model given: playing by Monte Carlo rollouts")
     seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
     options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,
-                            override_version=override_version, nogo=nogo, seed=seed, make_bot=make_bot)
+                            human_model_path=human_model, override_version=override_version, nogo=nogo, seed=seed,
+                            make_bot=make_bot)
     if loader is None:
         loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
+    if human_loader is None and human_model is not None:
+        human_loader = _make_loader(human_model, settings, log, human=True, profile_set="humanSLProfile" in cfg)
     if output is None:
         output = ResponseWriter(stdout if stdout is not None else sys.stdout)
     if settings.log_all_gtp_communication:
         output.on_write = lambda text: log.write(text.rstrip("\n"))
-    engine = GtpEngine(options, output, log, loader)
+    engine = GtpEngine(options, output, log, loader, human_loader)
     announce("GTP ready, beginning main protocol loop")
     return engine
 
 
 def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
-            override_version: Optional[str]) -> int:
+            override_version: Optional[str], human_model: Optional[str] = None) -> int:
     """Serve GTP on stdin/stdout until quit or end of input; the process exit status.
 
     The engine (config, torch, search, network) is built in a thread while this thread already
@@ -156,6 +179,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
     if model is not None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
+    if human_model is not None and not os.path.isfile(human_model):
+        report_error_and_exit(f"human model file not found: {human_model}")
     prepared = prepare_config(config, override_config, model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}
@@ -164,7 +189,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     def build() -> None:
         try:
             built["engine"] = build_engine(model, config, override_config, override_version, output=output,
-                                           prepared=prepared)
+                                           prepared=prepared, human_model=human_model)
         except SystemExit as exc:  # a config error, already reported on stderr
             sys.stderr.flush()
             os._exit(exc.code if isinstance(exc.code, int) else EXIT_STARTUP_ERROR)
@@ -242,9 +267,10 @@ def register(app: typer.Typer) -> None:
     @app.command("gtp", help=HELP)
     def gtp(
         model: Optional[str] = model_option(required=False),
+        human_model: Optional[str] = human_model_option(),
         config: Optional[List[str]] = config_option("gtp_example.cfg"),
         override_config: Optional[List[str]] = override_config_option(),
         override_version: Optional[str] = typer.Option(
             None, "--override-version", metavar="VERSION", help="Answer this to the GTP `version` command."),
     ) -> None:
-        raise typer.Exit(run_gtp(model, config, override_config, override_version))
+        raise typer.Exit(run_gtp(model, config, override_config, override_version, human_model))

@@ -75,6 +75,7 @@ class EngineOptions:
     params: GtpRuntimeParams
     config: object  # katacli.config.Config, for kata-set-param
     model_path: str | None = None
+    human_model_path: str | None = None  # -human-model: a human-SL net beside the main one
     override_version: str | None = None
     nogo: bool = False
     seed: str | None = None
@@ -109,7 +110,7 @@ class GameStats:
 
 class GtpEngine:
     def __init__(self, options: EngineOptions, output: ResponseWriter, log: EngineLog,
-                 model_loader: ModelLoader | None = None):
+                 model_loader: ModelLoader | None = None, human_model_loader: ModelLoader | None = None):
         self.options = options
         self.settings = options.settings
         self.params = options.params
@@ -117,6 +118,7 @@ class GtpEngine:
         self.out = output
         self.log = log
         self.loader = model_loader or ModelLoader(None)
+        self.human_loader = human_model_loader or ModelLoader(None)
         self.nogo = options.nogo
         x_size, y_size = self.settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
         self.session = self.make_session(x_size, y_size, self.settings.rules)
@@ -135,6 +137,17 @@ class GtpEngine:
     def evaluator(self):
         """The loaded network, or None without one (waits while it loads)."""
         return self.loader.get()
+
+    @property
+    def human_evaluator(self):
+        """The -human-model network, or None without one (waits while it loads)."""
+        return self.human_loader.get()
+
+    def human_profile_usable(self, params) -> bool:
+        """Whether the human net can be used with these parameters (KataGo: a profile is set, or the
+        net does not need one)."""
+        human = self.human_evaluator
+        return human is not None and (params.human_profile.is_set or not human.needs_metadata)
 
     @property
     def bot(self):
@@ -246,6 +259,7 @@ class GtpEngine:
         try:
             if command.name not in NEEDS_NO_MODEL:
                 self.loader.get()
+                self.human_loader.get()
             text = handler(self, command)
         except GtpError as exc:
             if not getattr(exc, "response_ended", False):

@@ -16,6 +16,7 @@ from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE
 from katacli.engine.network_rules import network_supported_rules
 from katacli.game.rules import Rules, RulesError, parse_kgs_rules
+from katacli.nn.human_profile import HumanProfileError, parse_human_profile
 from katacli.search.timecontrol import TimeControls, TimeSettingsError
 from katacli.search.runtime_params import (
     ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
@@ -109,10 +110,35 @@ def cmd_kata_set_param(engine, command: Command) -> str:
             updates = parse_set_param_args(command.args)
         else:
             updates = parse_set_params_json(command.arg_text)
-        engine.params = apply_param_updates(engine.config, engine.params, updates)
+        _check_profile_is_used(engine, updates)
+        has_human_model = engine.human_evaluator is not None
+        engine.params = apply_param_updates(engine.config, engine.params, updates, has_human_model=has_human_model)
     except ParamError as exc:
         raise GtpError(str(exc)) from None
     return ""
+
+
+def _check_profile_is_used(engine, updates) -> None:
+    """Refuse a humanSLProfile that no loaded model would use, before anything changes (as KataGo)."""
+    try:
+        profile = parse_human_profile(updates.get("humanSLProfile", ""))
+    except HumanProfileError:
+        return  # reported with KataGo's text by apply_param_updates
+    if profile.is_set:
+        warning = unused_profile_warning(profile, engine.evaluator, engine.human_evaluator)
+        if warning:
+            raise ParamError(warning)
+
+
+def unused_profile_warning(profile, evaluator, human_evaluator) -> str:
+    """KataGo's complaint when humanSLProfile is set but no loaded model takes SGF metadata; '' if fine."""
+    if not profile.is_set:
+        return ""
+    models = [e for e in (evaluator, human_evaluator) if e is not None]
+    if any(e.needs_metadata for e in models):
+        return ""
+    names = " and ".join(e.model_name for e in models)
+    return f"WARNING: humanSLProfile is specified as config param but model(s) don't use it: {names}"
 
 
 def cmd_kata_get_models(engine, command: Command) -> str:

@@ -374,18 +374,32 @@ def cmd_kata_raw_nn(engine, command: Command) -> str:
     pda = analysis.playout_doubling_advantage
     if analysis.playout_doubling_advantage_pla not in (None, "B" if pla == BLACK else "W"):
         pda = -pda
-    outputs = evaluate_raw(evaluator, session.state, pla, symmetries, optimism, pda)
+    if evaluator.needs_metadata and not analysis.human_profile.is_set:
+        raise GtpError("Cannot run kata-raw-nn, the model needs the humanSLProfile parameter to be set")
+    outputs = evaluate_raw(evaluator, session.state, pla, symmetries, optimism, pda, profile=analysis.human_profile)
     return format_raw_nn(outputs, session.x_size, session.y_size)
 
 
 def cmd_kata_raw_human_nn(engine, command: Command) -> str:
     session = engine.session
+    params = engine.params.genmove
     try:
-        parse_raw_nn_args(command.args, session.next_player, 0.0, False)
+        pla, symmetries, optimism = parse_raw_nn_args(command.args, session.next_player,
+                                                      params.root_policy_optimism, False)
     except GtpError as exc:
         raise GtpError(f"{exc} for kata-raw-human-nn (expected an optional color followed by a symmetry "
                        "'all' or index [0-7])") from None
-    raise GtpError("Cannot run kata-raw-human-nn, -human-model was not provided")
+    human = engine.human_evaluator
+    if human is None:
+        raise GtpError("Cannot run kata-raw-human-nn, -human-model was not provided")
+    if not engine.human_profile_usable(params):
+        raise GtpError("Cannot run kata-raw-human-nn, humanSLProfile parameter was not set")
+    analysis = engine.params.analysis
+    pda = analysis.playout_doubling_advantage
+    if analysis.playout_doubling_advantage_pla not in (None, "B" if pla == BLACK else "W"):
+        pda = -pda
+    outputs = evaluate_raw(human, session.state, pla, symmetries, optimism, pda, profile=analysis.human_profile)
+    return format_raw_nn(outputs, session.x_size, session.y_size, human=True)
 
 
 def cmd_kata_benchmark(engine, command: Command) -> str | None:

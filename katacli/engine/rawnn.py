@@ -19,8 +19,11 @@ NAN_POLICY_TEXT = "    NAN "
 
 
 def evaluate_raw(evaluator, state, player: int, symmetries: Sequence[int], policy_optimism: float,
-                 playout_doubling_advantage: float = 0.0) -> list:
-    """NNOutputs (White's view, real orientation) of ``state`` for ``player``, one per symmetry, uncached."""
+                 playout_doubling_advantage: float = 0.0, profile=None) -> list:
+    """NNOutputs (White's view, real orientation) of ``state`` for ``player``, one per symmetry, uncached.
+
+    ``profile``: the :class:`~katacli.nn.human_profile.HumanProfile` for nets that take SGF metadata.
+    """
     from katacli.nn.evaluator import NNRequest  # torch is imported only when a network is used
 
     if player != state.next_player:
@@ -31,9 +34,14 @@ def evaluate_raw(evaluator, state, player: int, symmetries: Sequence[int], polic
     global_features = np.zeros(NUM_GLOBAL_FEATURES, np.float32)
     legal = np.zeros(x_size * y_size + 1, np.uint8)
     encode_v7(state, 0, spatial, global_features, legal, playout_doubling_advantage=playout_doubling_advantage)
+    meta = None
+    if evaluator.needs_metadata:
+        if profile is None or not profile.is_set:
+            raise ValueError(f"model {evaluator.model_name} needs a humanSLProfile")
+        meta = profile.row(player == 2, x_size * y_size)
     requests = [
         NNRequest(spatial, global_features, legal.astype(bool), board_x=x_size, board_y=y_size,
-                  white_to_move=(player == 2), symmetry=s, policy_optimism=policy_optimism)
+                  white_to_move=(player == 2), symmetry=s, policy_optimism=policy_optimism, meta=meta)
         for s in symmetries
     ]
     return evaluator.evaluate(requests)

@@ -260,6 +260,8 @@ class NNEvaluator:
         ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
 
         optimism = np.array([r.policy_optimism for r in requests], np.float32)
+        if self.needs_metadata:
+            optimism[:] = 0.0  # as KataGo: human-SL nets are never asked for optimistic policies
         logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism, self.num_policy_channels)
         masks = [r.legal_mask for r in requests]
         if any(m.shape[0] == area for m in masks):  # a mask without the pass entry: pass is legal
@@ -299,7 +301,9 @@ class NNEvaluator:
 
 def _settings_key(request: NNRequest) -> tuple:
     """Settings that change a position's result and so must match for a cache hit."""
-    return (request.policy_optimism, request.policy_temperature, request.enable_passing_hacks, request.allow_no_result)
+    meta = request.meta.tobytes() if request.meta is not None else None  # human-SL nets: the profile's row
+    return (request.policy_optimism, request.policy_temperature, request.enable_passing_hacks, request.allow_no_result,
+            meta)
 
 
 def _validate(request: NNRequest) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from katacli import config_keys
 from katacli.config import Config, ConfigError, Enabled
+from katacli.nn.human_profile import HumanProfile, HumanProfileError, parse_human_profile
 
 # The mode whose defaults the bare dataclass uses.
 DATACLASS_DEFAULT_MODE = "gtp"
@@ -205,7 +206,17 @@ class SearchParams:
                         f"'{key}' ({cfg.origin(key)}) only works with a human SL model; "
                         "pass one with -human-model (e.g. b18c384nbt-humanv0.bin.gz)"
                     )
-        return cls(**{f.name: cfg.get(f.metadata[KEY_METADATA], mode) for f in _CONFIG_FIELDS})
+        params = cls(**{f.name: cfg.get(f.metadata[KEY_METADATA], mode) for f in _CONFIG_FIELDS})
+        try:
+            parse_human_profile(params.human_sl_profile)
+        except HumanProfileError as exc:
+            raise ConfigError(str(exc)) from None
+        return params
+
+    @property
+    def human_profile(self) -> HumanProfile:
+        """``humanSLProfile`` parsed (checked when the parameters were read)."""
+        return parse_human_profile(self.human_sl_profile)
 
     def replace(self, **changes: Any) -> "SearchParams":
         return dataclasses.replace(self, **changes)

@@ -1,0 +1,105 @@
+"""Human-SL nets through `kata gtp -human-model`: KataGo 1.17.2's recorded kata-raw-human-nn answers,
+profiles set at run time, and KataGo's errors.
+
+``../shared/reference/kata-raw-human-nn.jsonl`` holds 120 cases recorded with ``katago gtp -model
+g170-... -human-model human/test-b3c48nbt-humanmeta.bin.gz`` under 12 profiles; each is replayed
+command by command (the last one sets the profile with kata-set-param) and every number compared
+within the reference README's tolerances.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from test_gtp_rawnn import OWNERSHIP_CELL, parse_blocks  # noqa: F401  (layout checks shared with kata-raw-nn)
+from test_gtp_support import SHARED, feed, make_engine
+
+REFERENCE = SHARED / "reference" / "kata-raw-human-nn.jsonl"
+if not REFERENCE.exists():
+    pytest.skip(f"reference data not found at {REFERENCE} (the shared/ folder beside the checkout)",
+                allow_module_level=True)
+
+MAIN_MODEL = "g170-b6c96-s175395328-d26788732.bin.gz"
+HUMAN_MODEL = "human/test-b3c48nbt-humanmeta.bin.gz"
+PROB_TOLERANCE = 1e-4
+SCORE_TOLERANCE = 0.01
+SCORE_SQ_RELATIVE_TOLERANCE = 1e-3
+HUMAN_SCALAR_LINES = [
+    ("whiteWin", r"-?\d+\.\d{6}"), ("whiteLoss", r"-?\d+\.\d{6}"), ("noResult", r"-?\d+\.\d{6}"),
+    ("whiteScore", r"-?\d+\.\d{3}"), ("whiteScoreSq", r"-?\d+\.\d{3}"),
+    ("shorttermWinlossError", r"-?\d+\.\d{3}"), ("shorttermScoreError", r"-?\d+\.\d{3}"),
+]
+CASES = [json.loads(line) for line in REFERENCE.read_text().splitlines() if line.strip()]
+
+
+def ask(engine, out, line: str) -> str:
+    before = len(out.getvalue())
+    feed(engine, [line])
+    return out.getvalue()[before:]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_kata_raw_human_nn_matches_katago(case):
+    assert case["model_file"] == HUMAN_MODEL
+    engine, out, err = make_engine(model=MAIN_MODEL, human_model=HUMAN_MODEL)
+    feed(engine, case["commands"])
+    assert "?" not in out.getvalue(), out.getvalue()
+    answer = ask(engine, out, "77 " + case["query"])
+    assert answer.startswith("=77 ") and answer.endswith("\n\n"), answer
+    session = engine.session
+    blocks = parse_blocks(answer[len("=77 "):-2], session.x_size, session.y_size, HUMAN_SCALAR_LINES)
+    assert len(blocks) == len(case["expected"])
+    for got, want in zip(blocks, case["expected"]):
+        assert got["symmetry"] == want["symmetry"]
+        for key in ("whiteWin", "whiteLoss", "noResult", "policyPass"):
+            assert abs(got[key] - want[key]) <= PROB_TOLERANCE, key
+        for key in ("whiteScore", "shorttermWinlossError", "shorttermScoreError"):
+            assert abs(got[key] - want[key]) <= SCORE_TOLERANCE, key
+        sq = want["whiteScoreSq"]
+        assert abs(got["whiteScoreSq"] - sq) <= max(SCORE_SQ_RELATIVE_TOLERANCE * abs(sq), 0.001)
+        assert [p is None for p in got["policy"]] == [p is None for p in want["policy"]]
+        legal = [i for i, p in enumerate(want["policy"]) if p is not None]
+        diff = np.abs(np.array([got["policy"][i] for i in legal]) - np.array([want["policy"][i] for i in legal]))
+        assert diff.max(initial=0.0) <= PROB_TOLERANCE
+        own = np.abs(np.array(got["whiteOwnership"]) - np.array(want["whiteOwnership"]))
+        assert own.max() <= PROB_TOLERANCE
+
+
+def test_profiles_change_the_human_policy_but_not_the_main_net():
+    engine, out, _ = make_engine(model=MAIN_MODEL, human_model=HUMAN_MODEL, override="humanSLProfile=rank_20k")
+    feed(engine, ["boardsize 9", "clear_board", "play b E5"])
+    weak = ask(engine, out, "kata-raw-human-nn 0")
+    main_before = ask(engine, out, "kata-raw-nn 0")
+    assert ask(engine, out, "kata-set-param humanSLProfile rank_9d") == "= \n\n"
+    assert ask(engine, out, "kata-get-param humanSLProfile") == "= rank_9d\n\n"
+    strong = ask(engine, out, "kata-raw-human-nn 0")
+    assert weak.startswith("= symmetry 0") and strong.startswith("= symmetry 0") and weak != strong
+    assert ask(engine, out, "kata-raw-nn 0") == main_before
+
+
+@pytest.mark.parametrize("human, override, command, error", [
+    (False, "", "kata-raw-human-nn 0", "Cannot run kata-raw-human-nn, -human-model was not provided"),
+    (True, "", "kata-raw-human-nn 0", "Cannot run kata-raw-human-nn, humanSLProfile parameter was not set"),
+    (True, "", "kata-set-param humanSLProfile rank_30k", "Unknown human SL network profile: rank_30k"),
+    (True, "", "kata-set-param humanSLProfile proyear_1700", "Unknown human SL network profile: proyear_1700"),
+    (False, "", "kata-set-param humanSLProfile rank_1d",
+     "WARNING: humanSLProfile is specified as config param but model(s) don't use it: "),
+    (False, "", "kata-set-param humanSLChosenMoveProp 0.5", "only works with a human SL model"),
+])
+def test_human_errors_keep_the_engine_running(human, override, command, error):
+    engine, out, _ = make_engine(model=MAIN_MODEL, human_model=HUMAN_MODEL if human else None, override=override)
+    answer = ask(engine, out, "5 " + command)
+    assert answer.startswith("?5 ") and error in answer, answer
+    assert ask(engine, out, "6 name") == "=6 KataGo\n\n"
+    if human:
+        assert ask(engine, out, "kata-get-param humanSLProfile") == "= \n\n"
+
+
+def test_a_human_net_as_the_main_model_takes_the_profile():
+    """KataGo allows the human net as -model: humanSLProfile then feeds the main net."""
+    engine, out, _ = make_engine(model=HUMAN_MODEL, override="humanSLProfile=preaz_3d")
+    feed(engine, ["boardsize 7", "clear_board"])
+    answer = ask(engine, out, "kata-raw-nn 0")
+    assert answer.startswith("= symmetry 0\nwhiteWin "), answer
