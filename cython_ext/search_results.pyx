@@ -15,7 +15,7 @@ All values are White's point of view; katacli.search.results converts perspectiv
 Call these only between batches (the Searcher holds its lock).
 """
 from libc.stdint cimport int64_t, int16_t
-from libc.math cimport sqrt, ceil, pow
+from libc.math cimport sqrt, ceil, pow, exp
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -333,6 +333,9 @@ cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, b
             if values[i] <= 0.0:
                 values[i] = 0.0
 
+    if t.cfg.human_chosen_move_prop > 0.0 and n.human_priors != NULL:
+        num = blend_human_policy(t, n, allow_direct_policy, suppress, num, locs, values, slots)
+
     max_value = 0.0
     for i in range(num):
         if values[i] > max_value:
@@ -342,6 +345,79 @@ cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, b
     if max_value < scale_max_to_at_least:
         for i in range(num):
             values[i] *= scale_max_to_at_least / max_value
+    return num
+
+
+cdef int blend_human_policy(TreeCore* t, Node* n, bint allow_direct_policy, bint suppress, int num, Loc* locs,
+                            double* values, int* slots) noexcept nogil:
+    """Move part of the play selection values towards the human policy (humanSLChosenMoveProp).
+
+    The human policy is first shifted towards moves the search values (exp of the utility gap to the
+    best child over humanSLChosenMovePiklLambda), renormalised, scaled to the values' sum and mixed
+    in. At the root, legal moves without a child take part too. Returns the new number of entries.
+    """
+    cdef int16_t edge_of_loc[MAX_ARR_SIZE]
+    cdef double shifted[MAX_EDGES]
+    cdef double self_util[MAX_EDGES]
+    cdef int i, e, k, num_children_seen = 0
+    cdef double sign = 1.0 if n.next_pla == C_WHITE else -1.0
+    cdef double util_max = -1e10, util_sum = 0.0, util_avg, shifted_sum = 0.0
+    cdef double value_sum = 0.0, value_non_pass_sum = 0.0, shifted_non_pass_sum = 0.0, prob
+    cdef bint present
+    for i in range(MAX_ARR_SIZE):
+        edge_of_loc[i] = -1
+    for e in range(n.num_edges):
+        edge_of_loc[n.edges[e].move] = <int16_t>e
+    if n == t.root and allow_direct_policy:
+        for e in range(n.num_edges):
+            if n.human_priors[e] < 0.0 or not root_move_ok(t, n.edges[e].move, True):
+                continue
+            present = False
+            for k in range(num):
+                if locs[k] == n.edges[e].move:
+                    present = True
+                    break
+            if not present:
+                locs[num] = n.edges[e].move
+                values[num] = 0.0
+                slots[num] = -1
+                num += 1
+    for i in range(num):
+        e = edge_of_loc[locs[i]]
+        prob = n.human_priors[e] if e >= 0 else 0.0
+        shifted[i] = 0.0 if ((suppress and locs[i] == PASS_LOC) or prob < 0.0) else prob
+        if slots[i] >= 0:
+            self_util[i] = sign * n.children[slots[i]].node.stats.utility
+            if self_util[i] > util_max:
+                util_max = self_util[i]
+            util_sum += self_util[i]
+            num_children_seen += 1
+    # Moves without a child get the children's plain average utility.
+    util_avg = util_sum / (num_children_seen if num_children_seen > 0 else 1)
+    if util_avg > util_max:
+        util_max = util_avg
+    for i in range(num):
+        if slots[i] < 0:
+            self_util[i] = util_avg
+        shifted[i] *= exp((self_util[i] - util_max) / t.cfg.human_chosen_move_pikl_lambda)
+        shifted_sum += shifted[i]
+    if shifted_sum <= 0.0:
+        return num
+    for i in range(num):
+        shifted[i] /= shifted_sum
+        value_sum += values[i]
+        if locs[i] != PASS_LOC:
+            value_non_pass_sum += values[i]
+            shifted_non_pass_sum += shifted[i]
+    if t.cfg.human_chosen_move_ignore_pass and shifted_non_pass_sum > 0.0 and value_sum > 0.0:
+        # Keep the search's own passing share; the human policy only spreads the rest.
+        for i in range(num):
+            if locs[i] != PASS_LOC:
+                shifted[i] = shifted[i] / shifted_non_pass_sum * value_non_pass_sum / value_sum
+            else:
+                shifted[i] = (value_sum - value_non_pass_sum) / value_sum
+    for i in range(num):
+        values[i] += t.cfg.human_chosen_move_prop * (value_sum * shifted[i] - values[i])
     return num
 
 

@@ -7,6 +7,9 @@ Vocabulary (KataGo's):
   edge          a legal move of an expanded node with its prior; edges are sorted by
                 raw prior, highest first, and get a child node only once explored.
   child slot    an explored edge: the child node and the edge's visit count.
+  human priors  with a human-SL net (-human-model), its policy per edge; a playout may pick its
+                move by them instead of the main priors (humanSL*ExploreProb*). A weightless
+                pick does not count an edge visit, so the parent's value ignores that playout.
   stats         the node's running averages over its subtree (White's view): win-loss,
                 no-result, score mean and mean square, lead, utility and utility square,
                 the weight sum and visits. Recomputed from the children after each visit
@@ -47,6 +50,12 @@ cdef enum:
 cdef enum:
     LEAF_NEW = 0          # a fresh node: store the eval, add it as the node's first visit, back up
     LEAF_ROOT_REINIT = 1  # the root again with root settings: replace its eval, no visit
+
+# Where a node stands for the human-SL exploration probabilities (SearchConfig.human_explore_*).
+cdef enum:
+    HUMAN_AT_ROOT = 0
+    HUMAN_AT_ROOT_PLAYER = 1   # below the root, the root player to move
+    HUMAN_AT_OPPONENT = 2      # below the root, the opponent to move
 
 # Outcome of one descent.
 cdef enum:
@@ -103,6 +112,7 @@ cdef struct Node:
     NodeStats stats
     DirectEval eval             # valid once state == NODE_EXPANDED
     float* ownership            # White's ownership per board point, row-major, or NULL
+    float* human_priors         # the human-SL net's policy per edge (aligned with edges), or NULL
     # Terminal result, White's view (valid when is_terminal)
     double term_win_loss
     double term_no_result
@@ -135,6 +145,7 @@ cdef struct LeafSlot:
     int depth                   # number of steps; path has depth + 1 nodes
     int capacity
     int kind
+    bint stops_below_root       # a counted playout whose value stops at a weightless step
 
 
 cdef struct TreeCore:
@@ -166,6 +177,7 @@ cdef struct TreeCore:
     uint16_t avoid_until[2][MAX_ARR_SIZE]    # [pla - 1][loc]: banned while depth < value
     bint has_avoid[2]
     double upper_bound_visits_left           # futile-visit pruning
+    int64_t playouts_below_root              # counted playouts that stopped short of the root (weightless)
     # Batch in flight
     int max_batch
     int num_leaves

@@ -141,6 +141,7 @@ cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:
     free(n.edges)
     free(n.children)
     free(n.ownership)
+    free(n.human_priors)
     free(n)
 
 
@@ -178,6 +179,8 @@ cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int cou
     cdef int i, e, slot
     cdef int16_t edge_of_loc[MAX_ARR_SIZE]
     free(n.edges)
+    free(n.human_priors)   # aligned with the old edges; store_human_priors sets them again
+    n.human_priors = NULL
     n.edges = <Edge*>malloc((count if count > 0 else 1) * sizeof(Edge))
     for i in range(count):
         n.edges[i].move = moves[i]
@@ -606,6 +609,40 @@ cdef double explore_scaling(const TreeCore* t, double total_child_weight, double
     return cpuct * sqrt(total_child_weight + TOTAL_CHILD_WEIGHT_PUCT_OFFSET) * stdev_factor
 
 
+cdef inline double human_explore_scaling(const TreeCore* t, double total_child_weight) noexcept nogil:
+    """Exploration scaling when a playout follows the human policy (no utility-stdev factor, as KataGo)."""
+    cdef double cpuct = t.cfg.human_cpuct_exploration + t.cfg.human_cpuct_permanent * sqrt(total_child_weight)
+    return cpuct * sqrt(total_child_weight + TOTAL_CHILD_WEIGHT_PUCT_OFFSET)
+
+
+cdef inline int human_pick(TreeCore* t, const Node* n, bint is_root) noexcept nogil:
+    """Whether this visit of n follows the human policy: 0 no, 1 weightful, 2 weightless (KataGo's draw)."""
+    cdef int where
+    cdef double weightless, weightful, r
+    if n.human_priors == NULL:
+        return 0
+    if is_root:
+        where = HUMAN_AT_ROOT
+    elif n.next_pla == t.root.next_pla:
+        where = HUMAN_AT_ROOT_PLAYER
+    else:
+        where = HUMAN_AT_OPPONENT
+    weightless = t.cfg.human_explore_weightless[where]
+    weightful = t.cfg.human_explore_weightful[where]
+    if weightless + weightful <= 0.0:
+        return 0
+    r = rng_uniform(&t.rng)
+    if r < weightless:
+        return 2
+    if r < weightless + weightful:
+        return 1
+    return 0
+
+
+cdef inline double selection_prior(const TreeCore* t, const Node* n, int edge, bint human) noexcept nogil:
+    return n.human_priors[edge] if human else root_prior(t, n, edge)
+
+
 cdef double explore_selection_value(double scaling, double prior, double child_weight, double child_utility,
                                     Color pla) noexcept nogil:
     if prior < 0.0:
@@ -629,8 +666,12 @@ cdef inline bint _avoided(const TreeCore* t, Color pla, Loc move, int depth) noe
 
 
 cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int* out_slot, int* out_edge,
-                       bint* out_count_edge) noexcept nogil:
-    """Pick the child to descend into by PUCT; out_slot >= 0 for an existing child, else out_edge is a new one."""
+                       bint* out_count_edge, bint* out_count_playout) noexcept nogil:
+    """Pick the child to descend into by PUCT; out_slot >= 0 for an existing child, else out_edge is a new one.
+
+    out_count_edge: whether the step counts an edge visit (the parent's value takes the playout in);
+    out_count_playout: whether the playout counts toward the search's limits.
+    """
     cdef Color pla = n.next_pla
     cdef int i, e, best_slot = -1, best_edge = -1, best_new_edge = -1, depth
     cdef double mass = 0.0, total_w = 0.0, max_w = 0.0, p, w, u, value, best_value = POLICY_ILLEGAL_SELECTION_VALUE
@@ -639,18 +680,30 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     cdef int64_t total_edge_visits = 0
     cdef ChildSlot* s
     cdef Node* c
-    cdef bint has_pass_child = False, has_non_pass_child = False, searching_root = is_root
+    cdef bint has_pass_child = False, has_non_pass_child = False
     cdef bint scan_all = is_root or t.has_avoid[pla - 1]
-    out_count_edge[0] = True
+    # With a human-SL net, some visits pick by the human policy; weightless ones count no edge visit
+    # and so weigh children by their own weight instead of their edge's (KataGo).
+    cdef int human = human_pick(t, n, is_root)
+    cdef bint weightless = human == 2
+    cdef bint root_hacks
+    out_count_edge[0] = not weightless
+    out_count_playout[0] = True
+    root_hacks = is_root and not weightless
+    if human:
+        scan_all = True   # unexplored edges are ordered by the main priors, not the human ones
     depth = h.num_moves - t.root_hist.num_moves
 
     for i in range(n.num_children):
         s = &n.children[i]
-        p = root_prior(t, n, s.edge)
+        p = selection_prior(t, n, s.edge, human)
         if p < 0.0:
             continue
         mass += p
-        w = child_weight(s) if s.node.stats.visits > 0 else 0.0
+        if weightless:
+            w = s.node.stats.weight_sum
+        else:
+            w = child_weight(s) if s.node.stats.visits > 0 else 0.0
         total_w += w
         if w > max_w:
             max_w = w
@@ -661,13 +714,19 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
             has_non_pass_child = True
 
     fpu = fpu_value(t, n, pla, is_root, mass, &parent_utility, &parent_weight_per_visit, &stdev_factor)
-    scaling = explore_scaling(t, total_w, stdev_factor)
+    if human:
+        scaling = human_explore_scaling(t, total_w)
+    else:
+        scaling = explore_scaling(t, total_w, stdev_factor)
 
     for i in range(n.num_children):
         s = &n.children[i]
         c = s.node
-        p = root_prior(t, n, s.edge)
-        w = child_weight(s) if c.stats.visits > 0 else 0.0
+        p = selection_prior(t, n, s.edge, human)
+        if weightless:
+            w = c.stats.weight_sum
+        else:
+            w = child_weight(s) if c.stats.visits > 0 else 0.0
         if c.stats.visits <= 0 or w <= 0.0:
             u = fpu
         else:
@@ -681,7 +740,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
             frac = vl_w / (vl_w + (w if w > MIN_CHILD_WEIGHT_FOR_VIRTUAL_LOSS else MIN_CHILD_WEIGHT_FOR_VIRTUAL_LOSS))
             u = u + (vl_util - u) * frac
             w += vl_w
-        if searching_root:
+        if root_hacks:
             if t.cfg.futile_visits_threshold > 0.0:
                 required = t.cfg.futile_visits_threshold * max_w
                 avg_vpw = (s.edge_visits + 1.0) / (w + parent_weight_per_visit)
@@ -717,7 +776,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                 continue
             if _avoided(t, pla, n.edges[e].move, depth):
                 continue
-            p = root_prior(t, n, e)
+            p = selection_prior(t, n, e, human)
             if p > best_new_prior:
                 best_new_prior = p
                 best_new_edge = e
@@ -731,11 +790,11 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
         u = fpu
         p = best_new_prior
         value = POLICY_ILLEGAL_SELECTION_VALUE
-        if searching_root and t.cfg.futile_visits_threshold > 0.0 and (
+        if root_hacks and t.cfg.futile_visits_threshold > 0.0 and (
                 t.upper_bound_visits_left < t.cfg.futile_visits_threshold * max_w / parent_weight_per_visit):
             value = FUTILE_VISITS_PRUNE_VALUE
         else:
-            if searching_root and t.cfg.wide_root_noise > 0.0:
+            if root_hacks and t.cfg.wide_root_noise > 0.0:
                 _wide_root_noise(t, &u, &p, pla)
             value = explore_selection_value(scaling, p, 0.0, u, pla)
         if value > best_value:
@@ -753,12 +812,14 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                     best_slot = -1
                     best_edge = e
                     out_count_edge[0] = False
+                    out_count_playout[0] = False
                     break
         elif (not has_non_pass_child and n.edges[best_edge].move == PASS_LOC and best_new_edge >= 0
               and n.edges[best_new_edge].move != PASS_LOC):
             best_slot = -1
             best_edge = best_new_edge
             out_count_edge[0] = False
+            out_count_playout[0] = False
 
     if best_edge < 0:
         return False
@@ -789,6 +850,7 @@ cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil:
     ls.depth = 0
     ls.path[0] = root
     ls.kind = LEAF_NEW
+    ls.stops_below_root = False
 
 
 cdef void backup(TreeCore* t, LeafSlot* ls) noexcept nogil:
@@ -1005,7 +1067,7 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
     cdef Node* n = t.root
     cdef Node* child
     cdef int slot, edge
-    cdef bint is_root, count_edge, counted_playout = True
+    cdef bint is_root, count_edge, count_playout, counted_playout = True
     leaf_slot_start(ls, n)
     while True:
         is_root = n == t.root
@@ -1023,14 +1085,17 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
                 backup(t, ls)
                 return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
             n.state = NODE_PENDING
+            ls.stops_below_root = ls.stops_below_root and counted_playout
             return DESCENT_LEAF
-        if not select_child(t, n, is_root, h, &slot, &edge, &count_edge):
+        if not select_child(t, n, is_root, h, &slot, &edge, &count_edge, &count_playout):
             # Nothing may be explored here: count the node's own evaluation again.
             add_direct_eval_as_leaf(t, n, False)
             backup(t, ls)
             return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
-        if not count_edge:
+        if not count_playout:
             counted_playout = False
+        elif not count_edge:
+            ls.stops_below_root = True
         if slot < 0:
             child = create_child(t, n, edge, is_root, h)
             slot = n.edges[edge].slot
@@ -1059,6 +1124,8 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
             t.num_leaves += 1
         elif outcome == DESCENT_DONE:
             playouts_done[0] += 1
+            if ls.stops_below_root:
+                t.playouts_below_root += 1
         history_free(&h)
         history_copy(&h, &t.root_hist)
     history_free(&h)
@@ -1096,6 +1163,21 @@ cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* po
         memcpy(n.ownership, ownership, t.area * sizeof(float))
     n.state = NODE_EXPANDED
     n.age = t.search_age
+
+
+cdef void store_human_priors(TreeCore* t, Node* n, const float* policy, float policy_pass) noexcept nogil:
+    """The human-SL net's policy for n's edges (n must be expanded); -1 where it has none."""
+    cdef int e, pos
+    cdef Loc move
+    if n.human_priors == NULL:
+        n.human_priors = <float*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(float))
+    for e in range(n.num_edges):
+        move = n.edges[e].move
+        if move == PASS_LOC:
+            n.human_priors[e] = policy_pass
+        else:
+            pos = loc_y(move, t.x_size) * t.x_size + loc_x(move, t.x_size)
+            n.human_priors[e] = policy[pos]
 
 
 # ---- root bookkeeping ------------------------------------------------------------------------
@@ -1369,6 +1451,17 @@ cdef class SearchTree:
         c.enable_more_passing_hacks = params.enable_more_passing_hacks
         c.futile_visits_threshold = params.futile_visits_threshold
         c.num_virtual_losses_per_thread = params.num_virtual_losses_per_thread
+        c.human_cpuct_exploration = params.human_sl_cpuct_exploration
+        c.human_cpuct_permanent = params.human_sl_cpuct_permanent
+        c.human_explore_weightless[HUMAN_AT_ROOT] = params.human_sl_root_explore_prob_weightless
+        c.human_explore_weightful[HUMAN_AT_ROOT] = params.human_sl_root_explore_prob_weightful
+        c.human_explore_weightless[HUMAN_AT_ROOT_PLAYER] = params.human_sl_pla_explore_prob_weightless
+        c.human_explore_weightful[HUMAN_AT_ROOT_PLAYER] = params.human_sl_pla_explore_prob_weightful
+        c.human_explore_weightless[HUMAN_AT_OPPONENT] = params.human_sl_opp_explore_prob_weightless
+        c.human_explore_weightful[HUMAN_AT_OPPONENT] = params.human_sl_opp_explore_prob_weightful
+        c.human_chosen_move_prop = params.human_sl_chosen_move_prop
+        c.human_chosen_move_ignore_pass = params.human_sl_chosen_move_ignore_pass
+        c.human_chosen_move_pikl_lambda = params.human_sl_chosen_move_pikl_lambda
         c.nn_has_shortterm_error = nn_has_shortterm_error
         c.sqrt_board_area = sqrt(<double>self.t.area)
         self.t.feature_params.draw_equivalent_wins_for_white = params.draw_equivalent_wins_for_white
@@ -1682,11 +1775,12 @@ cdef class SearchTree:
             n = collect_batch(&self.t, max_leaves, max_playouts, max_descents, &done)
         return n, done
 
-    def apply(self, outputs):
+    def apply(self, outputs, human_outputs=None):
         """Store one evaluation per waiting leaf (NNOutput-like objects, White's view) and back them up.
 
-        Everything is read and checked before the tree changes, so a bad output raises with the
-        batch still pending (abandon() then cleans up).
+        human_outputs: None, or per leaf the human-SL net's output (its policy is kept as the node's
+        human priors) or None. Everything is read and checked before the tree changes, so a bad
+        output raises with the batch still pending (abandon() then cleans up).
         """
         cdef int i, n = self.t.num_leaves
         cdef LeafSlot* ls
@@ -1697,8 +1791,12 @@ cdef class SearchTree:
         cdef const float* own_ptr
         cdef bint keep
         cdef float pass_prior
+        cdef const float[::1] human_policy
         if len(outputs) != n:
             raise ValueError(f"expected {n} evaluations, got {len(outputs)}")
+        if human_outputs is not None and len(human_outputs) != n:
+            raise ValueError(f"expected {n} human evaluations, got {len(human_outputs)}")
+        humans = [self._human_policy(h) for h in human_outputs] if human_outputs is not None else [None] * n
         prepared = []
         for i in range(n):
             o = outputs[i]
@@ -1731,10 +1829,45 @@ cdef class SearchTree:
             with nogil:
                 store_eval(&self.t, node, &ev, &policy[0], pass_prior, self.t.legal + i * (self.t.area + 1),
                            own_ptr, keep)
+            if humans[i] is not None:
+                human_policy = humans[i][0]
+                pass_prior = humans[i][1]
+                store_human_priors(&self.t, node, &human_policy[0], pass_prior)
+            with nogil:
                 if ls.kind == LEAF_NEW:
                     add_direct_eval_as_leaf(&self.t, node, True)
                     backup(&self.t, ls)
+                    if ls.stops_below_root:
+                        self.t.playouts_below_root += 1
         self.t.num_leaves = 0
+
+    def _human_policy(self, output):
+        """(policy array, pass prior) of a human-SL output, checked; None for None."""
+        if output is None:
+            return None
+        policy_array = np.ascontiguousarray(output.policy, dtype=np.float32)
+        if policy_array.shape != (self.t.area,):
+            raise ValueError(f"human policy has shape {policy_array.shape}, expected ({self.t.area},)")
+        return policy_array, float(output.policy_pass)
+
+    def set_root_human_policy(self, output):
+        """Give the (expanded) root the human-SL net's policy from ``output`` (NNOutput-like)."""
+        cdef const float[::1] policy
+        human = self._human_policy(output)
+        if self.t.root == NULL or self.t.root.state != NODE_EXPANDED:
+            raise ValueError("the root must be evaluated first")
+        policy = human[0]
+        store_human_priors(&self.t, self.t.root, &policy[0], human[1])
+
+    @property
+    def playouts_below_root(self):
+        """Counted playouts so far whose value stopped at a weightless (human-SL) step below the root:
+        they count toward the search's limits without adding a root visit."""
+        return self.t.playouts_below_root
+
+    @property
+    def root_has_human_policy(self):
+        return self.t.root != NULL and self.t.root.state == NODE_EXPANDED and self.t.root.human_priors != NULL
 
     def abandon(self):
         """Give up the waiting leaves (evaluation failed): undo virtual losses and pending marks."""

@@ -40,6 +40,17 @@ cdef struct SearchConfig:
     bint fpu_parent_weight_by_visited_policy
     double fpu_parent_weight_by_visited_policy_pow
     double fpu_parent_weight
+    # Human SL: a second, human-style policy per node (KataGo's humanSL* parameters). Indexed by
+    # HUMAN_AT_ROOT / HUMAN_AT_ROOT_PLAYER / HUMAN_AT_OPPONENT (search_tree.pxd): the chance that a
+    # playout picks its move there by the human policy, without (weightless) or with (weightful)
+    # the playout counting in the parent's value.
+    double human_cpuct_exploration
+    double human_cpuct_permanent
+    double human_explore_weightless[3]
+    double human_explore_weightful[3]
+    double human_chosen_move_prop        # share of the final move choice taken from the human policy
+    bint human_chosen_move_ignore_pass   # keep KataGo's own passing share
+    double human_chosen_move_pikl_lambda # human policy shifted by exp(utility gap / lambda)
     # Aggregation
     double value_weight_exponent
     bint use_noise_pruning

@@ -102,6 +102,24 @@ HUMAN_MODEL_HELP = (
     "Optional human SL model (e.g. b18c384nbt-humanv0.bin.gz) for human-like play; "
     "pick the imitated profile with the humanSLProfile key."
 )
+# KataGo's warnings about a -human-model that will not act as one.
+HUMAN_MODEL_WITHOUT_METADATA_WARNING = (
+    "WARNING: Human model was not trained from SGF metadata to vary by rank! Did you pass the wrong model for "
+    "-human-model?")
+HUMAN_MODEL_WITHOUT_PROFILE_WARNING = (
+    "WARNING: Provided -human-model but humanSLProfile was not set in the config or overrides. The human SL model "
+    "will not be used until it is set in the config or at runtime via kata-set-param.")
+
+
+def human_model_warning(human_network, profile_set: bool) -> str | None:
+    """KataGo's startup warning for a loaded -human-model net, or None."""
+    if not human_network.needs_metadata:
+        return HUMAN_MODEL_WITHOUT_METADATA_WARNING
+    if not profile_set:
+        return HUMAN_MODEL_WITHOUT_PROFILE_WARNING
+    return None
+
+
 OVERRIDE_CONFIG_HELP = (
     'Override config keys, e.g. "maxVisits=200, numSearchThreads=8". May be repeated; '
     "an empty value (key=) removes the key. Values cannot contain commas."

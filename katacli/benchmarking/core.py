@@ -107,10 +107,11 @@ def _clear_cache(evaluator) -> None:
 
 def run_benchmark(positions: Sequence, params, evaluator, *, stop: Optional[threading.Event] = None,
                   on_progress: Optional[Callable[[BenchmarkResult], None]] = None,
-                  seed: Optional[int] = None) -> BenchmarkResult:
+                  seed: Optional[int] = None, human_evaluator=None) -> BenchmarkResult:
     """Search every position once with ``params`` (already set up by :func:`benchmark_params`).
 
-    ``evaluator``: an NNEvaluator, or None for the rollout engine. ``on_progress(result)`` is called after
+    ``evaluator``: an NNEvaluator, or None for the rollout engine; ``human_evaluator``: a human-SL net
+    searched beside it (-human-model; its evaluations are not counted in nn_evals). ``on_progress(result)`` is called after
     each position with the totals so far; ``stop`` ends the run after the current position.
     """
     from katacli.search import Searcher
@@ -121,8 +122,9 @@ def run_benchmark(positions: Sequence, params, evaluator, *, stop: Optional[thre
         if stop is not None and stop.is_set():
             break
         _clear_cache(evaluator)
+        _clear_cache(human_evaluator)
         evals_before, batches_before = _network_counters(evaluator)
-        searcher = Searcher(state, params, evaluator, seed=seed)
+        searcher = Searcher(state, params, evaluator, seed=seed, human_evaluator=human_evaluator)
         stats = searcher.run(stop_event=stop)
         evals_after, batches_after = _network_counters(evaluator)
         if evaluator is not None and not hasattr(evaluator, "num_positions_evaluated"):

@@ -51,10 +51,11 @@ class Benchmarker:
     def __init__(self, positions: Sequence, params, evaluator, visits: int, *,
                  batch_policy: BatchSizePolicy = BatchSizePolicy(), seed: Optional[int] = None,
                  on_progress: Optional[Callable[[BenchmarkResult], None]] = None,
-                 on_result: Optional[Callable[[BenchmarkResult], None]] = None):
+                 on_result: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None):
         self.positions = list(positions)
         self.params = params
         self.evaluator = evaluator
+        self.human_evaluator = human_evaluator
         self.visits = visits
         self.batch_policy = batch_policy
         self.seed = seed
@@ -62,10 +63,12 @@ class Benchmarker:
         self.on_result = on_result
 
     def measure(self, num_threads: int) -> BenchmarkResult:
-        if self.evaluator is not None:
-            self.evaluator.max_batch_size = self.batch_policy.size_for(num_threads)
+        for evaluator in (self.evaluator, self.human_evaluator):
+            if evaluator is not None:
+                evaluator.max_batch_size = self.batch_policy.size_for(num_threads)
         params = benchmark_params(self.params, self.visits, num_threads)
-        result = run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed)
+        result = run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed,
+                               human_evaluator=self.human_evaluator)
         if self.on_result is not None:
             self.on_result(result)
         return result

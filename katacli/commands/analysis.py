@@ -10,7 +10,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+    config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
+    override_config_option, report_error_and_exit,
 )
 
 EXIT_STARTUP_ERROR = 1
@@ -41,10 +42,15 @@ def _stdio():
 
 
 def run_analysis(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
-                 analysis_threads: Optional[int], quit_without_waiting: bool) -> int:
+                 analysis_threads: Optional[int], quit_without_waiting: bool,
+                 human_model: Optional[str] = None) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
     if model is not None and not os.path.isfile(model):
         report_error_and_exit(f"model file not found: {model}")
+    if human_model is not None and not os.path.isfile(human_model):
+        report_error_and_exit(f"human model file not found: {human_model}")
+    if human_model is not None and model is None:
+        report_error_and_exit("-human-model needs a main network too: pass -model")
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.engine.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.engine.analysis.output import JsonLineWriter
@@ -55,7 +61,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     cfg = load_config(config, override_config, mode="analysis")
     with exit_on_config_error():
         settings = AnalysisSettings.from_config(cfg, analysis_threads_from_command_line=analysis_threads)
-        params = load_search_defaults(cfg)
+        params = load_search_defaults(cfg, has_human_model=human_model is not None)
     log = EngineLog(without_stdout_logging(settings).logging)
     if settings.logging.log_to_stdout:
         log.info("WARNING: logToStdout is ignored by `kata analysis`: stdout carries the JSON protocol")
@@ -74,11 +80,16 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         batch_size = settings.nn.max_batch_size or default_batch_size(settings.num_analysis_threads,
                                                                       params.num_search_threads)
         try:
-            backend = load_network_backend(model, settings.nn, batch_size)
-        except Exception as exc:  # a broken or unsupported model file
-            print(f"error: could not load the model {model}: {exc}", file=sys.stderr, flush=True)
+            backend = load_network_backend(model, settings.nn, batch_size, human_model_path=human_model)
+        except Exception as exc:  # a broken or unsupported model file (the message names it)
+            print(f"error: {exc}", file=sys.stderr, flush=True)
             return EXIT_STARTUP_ERROR
         log.write(f"Loaded model {model}")
+        if human_model is not None:
+            log.write(f"Loaded human SL model {human_model}")
+            warning = human_model_warning(backend.human_network, "humanSLProfile" in cfg)
+            if warning:
+                log.info(warning)
         if batch_size * BATCH_SIZE_NOTE_FACTOR <= searches:
             log.write(f"Note: nnMaxBatchSize ({batch_size}) is smaller than numSearchThreads * numAnalysisThreads "
                       f"({searches}); raising nnMaxBatchSize may improve throughput")
@@ -113,6 +124,7 @@ def register(app: typer.Typer) -> None:
     @app.command("analysis", help=HELP)
     def analysis(
         model: Optional[str] = model_option(required=False),
+        human_model: Optional[str] = human_model_option(),
         config: Optional[List[str]] = config_option("analysis_example.cfg"),
         override_config: Optional[List[str]] = override_config_option(),
         analysis_threads: Optional[int] = typer.Option(
@@ -123,7 +135,8 @@ def register(app: typer.Typer) -> None:
             help="When stdin closes, quit at once instead of finishing the queued queries."),
     ) -> None:
         try:
-            status = run_analysis(model, config, override_config, analysis_threads, quit_without_waiting)
+            status = run_analysis(model, config, override_config, analysis_threads, quit_without_waiting,
+                                  human_model)
         except KeyboardInterrupt:  # Ctrl-C while starting up (serving handles its own)
             status = 0
         raise typer.Exit(status)

@@ -11,7 +11,8 @@ import typer
 
 from katacli.benchmarking.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
 from katacli.cli_support import (
-    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+    config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
+    override_config_option, report_error_and_exit,
 )
 
 HELP = """Measure search speed and recommend numSearchThreads for your machine (like `katago benchmark`).
@@ -26,6 +27,7 @@ Examples:
   kata benchmark -model net.bin.gz                      # tune automatically
   kata benchmark -model net.bin.gz -t 1,2,4,8 -v 400    # just these counts, 400 visits each
   kata benchmark -model net.bin.gz -config gtp.cfg --json
+  kata benchmark -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config gtp_human5k_example.cfg
 
 Without -model (KataGo requires one) the rollout engine is measured: random playouts, no network.
 """
@@ -53,6 +55,7 @@ class BenchmarkOptions:
     fixed_batch_size: Optional[int]
     half_batch_size: bool
     as_json: bool
+    human_model: Optional[str] = None
 
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
@@ -63,6 +66,10 @@ def validate(options: BenchmarkOptions) -> Optional[List[int]]:
 
     if options.model is not None:
         check_model_path(options.model)
+    if options.human_model is not None:
+        if options.model is None:
+            raise BenchmarkError("-human-model needs a main network too: pass -model")
+        check_model_path(options.human_model)
     if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
         raise BenchmarkError(f"Number of visits to use: invalid value {options.visits} "
                              f"(must be {MIN_VISITS} to {MAX_VISITS})")
@@ -133,7 +140,7 @@ class Report:
 
 
 def _load(options: BenchmarkOptions, report: Report):
-    """(config, search params, positions, evaluator or None, the game the positions come from)."""
+    """(config, search params, positions, evaluator or None, the game the positions come from, human net or None)."""
     from katacli.benchmarking.network import load_evaluator
     from katacli.benchmarking.positions import (
         DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
@@ -143,7 +150,7 @@ def _load(options: BenchmarkOptions, report: Report):
 
     cfg = load_config(options.config, options.override_config, mode=MODE)
     with exit_on_config_error():
-        params = SearchParams.from_config(cfg, MODE)
+        params = SearchParams.from_config(cfg, MODE, has_human_model=options.human_model is not None)
         nn_settings = NNSettings.from_config(cfg, MODE)
         default_size = load_default_board_size(cfg, MODE)
     if options.sgf is not None:
@@ -157,7 +164,14 @@ def _load(options: BenchmarkOptions, report: Report):
     if options.model is not None:
         report.line("Loading model and initializing benchmark...")
         evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
-    return cfg, params, positions, evaluator, game
+    human_evaluator = None
+    if options.human_model is not None:
+        human_evaluator = load_evaluator(options.human_model, nn_settings, max_batch_size=1)
+        report.line(f"Loaded human SL model {options.human_model}")
+        warning = human_model_warning(human_evaluator, "humanSLProfile" in cfg)
+        if warning:
+            report.line(warning, style="yellow")
+    return cfg, params, positions, evaluator, game, human_evaluator
 
 
 def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int) -> None:
@@ -231,7 +245,7 @@ def run(options: BenchmarkOptions) -> int:
     report = Report(to_stderr=options.as_json)
     try:
         thread_counts = validate(options)
-        cfg, params, positions, evaluator, game = _load(options, report)
+        cfg, params, positions, evaluator, game, human_evaluator = _load(options, report)
     except BenchmarkError as exc:
         report_error_and_exit(str(exc))
     visits = options.visits if options.visits is not None else default_visits(evaluator)
@@ -256,7 +270,7 @@ def run(options: BenchmarkOptions) -> int:
 
     benchmarker = Benchmarker(positions, params, evaluator, visits,
                               batch_policy=BatchSizePolicy(options.fixed_batch_size, options.half_batch_size),
-                              on_progress=report.progress, on_result=on_result)
+                              on_progress=report.progress, on_result=on_result, human_evaluator=human_evaluator)
     size_text = f"board size {game.x_size}x{game.y_size}"
     try:
         if tuned:
@@ -286,6 +300,7 @@ def register(app: typer.Typer) -> None:
     @app.command("benchmark", help=HELP)
     def benchmark(
         model: Optional[str] = model_option(required=False),
+        human_model: Optional[str] = human_model_option(),
         config: Optional[List[str]] = config_option("gtp_example.cfg"),
         override_config: Optional[List[str]] = override_config_option(),
         visits: Optional[int] = typer.Option(
@@ -314,5 +329,5 @@ def register(app: typer.Typer) -> None:
                                      help="Print the results as JSON on stdout (the usual report goes to stderr)."),
     ) -> None:
         options = BenchmarkOptions(model, config, override_config, visits, threads, num_positions, seconds_per_move,
-                                   tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json)
+                                   tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json, human_model)
         raise typer.Exit(run(options))

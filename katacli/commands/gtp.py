@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, human_model_option, load_config, model_option, override_config_option,
-    report_error_and_exit,
+    config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
+    override_config_option, report_error_and_exit,
 )
 from katacli.config import Config
 
@@ -42,15 +42,6 @@ def _extract_nogo(cfg: Config) -> bool:
     return False
 
 
-# KataGo's warnings about a -human-model that will not act as one.
-HUMAN_MODEL_WITHOUT_METADATA_WARNING = (
-    "WARNING: Human model was not trained from SGF metadata to vary by rank! Did you pass the wrong model for "
-    "-human-model?")
-HUMAN_MODEL_WITHOUT_PROFILE_WARNING = (
-    "WARNING: Provided -human-model but humanSLProfile was not set in the config or overrides. The human SL model "
-    "will not be used until it is set in the config or at runtime via kata-set-param.")
-
-
 def _make_loader(model_path: str, settings, log, human: bool = False, profile_set: bool = False):
     """Loads the network in the background; ``human``: the -human-model net (KataGo's warnings)."""
     from katacli.engine.engine import ModelLoader
@@ -76,10 +67,9 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
         log.write(f"Loaded {what} {model_path}")
         if settings.startup_print_message_to_stderr:
             log.info(f"{'Human SL model' if human else 'Model'} name: {evaluator.model_name}")
-        if human and not evaluator.needs_metadata:
-            log.info(HUMAN_MODEL_WITHOUT_METADATA_WARNING)
-        elif human and not profile_set:
-            log.info(HUMAN_MODEL_WITHOUT_PROFILE_WARNING)
+        warning = human_model_warning(evaluator, profile_set) if human else None
+        if warning:
+            log.info(warning)
         return evaluator
 
     def load_or_exit():

@@ -160,12 +160,13 @@ class SearchBot(Bot):
         from katacli.search import Searcher
 
         evaluator = None if request.nogo else self.evaluator
+        human_evaluator = None if request.nogo else self.engine.human_evaluator
         state = request.state
         signature, moves = self._signature_of(state), list(state.moves)
         searcher = self._searcher
         if searcher is None or searcher.nogo != request.nogo or searcher.evaluator is not evaluator:
             searcher = Searcher(state, request.params, evaluator, nogo=request.nogo, keep_ownership=keep_ownership,
-                                seed=self._seed)
+                                seed=self._seed, human_evaluator=human_evaluator)
             self._searcher = searcher
         else:
             if searcher.params != request.params:
@@ -222,7 +223,12 @@ class SearchBot(Bot):
         move = searcher.choose_move()
         values = searcher.root_values() or {}
         prior = 0.0
-        if move != RESIGN:
+        human = searcher.root_human_output
+        if move != RESIGN and human is not None:
+            # With a human-SL net KataGo times its move delay by the human policy.
+            prob = human.policy_pass if move is None else human.policy[move[1] * request.state.x_size + move[0]]
+            prior = max(0.0, float(prob))
+        elif move != RESIGN:
             prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
         return SearchOutcome(move=move, win_loss=values.get("win_loss", 0.0), lead=values.get("lead", 0.0),
                              visits=stats.visits, move_prior=prior)

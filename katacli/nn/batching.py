@@ -165,6 +165,15 @@ class BatchingEvaluator:
         """Context manager: this thread will keep sending positions until it exits (see the module docstring)."""
         return self.clients.registered()
 
+    @property
+    def needs_metadata(self) -> bool:
+        """Whether the network takes SGF metadata (a human-SL net)."""
+        return bool(getattr(self.evaluator, "needs_metadata", False))
+
+    @property
+    def model_name(self) -> str:
+        return getattr(self.evaluator, "model_name", "")
+
     def evaluate_many(self, requests: Sequence) -> list[NNOutput]:
         outputs: list = [None] * len(requests)
         missing = []

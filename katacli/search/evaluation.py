@@ -64,37 +64,91 @@ class AveragedOutput:
         )
 
 
-class NetworkLeafEvaluator:
-    """Evaluates a SearchTree's waiting leaves with a network evaluator (see the module docstring)."""
+def _evaluate_many_of(evaluator):
+    return getattr(evaluator, "evaluate_many", None) or evaluator.evaluate
 
-    def __init__(self, evaluator, seed: Optional[int] = None):
+
+def human_net_usable(human_evaluator, params) -> bool:
+    """KataGo's condition for using a human-SL net: a profile is set, or the net needs none."""
+    return human_evaluator is not None and (
+        params.human_profile.is_set or not getattr(human_evaluator, "needs_metadata", False))
+
+
+def human_net_needed_in_tree(human_evaluator, params) -> bool:
+    """Every node (not just the root) needs the human policy: playouts below the root may follow it."""
+    return human_net_usable(human_evaluator, params) and (
+        params.human_sl_pla_explore_prob_weightless > 0 or params.human_sl_pla_explore_prob_weightful > 0
+        or params.human_sl_opp_explore_prob_weightless > 0 or params.human_sl_opp_explore_prob_weightful > 0)
+
+
+class NetworkLeafEvaluator:
+    """Evaluates a SearchTree's waiting leaves with a network evaluator (see the module docstring).
+
+    With a human-SL net (``human_evaluator``, KataGo's -human-model) the root, and every leaf when
+    the human explore probabilities below the root are set, is also evaluated by it; both nets' batches
+    go out together. Nets that take SGF metadata get the row of ``params.humanSLProfile``.
+    """
+
+    def __init__(self, evaluator, seed: Optional[int] = None, human_evaluator=None):
         self.evaluator = evaluator
-        self._evaluate_many = getattr(evaluator, "evaluate_many", None) or evaluator.evaluate
+        self.human_evaluator = human_evaluator
+        self._evaluate_many = _evaluate_many_of(evaluator)
+        self._human_evaluate_many = _evaluate_many_of(human_evaluator) if human_evaluator is not None else None
         self._rng = random.Random(seed)
         self.num_evals = 0
         self.num_batches = 0
 
     def evaluate(self, tree, num_leaves: int, params) -> list:
-        requests: list[NNRequest] = []
-        groups: list[tuple[int, int]] = []   # (first request, count) per leaf
+        """One output per waiting leaf (the main net only)."""
+        return self.evaluate_with_human(tree, num_leaves, params)[0]
+
+    def evaluate_with_human(self, tree, num_leaves: int, params, root_human_only: bool = False):
+        """(main outputs, human outputs or None): per leaf, the human entry is None where not needed.
+
+        ``root_human_only``: evaluate just the human net, for the (already evaluated) root.
+        """
+        human_usable = human_net_usable(self.human_evaluator, params)
+        human_everywhere = human_net_needed_in_tree(self.human_evaluator, params)
+        main_requests: list[NNRequest] = []
+        human_requests: list[NNRequest] = []
+        main_groups: list[tuple[int, int]] = []   # (first request, count) per leaf
+        human_groups: list[Optional[tuple[int, int]]] = []
         spatial, global_features, legal = tree.spatial, tree.global_features, tree.legal
+        area = tree.x_size * tree.y_size
         for i in range(num_leaves):
             key, is_root, white = tree.leaf_info(i)
             optimism = params.root_policy_optimism if is_root else params.policy_optimism
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
             symmetries = self._rng.sample(range(NUM_SYMMETRIES), num_syms) if num_syms > 1 else [None]
-            groups.append((len(requests), len(symmetries)))
-            for symmetry in symmetries:
-                requests.append(NNRequest(
+
+            def requests_for(net) -> list[NNRequest]:
+                meta = params.human_profile.row(white, area) if getattr(net, "needs_metadata", False) else None
+                return [NNRequest(
                     spatial=spatial[i], global_features=global_features[i], legal_mask=legal[i].view(np.bool_),
                     board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, symmetry=symmetry,
                     policy_optimism=optimism, policy_temperature=params.nn_policy_temperature,
-                    enable_passing_hacks=params.enable_passing_hacks,
+                    enable_passing_hacks=params.enable_passing_hacks, meta=meta,
                     # Sampled symmetries must each really run the network.
                     cache_key=key if symmetry is None else None,
-                ))
-        outputs = list(self._evaluate_many(requests))
-        self.num_evals += len(requests)
+                ) for symmetry in symmetries]
+
+            if not root_human_only:
+                main_groups.append((len(main_requests), len(symmetries)))
+                main_requests += requests_for(self.evaluator)
+            if human_usable and (is_root or human_everywhere):
+                human_groups.append((len(human_requests), len(symmetries)))
+                human_requests += requests_for(self.human_evaluator)
+            else:
+                human_groups.append(None)
+        outputs = list(self._evaluate_many(main_requests)) if main_requests else []
+        human_outputs = list(self._human_evaluate_many(human_requests)) if human_requests else []
+        self.num_evals += len(main_requests) + len(human_requests)
         self.num_batches += 1
-        return [outputs[start] if count == 1 else AveragedOutput.of(outputs[start:start + count])
-                for start, count in groups]
+        main = [_one_or_average(outputs, group) for group in main_groups]
+        human = [None if group is None else _one_or_average(human_outputs, group) for group in human_groups]
+        return main, (human if human_requests else None)
+
+
+def _one_or_average(outputs, group: tuple[int, int]):
+    start, count = group
+    return outputs[start] if count == 1 else AveragedOutput.of(outputs[start:start + count])

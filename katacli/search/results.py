@@ -84,6 +84,7 @@ class MoveInfo:
     is_symmetry_of: Point = None
     ownership: Optional[np.ndarray] = None
     ownership_stdev: Optional[np.ndarray] = None
+    human_prior: Optional[float] = None   # the human-SL net's policy for the move (with -human-model)
 
     @property
     def score_mean(self) -> float:
@@ -118,6 +119,12 @@ class RootInfo:
     raw_st_wr_error: Optional[float] = None
     raw_st_score_error: Optional[float] = None
     raw_var_time_left: Optional[float] = None
+    # The human-SL net's evaluation of the root (with -human-model), White's view like the rest.
+    human_winrate: Optional[float] = None
+    human_score_mean: Optional[float] = None
+    human_score_stdev: Optional[float] = None
+    human_st_wr_error: Optional[float] = None
+    human_st_score_error: Optional[float] = None
     this_hash: str = ""
     sym_hash: str = ""
 
@@ -133,6 +140,8 @@ class RootInfo:
             score_selfplay=-self.score_selfplay, utility=-self.utility,
             raw_winrate=None if self.raw_winrate is None else _flip_winrate(self.raw_winrate, sign),
             raw_lead=_flip(self.raw_lead, sign), raw_score_selfplay=_flip(self.raw_score_selfplay, sign),
+            human_winrate=None if self.human_winrate is None else _flip_winrate(self.human_winrate, sign),
+            human_score_mean=_flip(self.human_score_mean, sign),
         )
 
 
@@ -148,6 +157,7 @@ class SearchAnalysis:
     ownership: Optional[np.ndarray] = None         # row-major board points
     ownership_stdev: Optional[np.ndarray] = None
     policy: Optional[np.ndarray] = None            # raw network policy: board points then pass, -1 illegal
+    human_policy: Optional[np.ndarray] = None      # the human-SL net's, same layout (with -human-model)
     perspective: float = 1.0                       # +1: White's view, -1: Black's
 
     def oriented(self, perspective) -> "SearchAnalysis":

@@ -28,7 +28,7 @@ from cython_ext.history import GameState
 from cython_ext.search_tree import SearchTree
 from cython_ext import search_results as sr
 
-from katacli.search.evaluation import NetworkLeafEvaluator
+from katacli.search.evaluation import NetworkLeafEvaluator, human_net_needed_in_tree, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.results import (
@@ -75,10 +75,11 @@ class Searcher:
 
     def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
                  nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
-                 seed: Optional[int] = None, pass_alive_suicide_override: int = -1):
+                 seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None):
         """
         state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
-        evaluate leaves by random playouts. nogo: play NoGo (rollouts only). keep_ownership: store every
+        evaluate leaves by random playouts. human_evaluator: a human-SL net (KataGo's -human-model) whose
+        policy the humanSL* parameters mix into the search and the move choice. nogo: play NoGo (rollouts only). keep_ownership: store every
         node's ownership so that tree-averaged ownership can be reported (analysis with ownership).
         pass_alive_suicide_override: features' pass-alive mode (-1 follow the state, 0/1 force), from the net.
         """
@@ -86,6 +87,7 @@ class Searcher:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
         self.params = params if params is not None else SearchParams()
         self.evaluator = evaluator
+        self.human_evaluator = human_evaluator if evaluator is not None else None
         self.nogo = nogo
         self.rollouts_per_leaf = rollouts_per_leaf
         self.keep_ownership = keep_ownership
@@ -96,7 +98,11 @@ class Searcher:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._thread_error: Optional[BaseException] = None
-        self._leaf_evaluator = NetworkLeafEvaluator(evaluator, seed=self._seed) if evaluator is not None else None
+        self._leaf_evaluator = (NetworkLeafEvaluator(evaluator, seed=self._seed, human_evaluator=self.human_evaluator)
+                                if evaluator is not None else None)
+        # The human-SL net's evaluation of the current root (for analysis), None until made.
+        self._root_human = None
+        self._pla_search_was_for = 0
         self._nn_has_shortterm_error = False
         self._time_carried_over = 0.0
         self._pla_search_is_for = 0
@@ -109,6 +115,7 @@ class Searcher:
         return max(1, int(self.params.num_search_threads))
 
     def _make_tree(self, state: GameState) -> None:
+        self._root_human = None
         self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity())
         self._configure_tree()
         self.tree.seed(self._seed)
@@ -135,8 +142,10 @@ class Searcher:
                 self._make_tree(self.tree.root_state())
             else:
                 self._configure_tree()
-            if old.conservative_pass != params.conservative_pass or old.policy_optimism != params.policy_optimism:
+            if (old.conservative_pass != params.conservative_pass or old.policy_optimism != params.policy_optimism
+                    or (self.human_evaluator is not None and _human_settings(old) != _human_settings(params))):
                 self.tree.clear()
+                self._root_human = None
 
     def set_keep_ownership(self, keep: bool) -> None:
         """Store per-node ownership (needed for tree-averaged ownership); turning it on clears the tree."""
@@ -164,6 +173,7 @@ class Searcher:
             else:
                 self.tree.set_root(state)
             self._time_carried_over = 0.0
+            self._root_human = None
 
     @property
     def root_state(self) -> GameState:
@@ -190,6 +200,7 @@ class Searcher:
                 state.reset_history_keep_board(player)
                 self.tree.set_root(state)
             kept = self.tree.advance(move, player, prevent_encore)
+            self._root_human = None
             if kept and visits_before > 0:
                 proportion = min(1.0, self.tree.root_visits / visits_before)
                 self._time_carried_over *= proportion * self.params.tree_reuse_carry_over_time_factor
@@ -205,6 +216,7 @@ class Searcher:
         with self._lock:
             self.tree.clear()
             self._time_carried_over = 0.0
+            self._root_human = None
 
     # ---- running -----------------------------------------------------------------------------
     def run(self, max_visits: Optional[int] = None, max_playouts: Optional[int] = None,
@@ -250,8 +262,10 @@ class Searcher:
                 max_time = max_time * search_factor
             stats.playouts = self._begin(pondering)
             # Every counted playout adds one root visit (uncounted ones, KataGo's passing-hack
-            # playouts, stop short of the root), so playouts are counted as root-visit growth.
+            # playouts, stop short of the root), so playouts are counted as root-visit growth, plus
+            # the counted playouts that stopped at a weightless human-SL step below the root.
             non_playout_visits = self.tree.root_visits - stats.playouts
+            below_root_before = self.tree.playouts_below_root
         batch_size = self._batch_capacity()
         if p.min_playouts_per_thread > 0.0:
             new_playouts = min(max_visits - non_playout_visits, max_playouts)
@@ -290,7 +304,8 @@ class Searcher:
                 else:
                     with self._lock:
                         n, done = self.tree.collect(min(batch_size, budget), budget)
-                stats.playouts = self.tree.root_visits - non_playout_visits
+                stats.playouts = (self.tree.root_visits - non_playout_visits
+                                  + self.tree.playouts_below_root - below_root_before)
                 idle_steps = idle_steps + 1 if n == 0 and done == 0 else 0
                 if idle_steps >= MAX_IDLE_STEPS:
                     stats.stopped_by = "nothing"
@@ -298,7 +313,8 @@ class Searcher:
                 if n == 0:
                     continue
                 self._evaluate_batch(n)
-                stats.playouts = self.tree.root_visits - non_playout_visits
+                stats.playouts = (self.tree.root_visits - non_playout_visits
+                                  + self.tree.playouts_below_root - below_root_before)
                 stats.batches += 1
                 stats.leaves_evaluated += n
         finally:
@@ -337,7 +353,7 @@ class Searcher:
     def _evaluate_batch(self, n: int) -> None:
         """Evaluate the tree's n waiting leaves without holding the lock, then apply them."""
         try:
-            outputs = self._leaf_evaluator.evaluate(self.tree, n, self.params)
+            outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, n, self.params)
         except BaseException:
             with self._lock:
                 self.tree.abandon()
@@ -345,10 +361,18 @@ class Searcher:
         with self._lock:
             self._note_shortterm_error(outputs)
             try:
-                self.tree.apply(outputs)
+                self._apply(outputs, human_outputs)
             except BaseException:
                 self.tree.abandon()
                 raise
+
+    def _apply(self, outputs, human_outputs) -> None:
+        """Store a batch's evaluations; keep the root's human-SL evaluation for analysis."""
+        if human_outputs is not None:
+            for i, human in enumerate(human_outputs):
+                if human is not None and self.tree.leaf_info(i)[1]:
+                    self._root_human = human
+        self.tree.apply(outputs, human_outputs)
 
     def _note_shortterm_error(self, outputs) -> None:
         if not self._nn_has_shortterm_error and outputs and outputs[0].shortterm_winloss_error >= 0:
@@ -364,6 +388,11 @@ class Searcher:
         elif self._pla_search_is_for == 0:
             self._pla_search_is_for = 3 - tree.root_pla
         tree.set_search_for(self._pla_search_is_for)
+        if self._pla_search_was_for not in (0, self._pla_search_is_for) and self._human_sides_differ():
+            # The human explore probabilities are tied to sides: the old tree was grown for the other one.
+            tree.clear()
+            self._root_human = None
+        self._pla_search_was_for = self._pla_search_is_for
         playouts = 0
         if not tree.root_evaluated:
             if tree.prepare_root_eval():
@@ -372,6 +401,8 @@ class Searcher:
         elif self.evaluator is not None and self._root_needs_reevaluation():
             tree.prepare_root_eval()
             self._evaluate_root()
+        if self._root_human is None and human_net_usable(self.human_evaluator, self.params):
+            self._evaluate_root_human()
         tree.mark_root_current()
         self.root_symmetries = tree.begin_search()
         self._apply_root_noise_and_temperature()
@@ -379,12 +410,40 @@ class Searcher:
 
     def _evaluate_root(self) -> None:
         try:
-            outputs = self._leaf_evaluator.evaluate(self.tree, 1, self.params)
+            outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, 1, self.params)
             self._note_shortterm_error(outputs)
-            self.tree.apply(outputs)
+            self._apply(outputs, human_outputs)
         except BaseException:
             self.tree.abandon()
             raise
+
+    def _evaluate_root_human(self) -> None:
+        """The human-SL net on the (evaluated) root alone: a reused root was grown without it."""
+        tree = self.tree
+        try:
+            if not tree.prepare_root_eval():
+                return
+            _, human_outputs = self._leaf_evaluator.evaluate_with_human(tree, 1, self.params, root_human_only=True)
+            self._root_human = human_outputs[0]
+            tree.set_root_human_policy(self._root_human)
+        finally:
+            tree.abandon()
+
+    def _human_sides_differ(self) -> bool:
+        """KataGo clears the tree when the side searched for changes and the human explore settings
+        are not the same for both sides and the root."""
+        if self.human_evaluator is None:
+            return False
+        p = self.params
+        return (p.human_sl_pla_explore_prob_weightless != p.human_sl_opp_explore_prob_weightless
+                or p.human_sl_pla_explore_prob_weightful != p.human_sl_opp_explore_prob_weightful
+                or p.human_sl_pla_explore_prob_weightless != p.human_sl_root_explore_prob_weightless
+                or p.human_sl_pla_explore_prob_weightful != p.human_sl_root_explore_prob_weightful)
+
+    @property
+    def root_human_output(self):
+        """The human-SL net's evaluation of the root (White's view), or None without one."""
+        return self._root_human
 
     def _root_needs_reevaluation(self) -> bool:
         """The root's evaluation came from inside a previous tree: redo it with root settings when they differ."""
@@ -599,6 +658,9 @@ class Searcher:
                 avoided = self._avoided_root_moves()
                 moves = duplicate_for_symmetries(moves, symmetries, tree.x_size, tree.y_size, avoided)
             moves = [m if m.order == i else _with_order(m, i) for i, m in enumerate(moves)]
+            human = self._root_human
+            if human is not None:
+                moves = [dataclasses.replace(m, human_prior=_policy_at(human, m.move, tree.x_size)) for m in moves]
             root = self._root_info()
             ownership = stdev = None
             if include_ownership or include_ownership_stdev:
@@ -606,9 +668,13 @@ class Searcher:
                 if result is not None:
                     ownership, stdev = result
             policy = sr.root_policy(tree) if include_policy else None
+            human_policy = None
+            if include_policy and human is not None:
+                human_policy = np.append(np.asarray(human.policy, np.float32), np.float32(human.policy_pass))
             return SearchAnalysis(root=root, moves=moves, root_player=mover, x_size=tree.x_size, y_size=tree.y_size,
                                   ownership=ownership if include_ownership else None,
-                                  ownership_stdev=stdev if include_ownership_stdev else None, policy=policy)
+                                  ownership_stdev=stdev if include_ownership_stdev else None, policy=policy,
+                                  human_policy=human_policy)
 
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)
@@ -651,11 +717,39 @@ class Searcher:
                 raw_no_result_prob=raw["no_result"], raw_st_wr_error=raw["st_wl_error"] * 0.5,
                 raw_st_score_error=raw["st_score_error"], raw_var_time_left=raw["var_time_left"],
             )
+        human = self._root_human
+        if human is not None:
+            mean = float(human.white_score_mean)
+            info.update(
+                human_winrate=0.5 + 0.5 * (float(human.white_win) - float(human.white_loss)), human_score_mean=mean,
+                human_score_stdev=math.sqrt(max(0.0, float(human.white_score_mean_sq) - mean * mean)),
+                human_st_wr_error=float(human.shortterm_winloss_error) * 0.5,
+                human_st_score_error=float(human.shortterm_score_error),
+            )
         return RootInfo(**info)
 
     @property
     def root_visits(self) -> int:
         return self.tree.root_visits
+
+
+HUMAN_TREE_SETTINGS = (
+    "human_sl_profile", "human_sl_cpuct_exploration", "human_sl_cpuct_permanent",
+    "human_sl_root_explore_prob_weightless", "human_sl_root_explore_prob_weightful",
+    "human_sl_pla_explore_prob_weightless", "human_sl_pla_explore_prob_weightful",
+    "human_sl_opp_explore_prob_weightless", "human_sl_opp_explore_prob_weightful",
+)
+
+
+def _human_settings(params: SearchParams) -> tuple:
+    """The human-SL settings that shape the tree (a change makes it stale)."""
+    return tuple(getattr(params, name) for name in HUMAN_TREE_SETTINGS)
+
+
+def _policy_at(output, move, x_size: int) -> float:
+    """An NNOutput's policy for a move ((x, y) or None for pass), 0 where illegal (KataGo's humanPrior)."""
+    prob = output.policy_pass if move is None else output.policy[move[1] * x_size + move[0]]
+    return max(0.0, float(prob))
 
 
 def _with_order(info, order: int):

@@ -36,19 +36,28 @@ class ModelInfo:
 
 
 class AnalysisBackend:
-    """The evaluator handed to every Searcher (None for rollouts), plus the network's bookkeeping."""
+    """The evaluator handed to every Searcher (None for rollouts), plus the network's bookkeeping.
+
+    With -human-model a second, human-SL network gets its own batching evaluator (``human_evaluator``).
+    """
 
     def __init__(self, network=None, model_info: Optional[ModelInfo] = None, *, max_batch_size: int = 1,
-                 batch_wait_ms: float = NN_BATCH_WAIT_MS, num_server_threads: int = 1):
+                 batch_wait_ms: float = NN_BATCH_WAIT_MS, num_server_threads: int = 1,
+                 human_network=None, human_model_info: Optional[ModelInfo] = None):
         """``network``: an NNEvaluator (or anything with its evaluate_uncached / cache methods); None: rollouts."""
         self.network = network
         self.model_info = model_info
-        self.evaluator = None
+        self.human_network = human_network
+        self.human_model_info = human_model_info
+        self.evaluator = self.human_evaluator = None
         if network is not None:
             from katacli.nn.batching import BatchingEvaluator
 
             self.evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=batch_wait_ms,
                                                num_server_threads=num_server_threads)
+            if human_network is not None:
+                self.human_evaluator = BatchingEvaluator(human_network, max_batch_size=max_batch_size,
+                                                         max_wait_ms=batch_wait_ms, num_server_threads=1)
         self._rows_before = getattr(network, "num_positions_evaluated", 0)
         self._batches_before = getattr(network, "num_batches", 0)
 
@@ -56,10 +65,22 @@ class AnalysisBackend:
     def has_network(self) -> bool:
         return self.network is not None
 
+    @property
+    def uses_human_profile(self) -> bool:
+        """Whether a loaded model takes SGF metadata (so humanSLProfile matters)."""
+        return any(info is not None and info.uses_human_sl_profile
+                   for info in (self.model_info, self.human_model_info))
+
+    @property
+    def model_names(self) -> str:
+        """The loaded models' names, as KataGo lists them in its humanSLProfile warning."""
+        return " and ".join(info.name for info in (self.model_info, self.human_model_info) if info is not None)
+
     def clear_cache(self) -> None:
-        cache = getattr(self.network, "cache", None)
-        if cache is not None:
-            cache.clear()
+        for network in (self.network, self.human_network):
+            cache = getattr(network, "cache", None)
+            if cache is not None:
+                cache.clear()
 
     def models(self) -> list[dict]:
         return [self.model_info.to_json()] if self.model_info is not None else []
@@ -75,16 +96,39 @@ class AnalysisBackend:
         return [name, f"NN rows: {rows}", f"NN batches: {batches}", f"NN avg batch size: {average:.6g}"]
 
     def close(self) -> None:
-        if self.evaluator is not None:
-            self.evaluator.close()
+        for evaluator in (self.evaluator, self.human_evaluator):
+            if evaluator is not None:
+                evaluator.close()
 
 
 def default_batch_size(num_analysis_threads: int, num_search_threads: int) -> int:
     return max(MIN_DEFAULT_BATCH_SIZE, num_analysis_threads * num_search_threads)
 
 
-def load_network_backend(model_path: str, nn_settings, max_batch_size: int) -> AnalysisBackend:
-    """Load the model file for the analysis engine (CPU, or CUDA when there is a GPU)."""
+def load_network_backend(model_path: str, nn_settings, max_batch_size: int,
+                         human_model_path: Optional[str] = None) -> AnalysisBackend:
+    """Load the model file (and the -human-model one) for the analysis engine (CPU, or CUDA when there is a GPU)."""
+    network, info = _load_network(model_path, nn_settings, max_batch_size)
+    human_network = human_info = None
+    if human_model_path is not None:
+        human_network, human_info = _load_network(human_model_path, nn_settings, max_batch_size)
+    return AnalysisBackend(network, info, max_batch_size=max_batch_size,
+                           num_server_threads=nn_settings.num_server_threads,
+                           human_network=human_network, human_model_info=human_info)
+
+
+class NetworkLoadError(Exception):
+    """A model file that could not be loaded; the message names the file."""
+
+
+def _load_network(model_path: str, nn_settings, max_batch_size: int):
+    try:
+        return _load_network_unchecked(model_path, nn_settings, max_batch_size)
+    except Exception as exc:
+        raise NetworkLoadError(f"could not load the model {model_path}: {exc}") from exc
+
+
+def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
     import torch
 
     from katacli.engine.bot import stable_seed
@@ -107,5 +151,4 @@ def load_network_backend(model_path: str, nn_settings, max_batch_size: int) -> A
     info = ModelInfo(name=model_path, internal_name=network.model_name, max_batch_size=max_batch_size,
                      uses_human_sl_profile=bool(network.needs_metadata), version=int(network.version),
                      using_fp16=str(getattr(nn_settings.use_fp16, "value", nn_settings.use_fp16)))
-    return AnalysisBackend(network, info, max_batch_size=max_batch_size,
-                           num_server_threads=nn_settings.num_server_threads)
+    return network, info

@@ -57,7 +57,7 @@ class AnalysisEngine:
         seeds = random.Random(seed)
         self.workers = [
             AnalysisWorker(index, self.queue, backend.evaluator, writer.write, self.log, seeds.getrandbits(63),
-                           log_search_info)
+                           log_search_info, human_evaluator=backend.human_evaluator)
             for index in range(num_analysis_threads)
         ]
         self._started = False

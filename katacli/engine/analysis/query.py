@@ -84,6 +84,7 @@ class QueryDefaults:
     # For humanSLProfile: does a loaded model take SGF metadata (a human SL model), and the models' names.
     model_uses_human_profile: bool = False
     model_names: str = ""
+    has_human_model: bool = False   # -human-model was given (humanSL* search keys allowed)
     # A network evaluates the positions: rules it cannot represent are replaced, with a warning.
     has_network: bool = False
 
@@ -245,7 +246,7 @@ class QueryParser:
         try:
             local.apply_overrides(overrides, origin="overrideSettings")
             local.apply_mode_aliases(MODE)
-            params = SearchParams.from_config(local, MODE)
+            params = SearchParams.from_config(local, MODE, has_human_model=self.defaults.has_human_model)
             perspective = perspective_from_config(local)
             for name in UNCHANGEABLE_PARAMS:
                 if getattr(params, name) != getattr(self.defaults.params, name):

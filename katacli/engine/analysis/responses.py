@@ -66,6 +66,8 @@ def _move_info(info, request: AnalysisRequest) -> dict:
         "order": info.order,
         "playSelectionValue": round_dynamic(info.play_selection_value),
     }
+    if info.human_prior is not None:
+        out["humanPrior"] = round_dynamic(info.human_prior)
     if report.include_no_result_value:
         out["noResultValue"] = round_dynamic(info.no_result)
     if info.is_symmetry_of is not None:
@@ -106,6 +108,14 @@ def _root_info(root, has_network: bool) -> dict:
             "rawStScoreError": round_dynamic(root.raw_st_score_error),
             "rawVarTimeLeft": round_dynamic(root.raw_var_time_left),
         })
+    if root.human_winrate is not None:
+        out.update({
+            "humanWinrate": round_dynamic(root.human_winrate),
+            "humanScoreMean": round_dynamic(root.human_score_mean),
+            "humanScoreStdev": round_dynamic(root.human_score_stdev),
+            "humanStWrError": round_dynamic(root.human_st_wr_error),
+            "humanStScoreError": round_dynamic(root.human_st_score_error),
+        })
     return out
 
 
@@ -132,6 +142,8 @@ def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool
         if analysis.policy is None:
             return None
         response["policy"] = [round_dynamic(p) for p in analysis.policy]
+        if analysis.human_policy is not None:
+            response["humanPolicy"] = [round_dynamic(p) for p in analysis.human_policy]
     if report.include_ownership and analysis.ownership is not None:
         response["ownership"] = round_static(analysis.ownership)
     if report.include_ownership_stdev and analysis.ownership_stdev is not None:

@@ -16,22 +16,23 @@ MODE = "analysis"
 DETERMINISTIC_SEED = "forDeterministicTesting"
 
 
-def load_search_defaults(cfg: Config) -> SearchParams:
+def load_search_defaults(cfg: Config, has_human_model: bool = False) -> SearchParams:
     """The analysis search parameters every query starts from (raises ConfigError)."""
-    return SearchParams.from_config(cfg, MODE)
+    return SearchParams.from_config(cfg, MODE, has_human_model=has_human_model)
 
 
 def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[SearchParams] = None,
                    backend: Optional[AnalysisBackend] = None) -> QueryDefaults:
-    info = backend.model_info if backend is not None else None
+    has_human_model = bool(backend is not None and backend.human_evaluator is not None)
     return QueryDefaults(
         config=cfg, params=params if params is not None else load_search_defaults(cfg),
         perspective=perspective_from_config(cfg), pv_len=settings.analysis_pv_len,
         prevent_encore=settings.prevent_cleanup_phase,
         assume_multiple_starting_black_moves_are_handicap=settings.assume_multiple_starting_black_moves_are_handicap,
         warn_unused_fields=settings.warn_unused_fields,
-        model_uses_human_profile=bool(info is not None and info.uses_human_sl_profile),
-        model_names=info.name if info is not None else "",
+        model_uses_human_profile=bool(backend is not None and backend.uses_human_profile),
+        model_names=backend.model_names if backend is not None else "",
+        has_human_model=has_human_model,
         has_network=bool(backend is not None and backend.has_network),
     )
 

@@ -62,11 +62,13 @@ class DuringSearchReporter:
 
 class AnalysisWorker:
     def __init__(self, index: int, queue: RequestQueue, evaluator, emit: Callable[[dict], None], log,
-                 seed: int, log_search_info: bool = False):
-        """``evaluator``: the shared evaluator, None for rollouts. ``emit(obj)`` writes one response line."""
+                 seed: int, log_search_info: bool = False, human_evaluator=None):
+        """``evaluator``: the shared evaluator, None for rollouts; ``human_evaluator``: the -human-model one.
+        ``emit(obj)`` writes one response line."""
         self.index = index
         self.queue = queue
         self.evaluator = evaluator
+        self.human_evaluator = human_evaluator
         self.emit = emit
         self.log = log
         self.log_search_info = log_search_info
@@ -97,7 +99,8 @@ class AnalysisWorker:
     def _analyse(self, request: AnalysisRequest) -> None:
         has_network = self.evaluator is not None
         searcher = Searcher(request.state, request.params, self.evaluator,
-                            keep_ownership=request.report.wants_tree_ownership, seed=self._rng.getrandbits(63))
+                            keep_ownership=request.report.wants_tree_ownership, seed=self._rng.getrandbits(63),
+                            human_evaluator=self.human_evaluator)
         if request.restrictions is not None:
             searcher.set_restrictions(request.restrictions)
         callback = period = None

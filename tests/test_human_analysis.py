@@ -1,0 +1,121 @@
+"""`kata analysis -human-model` as KaTrain drives it: humanSLProfile in overrideSettings, humanPolicy
+with includePolicy (checked against the raw human net), humanPrior per move and the human root values."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from test_analysis_cli import KATRAIN_LIKE_CONFIG, EngineProcess
+from test_analysis_support import MODELS
+
+MAIN_MODEL = MODELS / "g170-b6c96-s175395328-d26788732.bin.gz"
+HUMAN_MODEL = MODELS / "human" / "test-b3c48nbt-humanmeta.bin.gz"
+PROB_TOLERANCE = 1e-4
+HUMAN_ROOT_FIELDS = ("humanWinrate", "humanScoreMean", "humanScoreStdev", "humanStWrError", "humanStScoreError")
+
+for _model in (MAIN_MODEL, HUMAN_MODEL):
+    if not _model.exists():
+        pytest.skip(f"model {_model} not found (the shared/ folder beside the checkout)", allow_module_level=True)
+
+
+@pytest.fixture
+def katrain_engine(tmp_path):
+    config = tmp_path / "analysis_config.cfg"
+    config.write_text(KATRAIN_LIKE_CONFIG.format(log_dir=tmp_path / "logs"))
+    engine = EngineProcess(["-model", str(MAIN_MODEL), "-human-model", str(HUMAN_MODEL), "-config", str(config),
+                            "-analysis-threads", "2", "-override-config",
+                            f"homeDataDir={tmp_path},nnRandomize=false"])
+    yield engine
+    engine.kill()
+
+
+def raw_human_policy(profile: str, moves, size: int, white_to_move: bool) -> np.ndarray:
+    """The human net's policy (board points, then pass) for this position, straight from the network,
+    with the input settings an analysis search uses (passing hacks as configured)."""
+    import torch
+
+    from cython_ext.features import encode_v7
+    from katacli.game.session import session_from_gtp_setup
+    from katacli.nn.evaluator import NNEvaluator, NNRequest
+    from katacli.nn.human_profile import parse_human_profile
+    from katacli.search.params import SearchParams
+
+    torch.set_num_threads(1)
+    evaluator = NNEvaluator.from_file(HUMAN_MODEL, device="cpu", default_symmetry=0)
+    commands = [f"boardsize {size}", "clear_board", "kata-set-rules japanese", "komi 6.5"]
+    commands += [f"play {color} {vertex}" for color, vertex in moves]
+    state = session_from_gtp_setup(commands).state
+    # The query gives the stones as initialStones: no move history reaches the network.
+    state.reset_history_keep_board(2 if white_to_move else 1)
+    spatial = np.zeros((22, size, size), np.float32)
+    global_features = np.zeros(19, np.float32)
+    legal = np.zeros(size * size + 1, np.uint8)
+    encode_v7(state, 0, spatial, global_features, legal)
+    request = NNRequest(spatial, global_features, legal.astype(bool), board_x=size, board_y=size,
+                        white_to_move=white_to_move, meta=parse_human_profile(profile).row(white_to_move, size * size),
+                        enable_passing_hacks=SearchParams.defaults("analysis").enable_passing_hacks)
+    out = evaluator.evaluate([request])[0]
+    return np.append(np.asarray(out.policy, np.float64), out.policy_pass)
+
+
+def test_katrain_human_profile_query_reports_the_human_policy(katrain_engine):
+    moves = [["B", "Q16"], ["W", "D4"], ["B", "C16"]]
+    query = {"id": "HUMAN:1", "rules": "japanese", "analyzeTurns": [0], "maxVisits": 16, "komi": 6.5,
+             "boardXSize": 19, "boardYSize": 19, "includePolicy": True, "moves": [], "initialStones": moves,
+             "initialPlayer": "W",
+             "overrideSettings": {"humanSLProfile": "rank_3k", "reportAnalysisWinratesAs": "BLACK"}}
+    katrain_engine.send(json.dumps(query))
+    result = katrain_engine.next()
+    assert result["id"] == "HUMAN:1", result
+    human_policy = np.array(result["humanPolicy"], np.float64)
+    assert len(human_policy) == 362 and len(result["policy"]) == 362
+    expected = raw_human_policy("rank_3k", moves, 19, white_to_move=True)
+    legal = expected >= 0
+    assert np.array_equal(human_policy >= 0, legal)
+    assert np.abs(human_policy[legal] - expected[legal]).max() <= PROB_TOLERANCE
+    assert not np.allclose(human_policy, np.array(result["policy"])), "human and main policies are different nets"
+    for info in result["moveInfos"]:
+        assert "humanPrior" in info
+    root = result["rootInfo"]
+    assert all(name in root for name in HUMAN_ROOT_FIELDS), root
+    assert 0.0 <= root["humanWinrate"] <= 1.0 and root["humanScoreStdev"] >= 0.0
+
+    # A different rank changes the human policy; no profile means no human output at all.
+    katrain_engine.send(json.dumps(dict(query, id="HUMAN:2", overrideSettings={"humanSLProfile": "proyear_1850"})))
+    other = katrain_engine.next()
+    assert not np.allclose(np.array(other["humanPolicy"]), human_policy)
+    katrain_engine.send(json.dumps(dict(query, id="PLAIN", overrideSettings={})))
+    plain = katrain_engine.next()
+    assert "humanPolicy" not in plain and "humanWinrate" not in plain["rootInfo"]
+    assert katrain_engine.close_stdin_and_wait() == 0
+    assert "humanSLProfile was not set" in katrain_engine.stderr_text
+
+
+def test_bad_profile_is_an_error_reply_and_the_engine_keeps_running(katrain_engine):
+    query = {"id": "BAD", "rules": "japanese", "analyzeTurns": [0], "maxVisits": 4, "komi": 6.5, "boardXSize": 9,
+             "boardYSize": 9, "moves": [], "overrideSettings": {"humanSLProfile": "rank_42k"}}
+    katrain_engine.send(json.dumps(query))
+    reply = katrain_engine.next()
+    assert reply["id"] == "BAD" and "Unknown human SL network profile: rank_42k" in reply["error"], reply
+    katrain_engine.send(json.dumps(dict(query, id="GOOD", overrideSettings={"humanSLProfile": "rank_1d"})))
+    good = katrain_engine.next()
+    assert good["id"] == "GOOD" and "humanPrior" in good["moveInfos"][0]
+    assert katrain_engine.close_stdin_and_wait() == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-human-model", "no-such-file.bin.gz"], "human model file not found: no-such-file.bin.gz"),
+    (["-human-model", str(HUMAN_MODEL)], "-human-model needs a main network too"),
+    (["-model", str(MAIN_MODEL), "-override-config", "humanSLChosenMoveProp=0.5"],
+     "only works with a human SL model"),
+])
+def test_startup_errors_are_one_line(args, message):
+    engine = EngineProcess(args)
+    try:
+        assert engine.close_stdin_and_wait() != 0
+        assert message in engine.stderr_text
+        assert "Traceback" not in engine.stderr_text
+    finally:
+        engine.kill()
