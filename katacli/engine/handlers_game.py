@@ -16,7 +16,7 @@ from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
-from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
+from katacli.game.sgf import SgfError, SgfGame, final_setup, load_sgf, write_sgf
 
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
@@ -259,17 +259,6 @@ def cmd_set_free_handicap(engine, command: Command) -> str:
 # --------------------------------------------------------------------------- SGF
 
 
-def _final_setup(setup) -> list[tuple[int, tuple[int, int]]]:
-    """AB/AW/AE entries applied in order: the stones that remain."""
-    points: dict = {}
-    for color, xy in setup:
-        if color in (BLACK, WHITE):
-            points[xy] = color
-        else:
-            points.pop(xy, None)
-    return [(color, xy) for xy, color in points.items()]
-
-
 def cmd_loadsgf(engine, command: Command) -> str:
     args = command.args
     if len(args) not in (1, 2):
@@ -294,7 +283,7 @@ def cmd_loadsgf(engine, command: Command) -> str:
         if engine.settings.forced_komi is not None:
             rules = rules.with_komi(engine.settings.forced_komi)
         session = engine.make_session(position.x_size, position.y_size, rules)
-        session.set_position(_final_setup(position.setup), position.initial_player)
+        session.set_position(final_setup(position.setup), position.initial_player)
         for number, (pla, xy) in enumerate(position.moves, start=1):
             try:
                 session.play(pla, xy)

@@ -7,6 +7,7 @@ eight blocks separated by blank lines (KataGo's format; the last one is trimmed)
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
@@ -18,9 +19,9 @@ NUM_GLOBAL_FEATURES = 19
 NAN_POLICY_TEXT = "    NAN "
 
 
-def evaluate_raw(evaluator, state, player: int, symmetries: Sequence[int], policy_optimism: float,
-                 playout_doubling_advantage: float = 0.0) -> list:
-    """NNOutputs (White's view, real orientation) of ``state`` for ``player``, one per symmetry, uncached."""
+def position_request(state, player: int, symmetry: int | None = None, policy_optimism: float = 0.0,
+                     playout_doubling_advantage: float = 0.0):
+    """The NNRequest (uncached) of ``state`` for ``player``; the history is reset when ``player`` is not to move."""
     from katacli.nn.evaluator import NNRequest  # torch is imported only when a network is used
 
     if player != state.next_player:
@@ -31,11 +32,15 @@ def evaluate_raw(evaluator, state, player: int, symmetries: Sequence[int], polic
     global_features = np.zeros(NUM_GLOBAL_FEATURES, np.float32)
     legal = np.zeros(x_size * y_size + 1, np.uint8)
     encode_v7(state, 0, spatial, global_features, legal, playout_doubling_advantage=playout_doubling_advantage)
-    requests = [
-        NNRequest(spatial, global_features, legal.astype(bool), board_x=x_size, board_y=y_size,
-                  white_to_move=(player == 2), symmetry=s, policy_optimism=policy_optimism)
-        for s in symmetries
-    ]
+    return NNRequest(spatial, global_features, legal.astype(bool), board_x=x_size, board_y=y_size,
+                     white_to_move=(player == 2), symmetry=symmetry, policy_optimism=policy_optimism)
+
+
+def evaluate_raw(evaluator, state, player: int, symmetries: Sequence[int], policy_optimism: float,
+                 playout_doubling_advantage: float = 0.0) -> list:
+    """NNOutputs (White's view, real orientation) of ``state`` for ``player``, one per symmetry, uncached."""
+    base = position_request(state, player, None, policy_optimism, playout_doubling_advantage)
+    requests = [dataclasses.replace(base, symmetry=s) for s in symmetries]
     return evaluator.evaluate(requests)
 
 

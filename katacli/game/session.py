@@ -43,12 +43,14 @@ class GameSession:
 
     x_size: int = 19
     y_size: int = 19
-    rules: Rules = field(default_factory=lambda: Rules.preset("tromp-taylor"))
+    rules: Rules | str = field(default_factory=lambda: Rules.preset("tromp-taylor"))  # a Rules or any rules text
     prevent_encore: bool = True
     assume_multiple_starting_black_moves_are_handicap: bool = True
     always_pass_alive_under_suicide_rules: bool = False
 
     def __post_init__(self) -> None:
+        if isinstance(self.rules, str):  # "japanese", a JSON object, KataGo's compact form, ...
+            self.rules = Rules.parse(self.rules)
         self._check_size(self.x_size, self.y_size)
         self.initial_board = GoBoard(self.x_size, self.y_size)
         self.initial_player = BLACK
@@ -97,8 +99,10 @@ class GameSession:
         self.moves = []
         self._rebuild()
 
-    def set_rules(self, rules: Rules) -> None:
-        """Change the rules but keep the komi, and replay the game under them."""
+    def set_rules(self, rules: Rules | str) -> None:
+        """Change the rules (a Rules or rules text) but keep the komi, and replay the game under them."""
+        if isinstance(rules, str):
+            rules = Rules.parse(rules)
         self.rules = rules.with_komi(self.rules.komi)
         self._rebuild()
 
@@ -122,6 +126,14 @@ class GameSession:
         self.initial_board = board
         self.initial_player = next_player
         self.moves = []
+        self._rebuild()
+
+    def replace_game(self, initial_board: GoBoard, initial_player: int, moves: list[tuple[int, Point | None]]) -> None:
+        """Take over another game's start and moves (e.g. another session's ``initial_board``, ``initial_player``
+        and ``moves``), replayed under this session's rules."""
+        self.initial_board = initial_board.copy()
+        self.initial_player = initial_player
+        self.moves = list(moves)
         self._rebuild()
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
