@@ -33,7 +33,13 @@ LIMIT_KEYS = ("maxVisits", "maxPlayouts", "maxTime")
 
 @dataclass(frozen=True)
 class MoveStats:
-    """One candidate move of a search. Plain names: the side to move's view; ``white_``: White's."""
+    """One candidate move of a search. Plain names: the side to move's view; ``white_``: White's.
+
+    >>> from katacli.api.game import Game
+    >>> top = analyze(Game(5), visits=30, seed=1).moves[0]
+    >>> top.order, top.pv[0] == top.move, sorted(top.as_row())[:3]
+    (0, True, ['lcb', 'move', 'order'])
+    """
 
     move: str                 # GTP vertex, "pass"
     order: int                # 0 for the move the search would play
@@ -57,7 +63,15 @@ class MoveStats:
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """What a search found. Board arrays are [row, column], row 0 the top row (as :attr:`Game.board`)."""
+    """What a search found. Board arrays are [row, column], row 0 the top row (as :attr:`Game.board`).
+
+    >>> from katacli.api.game import Game
+    >>> result = analyze(Game(5).play("C3"), visits=30, seed=1)
+    >>> result.next_player, result.best_move == result.moves[0].move, result.policy is None  # no network
+    ('W', True, True)
+    >>> abs(result.black_winrate - (1 - result.white_winrate)) < 1e-9
+    True
+    """
 
     next_player: str          # "B" or "W": whose move was searched
     visits: int               # root visits
@@ -76,6 +90,7 @@ class AnalysisResult:
 
     @property
     def black_winrate(self) -> float:
+        """Black's winning chance."""
         return 1.0 - self.white_winrate
 
     def table(self) -> list[dict]:
@@ -148,7 +163,17 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
 
 
 def result_of(snapshot, state, *, pv_length: int = DEFAULT_PV_LENGTH, prevent_encore: bool = True) -> AnalysisResult:
-    """An :class:`AnalysisResult` from a search snapshot (a SearchAnalysis) of position ``state``."""
+    """An :class:`AnalysisResult` from a search snapshot (a SearchAnalysis) of position ``state``.
+
+    >>> from katacli.api.game import Game
+    >>> from katacli.search import Searcher
+    >>> game = Game(5)
+    >>> searcher = Searcher(game.state, search_params(visits=20), None, seed=1)
+    >>> searcher.run().visits
+    20
+    >>> result_of(searcher.analysis(), game.state).visits
+    20
+    """
     from katacli.engine.analysis.responses import pv_length_up_to_phase_end
 
     if snapshot.root is None:

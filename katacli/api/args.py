@@ -45,7 +45,11 @@ def to_color(color: ColorLike) -> int:
 
 
 def color_name(color: int) -> str:
-    """1 -> "B", 2 -> "W"."""
+    """1 -> "B", 2 -> "W".
+
+    >>> color_name(to_color("white"))
+    'W'
+    """
     return format_color(color)
 
 
@@ -100,6 +104,10 @@ def build_config(config: ConfigLike, settings: Mapping[str, Any], mode: str) -> 
 
     Names in ``settings`` and in a mapping must be KataGo keys (SettingError otherwise); values are
     checked when read, as ConfigErrors naming key and value. A file may hold keys for other modes.
+
+    >>> cfg = build_config({"maxVisits": 50}, {"root_noise_enabled": True}, "analysis")
+    >>> cfg.get("maxVisits"), cfg.get("rootNoiseEnabled")
+    (50, True)
     """
     if config is None:
         cfg = Config({}, mode=mode)

@@ -32,7 +32,12 @@ class EngineError(ValueError):
 
 @dataclass(frozen=True)
 class MoveChoice:
-    """A move chosen by :meth:`Engine.genmove`. Plain names are the mover's view, ``white_`` names White's."""
+    """A move chosen by :meth:`Engine.genmove`. Plain names are the mover's view, ``white_`` names White's.
+
+    >>> choice = Engine(None, size=5, visits=30, seed=1).genmove("W", play=False)
+    >>> choice.color, choice.resigned, choice.visits >= 30
+    ('W', False, True)
+    """
 
     color: str                # "B" or "W": who moved
     move: str                 # GTP vertex, "pass" or "resign"
@@ -44,6 +49,7 @@ class MoveChoice:
 
     @property
     def resigned(self) -> bool:
+        """True when the engine resigned."""
         return self.move == RESIGN
 
 
@@ -112,6 +118,7 @@ class Engine:
 
     @property
     def next_player(self) -> str:
+        """"B" or "W": the side to move."""
         return color_name(self._gtp.session.next_player)
 
     def play(self, color: ColorLike, vertex: str | None = None) -> "Engine":
@@ -122,6 +129,7 @@ class Engine:
         return self
 
     def undo(self) -> "Engine":
+        """Take back the last move (EngineError when there is none)."""
         self._run("undo")
         return self
 
@@ -215,11 +223,12 @@ class Engine:
         try:
             answer = HANDLERS[name](self._gtp, command)
         except GtpError as exc:
-            detail = f"{exc}: {command.arg_text}" if name == "play" else str(exc)
+            detail = f"{exc}: {command.arg_text}" if name == "play" and str(exc) == "illegal move" else str(exc)
             raise EngineError(detail) from None
         return answer or ""
 
     def to_sgf(self) -> str:
+        """The game so far as SGF text."""
         return self.game.to_sgf()
 
     def __repr__(self) -> str:

@@ -70,10 +70,12 @@ class Game:
     # ------------------------------------------------------------------ reading the game
     @property
     def x_size(self) -> int:
+        """Columns."""
         return self.session.x_size
 
     @property
     def y_size(self) -> int:
+        """Rows."""
         return self.session.y_size
 
     @property
@@ -83,6 +85,7 @@ class Game:
 
     @property
     def komi(self) -> float:
+        """Points White receives."""
         return self.session.rules.komi
 
     @property
@@ -263,6 +266,7 @@ class Game:
         return write_sgf(record, nice_rules_name=True)
 
     def save_sgf(self, path: Union[str, os.PathLike]) -> None:
+        """Write :meth:`to_sgf` to a file."""
         Path(path).write_text(self.to_sgf(), encoding="utf-8")
 
     # ------------------------------------------------------------------ helpers

@@ -32,6 +32,11 @@ class Evaluation:
     """One raw network evaluation. Plain names are for the side to move, ``white_`` names for White.
 
     Arrays are indexed [row, column] with row 0 the top row, like :attr:`Game.board`.
+
+    >>> from katacli.api.game import Game
+    >>> evaluation = Network.random(seed=0).evaluate(Game(5))
+    >>> evaluation.next_player, evaluation.ownership.shape, len(evaluation.top_moves(3))
+    ('B', (5, 5), 3)
     """
 
     next_player: str          # "B" or "W": the side the evaluation is for
@@ -64,7 +69,15 @@ class Evaluation:
 
 
 def evaluation_from_output(output, next_player: int) -> Evaluation:
-    """An :class:`Evaluation` from an NNOutput (White's view) for ``next_player`` (1 Black, 2 White)."""
+    """An :class:`Evaluation` from an NNOutput (White's view) for ``next_player`` (1 Black, 2 White).
+
+    >>> from katacli.api.game import Game
+    >>> from katacli.engine.rawnn import position_request
+    >>> net, game = Network.random(seed=0), Game(5)
+    >>> output = net.nn.evaluate([position_request(game.state, 1)])[0]
+    >>> evaluation_from_output(output, 1).next_player
+    'B'
+    """
     x_size, y_size = output.board_x, output.board_y
     white_winrate = 0.5 + 0.5 * (float(output.white_win) - float(output.white_loss))
     sign = 1.0 if next_player == WHITE else -1.0
@@ -177,6 +190,12 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     each position under a random one of KataGo's 8 board symmetries (KataGo's default), 0-7 always that
     one (reproducible). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
     evaluated positions. Raises FileNotFoundError or katacli.nn.ModelFileError.
+
+    >>> net = load_network("g170-b6c96-s175395328-d26788732.bin.gz", symmetry=0)  # doctest: +SKIP
+    >>> load_network("no-such-net.bin.gz")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: model file not found: no-such-net.bin.gz
     """
     from katacli.nn.evaluator import DEFAULT_MAX_BATCH_SIZE, NNEvaluator
 
@@ -191,7 +210,11 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
 
 
 def as_evaluator(net: Optional[Network]):
-    """The evaluator a Searcher takes for ``net`` (None: random playouts)."""
+    """The evaluator a Searcher takes for ``net`` (None: random playouts).
+
+    >>> as_evaluator(None) is None
+    True
+    """
     if net is None:
         return None
     if isinstance(net, Network):
