@@ -304,6 +304,7 @@ def test_analyze_is_repeatable_with_a_seed():
 def test_engine_keeps_game_and_search_in_step(random_net):
     engine = katacli.Engine(random_net, size=7, rules="chinese", visits=100, seed="tree-reuse")
     assert engine.game.komi == 7.5 and engine.game.rules.nice_name() == "Chinese"
+    assert engine.messages == ["Changed rules to Chinese"]
     engine.play("D4")
     first = engine.genmove()
     assert first.color == "W" and len(engine.game.moves) == 2

@@ -96,9 +96,11 @@ class Engine:
         gtp_settings = GtpSettings.from_config(cfg)
         options = EngineOptions(settings=gtp_settings, params=GtpRuntimeParams.from_config(cfg), config=cfg,
                                 model_path=None if net is None else net.name, nogo=nogo,
-                                seed=None if seed is None else str(seed))
+                                seed=self._seed_text(seed, gtp_settings))
         loader = ModelLoader(None if evaluator is None else (lambda: evaluator))
-        self._gtp = GtpEngine(options, ResponseWriter(io.StringIO()), EngineLog(None), loader)
+        # What kata gtp would tell its user on stderr ("Changed rules to ...") is kept for .messages instead.
+        self._log_text = io.StringIO()
+        self._gtp = GtpEngine(options, ResponseWriter(io.StringIO()), EngineLog(None, stderr=self._log_text), loader)
         self.net = net
         x_size, y_size = (size, size) if isinstance(size, int) else tuple(size)
         self._run("rectangular_boardsize", x_size, y_size)
@@ -110,11 +112,25 @@ class Engine:
         if komi is not None:
             self._run("komi", komi)
 
+    @staticmethod
+    def _seed_text(seed, gtp_settings) -> str | None:
+        """The engine's seed: the argument, else the config's (searchRandSeed, forDeterministicTesting), as kata gtp."""
+        from katacli.commands.gtp import DETERMINISTIC_SEED
+
+        if seed is not None:
+            return str(seed)
+        return DETERMINISTIC_SEED if gtp_settings.for_deterministic_testing else gtp_settings.search_rand_seed
+
     # ------------------------------------------------------------------ the game
     @property
     def game(self) -> Game:
         """A copy of the current game."""
         return Game._from_session(self._gtp.session, self._gtp.nogo).copy()
+
+    @property
+    def messages(self) -> list[str]:
+        """What the engine reported so far (``kata gtp`` prints these on stderr), e.g. "Changed rules to ..."."""
+        return self._log_text.getvalue().splitlines()
 
     @property
     def next_player(self) -> str:
