@@ -357,3 +357,24 @@ def test_engine_nogo():
     assert move != "pass"
     with pytest.raises(katacli.EngineError, match="illegal"):
         engine.play("W", move)
+
+
+# ---------------------------------------------------------------------------- the layers below
+
+
+def test_the_first_wrong_guesses_now_work_or_explain_themselves():
+    from katacli.game.session import GameSession
+
+    session = GameSession(9, 9, rules="japanese")
+    session.play("B", "E5")
+    session.play("white", "pass")
+    assert session.rules.komi == 6.5 and session.moves == [(1, (4, 4)), (2, None)]
+    session.set_rules("chinese")
+    assert session.rules.nice_name() == "Chinese" and session.rules.komi == 6.5
+    with pytest.raises(CoordError, match="Z5"):
+        session.play("B", "Z5")
+    pytest.importorskip("torch")
+    from katacli.nn.evaluator import NNEvaluator
+
+    with pytest.raises(TypeError, match="from_file"):
+        NNEvaluator("net.bin.gz")

@@ -182,8 +182,16 @@ class GameSession:
         self._rebuild()
         return sorted(points, key=lambda p: (p[1], p[0]))
 
-    def play(self, player: int, xy: Point | None) -> None:
-        """Play a move the way KataGo's GTP ``play`` does; raises IllegalMoveError (game unchanged) if impossible."""
+    def play(self, player: int | str, xy: Point | str | None) -> None:
+        """Play a move the way KataGo's GTP ``play`` does; raises IllegalMoveError (game unchanged) if impossible.
+
+        ``player`` is 1 / 2 or "B" / "W" / "black" / "white"; ``xy`` is (x, y) with y from the top, None for
+        pass, or a GTP vertex such as "E5" or "pass" (CoordError if it cannot be read).
+        """
+        if isinstance(player, str):
+            player = parse_color(player)
+        if isinstance(xy, str):
+            xy = parse_vertex(xy, self.x_size, self.y_size)
         saved = self.state.copy()
         try:
             self._apply(player, xy)
