@@ -20,3 +20,8 @@ KATAGO_COMPAT_VERSION = "1.17.2"
 __all__ = sorted(_API_EXPORTS)
 
 __getattr__ = lazy_attributes(__name__, _API_EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, for tab completion and help()."""
+    return sorted(set(globals()) | set(_API_EXPORTS))

@@ -75,6 +75,9 @@ def test_import_katacli_stays_light():
 def test_top_level_names():
     assert katacli.Game is importlib.import_module("katacli.api.game").Game
     assert set(EXPORTS) <= set(dir(katacli)) | set(katacli.__all__)
+    assert {"Game", "analyze", "Engine", "load_network"} <= set(dir(katacli))
+    for error in ("IllegalMoveError", "CoordError", "RulesError", "SgfError", "SettingError"):
+        assert issubclass(getattr(katacli, error), ValueError), error
     with pytest.raises(AttributeError, match="load_model"):
         katacli.load_model  # noqa: B018  (a wrong guess gets a plain AttributeError)
 
@@ -340,6 +343,14 @@ def test_engine_set_game_and_sgf():
     assert katacli.Game.from_sgf(engine.to_sgf()).moves == game.moves
     engine.load_sgf("(;GM[1]SZ[5]KM[2.5];B[cc])")
     assert engine.game.moves == [("B", "C3")] and engine.game.komi == 2.5
+
+
+def test_engine_takes_a_rules_object_with_its_komi():
+    from katacli.game.rules import Rules
+
+    engine = katacli.Engine(None, size=5, rules=Rules.parse("japanese").with_komi(3.5), visits=10)
+    assert engine.game.komi == 3.5 and engine.game.rules.nice_name() == "Japanese"
+    assert katacli.Engine(None, size=5, rules="aga", komi=2, visits=10).game.komi == 2
 
 
 def test_engine_with_config_settings_and_set_param():

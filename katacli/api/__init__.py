@@ -39,8 +39,20 @@ EXPORTS = {
     "EngineError": "katacli.api.engine",
     "MoveChoice": "katacli.api.engine",
     "SettingError": "katacli.api.args",
+    # The errors a user mistake raises, to catch by name (all but ModelFileError are ValueErrors).
+    "IllegalMoveError": "cython_ext.history",
+    "CoordError": "katacli.game.coords",
+    "RulesError": "katacli.game.rules",
+    "SgfError": "katacli.game.sgf",
+    "ConfigError": "katacli.config",
+    "ModelFileError": "katacli.nn.modelfile",
 }
 
 __all__ = sorted(EXPORTS)
 
 __getattr__ = lazy_attributes(__name__, EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, for tab completion and help()."""
+    return sorted(set(globals()) | set(EXPORTS))

@@ -107,8 +107,8 @@ class Engine:
         if rules is not None and not nogo:
             text = rules if isinstance(rules, str) else rules.to_json_string()
             self._run("kata-set-rules", text)
-            if komi is None and isinstance(rules, str):
-                komi = Rules.parse(rules).komi  # the rules' own komi, as Game(rules=...) takes it
+            if komi is None:  # the rules' own komi, as Game(rules=...) takes it
+                komi = Rules.parse(rules).komi if isinstance(rules, str) else rules.komi
         if komi is not None:
             self._run("komi", komi)
 
