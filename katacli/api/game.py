@@ -18,7 +18,7 @@ from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, format_vertex
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
-from katacli.game.sgf import SgfGame, SgfError, final_setup, load_sgf, read_sgf, write_sgf
+from katacli.game.sgf import SgfGame, SgfError, load_sgf, read_sgf, write_sgf
 
 # The rules name that selects NoGo (no captures allowed; passing loses), as in `kata gtp`'s config.
 NOGO_RULES_NAME = "nogo"
@@ -242,13 +242,7 @@ class Game:
         rules, _ = record.rules_or_default(default)
         position = record.position_at(move_number)
         session = GameSession(x_size=position.x_size, y_size=position.y_size, rules=rules)
-        session.set_position(final_setup(position.setup), position.initial_player)
-        for number, (pla, xy) in enumerate(position.moves, start=1):
-            try:
-                session.play(pla, xy)
-            except IllegalMoveError:
-                vertex = format_vertex(xy, position.x_size, position.y_size)
-                raise SgfError(f"illegal move {number} ({color_name(pla)} {vertex})") from None
+        session.set_sgf_position(position)
         return cls._from_session(session, nogo=False)
 
     def to_sgf(self) -> str:

@@ -16,7 +16,7 @@ from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
-from katacli.game.sgf import SgfError, SgfGame, final_setup, load_sgf, write_sgf
+from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
 
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
@@ -283,13 +283,7 @@ def cmd_loadsgf(engine, command: Command) -> str:
         if engine.settings.forced_komi is not None:
             rules = rules.with_komi(engine.settings.forced_komi)
         session = engine.make_session(position.x_size, position.y_size, rules)
-        session.set_position(final_setup(position.setup), position.initial_player)
-        for number, (pla, xy) in enumerate(position.moves, start=1):
-            try:
-                session.play(pla, xy)
-            except IllegalMoveError:
-                vertex = format_vertex(xy, position.x_size, position.y_size)
-                raise SgfError(f"{args[0]}: illegal move {number} ({'B' if pla == BLACK else 'W'} {vertex})") from None
+        session.set_sgf_position(position, source=args[0])
     except (SgfError, SessionError, RulesError) as exc:
         raise GtpError(f"Could not load sgf: {exc}") from None
     if not rules.equals_ignoring_komi(engine.rules.with_komi(rules.komi)):

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
-from katacli.game.coords import Point, parse_color, parse_vertex
+from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import Rules
+from katacli.game.sgf import SgfError, SgfPosition, final_setup
 
 BLACK = 1
 WHITE = 2
@@ -135,6 +136,19 @@ class GameSession:
         self.initial_player = initial_player
         self.moves = list(moves)
         self._rebuild()
+
+    def set_sgf_position(self, position: SgfPosition, source: str | None = None) -> None:
+        """Set up a position read from SGF, as KataGo's loadsgf does: the setup stones (AB/AW/AE in order),
+        then the moves replayed. Raises SgfError naming the first impossible move (after ``source``, a file
+        name, when given); SessionError for impossible setup stones."""
+        self.set_position(final_setup(position.setup), position.initial_player)
+        for number, (pla, xy) in enumerate(position.moves, start=1):
+            try:
+                self.play(pla, xy)
+            except IllegalMoveError:
+                where = f"{source}: " if source else ""
+                vertex = format_vertex(xy, position.x_size, position.y_size)
+                raise SgfError(f"{where}illegal move {number} ({format_color(pla)} {vertex})") from None
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
         """KataGo's fixed handicap placement for this board size."""
