@@ -109,6 +109,13 @@ def test_game_errors_name_the_bad_value(call, error, text):
         call(katacli.Game(9))
 
 
+@pytest.mark.parametrize("kwargs, text", [({"size": "9"}, "'9'"), ({"size": (9, 9, 9)}, "9, 9, 9"),
+                                           ({"rules": 5}, "5"), ({"komi": 6.3}, "6.3")])
+def test_game_arguments_are_checked(kwargs, text):
+    with pytest.raises((TypeError, ValueError), match=text):
+        katacli.Game(**kwargs)
+
+
 def test_game_rejects_unknown_rules_and_sizes():
     from katacli.game.rules import RulesError
     from katacli.game.session import SessionError
@@ -362,8 +369,13 @@ def test_engine_with_config_settings_and_set_param():
         katacli.Engine(None, max_vists=3)
 
 
-def test_engine_nogo():
-    engine = katacli.Engine(None, size=5, rules="nogo", visits=40, seed=9)
+@pytest.mark.parametrize("how", ["argument", "config"])
+def test_engine_nogo(how):
+    if how == "argument":
+        engine = katacli.Engine(None, size=5, rules="nogo", visits=40, seed=9)
+    else:
+        engine = katacli.Engine(None, {"rules": "nogo"}, size=5, visits=40, seed=9)
+    assert engine.game.nogo
     move = engine.genmove().move
     assert move != "pass"
     with pytest.raises(katacli.EngineError, match="illegal"):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from katacli.api.analysis import DEFAULT_PV_LENGTH, DEFAULT_VISITS, LIMIT_KEYS, AnalysisResult, result_of
 from katacli.api.args import ColorLike, ConfigLike, build_config, color_name, to_color
-from katacli.api.game import NOGO_RULES_NAME, Game
+from katacli.api.game import NOGO_RULES_NAME, Game, board_dimensions
 from katacli.game.coords import WHITE
 from katacli.game.rules import Rules
 
@@ -92,7 +92,9 @@ class Engine:
             cfg.apply_overrides({"maxVisits": str(int(visits))}, origin="Python API")
         elif not any(key in cfg for key in LIMIT_KEYS):
             cfg.apply_overrides({"maxVisits": str(DEFAULT_VISITS)}, origin="Python API default")
-        nogo = isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
+        from katacli.commands.gtp import _extract_nogo  # `rules = nogo` in a config, as kata gtp reads it
+
+        nogo = _extract_nogo(cfg) or isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
         gtp_settings = GtpSettings.from_config(cfg)
         options = EngineOptions(settings=gtp_settings, params=GtpRuntimeParams.from_config(cfg), config=cfg,
                                 model_path=None if net is None else net.name, nogo=nogo,
@@ -102,7 +104,7 @@ class Engine:
         self._log_text = io.StringIO()
         self._gtp = GtpEngine(options, ResponseWriter(io.StringIO()), EngineLog(None, stderr=self._log_text), loader)
         self.net = net
-        x_size, y_size = (size, size) if isinstance(size, int) else tuple(size)
+        x_size, y_size = board_dimensions(size)
         self._run("rectangular_boardsize", x_size, y_size)
         if rules is not None and not nogo:
             text = rules if isinstance(rules, str) else rules.to_json_string()

@@ -53,7 +53,9 @@ class Game:
         "chinese", "tromp-taylor", "aga", "new-zealand", "stone-scoring", ...), KataGo's JSON or compact
         rules text, a :class:`~katacli.game.rules.Rules`, or "nogo". ``komi``: None takes the rules' usual
         komi (7.5 for area scoring, 6.5 for territory scoring)."""
-        x_size, y_size = (size, size) if isinstance(size, int) else tuple(size)
+        x_size, y_size = board_dimensions(size)
+        if not isinstance(rules, (str, Rules)):
+            raise TypeError(f"rules must be text such as \"japanese\" or a Rules, got {rules!r}")
         self.nogo = isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
         if self.nogo:
             rules = DEFAULT_RULES
@@ -278,6 +280,20 @@ class Game:
         rules = "nogo" if self.nogo else self.rules.nice_name()
         return (f"Game({self.x_size}x{self.y_size}, {rules}, komi {self.komi:g}, {len(self.session.moves)} moves, "
                 f"{self.next_player} to move)")
+
+
+def board_dimensions(size: Size) -> tuple[int, int]:
+    """(columns, rows) from 9 or (9, 13); TypeError naming anything else.
+
+    >>> board_dimensions(9), board_dimensions((7, 5))
+    ((9, 9), (7, 5))
+    """
+    if isinstance(size, int) and not isinstance(size, bool):
+        return size, size
+    if (isinstance(size, (tuple, list)) and len(size) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in size)):
+        return size[0], size[1]
+    raise TypeError(f"size must be a whole number such as 19, or (columns, rows), got {size!r}")
 
 
 def _read_record(source: Union[str, os.PathLike, bytes]) -> SgfGame:
