@@ -1,6 +1,27 @@
-"""katacli: KataGo rebuilt as a Python toolkit with a Cython core."""
+"""katacli: KataGo rebuilt as a Python toolkit with a Cython core.
+
+The Python API (imported on first use, so ``import katacli`` stays light)::
+
+    net = katacli.load_network("net.bin.gz")
+    game = katacli.Game(9, rules="japanese").play("B", "E5")
+    result = katacli.analyze(game, net, visits=200)
+    print(result.best_move, result.winrate, result.score_lead)
+
+See :mod:`katacli.api` and docs/python-api.md.
+"""
+from katacli.api import EXPORTS as _API_EXPORTS
+from katacli.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
 # KataGo release whose protocols, formats and numbers this package reproduces.
 KATAGO_COMPAT_VERSION = "1.17.2"
+
+__all__ = sorted(_API_EXPORTS)
+
+__getattr__ = lazy_attributes(__name__, _API_EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, for tab completion and help()."""
+    return sorted(set(globals()) | set(_API_EXPORTS))

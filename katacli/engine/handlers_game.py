@@ -259,17 +259,6 @@ def cmd_set_free_handicap(engine, command: Command) -> str:
 # --------------------------------------------------------------------------- SGF
 
 
-def _final_setup(setup) -> list[tuple[int, tuple[int, int]]]:
-    """AB/AW/AE entries applied in order: the stones that remain."""
-    points: dict = {}
-    for color, xy in setup:
-        if color in (BLACK, WHITE):
-            points[xy] = color
-        else:
-            points.pop(xy, None)
-    return [(color, xy) for xy, color in points.items()]
-
-
 def cmd_loadsgf(engine, command: Command) -> str:
     args = command.args
     if len(args) not in (1, 2):
@@ -294,13 +283,7 @@ def cmd_loadsgf(engine, command: Command) -> str:
         if engine.settings.forced_komi is not None:
             rules = rules.with_komi(engine.settings.forced_komi)
         session = engine.make_session(position.x_size, position.y_size, rules)
-        session.set_position(_final_setup(position.setup), position.initial_player)
-        for number, (pla, xy) in enumerate(position.moves, start=1):
-            try:
-                session.play(pla, xy)
-            except IllegalMoveError:
-                vertex = format_vertex(xy, position.x_size, position.y_size)
-                raise SgfError(f"{args[0]}: illegal move {number} ({'B' if pla == BLACK else 'W'} {vertex})") from None
+        session.set_sgf_position(position, source=args[0])
     except (SgfError, SessionError, RulesError) as exc:
         raise GtpError(f"Could not load sgf: {exc}") from None
     if not rules.equals_ignoring_komi(engine.rules.with_komi(rules.komi)):

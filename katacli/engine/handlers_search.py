@@ -217,12 +217,21 @@ def cmd_genmove(engine, command: Command) -> str | None:
     if command.name == "kata-search_cancellable":
         _start_cancellable(engine, command, pla, None)
         return None
+    text, _, _ = generate_move(engine, pla, play=play, debug=debug)
+    return text
+
+
+def generate_move(engine, pla: int, *, play: bool, debug: bool = False) -> tuple[str, object, SearchOutcome | None]:
+    """genmove's work: search, then KataGo's decision (resignation, cleanup before pass), then play the move
+    when ``play``. -> (GTP text, move (x, y) / None for pass / RESIGN, the search outcome or None in a lost NoGo)."""
+    if _nogo_stuck(engine, pla):
+        return RESIGN, RESIGN, None
     started = time.monotonic()
     outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, None, stop))
     text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug)
     if play:
         _play_chosen(engine, pla, move)
-    return text
+    return text, move, outcome
 
 
 def cmd_genmove_analyze(engine, command: Command) -> str | None:

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
-from katacli.game.coords import Point, parse_color, parse_vertex
+from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import Rules
+from katacli.game.sgf import SgfError, SgfPosition, final_setup
 
 BLACK = 1
 WHITE = 2
@@ -43,12 +44,14 @@ class GameSession:
 
     x_size: int = 19
     y_size: int = 19
-    rules: Rules = field(default_factory=lambda: Rules.preset("tromp-taylor"))
+    rules: Rules | str = field(default_factory=lambda: Rules.preset("tromp-taylor"))  # a Rules or any rules text
     prevent_encore: bool = True
     assume_multiple_starting_black_moves_are_handicap: bool = True
     always_pass_alive_under_suicide_rules: bool = False
 
     def __post_init__(self) -> None:
+        if isinstance(self.rules, str):  # "japanese", a JSON object, KataGo's compact form, ...
+            self.rules = Rules.parse(self.rules)
         self._check_size(self.x_size, self.y_size)
         self.initial_board = GoBoard(self.x_size, self.y_size)
         self.initial_player = BLACK
@@ -97,8 +100,10 @@ class GameSession:
         self.moves = []
         self._rebuild()
 
-    def set_rules(self, rules: Rules) -> None:
-        """Change the rules but keep the komi, and replay the game under them."""
+    def set_rules(self, rules: Rules | str) -> None:
+        """Change the rules (a Rules or rules text) but keep the komi, and replay the game under them."""
+        if isinstance(rules, str):
+            rules = Rules.parse(rules)
         self.rules = rules.with_komi(self.rules.komi)
         self._rebuild()
 
@@ -123,6 +128,27 @@ class GameSession:
         self.initial_player = next_player
         self.moves = []
         self._rebuild()
+
+    def replace_game(self, initial_board: GoBoard, initial_player: int, moves: list[tuple[int, Point | None]]) -> None:
+        """Take over another game's start and moves (e.g. another session's ``initial_board``, ``initial_player``
+        and ``moves``), replayed under this session's rules."""
+        self.initial_board = initial_board.copy()
+        self.initial_player = initial_player
+        self.moves = list(moves)
+        self._rebuild()
+
+    def set_sgf_position(self, position: SgfPosition, source: str | None = None) -> None:
+        """Set up a position read from SGF, as KataGo's loadsgf does: the setup stones (AB/AW/AE in order),
+        then the moves replayed. Raises SgfError naming the first impossible move (after ``source``, a file
+        name, when given); SessionError for impossible setup stones."""
+        self.set_position(final_setup(position.setup), position.initial_player)
+        for number, (pla, xy) in enumerate(position.moves, start=1):
+            try:
+                self.play(pla, xy)
+            except IllegalMoveError:
+                where = f"{source}: " if source else ""
+                vertex = format_vertex(xy, position.x_size, position.y_size)
+                raise SgfError(f"{where}illegal move {number} ({format_color(pla)} {vertex})") from None
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
         """KataGo's fixed handicap placement for this board size."""
@@ -170,8 +196,16 @@ class GameSession:
         self._rebuild()
         return sorted(points, key=lambda p: (p[1], p[0]))
 
-    def play(self, player: int, xy: Point | None) -> None:
-        """Play a move the way KataGo's GTP ``play`` does; raises IllegalMoveError (game unchanged) if impossible."""
+    def play(self, player: int | str, xy: Point | str | None) -> None:
+        """Play a move the way KataGo's GTP ``play`` does; raises IllegalMoveError (game unchanged) if impossible.
+
+        ``player`` is 1 / 2 or "B" / "W" / "black" / "white"; ``xy`` is (x, y) with y from the top, None for
+        pass, or a GTP vertex such as "E5" or "pass" (CoordError if it cannot be read).
+        """
+        if isinstance(player, str):
+            player = parse_color(player)
+        if isinstance(xy, str):
+            xy = parse_vertex(xy, self.x_size, self.y_size)
         saved = self.state.copy()
         try:
             self._apply(player, xy)

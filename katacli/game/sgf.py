@@ -139,6 +139,17 @@ class SgfGame:
 
 # ---- reading ------------------------------------------------------------------
 
+def final_setup(setup) -> list[tuple[int, Point]]:
+    """AB/AW/AE entries applied in order: the stones that remain, as (colour, (x, y))."""
+    points: dict = {}
+    for color, xy in setup:
+        if color in (BLACK, WHITE):
+            points[xy] = color
+        else:
+            points.pop(xy, None)
+    return [(color, xy) for xy, color in points.items()]
+
+
 def load_sgf(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:
     try:
         with open(path, "rb") as f:

@@ -119,6 +119,9 @@ class NNEvaluator:
         ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
         ``trace``: run TorchScript traces (:mod:`katacli.nn.traced`); default on for the CPU.
         """
+        if isinstance(model, (str, os.PathLike)):
+            raise TypeError("NNEvaluator takes a loaded KataGoModel; for a file use NNEvaluator.from_file(path) "
+                            "or katacli.load_network(path)")
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
         if default_symmetry is not None and not 0 <= default_symmetry < NUM_SYMMETRIES:

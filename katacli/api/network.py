@@ -1,0 +1,225 @@
+"""A KataGo network for Python: ``net = load_network("net.bin.gz")``, ``net.evaluate(game)``.
+
+:class:`Network` wraps :class:`katacli.nn.evaluator.NNEvaluator` (the evaluator ``kata gtp`` and
+``kata analysis`` run) and turns its White's-view outputs into :class:`Evaluation` objects whose
+plain names are for the side to move (``winrate``, ``score_lead``, ``ownership``) and whose
+``white_`` names are for White. Subclass and override :meth:`Network.adjust` to change what every
+search sees (see ``examples/custom_search_hook.py``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+import numpy as np
+
+from katacli.api.args import color_name
+from katacli.game.coords import WHITE, format_vertex
+
+if TYPE_CHECKING:
+    from katacli.api.game import Game
+    from katacli.nn.evaluator import NNEvaluator, NNRequest
+    from katacli.nn.postprocess import NNOutput
+
+# Architecture of Network.random's default: the smallest one (2 blocks, 16 channels), for tests and examples.
+DEFAULT_RANDOM_ARCHITECTURE = "b2c16"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One raw network evaluation. Plain names are for the side to move, ``white_`` names for White.
+
+    Arrays are indexed [row, column] with row 0 the top row, like :attr:`Game.board`.
+
+    >>> from katacli.api.game import Game
+    >>> evaluation = Network.random(seed=0).evaluate(Game(5))
+    >>> evaluation.next_player, evaluation.ownership.shape, len(evaluation.top_moves(3))
+    ('B', (5, 5), 3)
+    """
+
+    next_player: str          # "B" or "W": the side the evaluation is for
+    winrate: float            # side to move's winning chance (no-result counts half)
+    white_winrate: float
+    no_result: float          # probability of no result (only under rules with cycles)
+    score_lead: float         # points the side to move is ahead by
+    white_score_lead: float
+    policy: np.ndarray        # float32 [rows, columns]: move probabilities, 0 where illegal
+    pass_policy: float        # probability of passing
+    ownership: np.ndarray     # float32 [rows, columns] in [-1, 1]: +1 the side to move owns the point
+    white_ownership: np.ndarray
+    x_size: int
+    y_size: int
+    raw: Any = None           # the NNOutput (White's view, flat arrays, -1 for illegal moves)
+
+    @property
+    def best_move(self) -> str:
+        """The move the policy likes most ("pass" included)."""
+        return self.top_moves(1)[0][0]
+
+    def top_moves(self, count: int = 5) -> list[tuple[str, float]]:
+        """The ``count`` most likely moves as (vertex, probability), most likely first."""
+        flat = self.policy.reshape(-1)
+        candidates = [(float(p), format_vertex((i % self.x_size, i // self.x_size), self.x_size, self.y_size))
+                      for i, p in enumerate(flat) if p > 0]
+        candidates.append((self.pass_policy, "pass"))
+        candidates.sort(key=lambda item: -item[0])
+        return [(vertex, prob) for prob, vertex in candidates[:count]]
+
+
+def evaluation_from_output(output, next_player: int) -> Evaluation:
+    """An :class:`Evaluation` from an NNOutput (White's view) for ``next_player`` (1 Black, 2 White).
+
+    >>> from katacli.api.game import Game
+    >>> from katacli.engine.rawnn import position_request
+    >>> net, game = Network.random(seed=0), Game(5)
+    >>> output = net.nn.evaluate([position_request(game.state, 1)])[0]
+    >>> evaluation_from_output(output, 1).next_player
+    'B'
+    """
+    x_size, y_size = output.board_x, output.board_y
+    white_winrate = 0.5 + 0.5 * (float(output.white_win) - float(output.white_loss))
+    sign = 1.0 if next_player == WHITE else -1.0
+    policy = np.clip(np.asarray(output.policy, np.float32), 0.0, None).reshape(y_size, x_size)
+    white_ownership = np.asarray(output.white_ownership, np.float32).reshape(y_size, x_size)
+    return Evaluation(
+        next_player=color_name(next_player),
+        winrate=white_winrate if sign > 0 else 1.0 - white_winrate, white_winrate=white_winrate,
+        no_result=float(output.no_result),
+        score_lead=sign * float(output.white_lead), white_score_lead=float(output.white_lead),
+        policy=policy, pass_policy=max(0.0, float(output.policy_pass)),
+        ownership=sign * white_ownership, white_ownership=white_ownership,
+        x_size=x_size, y_size=y_size, raw=output,
+    )
+
+
+class Network:
+    """A loaded network. Get one with :func:`load_network` (or :meth:`Network.random` for experiments).
+
+    >>> from katacli.api.game import Game
+    >>> net = Network.random(seed=1)
+    >>> result = net.evaluate(Game(9).play("E5"))
+    >>> result.next_player, 0.0 <= result.winrate <= 1.0, result.policy.shape
+    ('W', True, (9, 9))
+    >>> result.winrate == result.white_winrate  # White is to move: the same view
+    True
+    """
+
+    def __init__(self, evaluator: "NNEvaluator", name: str | None = None) -> None:
+        self.nn = evaluator
+        self.name = name or evaluator.model_name
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def random(cls, architecture: str = DEFAULT_RANDOM_ARCHITECTURE, seed: int | None = None,
+               **evaluator_options: Any) -> "Network":
+        """A randomly initialised net of a named architecture ("b2c16", "b6c96", "b18c384nbt", ...): it plays
+        nonsense, but everything runs without a model file."""
+        from katacli.nn.evaluator import NNEvaluator
+        from katacli.nn.model import KataGoModel
+
+        evaluator_options.setdefault("device", "cpu")
+        evaluator_options.setdefault("default_symmetry", 0)
+        return cls(NNEvaluator(KataGoModel.from_config(architecture, seed=seed).eval(), **evaluator_options),
+                   name=f"random-{architecture}")
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def version(self) -> int:
+        """The model format version (8-17)."""
+        return int(self.nn.version)
+
+    @property
+    def evaluator(self):
+        """What searches evaluate leaves with: the NNEvaluator itself, or, when :meth:`adjust` is
+        overridden, a wrapper that applies it to every evaluation."""
+        if type(self).adjust is Network.adjust:
+            return self.nn
+        return _AdjustingEvaluator(self)
+
+    # ------------------------------------------------------------------ evaluating
+    def evaluate(self, game: "Game", symmetry: int | None = None) -> Evaluation:
+        """The network's view of ``game``'s position for the side to move (policy, value, ownership)."""
+        return self.evaluate_many([game], symmetry)[0]
+
+    def evaluate_many(self, games: Sequence["Game"], symmetry: int | None = None) -> list[Evaluation]:
+        """Evaluate many positions in batches (mixed board sizes are fine); one Evaluation per game, in order.
+
+        ``symmetry``: 0-7 for one of KataGo's board symmetries, None for the network's default.
+        """
+        from katacli.engine.rawnn import position_request
+
+        if symmetry is not None and not 0 <= symmetry < 8:
+            raise ValueError(f"symmetry must be 0..7 or None, got {symmetry!r}")
+        players = [game.session.next_player for game in games]
+        requests = [position_request(game.session.state, pla, symmetry) for game, pla in zip(games, players)]
+        outputs = self.evaluator.evaluate(requests)
+        return [evaluation_from_output(output, pla) for output, pla in zip(outputs, players)]
+
+    def adjust(self, request: "NNRequest", output: "NNOutput") -> "NNOutput":
+        """Hook: change one evaluation before anything uses it (searches included). Returns the output.
+
+        ``output`` is White's view with flat arrays (``policy`` row-major, -1 where illegal) and read-only
+        arrays: build a new one with ``dataclasses.replace``. ``request.white_to_move`` tells whose turn
+        it is. The default returns ``output`` unchanged.
+        """
+        return output
+
+    def __repr__(self) -> str:
+        return f"Network({self.name!r}, version {self.version})"
+
+
+class _AdjustingEvaluator:
+    """An evaluator that applies a Network's :meth:`~Network.adjust` to every result."""
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self.cache = network.nn.cache  # cached results are the network's own, adjusted on the way out
+
+    def evaluate(self, requests: Sequence["NNRequest"]) -> list:
+        outputs = self.network.nn.evaluate(requests)
+        return [self.network.adjust(request, output) for request, output in zip(requests, outputs)]
+
+
+def load_network(path: Union[str, os.PathLike], *, device: str | None = None, symmetry: int | None = None,
+                 precision: str = "float32", cache: bool = True, max_batch_size: int | None = None) -> Network:
+    """Load a KataGo model file (``.bin.gz``, ``.bin``, ``.txt.gz``; versions 8-17).
+
+    ``device``: "cpu", "cuda", "cuda:1"; default CUDA when there is a GPU. ``symmetry``: None evaluates
+    each position under a random one of KataGo's 8 board symmetries (KataGo's default), 0-7 always that
+    one (reproducible). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
+    evaluated positions. Raises FileNotFoundError or katacli.nn.ModelFileError.
+
+    >>> net = load_network("g170-b6c96-s175395328-d26788732.bin.gz", symmetry=0)  # doctest: +SKIP
+    >>> load_network("no-such-net.bin.gz")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: model file not found: no-such-net.bin.gz
+    """
+    from katacli.nn.evaluator import DEFAULT_MAX_BATCH_SIZE, NNEvaluator
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"model file not found: {path}")
+    options: dict[str, Any] = {"device": device, "precision": precision, "default_symmetry": symmetry,
+                               "max_batch_size": max_batch_size or DEFAULT_MAX_BATCH_SIZE}
+    if not cache:
+        options["cache_size_power_of_two"] = None
+    return Network(NNEvaluator.from_file(path, **options), name=path.name)
+
+
+def as_evaluator(net: Optional[Network]):
+    """The evaluator a Searcher takes for ``net`` (None: random playouts).
+
+    >>> as_evaluator(None) is None
+    True
+    """
+    if net is None:
+        return None
+    if isinstance(net, Network):
+        return net.evaluator
+    raise TypeError(f"expected a katacli Network (from load_network) or None, got {type(net).__name__}")
+
+
+__all__ = ["Evaluation", "Network", "as_evaluator", "evaluation_from_output", "load_network"]
