@@ -99,9 +99,10 @@ class AnalysisResult:
 
 
 def search_params(config: ConfigLike = None, visits: int | None = None, mode: str = MODE,
-                  **settings: Any) -> "SearchParams":
+                  human_model: bool = False, **settings: Any) -> "SearchParams":
     """KataGo search parameters: ``mode``'s defaults, then ``config`` (.cfg path, Config or dict), then
-    ``settings`` (KataGo key names or snake_case), with ``visits`` as maxVisits.
+    ``settings`` (KataGo key names or snake_case), with ``visits`` as maxVisits. ``human_model``:
+    a human-SL net will be searched beside the main one (the humanSL* keys are allowed).
 
     Without any limit, searches stop at :data:`DEFAULT_VISITS` visits instead of KataGo's endless default.
 
@@ -117,7 +118,7 @@ def search_params(config: ConfigLike = None, visits: int | None = None, mode: st
 
     cfg = build_config(config, settings, mode)
     cfg.apply_mode_aliases(mode)
-    params = SearchParams.from_config(cfg, mode)
+    params = SearchParams.from_config(cfg, mode, has_human_model=human_model)
     if visits is not None:
         if isinstance(visits, bool) or not isinstance(visits, int) or visits < 1:
             raise ValueError(f"visits must be a positive whole number, got {visits!r}")
@@ -129,13 +130,15 @@ def search_params(config: ConfigLike = None, visits: int | None = None, mode: st
 
 def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = None, config: ConfigLike = None,
             ownership: bool = True, pv_length: int = DEFAULT_PV_LENGTH, seed: int | None = None,
-            **settings: Any) -> AnalysisResult:
+            human_net: "Network | None" = None, **settings: Any) -> AnalysisResult:
     """Search ``game``'s current position for the side to move, as one ``kata analysis`` query would.
 
     ``net``: a :class:`~katacli.api.network.Network`, or None to evaluate by random playouts (also how
     NoGo is searched). ``visits``: the visit limit (default: the config's, else :data:`DEFAULT_VISITS`).
     ``config`` and ``settings``: analysis-engine settings (see :func:`search_params`). ``seed`` fixes the
-    search's random choices.
+    search's random choices. ``human_net``: a human-SL Network (KataGo's -human-model); with the
+    ``humanSLProfile`` setting the result carries its policy (``raw.human_policy``, per-move
+    ``human_prior``) and the humanSL* settings steer the search.
 
     >>> from katacli.api.game import Game
     >>> game = Game(5).play_moves(["C3", "B3"])
@@ -151,11 +154,13 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
     from katacli.engine.network_rules import network_supported_rules
     from katacli.search import Searcher
 
-    params = search_params(config, visits, **settings)
+    params = search_params(config, visits, human_model=human_net is not None, **settings)
     evaluator = None if game.nogo else as_evaluator(net)
+    human_evaluator = None if evaluator is None else as_evaluator(human_net)
     if evaluator is not None and network_supported_rules(game.rules) != game.rules:
         game = game.copy().set_rules(network_supported_rules(game.rules))  # as kata analysis does, with a warning
-    searcher = Searcher(game.session.state, params, evaluator, nogo=game.nogo, keep_ownership=ownership, seed=seed)
+    searcher = Searcher(game.session.state, params, evaluator, nogo=game.nogo, keep_ownership=ownership, seed=seed,
+                        human_evaluator=human_evaluator)
     searcher.run()
     snapshot = searcher.analysis(max_pv_len=pv_length + 1, include_ownership=ownership,
                                  include_policy=evaluator is not None)

@@ -72,8 +72,10 @@ class Engine:
 
     def __init__(self, net: "Network | None" = None, config: ConfigLike = None, *, size: Union[int, tuple] = 19,
                  rules: Union[str, Rules, None] = None, komi: float | None = None, visits: int | None = None,
-                 seed: Union[int, str, None] = None, **settings: Any) -> None:
-        """``net``: a Network, or None for random playouts. ``config``: a GTP .cfg path, Config or dict;
+                 seed: Union[int, str, None] = None, human_net: "Network | None" = None, **settings: Any) -> None:
+        """``net``: a Network, or None for random playouts. ``human_net``: a human-SL Network beside it
+        (KataGo's -human-model; set humanSLProfile and the humanSL* keys to use it). ``config``: a GTP
+        .cfg path, Config or dict;
         ``settings``: more GTP config keys (KataGo names or snake_case). ``visits`` is maxVisits; without
         any limit the engine searches :data:`~katacli.api.analysis.DEFAULT_VISITS` visits per move.
         ``rules`` ("japanese", "nogo", ...) and ``komi`` override the config's. ``seed`` makes the
@@ -96,13 +98,18 @@ class Engine:
 
         nogo = _extract_nogo(cfg) or isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
         gtp_settings = GtpSettings.from_config(cfg)
-        options = EngineOptions(settings=gtp_settings, params=GtpRuntimeParams.from_config(cfg), config=cfg,
+        human_evaluator = as_evaluator(human_net)
+        params = GtpRuntimeParams.from_config(cfg, has_human_model=human_evaluator is not None)
+        options = EngineOptions(settings=gtp_settings, params=params, config=cfg,
                                 model_path=None if net is None else net.name, nogo=nogo,
-                                seed=self._seed_text(seed, gtp_settings))
+                                seed=self._seed_text(seed, gtp_settings),
+                                human_model_path=None if human_net is None else human_net.name)
         loader = ModelLoader(None if evaluator is None else (lambda: evaluator))
+        human_loader = ModelLoader(None if human_evaluator is None else (lambda: human_evaluator))
         # What kata gtp would tell its user on stderr ("Changed rules to ...") is kept for .messages instead.
         self._log_text = io.StringIO()
-        self._gtp = GtpEngine(options, ResponseWriter(io.StringIO()), EngineLog(None, stderr=self._log_text), loader)
+        self._gtp = GtpEngine(options, ResponseWriter(io.StringIO()), EngineLog(None, stderr=self._log_text), loader,
+                              human_loader)
         self.net = net
         x_size, y_size = board_dimensions(size)
         self._run("rectangular_boardsize", x_size, y_size)

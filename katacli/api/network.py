@@ -139,21 +139,37 @@ class Network:
         return _AdjustingEvaluator(self)
 
     # ------------------------------------------------------------------ evaluating
-    def evaluate(self, game: "Game", symmetry: int | None = None) -> Evaluation:
-        """The network's view of ``game``'s position for the side to move (policy, value, ownership)."""
-        return self.evaluate_many([game], symmetry)[0]
+    @property
+    def is_human_sl(self) -> bool:
+        """Whether this is a human-SL net (KataGo's -human-model kind): it needs a ``profile`` to evaluate."""
+        return bool(self.nn.needs_metadata)
 
-    def evaluate_many(self, games: Sequence["Game"], symmetry: int | None = None) -> list[Evaluation]:
+    def evaluate(self, game: "Game", symmetry: int | None = None, profile: str | None = None) -> Evaluation:
+        """The network's view of ``game``'s position for the side to move (policy, value, ownership).
+
+        ``profile``: for human-SL nets, whom to imitate (KataGo's humanSLProfile: "rank_5k", "preaz_3d",
+        "proyear_1990", ...).
+        """
+        return self.evaluate_many([game], symmetry, profile)[0]
+
+    def evaluate_many(self, games: Sequence["Game"], symmetry: int | None = None,
+                      profile: str | None = None) -> list[Evaluation]:
         """Evaluate many positions in batches (mixed board sizes are fine); one Evaluation per game, in order.
 
         ``symmetry``: 0-7 for one of KataGo's board symmetries, None for the network's default.
+        ``profile``: the humanSLProfile a human-SL net needs (ignored by other nets).
         """
         from katacli.engine.rawnn import position_request
+        from katacli.nn.human_profile import parse_human_profile
 
         if symmetry is not None and not 0 <= symmetry < 8:
             raise ValueError(f"symmetry must be 0..7 or None, got {symmetry!r}")
+        parsed = parse_human_profile(profile or "")
+        if self.is_human_sl and not parsed.is_set:
+            raise ValueError(f"{self.name} is a human-SL net: pass profile=, e.g. profile=\"rank_5k\"")
         players = [game.session.next_player for game in games]
-        requests = [position_request(game.session.state, pla, symmetry) for game, pla in zip(games, players)]
+        requests = [position_request(game.session.state, pla, symmetry, meta_profile=parsed,
+                                     needs_metadata=self.is_human_sl) for game, pla in zip(games, players)]
         outputs = self.evaluator.evaluate(requests)
         return [evaluation_from_output(output, pla) for output, pla in zip(outputs, players)]
 

@@ -1,0 +1,102 @@
+"""Human-SL nets through the Python API: Network.evaluate(profile=...), analyze(human_net=...) and
+Engine(human_net=...), checked against KataGo's recorded kata-raw-human-nn outputs and the raw net."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import katacli
+from test_gtp_support import SHARED
+
+MAIN_MODEL = SHARED / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
+HUMAN_MODEL = SHARED / "models" / "human" / "test-b3c48nbt-humanmeta.bin.gz"
+REFERENCE = SHARED / "reference" / "kata-raw-human-nn.jsonl"
+PROB_TOLERANCE = 1e-4
+for _path in (MAIN_MODEL, HUMAN_MODEL, REFERENCE):
+    if not _path.exists():
+        pytest.skip(f"{_path} not found (the shared/ folder beside the checkout)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def human_net():
+    return katacli.load_network(HUMAN_MODEL, symmetry=0, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def main_net():
+    return katacli.load_network(MAIN_MODEL, symmetry=0, device="cpu")
+
+
+def first_symmetry_zero_case():
+    for line in REFERENCE.read_text().splitlines():
+        case = json.loads(line)
+        if case["query"] == "kata-raw-human-nn 0":
+            return case
+    raise AssertionError("no symmetry-0 case in the reference")
+
+
+def game_of(case) -> katacli.Game:
+    size = rules = komi = None
+    moves = []
+    for command in case["commands"]:
+        name, *args = command.split()
+        if name == "boardsize":
+            size = int(args[0])
+        elif name == "kata-set-rules":
+            rules = args[0]
+        elif name == "komi":
+            komi = float(args[0])
+        elif name == "play":
+            moves.append((args[0], args[1]))
+        elif name in ("fixed_handicap", "rectangular_boardsize"):
+            pytest.skip(f"case set-up uses {name}")
+    game = katacli.Game(size, rules=rules, komi=komi)
+    for color, vertex in moves:
+        game.play(color, vertex)
+    return game
+
+
+def test_network_evaluate_with_a_profile_matches_katago(human_net):
+    case = first_symmetry_zero_case()
+    assert human_net.is_human_sl
+    result = human_net.evaluate(game_of(case), symmetry=0, profile=case["human_sl_profile"])
+    expected = case["expected"][0]
+    assert abs(result.white_winrate - 0.5 * (1 + expected["whiteWin"] - expected["whiteLoss"])) <= PROB_TOLERANCE
+    want = np.array([np.nan if p is None else p for p in expected["policy"]])
+    got = result.policy.reshape(-1)
+    legal = ~np.isnan(want)
+    assert np.abs(got[legal] - want[legal]).max() <= PROB_TOLERANCE
+
+
+def test_a_human_net_without_a_profile_says_what_to_pass(human_net):
+    with pytest.raises(ValueError, match="profile="):
+        human_net.evaluate(katacli.Game(9))
+    with pytest.raises(ValueError, match="Unknown human SL network profile: rank_99k"):
+        human_net.evaluate(katacli.Game(9), profile="rank_99k")
+
+
+def test_analyze_with_a_human_net_reports_its_policy(main_net, human_net):
+    game = katacli.Game(9, rules="japanese", komi=6.5).play_moves(["E5", "C3"])
+    result = katacli.analyze(game, main_net, visits=30, seed=1, human_net=human_net, humanSLProfile="rank_1d",
+                             ignorePreRootHistory=False)   # the raw evaluation below sees the history too
+    raw = human_net.evaluate(game, symmetry=0, profile="rank_1d")
+    human_policy = result.raw.human_policy
+    assert human_policy is not None and len(human_policy) == 82
+    legal = human_policy[:81] >= 0
+    assert legal.sum() == 79
+    assert np.abs(human_policy[:81][legal] - raw.policy.reshape(-1)[legal]).max() <= PROB_TOLERANCE
+    assert all(m.human_prior is not None for m in result.raw.moves)
+
+
+def test_engine_with_a_human_net_imitates_the_profile(main_net, human_net):
+    engine = katacli.Engine(main_net, size=9, visits=20, seed=3, human_net=human_net, humanSLProfile="rank_5k",
+                            humanSLChosenMoveProp=1.0, humanSLChosenMovePiklLambda=1e9, chosenMoveTemperature=0,
+                            chosenMoveTemperatureEarly=0)
+    engine.play("B", "E5").play("W", "C3").play("B", "G4")   # no symmetry left to prune root moves by
+    choice = engine.genmove("W", play=False)
+    favourite = human_net.evaluate(engine.game, symmetry=0, profile="rank_5k").best_move
+    assert choice.move == favourite
+    engine.set_param("humanSLProfile", "proyear_2015")
+    assert engine.genmove("W").color == "W"
