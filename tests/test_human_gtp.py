@@ -103,3 +103,39 @@ def test_a_human_net_as_the_main_model_takes_the_profile():
     feed(engine, ["boardsize 7", "clear_board"])
     answer = ask(engine, out, "kata-raw-nn 0")
     assert answer.startswith("= symmetry 0\nwhiteWin "), answer
+
+
+# --------------------------------------------------------------------------- KataGo's human configs
+
+
+HUMAN_CONFIGS = ("gtp_human5k_example.cfg", "gtp_human9d_search_example.cfg")
+
+
+@pytest.mark.parametrize("config_name", HUMAN_CONFIGS)
+def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
+    """configs/ holds KataGo's two human-SL example configs (same keys and values, katacli's comments):
+    `kata gtp -model M -human-model H -config C` starts without a warning and plays a short game."""
+    import subprocess
+
+    from katacli.engine.client import GtpClient
+    from test_gtp_support import REPO, model_path, python_cli
+
+    config = REPO / "configs" / config_name
+    # Quick answers and logs out of the checkout; everything else exactly as the file says.
+    overrides = f"delayMoveScale=0,logDir={tmp_path},maxVisits=24"
+    args = ["gtp", "-model", str(model_path(MAIN_MODEL)), "-human-model", str(model_path(HUMAN_MODEL)),
+            "-config", str(config), "-override-config", overrides]
+    stderr_file = tmp_path / "stderr.txt"
+    with open(stderr_file, "w") as stderr:
+        engine = GtpClient(python_cli() + args, stderr=stderr)
+        try:
+            assert engine.command("boardsize 9") == ""
+            assert engine.command("kata-get-param humanSLProfile") in ("preaz_5k", "preaz_9d")
+            for color in ("b", "w", "b", "w"):
+                move = engine.command(f"genmove {color}")
+                assert move.lower() != "resign" and len(move) >= 2, move
+            assert engine.command("kata-raw-human-nn 0").startswith("symmetry 0")
+        finally:
+            assert engine.close() == 0
+    text = stderr_file.read_text()
+    assert "WARNING" not in text and "Traceback" not in text, text
