@@ -139,3 +139,15 @@ def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
             assert engine.close() == 0
     text = stderr_file.read_text()
     assert "WARNING" not in text and "Traceback" not in text, text
+
+
+def test_human_search_keys_can_be_changed_at_run_time():
+    engine, out, _ = make_engine(model=MAIN_MODEL, human_model=HUMAN_MODEL, override="humanSLProfile=rank_5k")
+    for key, value in (("humanSLChosenMoveProp", "0.5"), ("humanSLRootExploreProbWeightless", "0.25"),
+                       ("humanSLCpuctPermanent", "2"), ("humanSLChosenMoveIgnorePass", "true")):
+        assert ask(engine, out, f"kata-set-param {key} {value}") == "= \n\n", key
+    params = json.loads(ask(engine, out, "kata-get-params")[2:])
+    assert params["humanSLChosenMoveProp"] == 0.5 and params["humanSLRootExploreProbWeightless"] == 0.25
+    assert params["humanSLCpuctPermanent"] == 2 and params["humanSLChosenMoveIgnorePass"] is True
+    assert engine.params.genmove.human_sl_chosen_move_prop == 0.5
+    assert ask(engine, out, "kata-set-param humanSLChosenMoveProp 1.5").startswith("? ")
