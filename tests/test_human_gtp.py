@@ -151,3 +151,21 @@ def test_human_search_keys_can_be_changed_at_run_time():
     assert params["humanSLCpuctPermanent"] == 2 and params["humanSLChosenMoveIgnorePass"] is True
     assert engine.params.genmove.human_sl_chosen_move_prop == 0.5
     assert ask(engine, out, "kata-set-param humanSLChosenMoveProp 1.5").startswith("? ")
+
+
+@pytest.mark.parametrize("command", ["gtp", "analysis", "benchmark"])
+def test_a_corrupt_human_model_is_a_one_line_error(command, tmp_path):
+    import subprocess
+
+    from test_gtp_support import model_path, python_cli
+
+    broken = tmp_path / "broken-human.bin.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00 this is not a network")
+    args = python_cli() + [command, "-model", str(model_path(MAIN_MODEL)), "-human-model", str(broken)]
+    if command == "benchmark":
+        args += ["-t", "1", "-v", "2", "-n", "1"]
+    result = subprocess.run(args, input="kata-raw-human-nn 0\nquit\n" if command == "gtp" else "",
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if "broken-human.bin.gz" in line]
+    assert lines and "Traceback" not in result.stderr, result.stderr
