@@ -111,12 +111,18 @@ HUMAN_MODEL_WITHOUT_PROFILE_WARNING = (
     "will not be used until it is set in the config or at runtime via kata-set-param.")
 
 
-def human_model_warning(human_network, profile_set: bool) -> str | None:
+# The analysis engine's version: queries may still set the profile.
+HUMAN_MODEL_WITHOUT_PROFILE_ANALYSIS_WARNING = (
+    "Warning: Provided -human-model but humanSLProfile is not yet set. The human SL model will only be used on "
+    "queries that provide humanSLProfile in overrideSettings.")
+
+
+def human_model_warning(human_network, profile_set: bool, analysis: bool = False) -> str | None:
     """KataGo's startup warning for a loaded -human-model net, or None."""
     if not human_network.needs_metadata:
         return HUMAN_MODEL_WITHOUT_METADATA_WARNING
     if not profile_set:
-        return HUMAN_MODEL_WITHOUT_PROFILE_WARNING
+        return HUMAN_MODEL_WITHOUT_PROFILE_ANALYSIS_WARNING if analysis else HUMAN_MODEL_WITHOUT_PROFILE_WARNING
     return None
 
 

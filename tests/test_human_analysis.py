@@ -90,7 +90,15 @@ def test_katrain_human_profile_query_reports_the_human_policy(katrain_engine):
     plain = katrain_engine.next()
     assert "humanPolicy" not in plain and "humanWinrate" not in plain["rootInfo"]
     assert katrain_engine.close_stdin_and_wait() == 0
-    assert "humanSLProfile was not set" in katrain_engine.stderr_text
+    assert "humanSLProfile is not yet set" in katrain_engine.stderr_text
+
+
+def test_query_models_lists_both_networks(katrain_engine):
+    katrain_engine.send('{"id":"m","action":"query_models"}')
+    models = katrain_engine.next()["models"]
+    assert [m["usesHumanSLProfile"] for m in models] == [False, True]
+    assert models[1]["name"].endswith("test-b3c48nbt-humanmeta.bin.gz")
+    assert katrain_engine.close_stdin_and_wait() == 0
 
 
 def test_bad_profile_is_an_error_reply_and_the_engine_keeps_running(katrain_engine):

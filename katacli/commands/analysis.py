@@ -87,7 +87,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         log.write(f"Loaded model {model}")
         if human_model is not None:
             log.write(f"Loaded human SL model {human_model}")
-            warning = human_model_warning(backend.human_network, "humanSLProfile" in cfg)
+            warning = human_model_warning(backend.human_network, "humanSLProfile" in cfg, analysis=True)
             if warning:
                 log.info(warning)
         if batch_size * BATCH_SIZE_NOTE_FACTOR <= searches:

@@ -171,6 +171,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
         report_error_and_exit(f"model file not found: {model}")
     if human_model is not None and not os.path.isfile(human_model):
         report_error_and_exit(f"human model file not found: {human_model}")
+    if human_model is not None and model is None:
+        report_error_and_exit("-human-model needs a main network too: pass -model")
     prepared = prepare_config(config, override_config, model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}

@@ -83,7 +83,8 @@ class AnalysisBackend:
                 cache.clear()
 
     def models(self) -> list[dict]:
-        return [self.model_info.to_json()] if self.model_info is not None else []
+        """query_models' list: the main network, then the -human-model one (as KataGo lists them)."""
+        return [info.to_json() for info in (self.model_info, self.human_model_info) if info is not None]
 
     def summary_lines(self) -> list[str]:
         """What KataGo logs at exit: rows and batches the network ran, and the mean batch size."""
