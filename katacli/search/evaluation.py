@@ -109,35 +109,22 @@ class NetworkLeafEvaluator:
         """
         human_usable = human_net_usable(self.human_evaluator, params)
         human_everywhere = human_net_needed_in_tree(self.human_evaluator, params)
+        meta_rows = _MetadataRows(params, tree.x_size * tree.y_size)
         main_requests: list[NNRequest] = []
         human_requests: list[NNRequest] = []
         main_groups: list[tuple[int, int]] = []   # (first request, count) per leaf
         human_groups: list[Optional[tuple[int, int]]] = []
-        spatial, global_features, legal = tree.spatial, tree.global_features, tree.legal
-        area = tree.x_size * tree.y_size
         for i in range(num_leaves):
             key, is_root, white = tree.leaf_info(i)
-            optimism = params.root_policy_optimism if is_root else params.policy_optimism
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
             symmetries = self._rng.sample(range(NUM_SYMMETRIES), num_syms) if num_syms > 1 else [None]
-
-            def requests_for(net) -> list[NNRequest]:
-                meta = params.human_profile.row(white, area) if getattr(net, "needs_metadata", False) else None
-                return [NNRequest(
-                    spatial=spatial[i], global_features=global_features[i], legal_mask=legal[i].view(np.bool_),
-                    board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, symmetry=symmetry,
-                    policy_optimism=optimism, policy_temperature=params.nn_policy_temperature,
-                    enable_passing_hacks=params.enable_passing_hacks, meta=meta,
-                    # Sampled symmetries must each really run the network.
-                    cache_key=key if symmetry is None else None,
-                ) for symmetry in symmetries]
-
+            leaf = (tree, i, key, is_root, white, symmetries, params)
             if not root_human_only:
                 main_groups.append((len(main_requests), len(symmetries)))
-                main_requests += requests_for(self.evaluator)
+                main_requests += _leaf_requests(*leaf, meta_rows.get(self.evaluator, white))
             if human_usable and (is_root or human_everywhere):
                 human_groups.append((len(human_requests), len(symmetries)))
-                human_requests += requests_for(self.human_evaluator)
+                human_requests += _leaf_requests(*leaf, meta_rows.get(self.human_evaluator, white))
             else:
                 human_groups.append(None)
         outputs = list(self._evaluate_many(main_requests)) if main_requests else []
@@ -147,6 +134,36 @@ class NetworkLeafEvaluator:
         main = [_one_or_average(outputs, group) for group in main_groups]
         human = [None if group is None else _one_or_average(human_outputs, group) for group in human_groups]
         return main, (human if human_requests else None)
+
+
+class _MetadataRows:
+    """The SGF-metadata rows of a batch (one per side to move), built only for nets that take them."""
+
+    def __init__(self, params, board_area: int):
+        self._params = params
+        self._area = board_area
+        self._rows: dict[bool, np.ndarray] = {}
+
+    def get(self, net, white_to_move: bool) -> Optional[np.ndarray]:
+        if not getattr(net, "needs_metadata", False):
+            return None
+        if white_to_move not in self._rows:
+            self._rows[white_to_move] = self._params.human_profile.row(white_to_move, self._area)
+        return self._rows[white_to_move]
+
+
+def _leaf_requests(tree, i: int, key, is_root: bool, white: bool, symmetries, params,
+                   meta: Optional[np.ndarray]) -> list[NNRequest]:
+    """The requests for batch leaf i, one per symmetry (views of the tree's buffers, no copies)."""
+    optimism = params.root_policy_optimism if is_root else params.policy_optimism
+    return [NNRequest(
+        spatial=tree.spatial[i], global_features=tree.global_features[i], legal_mask=tree.legal[i].view(np.bool_),
+        board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, symmetry=symmetry,
+        policy_optimism=optimism, policy_temperature=params.nn_policy_temperature,
+        enable_passing_hacks=params.enable_passing_hacks, meta=meta,
+        # Sampled symmetries must each really run the network.
+        cache_key=key if symmetry is None else None,
+    ) for symmetry in symmetries]
 
 
 def _one_or_average(outputs, group: tuple[int, int]):
