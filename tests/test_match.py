@@ -1,0 +1,152 @@
+"""`kata match`: bots from a KataGo match config, pairings, games with tiny random nets and the
+rollout engine, SGF files, the results table / JSON, and clear errors for bad configs."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from katacli.cli import app, normalize_argv
+from katacli.config import Config, ConfigError
+from katacli.game.sgf import load_sgf
+from katacli.match.results import MatchResults, elo_of_score, wilson_interval
+from katacli.match.settings import MatchSettings
+from katacli.nn.configs import random_description
+from katacli.nn.export import write_model_file
+
+BASE = """
+koRules = SIMPLE
+scoringRules = AREA
+taxRules = NONE
+multiStoneSuicideLegals = false
+hasButtons = false
+bSizes = 5
+bSizeRelProbs = 1
+komiMean = 6.5
+handicapProb = 0.0
+maxMovesPerGame = 60
+numGameThreads = 2
+maxVisits = 8
+nnMaxBatchSize = 8
+"""
+
+
+def write_net(path: Path, seed: int) -> Path:
+    write_model_file(random_description("b2c16", seed=seed, model_name=path.name.split(".")[0]), path)
+    return path
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "match.cfg"
+    path.write_text(BASE + text)
+    return path
+
+
+def kata_match(*args: str):
+    return CliRunner().invoke(app, normalize_argv(["match", *args]))
+
+
+def test_settings_follow_katago_keys(tmp_path):
+    net = write_net(tmp_path / "a.bin.gz", 1)
+    cfg = Config.from_text(BASE + f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = r\nnnModelFile = {net}\n"
+                           "nnModelFile2 = rollouts\nmaxVisits1 = 30\nsecondaryBots = 1,2\nnumGamesTotal = 6\n"
+                           "extraPairs = 2-1\nextraPairsAreOneSidedBW = true\n")
+    s = MatchSettings.from_config(cfg)
+    assert [b.name for b in s.bots] == ["a", "b", "r"]
+    assert [b.params.max_visits for b in s.bots] == [8, 30, 8]
+    assert s.bots[2].uses_rollouts and s.bots[0].model == str(net)
+    # 1 and 2 are both secondary: they meet only through the one-sided extra pair.
+    assert sorted(s.pairings) == [(0, 1), (0, 2), (1, 0), (2, 0), (2, 1)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("numBots = 2\nbotName0 = a\nbotName2 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "numBots = 2"),
+    ("numBots = 2\nbotName0 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "botName1 is missing"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = nowhere.bin.gz\n"
+     "numGamesTotal = 2\n", "model file not found: nowhere.bin.gz"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),
+    ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
+])
+def test_bad_configs_give_one_line_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        MatchSettings.from_config(Config.from_text(BASE + text))
+    done = kata_match("-config", str(write_config(tmp_path, text)))
+    assert done.exit_code == 1 and message in done.stderr and "Traceback" not in done.output
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_nets_and_rollouts_play_a_match(tmp_path):
+    net_a, net_b = write_net(tmp_path / "net-a.bin.gz", 1), write_net(tmp_path / "net-b.bin.gz", 2)
+    cfg = write_config(tmp_path, f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = rollouts\n"
+                                 f"nnModelFile0 = {net_a}\nnnModelFile1 = {net_b}\nnnModelFile2 = rollouts\n"
+                                 "numGamesTotal = 6\nmaxVisits2 = 16\n")
+    sgfs = tmp_path / "sgfs"
+    done = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--json", "--seed", "5")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["games"] == 6 and not report["interrupted"]
+    assert report["black_wins"] + report["white_wins"] + report["draws"] == 6
+    pairs = {(p["bot"], p["opponent"]): p for p in report["pairs"]}
+    assert set(pairs) == {("a", "b"), ("a", "rollouts"), ("b", "rollouts")}   # one round: every pair, both colours
+    assert all(p["games"] == 2 for p in pairs.values())
+    assert set(report["elo"]) == {"a", "b", "rollouts"} and report["elo"]["a"] == 0.0
+    files = sorted(sgfs.iterdir())
+    assert len(files) == 6 and all(f.suffix == ".sgf" for f in files)
+    names = set()
+    for f in files:
+        game = load_sgf(str(f))
+        assert (game.x_size, game.y_size) == (5, 5) and game.result
+        names.add((game.black_name, game.white_name))
+    assert len(names) == 6
+
+
+def test_table_output_and_log_file(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 2\n")
+    done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
+    assert done.exit_code == 0, done.output
+    assert "Match results: 2 games" in done.stdout and "win rate" in done.stdout
+    assert "r1 (B) vs r2 (W)" in (tmp_path / "match.log").read_text() or \
+        "r2 (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
+
+
+def test_results_statistics():
+    r = MatchResults(["x", "y"])
+    for _ in range(9):
+        r.add("x", "y", 1)
+    r.add("y", "x", 0)
+    (pair,) = [t.as_dict() for t in r.pairs.values()]
+    assert (pair["wins"], pair["losses"], pair["draws"]) == (9, 0, 1) and pair["win_rate"] == 0.95
+    low, high = wilson_interval(9.5, 10)
+    assert low < 0.95 < high <= 1.0 and pair["win_rate_95"] == [low, high]
+    assert pair["elo_diff"] == pytest.approx(400 * __import__("math").log10(19))
+    assert elo_of_score(0.5) == 0.0 and elo_of_score(1.0) > 1000
+    assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
+
+
+def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 100000\n")
+    sgfs = tmp_path / "sgfs"
+    proc = subprocess.Popen([sys.executable, "-m", "katacli.cli", "match", "-config", str(cfg), "-sgf-output-dir",
+                             str(sgfs), "--json", "-override-config", "maxVisits=30,bSizes=7,maxMovesPerGame=120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(sgfs.glob("*.sgf"))) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    assert report["interrupted"] and report["games"] >= 2
+    files = list(sgfs.iterdir())
+    assert len(files) == report["games"] and all(f.suffix == ".sgf" for f in files)
+    for f in files:
+        assert load_sgf(str(f)).result
