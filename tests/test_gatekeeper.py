@@ -72,9 +72,11 @@ def test_rejects_below_the_required_share(tmp_path):
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)
     write_net(dirs["test"] / "cand-b.bin.gz", 3)
+    (dirs["test"] / "cand-b.json").write_text("{}")            # kata train's summary beside its export
     (outcome,) = keeper(dirs, required=1.01).run(quit_if_no_nets=True)
     assert not outcome.accepted and "scored" in outcome.reason
     assert (dirs["rejected"] / "cand-b.bin.gz").is_file() and not (dirs["accepted"] / "cand-b.bin.gz").exists()
+    assert (dirs["rejected"] / "cand-b.json").is_file() and not list(dirs["test"].iterdir())
 
 
 def test_old_and_broken_candidates_are_rejected_without_games(tmp_path):

@@ -23,7 +23,7 @@ from katacli.config import Config
 from katacli.match.results import MatchResults
 from katacli.match.runner import MatchNetworks, MatchRun
 from katacli.match.settings import MatchSettings
-from katacli.selfplay.modelfiles import ModelFile, find_latest_model
+from katacli.selfplay.modelfiles import MODEL_SUFFIXES, ModelFile, find_latest_model
 
 log = logging.getLogger("katacli.match")
 
@@ -58,6 +58,15 @@ def _entry_under(path: Path, root: Path) -> Path:
 def _stable_signature(entry: Path) -> tuple:
     files = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
     return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def companions(entry: Path) -> list[Path]:
+    """Files exported beside a model file under its name (kata train's ``NAME.json`` summary)."""
+    if not entry.is_file():
+        return []
+    base = next((entry.name[: -len(s)] for s in MODEL_SUFFIXES if entry.name.endswith(s)), entry.name)
+    return [p for p in entry.parent.iterdir() if p != entry and p.is_file() and p.name.startswith(base + ".")
+            and not p.name.endswith(MODEL_SUFFIXES)]
 
 
 def move_entry(entry: Path, into_dir: Path) -> Path:
@@ -170,10 +179,13 @@ class Gatekeeper:
             if self.selfplay_dir is not None:
                 for sub in SELFPLAY_SUBDIRS:
                     (self.selfplay_dir / candidate.name / sub).mkdir(parents=True, exist_ok=True)
-            move_entry(entry, self.accepted_dir)
         else:
             log.info("candidate %s %s: rejecting", candidate.name, reason)
-            move_entry(entry, self.rejected_dir)
+        destination = self.accepted_dir if accept else self.rejected_dir
+        extras = companions(entry)
+        move_entry(entry, destination)  # the model first: from here on it counts as decided
+        for extra in extras:
+            move_entry(extra, destination)
         return GatingOutcome(candidate.name, accept, reason)
 
     def run(self, quit_if_no_nets: bool = False, on_outcome: Optional[Callable[[GatingOutcome], None]] = None,
