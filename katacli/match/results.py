@@ -17,7 +17,7 @@ Z_95 = 1.959963984540054
 PRIOR_DRAWS = 1.0
 FIT_ITERATIONS = 2000
 FIT_TOLERANCE = 1e-10
-# Elo shown for a score of exactly 0 or 1 (the logistic transform is infinite there).
+# Elo given for a score of exactly 0 or 1 (the logistic transform is infinite there; tables show inf).
 ELO_DISPLAY_LIMIT = 9999.0
 
 
@@ -132,6 +132,13 @@ class MatchResults:
                 "elo": self.bot_elos()}
 
 
+def format_elo(elo: float) -> str:
+    """Signed Elo; a perfect or zero score shows as +inf / -inf rather than the numeric cap."""
+    if abs(elo) >= ELO_DISPLAY_LIMIT:
+        return "+inf" if elo > 0 else "-inf"
+    return f"{elo:+.0f}"
+
+
 def results_table(results: MatchResults):
     """A rich Table of every pair and, with several bots, the per-bot Elo."""
     from rich.table import Table
@@ -146,7 +153,7 @@ def results_table(results: MatchResults):
         elo_low, elo_high = d["elo_diff_95"]
         table.add_row(d["bot"], d["opponent"], str(d["games"]), str(d["wins"]), str(d["losses"]), str(d["draws"]),
                       f"{100 * d['win_rate']:.1f}% ({100 * low:.1f}-{100 * high:.1f})",
-                      f"{d['elo_diff']:+.0f} ({elo_low:+.0f}..{elo_high:+.0f})")
+                      f"{format_elo(d['elo_diff'])} ({format_elo(elo_low)}..{format_elo(elo_high)})")
     elos = results.bot_elos()
     if len(elos) > 2:
         table.caption = "Elo (Bradley-Terry, first bot 0): " + ", ".join(f"{n} {e:+.0f}" for n, e in elos.items())
