@@ -150,3 +150,25 @@ def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
     assert len(files) == report["games"] and all(f.suffix == ".sgf" for f in files)
     for f in files:
         assert load_sgf(str(f)).result
+
+
+def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 100000\n")
+    sgfs = tmp_path / "sgfs"
+    proc = subprocess.Popen([sys.executable, "-m", "katacli.cli", "match", "-config", str(cfg), "-sgf-output-dir",
+                             str(sgfs), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(sgfs.glob("*.sgf"))) < 3 and proc.poll() is None:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=60)
+    finished = list(sgfs.glob("*.sgf"))
+    assert len(finished) >= 3
+    for f in finished:
+        assert load_sgf(str(f)).result
+    (sgfs / f".match-x.sgf.{proc.pid}.partial").write_text("(;FF[4]")   # as if cut off mid-write
+    rerun = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--quiet", "-override-config",
+                       "numGamesTotal=1")
+    assert rerun.exit_code == 0, rerun.output
+    assert all(f.suffix == ".sgf" and not f.name.startswith(".") for f in sgfs.iterdir())

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
-from katacli.data.files import atomic_output
+from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
@@ -137,6 +137,7 @@ class MatchRun:
                 previous[sig] = signal.signal(sig, self._on_signal)
         if self.sgf_dir is not None:
             self.sgf_dir.mkdir(parents=True, exist_ok=True)
+            remove_stale_partials(self.sgf_dir)  # what a killed earlier match was still writing
         threads = [threading.Thread(target=self._game_loop, args=(self.rng.getrandbits(SEED_BITS),),
                                     name=f"match-game-{i}", daemon=True)
                    for i in range(self.settings.num_game_threads)]
