@@ -110,9 +110,10 @@ def test_nets_and_rollouts_play_a_match(tmp_path):
 
 def test_table_output_and_log_file(tmp_path):
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
-                                 "numGamesTotal = 2\n")
+                                 "numGamesTotal = 2\nmaxVisits1 = 12\nmaxVisitz = 3\n")
     done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
     assert done.exit_code == 0, done.output
+    assert "Unknown config key 'maxVisitz'" in done.stderr and "maxVisits1" not in done.stderr
     assert "Match results: 2 games" in done.stdout and "win rate" in done.stdout
     assert "r1 (B) vs r2 (W)" in (tmp_path / "match.log").read_text() or \
         "r2 (B) vs r1 (W)" in (tmp_path / "match.log").read_text()

@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
+from katacli.commands.match import warn_unknown_keys
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
@@ -39,6 +40,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     if not 0.0 <= required_win_prop <= 1.0:
         report_error_and_exit("-required-candidate-win-prop must be between 0 and 1")
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
+    warn_unknown_keys(cfg)
     with exit_on_config_error():
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1

@@ -27,6 +27,14 @@ EXIT_RUNTIME_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
+def warn_unknown_keys(cfg) -> None:
+    """One WARNING line per key that is neither known nor a known key with a bot index."""
+    from katacli.match.settings import unknown_keys
+
+    for key in unknown_keys(cfg):
+        print(f"WARNING: Unknown config key '{key}' in {cfg.source}", file=sys.stderr)
+
+
 def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) -> list[logging.Handler]:
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
@@ -61,9 +69,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
         log_to_stdout = cfg.get("logToStdout", "gtp")
-    for key in cfg.unknown_keys():
-        if key not in cfg.used_keys():
-            print(f"WARNING: Unknown config key '{key}' in {cfg.source}", file=sys.stderr)
+    warn_unknown_keys(cfg)
     if settings.game.komi_auto and all(b.uses_rollouts for b in settings.bots):
         report_error_and_exit("komiAuto needs a bot with a network to judge fair komi; set komiMean instead")
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)

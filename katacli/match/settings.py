@@ -103,6 +103,16 @@ def _check_bot_indices(cfg: Config, num_bots: int) -> None:
             cfg.mark_used(key)
 
 
+def unknown_keys(cfg: Config) -> list[str]:
+    """Keys neither registered nor a registered bot key with an index (``maxVisits1``)."""
+    out = []
+    for key in cfg.unknown_keys():
+        m = _INDEXED_KEY.match(key)
+        if not (m and is_known(m.group(1))):
+            out.append(key)
+    return out
+
+
 def bot_config(cfg: Config, index: int) -> Config:
     """The config as bot ``index`` sees it: its indexed keys replace the plain ones, other bots' are gone."""
     view = cfg.copy()
