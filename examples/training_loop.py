@@ -156,13 +156,18 @@ def write_configs(work: Path, args) -> tuple[Path, Path]:
     return gate, match
 
 
+def label(model: Path) -> str:
+    """A network's name in match tables: its file name without .bin.gz."""
+    return model.name.removesuffix(".gz").removesuffix(".bin")
+
+
 def measure(kata: Kata, match_cfg: Path, new: Path, previous: Path, work: Path, generation: int, args) -> dict:
     """kata match: the new accepted net against the previous one and against the rollout engine."""
     out = work / "elo" / f"gen{generation}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     cfg = work / "elo" / f"gen{generation}.cfg"
     cfg.write_text(match_cfg.read_text() + "\n".join([
-        "numBots = 3", f"botName0 = {new.stem}", f"botName1 = {previous.stem}-prev", "botName2 = rollouts",
+        "numBots = 3", f"botName0 = {label(new)}", f"botName1 = {label(previous)}-prev", "botName2 = rollouts",
         f"nnModelFile0 = {new}", f"nnModelFile1 = {previous}", "nnModelFile2 = rollouts",
         f"maxVisits2 = {args.rollout_visits}", "secondaryBots = 1,2",
         f"numGamesTotal = {4 * args.match_games}", ""]))
@@ -180,11 +185,12 @@ def pair_result(report: dict, bot: str, opponent_prefix: str) -> Optional[dict]:
 
 
 def elo_table(rows: list[dict]) -> str:
-    lines = [f"{'gen':>3}  {'accepted net':<34} {'gating':>9} {'vs previous':>22} {'Elo':>6} {'vs rollouts':>12}"]
+    lines = [f"{'gen':>3}  {'accepted net':<34} {'gating':>9} {'vs previous (W-L-D)':>22} {'Elo':>6} "
+             f"{'vs rollouts':>12}"]
     for r in rows:
         prev = r.get("vs_previous")
         roll = r.get("vs_rollouts")
-        prev_text = f"{prev['wins']}-{prev['losses']}-{prev['draws']} {prev['elo_diff']:+.0f}" if prev else "-"
+        prev_text = f"{prev['wins']}-{prev['losses']}-{prev['draws']}" if prev else "-"
         roll_text = f"{100 * roll['win_rate']:.0f}%" if roll else "-"
         lines.append(f"{r['generation']:>3}  {r['model']:<34} {r.get('gating', '-'):>9} {prev_text:>22} "
                      f"{r['elo']:>+6.0f} {roll_text:>12}")
@@ -285,10 +291,11 @@ def run_loop(args) -> dict:
         if row["gating"] == "accepted":
             prior = models / last["model"] if (models / last["model"]).exists() else previous
             report = measure(kata, match_cfg, accepted, prior, work, generation, args)
-            row["vs_previous"] = pair_result(report, accepted.stem, prior.stem)
-            row["vs_rollouts"] = pair_result(report, accepted.stem, "rollouts")
-            if row["vs_previous"]:
-                row["elo"] = last["elo"] + row["vs_previous"]["elo_diff"]
+            row["vs_previous"] = pair_result(report, label(accepted), label(prior))
+            row["vs_rollouts"] = pair_result(report, label(accepted), "rollouts")
+            elos = report["elo"]   # Bradley-Terry: finite even after a clean sweep
+            if label(accepted) in elos and f"{label(prior)}-prev" in elos:
+                row["elo"] = last["elo"] + elos[label(accepted)] - elos[f"{label(prior)}-prev"]
         progress.data["rows"].append(row)
         progress.mark(generation, "elo")
         print(elo_table(progress.data["rows"]), flush=True)

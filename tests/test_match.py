@@ -130,6 +130,12 @@ def test_results_statistics():
     assert low < 0.95 < high <= 1.0 and pair["win_rate_95"] == [low, high]
     assert pair["elo_diff"] == pytest.approx(400 * __import__("math").log10(19))
     assert elo_of_score(0.5) == 0.0 and elo_of_score(1.0) > 1000
+    sweep = MatchResults(["x", "y"])
+    for _ in range(3):
+        sweep.add("x", "y", 1)
+    (swept,) = [t.as_dict() for t in sweep.pairs.values()]
+    assert swept["elo_diff"] is None and swept["elo_diff_95"][1] is None and swept["elo_diff_95"][0] is not None
+    assert 0 < sweep.bot_elos()["x"] - sweep.bot_elos()["y"] < 1000   # finite, thanks to the virtual draw
     assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
 
 

@@ -1,7 +1,8 @@
 """Match results: per-pair tallies, win rates with 95% intervals, Elo by pair and per bot.
 
 Win rates use the Wilson score interval (sound for small matches and for 0 or 100%);
-a pair's Elo difference is the logistic transform of the score and its interval. Per-bot
+a pair's Elo difference is the logistic transform of the score and its interval (none for
+a score of 0 or 1: null in JSON, -inf/+inf in the table). Per-bot
 Elo is a Bradley-Terry fit over all games (draws count half a win to each side), with one
 virtual draw between every two bots that met so that a 10-0 sweep gives a finite number;
 the first bot is pinned at 0.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
 Z_95 = 1.959963984540054
@@ -39,6 +41,11 @@ def elo_of_score(score: float) -> float:
     return max(-ELO_DISPLAY_LIMIT, min(ELO_DISPLAY_LIMIT, ELO_PER_NAT * math.log(score / (1.0 - score))))
 
 
+def _finite_or_none(elo: float) -> Optional[float]:
+    """JSON has no infinity: a perfect or zero score's Elo difference is null."""
+    return None if abs(elo) >= ELO_DISPLAY_LIMIT else elo
+
+
 @dataclass
 class PairTally:
     """Games between bots ``a`` and ``b`` (a listed first)."""
@@ -63,8 +70,8 @@ class PairTally:
         score = self.a_points / self.games if self.games else 0.5
         return {"bot": self.a, "opponent": self.b, "games": self.games, "wins": self.a_wins,
                 "losses": self.b_wins, "draws": self.draws, "win_rate": score,
-                "win_rate_95": [low, high], "elo_diff": elo_of_score(score),
-                "elo_diff_95": [elo_of_score(low), elo_of_score(high)]}
+                "win_rate_95": [low, high], "elo_diff": _finite_or_none(elo_of_score(score)),
+                "elo_diff_95": [_finite_or_none(elo_of_score(low)), _finite_or_none(elo_of_score(high))]}
 
 
 @dataclass
@@ -132,10 +139,10 @@ class MatchResults:
                 "elo": self.bot_elos()}
 
 
-def format_elo(elo: float) -> str:
-    """Signed Elo; a perfect or zero score shows as +inf / -inf rather than the numeric cap."""
-    if abs(elo) >= ELO_DISPLAY_LIMIT:
-        return "+inf" if elo > 0 else "-inf"
+def format_elo(elo: Optional[float], score: float) -> str:
+    """Signed Elo; a perfect or zero score (no finite Elo) shows as +inf / -inf."""
+    if elo is None:
+        return "+inf" if score > 0.5 else "-inf"
     return f"{elo:+.0f}"
 
 
@@ -153,7 +160,8 @@ def results_table(results: MatchResults):
         elo_low, elo_high = d["elo_diff_95"]
         table.add_row(d["bot"], d["opponent"], str(d["games"]), str(d["wins"]), str(d["losses"]), str(d["draws"]),
                       f"{100 * d['win_rate']:.1f}% ({100 * low:.1f}-{100 * high:.1f})",
-                      f"{format_elo(d['elo_diff'])} ({format_elo(elo_low)}..{format_elo(elo_high)})")
+                      f"{format_elo(d['elo_diff'], d['win_rate'])} "
+                      f"({format_elo(elo_low, low)}..{format_elo(elo_high, high)})")
     elos = results.bot_elos()
     if len(elos) > 2:
         table.caption = "Elo (Bradley-Terry, first bot 0): " + ", ".join(f"{n} {e:+.0f}" for n, e in elos.items())
