@@ -83,11 +83,13 @@ def test_bad_configs_give_one_line_errors(tmp_path, text, message):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_nets_and_rollouts_play_a_match(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_nets_and_rollouts_play_a_match(tmp_path, processes):
+    """In one process (threads share each network's batches) and in two worker processes."""
     net_a, net_b = write_net(tmp_path / "net-a.bin.gz", 1), write_net(tmp_path / "net-b.bin.gz", 2)
     cfg = write_config(tmp_path, f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = rollouts\n"
                                  f"nnModelFile0 = {net_a}\nnnModelFile1 = {net_b}\nnnModelFile2 = rollouts\n"
-                                 "numGamesTotal = 6\nmaxVisits2 = 16\n")
+                                 f"numGamesTotal = 6\nmaxVisits2 = 16\nnumMatchProcesses = {processes}\n")
     sgfs = tmp_path / "sgfs"
     done = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--json", "--seed", "5")
     assert done.exit_code == 0, done.output

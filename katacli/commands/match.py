@@ -15,6 +15,8 @@ HELP = """Play bots against each other and report who is stronger, like `katago 
 
 Bots are defined in the config: numBots, botName0, botName1, ..., and nnModelFile0, nnModelFile1, ... (a .bin.gz network, or `rollouts` for the random-playout engine). Any search key can differ per bot by appending the bot's index (maxVisits1 = 400, cpuctExploration0 = 1.3). Every two bots play each other with both colours, numGameThreads games at a time sharing network batches, until numGamesTotal games; board sizes, rules and komi are drawn as in self-play (bSizes, bSizeRelProbs, koRules, komiMean / komiAuto, ...). See configs/match_example.cfg.
 
+On a CPU the games are shared out among one worker process per core (numMatchProcesses sets how many; their log lines go to -log-file).
+
 At the end a table shows games, wins, draws, win rate with a 95% interval and the Elo difference; --json prints the same as JSON on stdout.
 
 \b
@@ -25,6 +27,12 @@ Ctrl-C stops the match: games in progress are dropped, finished ones are counted
 EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "match_example.cfg"
 EXIT_RUNTIME_ERROR = 2
 EXIT_INTERRUPTED = 130
+
+
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def warn_unknown_keys(cfg) -> None:
@@ -69,17 +77,29 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
         log_to_stdout = cfg.get("logToStdout", "gtp")
+        num_processes = cfg.get("numMatchProcesses", "gtp") if cfg.is_set("numMatchProcesses") else None
+    if num_processes is None:
+        from katacli.selfplay.processes import default_num_processes
+
+        num_processes = default_num_processes(settings.num_game_threads, _device())
+    num_processes = min(num_processes, settings.num_game_threads)
     warn_unknown_keys(cfg)
     if settings.game.komi_auto and all(b.uses_rollouts for b in settings.bots):
         report_error_and_exit("komiAuto needs a bot with a network to judge fair komi; set komiMean instead")
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
+    sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
     try:
-        try:
-            networks = MatchNetworks(settings, nn, cpu_threads)
-        except Exception as exc:
-            report_error_and_exit(f"could not load a network: {exc}")
-        run = MatchRun(settings, networks.nets, Path(sgf_output_dir) if sgf_output_dir else None, seed,
-                       networks.client_contexts)
+        if num_processes > 1:
+            from katacli.match.processes import MatchProcessRun
+
+            networks = None
+            run = MatchProcessRun(settings, nn, num_processes, cpu_threads, sgf_dir, seed, log_file)
+        else:
+            try:
+                networks = MatchNetworks(settings, nn, cpu_threads)
+            except Exception as exc:
+                report_error_and_exit(f"could not load a network: {exc}")
+            run = MatchRun(settings, networks.nets, sgf_dir, seed, networks.client_contexts)
         err = Console(stderr=True)
         try:
             if quiet or as_json:
@@ -92,7 +112,8 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
             print(f"error: the match stopped: {exc}", file=sys.stderr)
             return EXIT_RUNTIME_ERROR
         finally:
-            networks.close()
+            if networks is not None:
+                networks.close()
     finally:
         logger = logging.getLogger("katacli.match")
         for handler in handlers:

@@ -26,6 +26,9 @@ MATCH_KEYS = section("Match and gatekeeper", [
              "These bots do not play each other, only the other bots.", 0, MAX_BOTS - 1),
     list_key("extraPairs", ValueKind.LIST_STR, None, "Extra pairings as black-white index pairs, e.g. 0-4,1-4."),
     bool_key("extraPairsAreOneSidedBW", False, "extraPairs give one game with those colours instead of both."),
+    int_key("numMatchProcesses", None, 1, 1024,
+            "katacli only: worker processes sharing numGameThreads, each with its own network copies "
+            "(default: one per CPU core on the CPU, one with a GPU)."),
     int_key("numGamesPerGating", 100, 0, MAX_GAMES_PER_GATING,
             "Gatekeeper: games each candidate plays against the accepted network."),
 ])

@@ -27,40 +27,58 @@ log = logging.getLogger("katacli.match")
 
 SEED_BITS = 64
 TICK_SECONDS = 0.25
+ROUND_SEED_STRIDE = 1 << 20
 
 
 class Pairer:
-    """Hands out (black bot, white bot) index pairs: shuffled rounds of all pairings, numGamesTotal in all."""
+    """Hands out games: (game number, (black bot, white bot)), numGamesTotal in all.
 
-    def __init__(self, pairings, num_games: int, rng: random.Random):
+    Game n is entry n % len(round) of round n // len(round), a shuffle of KataGo's round (every
+    pairing once) drawn from the seed and the round number, so processes that share only the
+    game counter (``take_number``) still play whole rounds.
+    """
+
+    def __init__(self, pairings, num_games: int, seed: int, take_number: Optional[Callable[[], int]] = None):
         self.pairings = list(pairings)
-        self.remaining = num_games
-        self.rng = rng
-        self._round: list = []
+        self.num_games = num_games
+        self.seed = seed
+        self._next = 0
         self._lock = threading.Lock()
+        self._take = take_number or self._take_local
 
-    def next(self) -> Optional[tuple[int, int]]:
+    def _take_local(self) -> int:
         with self._lock:
-            if self.remaining <= 0:
-                return None
-            if not self._round:
-                self._round = list(self.pairings)
-                self.rng.shuffle(self._round)
-            self.remaining -= 1
-            return self._round.pop()
+            number = self._next
+            self._next += 1
+            return number
+
+    def round_order(self, round_index: int) -> list:
+        order = list(self.pairings)
+        random.Random(self.seed * ROUND_SEED_STRIDE + round_index).shuffle(order)
+        return order
+
+    def next(self) -> Optional[tuple[int, tuple[int, int]]]:
+        number = self._take()
+        if number >= self.num_games:
+            return None
+        size = len(self.pairings)
+        return number, self.round_order(number // size)[number % size]
 
 
 class MatchRun:
     def __init__(self, settings: MatchSettings, nets: dict[str, Optional[NetEvaluator]],
-                 sgf_dir: Optional[Path] = None, seed: Optional[int] = None, client_contexts=()):
+                 sgf_dir: Optional[Path] = None, seed: Optional[int] = None, client_contexts=(),
+                 pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame], None]] = None):
         """nets: model path (or "rollouts") -> evaluator (None for rollouts). client_contexts: callables
-        giving each game thread's registration with the networks' batchers."""
+        giving each game thread's registration with the networks' batchers. pairer: shared with other
+        processes (default: this run's own). on_game: called with every finished game."""
         self.settings = settings
         self.nets = nets
         self.sgf_dir = sgf_dir
         self.rng = random.Random(seed)
         self.run_id = f"{self.rng.getrandbits(SEED_BITS):016X}"
-        self.pairer = Pairer(settings.pairings, settings.num_games_total, random.Random(self.rng.getrandbits(64)))
+        self.pairer = pairer or Pairer(settings.pairings, settings.num_games_total, self.rng.getrandbits(SEED_BITS))
+        self.on_game = on_game
         self.results = MatchResults(settings.bot_names())
         self.client_contexts = list(client_contexts)
         self.games_started = self.games_finished = self.moves_played = 0
@@ -102,6 +120,8 @@ class MatchRun:
                 self.sgf_files.append(path)
         log.info("game %d: %s (B) vs %s (W): %s%s", game_number, game.black, game.white, game.result,
                  " (move limit)" if game.hit_move_limit else "")
+        if self.on_game is not None:
+            self.on_game(game)
         if finished % self.settings.log_games_every == 0:
             log.info("%d games finished", finished)
 
@@ -112,12 +132,13 @@ class MatchRun:
                 for registered in self.client_contexts:
                     stack.enter_context(registered())
                 while not self._stop.is_set():
-                    pair = self.pairer.next()
-                    if pair is None:
+                    claimed = self.pairer.next()
+                    if claimed is None:
                         return
+                    number, pair = claimed
+                    number += 1  # games are numbered from 1 in logs and file names
                     with self._lock:
                         self.games_started += 1
-                        number = self.games_started
                     black, white = self._bot(pair[0], rng), self._bot(pair[1], rng)
                     start = start_game(self.settings, rng, black, white)
                     game = play_game(self.settings, start, black, white, self._stop.is_set, self._count_move)
