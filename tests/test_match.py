@@ -181,3 +181,28 @@ def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
                        "numGamesTotal=1")
     assert rerun.exit_code == 0, rerun.output
     assert all(f.suffix == ".sgf" and not f.name.startswith(".") for f in sgfs.iterdir())
+
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("name", ["match_example.cfg", "gatekeeper_example.cfg"])
+def test_shipped_configs_are_complete_and_known(tmp_path, name):
+    import re
+
+    from katacli.config_keys import is_known
+    from katacli.match.settings import unknown_keys
+
+    cfg = Config.from_file(CONFIGS / name, mode="gtp")
+    assert unknown_keys(cfg) == []
+    for line in (CONFIGS / name).read_text().splitlines():   # commented-out settings name real keys
+        m = re.match(r"^#\s*([A-Za-z][A-Za-z0-9]*)\s*=", line.strip())
+        if m:
+            assert is_known(m.group(1)) or is_known(re.sub(r"\d+$", "", m.group(1))), m.group(1)
+    net = write_net(tmp_path / "n.bin.gz", 1)
+    for key, value in (("numBots", "2"), ("botName0", "x"), ("botName1", "y"), ("nnModelFile0", str(net)),
+                       ("nnModelFile1", "rollouts")):
+        cfg.set(key, value)
+    settings = MatchSettings.from_config(cfg, num_games_key="numGamesPerGating" if "gatekeeper" in name
+                                         else "numGamesTotal")
+    assert len(settings.bots) == 2 and settings.num_games_total > 0
