@@ -74,11 +74,15 @@ def test_settings_follow_katago_keys(tmp_path):
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),
     ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play"),
     ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nkomiAuto = true\n",
+     "need a bot with a network"),
 ])
 def test_bad_configs_give_one_line_errors(tmp_path, text, message):
+    base = BASE.replace("komiMean = 6.5\n", "") if "komiAuto" in text else BASE
     with pytest.raises(ConfigError, match=message):
-        MatchSettings.from_config(Config.from_text(BASE + text))
-    done = kata_match("-config", str(write_config(tmp_path, text)))
+        MatchSettings.from_config(Config.from_text(base + text))
+    (tmp_path / "bad.cfg").write_text(base + text)
+    done = kata_match("-config", str(tmp_path / "bad.cfg"))
     assert done.exit_code == 1 and message in done.stderr and "Traceback" not in done.output
     assert len(done.stderr.strip().splitlines()) == 1
 

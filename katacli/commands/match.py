@@ -84,8 +84,6 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         num_processes = default_num_processes(settings.num_game_threads, _device())
     num_processes = min(num_processes, settings.num_game_threads)
     warn_unknown_keys(cfg)
-    if settings.game.komi_auto and all(b.uses_rollouts for b in settings.bots):
-        report_error_and_exit("komiAuto needs a bot with a network to judge fair komi; set komiMean instead")
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
     sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
     try:

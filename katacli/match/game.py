@@ -93,11 +93,13 @@ class MatchGame:
         return write_sgf(record)
 
 
-def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot) -> GameStart:
-    """Rules, board and komi drawn as self-play draws them; komiAuto and handicap stones use a bot's network."""
+def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,
+               referee: Optional[MatchBot] = None) -> GameStart:
+    """Rules, board and komi drawn as self-play draws them. komiAuto and handicap stones use a network:
+    Black's, else White's, else the ``referee``'s (another bot of the match) when neither has one."""
     initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params)
     start = initializer.create(rng)
-    net_bot = black if black.net is not None else (white if white.net is not None else None)
+    net_bot = next((b for b in (black, white, referee) if b is not None and b.net is not None), None)
     state, plan = start.state, start.komi
     if (plan.extra_black > 0 or settings.game.komi_auto) and net_bot is None:
         raise RuntimeError("komiAuto and handicap games need a bot with a network; set komiMean / handicapProb = 0")

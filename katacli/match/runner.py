@@ -79,6 +79,7 @@ class MatchRun:
         self.run_id = f"{self.rng.getrandbits(SEED_BITS):016X}"
         self.pairer = pairer or Pairer(settings.pairings, settings.num_games_total, self.rng.getrandbits(SEED_BITS))
         self.on_game = on_game
+        self._net_bot_index = next((b.index for b in settings.bots if self.nets.get(b.model) is not None), None)
         self.results = MatchResults(settings.bot_names())
         self.client_contexts = list(client_contexts)
         self.games_started = self.games_finished = self.moves_played = 0
@@ -140,7 +141,10 @@ class MatchRun:
                     with self._lock:
                         self.games_started += 1
                     black, white = self._bot(pair[0], rng), self._bot(pair[1], rng)
-                    start = start_game(self.settings, rng, black, white)
+                    referee = None
+                    if black.net is None and white.net is None and self._net_bot_index is not None:
+                        referee = self._bot(self._net_bot_index, rng)  # judges komiAuto for rollout pairs
+                    start = start_game(self.settings, rng, black, white, referee)
                     game = play_game(self.settings, start, black, white, self._stop.is_set, self._count_move)
                     if game is None:
                         return

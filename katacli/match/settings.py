@@ -74,6 +74,11 @@ class MatchSettings:
         if not pairings:
             raise ConfigError("no games to play: with one bot (numBots = 1) give extraPairs = 0-0, "
                               "or define two or more bots")
+        used = {i for pair in pairings for i in pair}
+        game = _game_setup_settings(cfg)
+        if (game.komi_auto or game.handicap_prob > 0) and all(bots[i].uses_rollouts for i in used):
+            raise ConfigError("komiAuto and handicap games need a bot with a network (to judge fair komi and "
+                              "place stones); set komiMean and handicapProb = 0 for rollout-only matches")
         if cfg.is_set(num_games_key):
             num_games = cfg.get(num_games_key, BOT_MODE)
         elif default_num_games is not None:
@@ -88,7 +93,7 @@ class MatchSettings:
             log_search_info=_optional(cfg, "logSearchInfo", BOT_MODE),
             log_moves=_optional(cfg, "logMoves", RUNNER_MODE),
             resign=_resign_settings(cfg),
-            game=_game_setup_settings(cfg),
+            game=game,
         )
 
 
