@@ -48,6 +48,18 @@ def test_every_reader_accepts_katago_member_names(tmp_path):
     back = load_training_arrays(h5)
     for name, value in arrays.items():
         np.testing.assert_array_equal(back[name], value)
+    # `kata convert` on a copy (it writes the .h5 beside its input).
+    from typer.testing import CliRunner
+
+    from katacli.cli import app, normalize_argv
+
+    copy = tmp_path / "katago.npz"
+    copy.write_bytes(KATAGO_NPZ.read_bytes())
+    done = CliRunner().invoke(app, normalize_argv(["convert", str(copy)]))
+    assert done.exit_code == 0, done.output
+    converted = load_training_arrays(tmp_path / "katago.h5")
+    for name, value in arrays.items():
+        np.testing.assert_array_equal(converted[name], value)
 
 
 def test_numpy_style_member_names_still_work(tmp_path):
