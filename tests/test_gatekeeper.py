@@ -56,11 +56,12 @@ def keeper(dirs: dict, required: float, **kw) -> Gatekeeper:
                       dirs["sgfs"], dirs["selfplay"], required, seed=3, settle_seconds=0.2, poll_seconds=0.1, **kw)
 
 
-def test_accepts_by_the_required_share_and_moves_directories(tmp_path):
+@pytest.mark.parametrize("processes", [1, 2])
+def test_accepts_by_the_required_share_and_moves_directories(tmp_path, processes):
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)
     write_net(dirs["test"] / "cand-a" / "model.bin.gz", 2)        # a directory export, KataGo style
-    outcomes = keeper(dirs, required=0.0).run(quit_if_no_nets=True)
+    outcomes = keeper(dirs, required=0.0, num_processes=processes).run(quit_if_no_nets=True)
     assert [(o.candidate, o.accepted) for o in outcomes] == [("cand-a", True)]
     assert (dirs["accepted"] / "cand-a" / "model.bin.gz").is_file() and not list(dirs["test"].iterdir())
     assert all((dirs["selfplay"] / "cand-a" / sub).is_dir() for sub in ("sgfs", "tdata", "vadata"))

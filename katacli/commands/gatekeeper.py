@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
-from katacli.commands.match import warn_unknown_keys
+from katacli.commands.match import choose_num_processes, warn_unknown_keys
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
@@ -44,18 +44,21 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     with exit_on_config_error():
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
+        num_processes = choose_num_processes(cfg, cfg.get("numGameThreads", "selfplay")
+                                             if cfg.is_set("numGameThreads") else 1)
     for name, value in (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
                         ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir)):
         if Path(value).exists() and not Path(value).is_dir():
             report_error_and_exit(f"{name} {value} is not a directory")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    log_path = Path(sgf_dir) / f"log-{stamp}.log"
     keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
                         Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
-                        cpu_threads, seed)
+                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path))
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    handlers = [logging.FileHandler(Path(sgf_dir) / f"log-{stamp}.log", encoding="utf-8"),
+    handlers = [logging.FileHandler(log_path, encoding="utf-8"),
                 logging.StreamHandler(sys.stderr)]
     handlers[0].setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     handlers[1].setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))

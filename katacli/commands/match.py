@@ -29,10 +29,17 @@ EXIT_RUNTIME_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 
-def _device() -> str:
-    import torch
+def choose_num_processes(cfg, num_game_threads: int) -> int:
+    """numMatchProcesses, else one per CPU core on the CPU and one with a GPU; never more than game threads."""
+    from katacli.selfplay.processes import default_num_processes
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if cfg.is_set("numMatchProcesses"):
+        wanted = cfg.get("numMatchProcesses", "gtp")
+    else:
+        import torch
+
+        wanted = default_num_processes(num_game_threads, "cuda" if torch.cuda.is_available() else "cpu")
+    return max(1, min(wanted, num_game_threads))
 
 
 def warn_unknown_keys(cfg) -> None:
@@ -77,12 +84,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
         log_to_stdout = cfg.get("logToStdout", "gtp")
-        num_processes = cfg.get("numMatchProcesses", "gtp") if cfg.is_set("numMatchProcesses") else None
-    if num_processes is None:
-        from katacli.selfplay.processes import default_num_processes
-
-        num_processes = default_num_processes(settings.num_game_threads, _device())
-    num_processes = min(num_processes, settings.num_game_threads)
+        num_processes = choose_num_processes(cfg, settings.num_game_threads)
     warn_unknown_keys(cfg)
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
     sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None

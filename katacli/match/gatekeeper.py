@@ -21,7 +21,9 @@ from typing import Callable, Optional
 
 from katacli.config import Config
 from katacli.match.results import MatchResults
+from katacli.match.processes import MatchProcessRun
 from katacli.match.runner import MatchNetworks, MatchRun
+from katacli.nn.modelfile import read_model_file
 from katacli.match.settings import MatchSettings
 from katacli.selfplay.modelfiles import MODEL_SUFFIXES, ModelFile, find_latest_model
 
@@ -92,7 +94,9 @@ class Gatekeeper:
     def __init__(self, cfg: Config, nn_settings, test_dir: Path, accepted_dir: Path, rejected_dir: Path,
                  sgf_dir: Path, selfplay_dir: Optional[Path] = None, required_win_prop: float = 0.5,
                  auto_reject_old: bool = True, cpu_threads: int = 1, seed: Optional[int] = None,
-                 settle_seconds: float = SETTLE_SECONDS, poll_seconds: float = POLL_SECONDS):
+                 settle_seconds: float = SETTLE_SECONDS, poll_seconds: float = POLL_SECONDS,
+                 num_processes: int = 1, log_path: Optional[str] = None):
+        """num_processes > 1: gating games in that many worker processes (logging to log_path)."""
         self.cfg = cfg
         self.nn = nn_settings
         self.test_dir, self.accepted_dir, self.rejected_dir = test_dir, accepted_dir, rejected_dir
@@ -103,6 +107,8 @@ class Gatekeeper:
         self.seed = seed
         self.settle_seconds = settle_seconds
         self.poll_seconds = poll_seconds
+        self.num_processes = num_processes
+        self.log_path = log_path
         self.stopped = False
         self._current: Optional[MatchRun] = None
         for d in (test_dir, accepted_dir, rejected_dir, sgf_dir) + ((selfplay_dir,) if selfplay_dir else ()):
@@ -152,15 +158,22 @@ class Gatekeeper:
             return self._decide(candidate, entry, False, f"older than the accepted model {accepted.name}")
         settings = self._settings(candidate, accepted)
         try:
-            networks = MatchNetworks(settings, self.nn, self.cpu_threads)
+            read_model_file(candidate.path)
         except Exception as exc:  # unreadable although it stopped changing: a broken export
             return self._decide(candidate, entry, False, f"cannot be loaded ({exc})")
+        networks = None
         try:
-            self._current = MatchRun(settings, networks.nets, self.sgf_dir / candidate.name, self.seed,
-                                     networks.client_contexts)
+            if self.num_processes > 1:
+                self._current = MatchProcessRun(settings, self.nn, self.num_processes, self.cpu_threads,
+                                                self.sgf_dir / candidate.name, self.seed, self.log_path)
+            else:
+                networks = MatchNetworks(settings, self.nn, self.cpu_threads)
+                self._current = MatchRun(settings, networks.nets, self.sgf_dir / candidate.name, self.seed,
+                                         networks.client_contexts)
             results = self._current.run(on_tick=on_tick, handle_signals=False)
         finally:
-            networks.close()
+            if networks is not None:
+                networks.close()
             run, self._current = self._current, None
         if self.stopped or run.stopped:
             return None
