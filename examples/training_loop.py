@@ -15,7 +15,7 @@ Elo table per generation measured by `kata match`.
 Everything runs through the ``kata`` command line (``python3 -m katacli.cli`` unless --kata is
 given). A quick look (minutes on a CPU; the net barely improves):
 
-    python3 examples/training_loop.py --work-dir /tmp/loop --board 7 --generations 2 --games 16 --visits 16 \\
+    python3 examples/training_loop.py --work-dir /tmp/loop --boards 7 --generations 2 --games 16 --visits 16 \\
         --gating-games 8 --match-games 4
 
 A run that shows a clear gain on a CPU (an hour or more; more generations keep improving):
@@ -52,7 +52,9 @@ SELFPLAY_EXAMPLE_CONFIG = REPO / "configs" / "selfplay_example.cfg"
 MAX_MOVES_PER_BOARD_POINT = 3  # match games stop after this many moves per point
 RANDOM_NET_NAME = "gen0-random"
 MIN_CHEAP_VISITS = 5
-HELP_COLUMNS = "250"  # self-play refuses searches of fewer visits
+HELP_COLUMNS = "250"
+MIN_BOARD, MAX_BOARD = 5, 19
+UNLIMITED_VISITS = 1 << 30  # self-play refuses searches of fewer visits
 
 
 class LoopError(Exception):
@@ -111,16 +113,25 @@ class Kata:
 # ------------------------------------------------------------------------------- configs
 
 
-def selfplay_overrides(args) -> str:
+def board_keys(args) -> list[str]:
+    """Board sizes (equally likely) and the move limit of the largest."""
+    largest = max(args.boards)
+    return [f"bSizes = {','.join(map(str, args.boards))}", f"bSizeRelProbs = {','.join('1' for _ in args.boards)}",
+            f"maxMovesPerGame = {MAX_MOVES_PER_BOARD_POINT * largest * largest}"]
+
+
+def write_selfplay_config(work: Path, args) -> Path:
+    """Keys layered over configs/selfplay_example.cfg (a later -config wins)."""
     cheap = max(MIN_CHEAP_VISITS, args.visits // 4)
-    return ",".join([
-        f"bSizes={args.board}", "bSizeRelProbs=1", f"dataBoardLen={args.board}", "allowRectangleProb=0",
-        f"maxVisits={args.visits}", f"cheapSearchVisits={cheap}", f"reducedVisitsMin={cheap}",
-        f"numGameThreads={args.game_threads}", "handicapProb=0", "logToStdout=false",
+    path = work / "selfplay-loop.cfg"
+    path.write_text("\n".join([
+        *board_keys(args), f"dataBoardLen = {max(args.boards)}", "allowRectangleProb = 0",
+        f"maxVisits = {args.visits}", f"cheapSearchVisits = {cheap}", f"reducedVisitsMin = {cheap}",
+        f"numGameThreads = {args.game_threads}", "handicapProb = 0", "logToStdout = false",
         # Asymmetric-playout games would give the weaker side too few visits at these small counts.
-        "normalAsymmetricPlayoutProb=0", "handicapAsymmetricPlayoutProb=0", "maxAsymmetricRatio=1.0",
-        f"maxMovesPerGame={MAX_MOVES_PER_BOARD_POINT * args.board * args.board}",
-    ])
+        "normalAsymmetricPlayoutProb = 0", "handicapAsymmetricPlayoutProb = 0", "maxAsymmetricRatio = 1.0", "",
+    ]))
+    return path
 
 
 def train_overrides(args) -> str:
@@ -136,13 +147,12 @@ def train_overrides(args) -> str:
 # ------------------------------------------------------------------------------- gating and Elo
 
 
-def game_keys(args) -> str:
-    """The rules and board of gating and Elo games (one ruleset: the loop trains for one board)."""
+def game_keys(args, search: list[str]) -> str:
+    """Rules, boards and search of gating and Elo games (one ruleset, the self-play board sizes)."""
     return "\n".join([
         "koRules = POSITIONAL", "scoringRules = AREA", "taxRules = NONE", "multiStoneSuicideLegals = false",
-        "hasButtons = false", f"bSizes = {args.board}", "bSizeRelProbs = 1", f"komiMean = {args.komi:g}",
-        "handicapProb = 0.0", f"maxMovesPerGame = {MAX_MOVES_PER_BOARD_POINT * args.board * args.board}",
-        f"numGameThreads = {args.game_threads}", f"maxVisits = {args.visits}", "numSearchThreads = 1",
+        "hasButtons = false", *board_keys(args), f"komiMean = {args.komi:g}", "handicapProb = 0.0",
+        f"numGameThreads = {args.game_threads}", *search, "numSearchThreads = 1",
         "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6",
         "nnMaxBatchSize = 16", "logToStdout = false", "",
     ])
@@ -150,9 +160,13 @@ def game_keys(args) -> str:
 
 def write_configs(work: Path, args) -> tuple[Path, Path]:
     gate = work / "gatekeeper.cfg"
-    gate.write_text(game_keys(args) + f"numGamesPerGating = {args.gating_games}\n")
+    gate.write_text(game_keys(args, [f"maxVisits = {args.visits}"]) + f"numGamesPerGating = {args.gating_games}\n")
+    if args.match_seconds:  # equal time per move for every bot, the rollout engine included
+        search = [f"maxTime = {args.match_seconds:g}", f"maxVisits = {UNLIMITED_VISITS}"]
+    else:
+        search = [f"maxVisits = {args.visits}", f"maxVisits2 = {args.rollout_visits}"]
     match = work / "match.cfg"
-    match.write_text(game_keys(args) + "# bots are added per generation with -override-config\n")
+    match.write_text(game_keys(args, search) + "# the bots are added per generation\n")
     return gate, match
 
 
@@ -169,7 +183,7 @@ def measure(kata: Kata, match_cfg: Path, new: Path, previous: Path, work: Path, 
     cfg.write_text(match_cfg.read_text() + "\n".join([
         "numBots = 3", f"botName0 = {label(new)}", f"botName1 = {label(previous)}-prev", "botName2 = rollouts",
         f"nnModelFile0 = {new}", f"nnModelFile1 = {previous}", "nnModelFile2 = rollouts",
-        f"maxVisits2 = {args.rollout_visits}", "secondaryBots = 1,2",
+        "secondaryBots = 1,2",
         f"numGamesTotal = {4 * args.match_games}", ""]))
     done = kata.capture("match", "-config", str(cfg), "-sgf-output-dir", str(work / "elo" / f"gen{generation}-sgfs"),
                         "--json", "-seed", str(args.seed + generation), what=f"the Elo match of generation {generation}")
@@ -254,6 +268,7 @@ def run_loop(args) -> dict:
     selfplay_dir, train_dir, gating_dir = work / "selfplay", work / "train", work / "gating"
     gen0 = write_random_net(models, args.model_kind, args.seed)
     gate_cfg, match_cfg = write_configs(work, args)
+    selfplay_cfg = write_selfplay_config(work, args)
     progress = Progress(work / "progress.json")
     if not progress.data["rows"]:
         progress.data["rows"].append({"generation": 0, "model": gen0.name, "elo": 0.0})
@@ -264,7 +279,7 @@ def run_loop(args) -> dict:
         if not progress.is_done(generation, "selfplay"):
             log(f"generation {generation}: self-play with {newest_model(models).name}")
             kata.run("selfplay", "-models-dir", str(models), "-output-dir", str(selfplay_dir),
-                     "-config", str(SELFPLAY_EXAMPLE_CONFIG), "-override-config", selfplay_overrides(args),
+                     "-config", str(SELFPLAY_EXAMPLE_CONFIG), "-config", str(selfplay_cfg),
                      "-max-games-total", str(args.games), "-seed", str(args.seed + generation), "--quiet",
                      what=f"self-play of generation {generation}")
             progress.mark(generation, "selfplay")
@@ -304,13 +319,24 @@ def run_loop(args) -> dict:
     return result
 
 
+def board_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of board sizes like 7,9,13") from None
+    if not sizes or any(not MIN_BOARD <= n <= MAX_BOARD for n in sizes):
+        raise argparse.ArgumentTypeError(f"board sizes must be {MIN_BOARD}..{MAX_BOARD}")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work-dir", required=True, help="where models/, selfplay/, train/ and results.json go")
     parser.add_argument("--kata", default=f"{shlex.quote(sys.executable)} -P -m katacli.cli",
                         help="how to run kata (default: this Python with -m katacli.cli)")
     parser.add_argument("--model-kind", default="b4c32", help="architecture of the net (b2c16, b4c32, b6c96, ...)")
-    parser.add_argument("--board", type=int, default=9)
+    parser.add_argument("--boards", "--board", type=board_sizes, default=[9],
+                        help="board size(s) to play, e.g. 9 or 7,9,13 (equally likely)")
     parser.add_argument("--komi", type=float, default=7.0)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--games", type=int, default=40, help="self-play games per generation")
@@ -325,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="Elo games per opponent per generation (the new net against the previous one and "
                              "against the rollout engine, half with each colour)")
     parser.add_argument("--rollout-visits", type=int, default=200, help="visits of the rollout engine in the Elo match")
+    parser.add_argument("--match-seconds", type=float, default=None,
+                        help="Elo match at this many seconds per move for every bot (equal time) instead of visits")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     try:
