@@ -151,11 +151,16 @@ def game_keys(args, search: list[str]) -> str:
     """Rules, boards and search of gating and Elo games (one ruleset, the self-play board sizes)."""
     return "\n".join([
         "koRules = POSITIONAL", "scoringRules = AREA", "taxRules = NONE", "multiStoneSuicideLegals = false",
-        "hasButtons = false", *board_keys(args), f"komiMean = {args.komi:g}", "handicapProb = 0.0",
+        "hasButtons = false", *board_keys(args), komi_key(args), "handicapProb = 0.0",
         f"numGameThreads = {args.game_threads}", *search, "numSearchThreads = 1",
         "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6",
         "nnMaxBatchSize = 16", "logToStdout = false", "",
     ])
+
+
+def komi_key(args) -> str:
+    """A fixed komi, or (default) komiAuto: fair komi per board size judged by a network, as self-play does."""
+    return "komiAuto = true" if args.komi is None else f"komiMean = {args.komi:g}"
 
 
 def write_configs(work: Path, args) -> tuple[Path, Path]:
@@ -337,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-kind", default="b4c32", help="architecture of the net (b2c16, b4c32, b6c96, ...)")
     parser.add_argument("--boards", "--board", type=board_sizes, default=[9],
                         help="board size(s) to play, e.g. 9 or 7,9,13 (equally likely)")
-    parser.add_argument("--komi", type=float, default=7.0)
+    parser.add_argument("--komi", type=float, default=None,
+                        help="komi of gating and Elo games (default: komiAuto, a fair komi per board size)")
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--games", type=int, default=40, help="self-play games per generation")
     parser.add_argument("--game-threads", type=int, default=8, help="self-play games in flight at once")
