@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable, Optional
 
 from cython_ext.history import GameState
@@ -24,7 +25,7 @@ from katacli.selfplay.komi import adjust_komi_to_even
 from katacli.selfplay.mcts import MctsSelfplaySearch
 from katacli.selfplay.net import NetEvaluator
 from katacli.selfplay.opening import play_extra_black
-from katacli.selfplay.output import rules_of
+from katacli.selfplay.output import passes_for_ko, rules_of
 from katacli.selfplay.settings import PlaySettings
 
 # Handicap stones are placed by the network's policy at this temperature (KataGo's match default).
@@ -65,6 +66,7 @@ class MatchGame:
     white: str
     state: GameState          # the final position, scored (or resigned)
     hit_move_limit: bool
+    pass_alive_under_suicide: bool = False
 
     @property
     def winner(self) -> int:
@@ -84,12 +86,21 @@ class MatchGame:
         return f"{letter}+R" if s.is_resignation else f"{letter}+{format_komi(abs(s.final_white_minus_black_score))}"
 
     def sgf(self) -> str:
+        """One SGF line; a pass for ko in the territory-scoring encore is written as KataGo writes it."""
         s = self.state
         comment = "match game" + (", stopped at maxMovesPerGame and scored as it stood" if self.hit_move_limit else "")
+        moves = list(s.moves)
+        ko_passes = passes_for_ko(SimpleNamespace(end_state=s, initial_encore_phase=0,
+                                                  pass_alive_under_suicide=self.pass_alive_under_suicide))
+        comments = [""] * len(moves)
+        for i in ko_passes:
+            moves[i] = (moves[i][0], None)
+            comments[i] = "Pass for ko"
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
-                         first_player=s.initial_player, moves=list(s.moves), result=self.result,
-                         black_name=self.black, white_name=self.white, root_comment=comment)
+                         first_player=s.initial_player, moves=moves, result=self.result,
+                         black_name=self.black, white_name=self.white, root_comment=comment,
+                         move_comments=comments, move_triangles=ko_passes)
         return write_sgf(record)
 
 
