@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cython_ext.history import GameState
 from katacli.cli import app, normalize_argv
 from katacli.config import Config, ConfigError
+from katacli.game.coords import BLACK
 from katacli.game.sgf import load_sgf
 from katacli.match.results import MatchResults, elo_of_score, wilson_interval
 from katacli.match.settings import MatchSettings
@@ -111,6 +113,10 @@ def test_nets_and_rollouts_play_a_match(tmp_path, processes):
         game = load_sgf(str(f))
         assert (game.x_size, game.y_size) == (5, 5) and game.result
         names.add((game.black_name, game.white_name))
+        replay = GameState(5, 5, game.rules.to_core_tuple(), BLACK)
+        for player, move in game.moves:        # every recorded move is legal where it was played
+            assert replay.is_legal(move, player), (f.name, player, move)
+            replay.play(move, player)
     assert len(names) == 6
 
 
