@@ -3,7 +3,6 @@ rollout engine, SGF files, the results table / JSON, and clear errors for bad co
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -15,6 +15,7 @@ import logging
 import multiprocessing as mp
 import os
 import queue
+import random
 import signal
 import sys
 import threading
@@ -109,8 +110,6 @@ class MatchProcessRun:
 
     def __init__(self, settings: MatchSettings, nn, num_processes: int, cpu_threads: int = 1,
                  sgf_dir: Optional[Path] = None, seed: Optional[int] = None, log_path: Optional[str] = None):
-        import random
-
         self.settings = settings
         self.ctx = mp.get_context("spawn")
         self.numbers = _SharedNumbers(self.ctx)
