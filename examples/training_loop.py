@@ -1,55 +1,60 @@
 #!/usr/bin/env python3
-"""The whole reinforcement loop on a small board, then a match to measure what it learned.
+"""KataGo's learning loop on one machine: self-play -> train -> gatekeeper -> self-play, with an
+Elo table per generation measured by `kata match`.
 
-    generation 0: a random net of --model-kind in WORK/models/
+    generation 0: a random net of --model-kind in WORK/models/ (the accepted nets)
     each generation:
-        kata selfplay -models-dir WORK/models -output-dir WORK/selfplay -config C -max-games-total N
-        kata train    -data-dir WORK/selfplay -output-dir WORK/train -export-dir WORK/models -max-samples S*g
-                      (the export lands in WORK/models, where the next self-play picks it up)
-    finally: kata gtp -model <newest> vs kata gtp -model <generation 0 or, with --baseline previous,
-             the previous generation's net>, --match-games games,
-             in pairs that share a random opening with colours swapped; the win rate and an
-             Elo estimate are printed and saved to WORK/results.json.
+        kata selfplay   -models-dir WORK/models -output-dir WORK/selfplay -max-games-total N
+        kata train      -data-dir WORK/selfplay -output-dir WORK/train -export-dir WORK/candidates
+                        (training goes on from its checkpoint; each generation adds --train-samples)
+        kata gatekeeper -test-models-dir WORK/candidates -accepted-models-dir WORK/models
+                        -rejected-models-dir WORK/rejected -quit-if-no-nets-to-test
+        kata match      the newly accepted net against the previous accepted net and against the
+                        rollout engine (--json, kept in WORK/elo/); the Elo table is printed
 
 Everything runs through the ``kata`` command line (``python3 -m katacli.cli`` unless --kata is
-given), so this is also an end-to-end check of selfplay, train and gtp together. A quick look
-(minutes on a CPU; the net barely improves):
+given). A quick look (minutes on a CPU; the net barely improves):
 
-    python3 examples/training_loop.py --work-dir /tmp/loop --generations 2 --games 16 --visits 16 --match-games 4
+    python3 examples/training_loop.py --work-dir /tmp/loop --boards 7 --generations 2 --games 16 --visits 16 \\
+        --gating-games 8 --match-games 4
 
 A run that shows a clear gain on a CPU (an hour or more; more generations keep improving):
 
     python3 examples/training_loop.py --work-dir loop9 --model-kind b6c96 --generations 6 --games 200 \\
-        --visits 64 --train-samples 100000 --match-games 40
+        --visits 64 --train-samples 100000 --gating-games 40 --match-games 20
 
-Rerunning with the same --work-dir continues where it stopped (training resumes from its
-checkpoint; the generations already done are skipped).
+Resumable: WORK/progress.json records the steps done per generation; rerunning with the same
+--work-dir after Ctrl-C or a reboot continues with the first step not done (training resumes
+from its checkpoint, the gatekeeper never moves a half-tested candidate).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import random
 import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))  # run from a checkout without installing
+try:
+    import katacli  # noqa: F401  (an installed katacli, with its compiled core)
+    EXTRA_PATH = ""
+except ImportError:  # run from a checkout built in place
+    sys.path.insert(0, str(REPO))
+    EXTRA_PATH = str(REPO)
 
 SELFPLAY_EXAMPLE_CONFIG = REPO / "configs" / "selfplay_example.cfg"
-GTP_EXAMPLE_CONFIG = REPO / "configs" / "gtp_example.cfg"
-MATCH_MOVE_TIMEOUT_SECONDS = 300.0
 MAX_MOVES_PER_BOARD_POINT = 3  # match games stop after this many moves per point
-ELO_PER_LOG10_ODDS = 400.0
 RANDOM_NET_NAME = "gen0-random"
-GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"
-MIN_CHEAP_VISITS = 5  # self-play refuses searches of fewer visits
+MIN_CHEAP_VISITS = 5
+HELP_COLUMNS = "250"
+MIN_BOARD, MAX_BOARD = 5, 19
+UNLIMITED_VISITS = 1 << 30  # self-play refuses searches of fewer visits
 
 
 class LoopError(Exception):
@@ -66,7 +71,9 @@ def log(message: str) -> None:
 class Kata:
     def __init__(self, command: str):
         self.prefix = shlex.split(command)
-        self.env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.env = dict(os.environ)
+        if EXTRA_PATH:
+            self.env["PYTHONPATH"] = EXTRA_PATH + os.pathsep + os.environ.get("PYTHONPATH", "")
 
     def argv(self, *args: str) -> list[str]:
         return [*self.prefix, *args]
@@ -74,7 +81,9 @@ class Kata:
     def check_available(self, subcommand: str, needed_flags: tuple[str, ...]) -> None:
         """Fail clearly if ``kata SUBCOMMAND`` is missing or lacks a flag this loop needs."""
         try:
-            done = subprocess.run(self.argv(subcommand, "--help"), env=self.env, capture_output=True, text=True,
+            # A wide terminal, so that the help table does not shorten long flag names.
+            done = subprocess.run(self.argv(subcommand, "--help"), env=dict(self.env, COLUMNS=HELP_COLUMNS),
+                                  capture_output=True, text=True,
                                   timeout=120)
         except FileNotFoundError:
             raise LoopError(f"cannot run {self.prefix[0]!r}; install katacli (pip install -e .) or pass --kata") from None
@@ -86,6 +95,14 @@ class Kata:
         if missing:
             raise LoopError(f"`kata {subcommand}` lacks {', '.join(missing)}; this example needs a newer katacli")
 
+    def capture(self, *args: str, what: str) -> str:
+        """Run ``kata ARGS`` and return its stdout (its stderr shows as usual)."""
+        log(f"$ kata {' '.join(shlex.quote(a) for a in args)}")
+        done = subprocess.run(self.argv(*args), env=self.env, stdout=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise LoopError(f"{what} failed (exit status {done.returncode}); see its messages above")
+        return done.stdout
+
     def run(self, *args: str, what: str) -> None:
         log(f"$ kata {' '.join(shlex.quote(a) for a in args)}")
         done = subprocess.run(self.argv(*args), env=self.env)
@@ -96,16 +113,25 @@ class Kata:
 # ------------------------------------------------------------------------------- configs
 
 
-def selfplay_overrides(args) -> str:
+def board_keys(args) -> list[str]:
+    """Board sizes (equally likely) and the move limit of the largest."""
+    largest = max(args.boards)
+    return [f"bSizes = {','.join(map(str, args.boards))}", f"bSizeRelProbs = {','.join('1' for _ in args.boards)}",
+            f"maxMovesPerGame = {MAX_MOVES_PER_BOARD_POINT * largest * largest}"]
+
+
+def write_selfplay_config(work: Path, args) -> Path:
+    """Keys layered over configs/selfplay_example.cfg (a later -config wins)."""
     cheap = max(MIN_CHEAP_VISITS, args.visits // 4)
-    return ",".join([
-        f"bSizes={args.board}", "bSizeRelProbs=1", f"dataBoardLen={args.board}", "allowRectangleProb=0",
-        f"maxVisits={args.visits}", f"cheapSearchVisits={cheap}", f"reducedVisitsMin={cheap}",
-        f"numGameThreads={args.game_threads}", "handicapProb=0", "logToStdout=false",
+    path = work / "selfplay-loop.cfg"
+    path.write_text("\n".join([
+        *board_keys(args), f"dataBoardLen = {max(args.boards)}", "allowRectangleProb = 0",
+        f"maxVisits = {args.visits}", f"cheapSearchVisits = {cheap}", f"reducedVisitsMin = {cheap}",
+        f"numGameThreads = {args.game_threads}", "handicapProb = 0", "logToStdout = false",
         # Asymmetric-playout games would give the weaker side too few visits at these small counts.
-        "normalAsymmetricPlayoutProb=0", "handicapAsymmetricPlayoutProb=0", "maxAsymmetricRatio=1.0",
-        f"maxMovesPerGame={MAX_MOVES_PER_BOARD_POINT * args.board * args.board}",
-    ])
+        "normalAsymmetricPlayoutProb = 0", "handicapAsymmetricPlayoutProb = 0", "maxAsymmetricRatio = 1.0", "",
+    ]))
+    return path
 
 
 def train_overrides(args) -> str:
@@ -118,77 +144,88 @@ def train_overrides(args) -> str:
     ])
 
 
-# ------------------------------------------------------------------------------- the match
+# ------------------------------------------------------------------------------- gating and Elo
 
 
-def play_match(kata: Kata, new_model: Path, old_model: Path, args) -> dict:
-    from katacli.engine.client import GtpClient
-
-    gtp_overrides = f"maxVisits={args.visits},numSearchThreads=1,logToStderr=false"
-    engines = {}
-    for label, model in (("new", new_model), ("old", old_model)):
-        argv = kata.argv("gtp", "-model", str(model), "-config", str(GTP_EXAMPLE_CONFIG), "-override-config", gtp_overrides)
-        engines[label] = GtpClient(argv, name=label, env=kata.env)
-    wins = {"new": 0, "old": 0, "draw": 0}
-    rng = random.Random(args.seed)
-    try:
-        for number in range(args.match_games):
-            black, white = ("new", "old") if number % 2 == 0 else ("old", "new")
-            if number % 2 == 0:
-                # Engines are deterministic: each pair of games starts from its own random opening, once per colour.
-                opening = random_opening(rng, args.board, args.opening_moves)
-            result = play_one_game(engines[black], engines[white], args.board, args.komi, opening)
-            winner = black if result.startswith("B+") else white if result.startswith("W+") else "draw"
-            wins[winner] += 1
-            log(f"match game {number + 1}: new net {'black' if black == 'new' else 'white'}, {result} -> {winner}")
-    finally:
-        for engine in engines.values():
-            engine.close()
-    score = wins["new"] + 0.5 * wins["draw"]
-    rate = score / max(1, args.match_games)
-    clipped = min(max(rate, 0.5 / args.match_games), 1 - 0.5 / args.match_games)
-    elo = ELO_PER_LOG10_ODDS * math.log10(clipped / (1 - clipped))
-    return {"games": args.match_games, "new_wins": wins["new"], "old_wins": wins["old"], "draws": wins["draw"],
-            "new_win_rate": rate, "elo_gain_estimate": elo}
+def game_keys(args, search: list[str]) -> str:
+    """Rules, boards and search of gating and Elo games (one ruleset, the self-play board sizes)."""
+    return "\n".join([
+        "koRules = POSITIONAL", "scoringRules = AREA", "taxRules = NONE", "multiStoneSuicideLegals = false",
+        "hasButtons = false", *board_keys(args), komi_key(args), "handicapProb = 0.0",
+        f"numGameThreads = {args.game_threads}", *search, "numSearchThreads = 1",
+        "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6",
+        "nnMaxBatchSize = 16", "logToStdout = false", "",
+    ])
 
 
-def random_opening(rng: random.Random, size: int, moves: int) -> list[str]:
-    """Distinct random points off the first line, as GTP vertices."""
-    inner = [f"{GTP_COLUMNS[x]}{y + 1}" for x in range(1, size - 1) for y in range(1, size - 1)]
-    return rng.sample(inner, min(moves, len(inner)))
+def komi_key(args) -> str:
+    """A fixed komi, or (default) komiAuto: fair komi per board size judged by a network, as self-play does."""
+    return "komiAuto = true" if args.komi is None else f"komiMean = {args.komi:g}"
 
 
-def play_one_game(black, white, size: int, komi: float, opening: list[str]) -> str:
-    engines = {"b": black, "w": white}
-    for engine in engines.values():
-        engine.command(f"boardsize {size}")
-        engine.command("clear_board")
-        engine.command(f"komi {komi:g}")
-    color, passes = "b", 0
-    for vertex in opening:
-        for engine in engines.values():
-            engine.command(f"play {color} {vertex}")
-        color = "w" if color == "b" else "b"
-    for _ in range(MAX_MOVES_PER_BOARD_POINT * size * size):
-        move = engines[color].command(f"genmove {color}", MATCH_MOVE_TIMEOUT_SECONDS).strip()
-        if move.lower() == "resign":
-            return ("W" if color == "b" else "B") + "+R"
-        engines["w" if color == "b" else "b"].command(f"play {color} {move}")
-        passes = passes + 1 if move.lower() == "pass" else 0
-        if passes == 2:
-            break
-        color = "w" if color == "b" else "b"
-    return black.command("final_score").strip()
+def write_configs(work: Path, args) -> tuple[Path, Path]:
+    gate = work / "gatekeeper.cfg"
+    gate.write_text(game_keys(args, [f"maxVisits = {args.visits}"]) + f"numGamesPerGating = {args.gating_games}\n")
+    if args.match_seconds:  # equal time per move for every bot, the rollout engine included
+        search = [f"maxTime = {args.match_seconds:g}", f"maxVisits = {UNLIMITED_VISITS}"]
+    else:
+        search = [f"maxVisits = {args.visits}", f"maxVisits2 = {args.rollout_visits}"]
+    match = work / "match.cfg"
+    match.write_text(game_keys(args, search) + "# the bots are added per generation\n")
+    return gate, match
+
+
+def label(model: Path) -> str:
+    """A network's name in match tables: its file name without .bin.gz."""
+    return model.name.removesuffix(".gz").removesuffix(".bin")
+
+
+def measure(kata: Kata, match_cfg: Path, new: Path, previous: Path, work: Path, generation: int, args) -> dict:
+    """kata match: the new accepted net against the previous one and against the rollout engine."""
+    out = work / "elo" / f"gen{generation}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cfg = work / "elo" / f"gen{generation}.cfg"
+    cfg.write_text(match_cfg.read_text() + "\n".join([
+        "numBots = 3", f"botName0 = {label(new)}", f"botName1 = {label(previous)}-prev", "botName2 = rollouts",
+        f"nnModelFile0 = {new}", f"nnModelFile1 = {previous}", "nnModelFile2 = rollouts",
+        "secondaryBots = 1,2",
+        f"numGamesTotal = {4 * args.match_games}", ""]))
+    done = kata.capture("match", "-config", str(cfg), "-sgf-output-dir", str(work / "elo" / f"gen{generation}-sgfs"),
+                        "--json", "-seed", str(args.seed + generation), what=f"the Elo match of generation {generation}")
+    out.write_text(done)
+    return json.loads(done)
+
+
+def pair_result(report: dict, bot: str, opponent_prefix: str) -> Optional[dict]:
+    for pair in report["pairs"]:
+        if pair["bot"] == bot and pair["opponent"].startswith(opponent_prefix):
+            return pair
+    return None
+
+
+def elo_table(rows: list[dict]) -> str:
+    lines = [f"{'gen':>3}  {'accepted net':<34} {'gating':>9} {'vs previous (W-L-D)':>22} {'Elo':>6} "
+             f"{'vs rollouts':>12}"]
+    for r in rows:
+        prev = r.get("vs_previous")
+        roll = r.get("vs_rollouts")
+        prev_text = f"{prev['wins']}-{prev['losses']}-{prev['draws']}" if prev else "-"
+        roll_text = f"{100 * roll['win_rate']:.0f}%" if roll else "-"
+        lines.append(f"{r['generation']:>3}  {r['model']:<34} {r.get('gating', '-'):>9} {prev_text:>22} "
+                     f"{r['elo']:>+6.0f} {roll_text:>12}")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------- the loop
 
 
 def newest_model(models_dir: Path) -> Path:
-    models = sorted(models_dir.glob("*.bin.gz"), key=lambda p: p.stat().st_mtime)
-    if not models:
+    from katacli.selfplay.modelfiles import find_latest_model
+
+    found = find_latest_model(models_dir)
+    if found is None:
         raise LoopError(f"no model in {models_dir}")
-    return models[-1]
+    return found.path
 
 
 def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
@@ -203,45 +240,98 @@ def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
     return path
 
 
+class Progress:
+    """WORK/progress.json: the steps done per generation and the Elo rows, rewritten atomically."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.data = json.loads(path.read_text()) if path.exists() else {"done": {}, "rows": []}
+
+    def is_done(self, generation: int, step: str) -> bool:
+        return step in self.data["done"].get(str(generation), [])
+
+    def mark(self, generation: int, step: str) -> None:
+        self.data["done"].setdefault(str(generation), []).append(step)
+        self.save()
+
+    def save(self) -> None:
+        temp = self.path.with_suffix(".tmp")
+        temp.write_text(json.dumps(self.data, indent=1))
+        os.replace(temp, self.path)
+
+
 def run_loop(args) -> dict:
     kata = Kata(args.kata)
     kata.check_available("selfplay", ("-models-dir", "-output-dir", "-max-games-total"))
     kata.check_available("train", ("-data-dir", "-export-dir", "-init-model", "-max-samples"))
-    kata.check_available("gtp", ("-model", "-config"))
-    for config in (SELFPLAY_EXAMPLE_CONFIG, GTP_EXAMPLE_CONFIG):
-        if not config.exists():
-            raise LoopError(f"missing example config {config}")
+    kata.check_available("gatekeeper", ("-test-models-dir", "-quit-if-no-nets-to-test"))
+    kata.check_available("match", ("-config", "-json"))
+    if not SELFPLAY_EXAMPLE_CONFIG.exists():
+        raise LoopError(f"missing example config {SELFPLAY_EXAMPLE_CONFIG}")
     work = Path(args.work_dir)
-    models, selfplay_dir, train_dir = work / "models", work / "selfplay", work / "train"
+    models, candidates, rejected = work / "models", work / "candidates", work / "rejected"
+    selfplay_dir, train_dir, gating_dir = work / "selfplay", work / "train", work / "gating"
     gen0 = write_random_net(models, args.model_kind, args.seed)
-    progress_file = work / "progress.json"
-    progress = json.loads(progress_file.read_text()) if progress_file.exists() else {"generations_done": 0}
-    progress.setdefault("models", [gen0.name])  # the net each generation ended with, generation 0 first
-    for generation in range(progress["generations_done"] + 1, args.generations + 1):
-        log(f"generation {generation}: self-play with {newest_model(models).name}")
-        kata.run("selfplay", "-models-dir", str(models), "-output-dir", str(selfplay_dir),
-                 "-config", str(SELFPLAY_EXAMPLE_CONFIG), "-override-config", selfplay_overrides(args),
-                 "-max-games-total", str(args.games), "-seed", str(args.seed + generation), "--quiet",
-                 what=f"self-play of generation {generation}")
-        log(f"generation {generation}: training")
-        kata.run("train", "-data-dir", str(selfplay_dir), "-output-dir", str(train_dir), "-export-dir", str(models),
-                 "-init-model", str(gen0), "-max-samples", str(args.train_samples * generation),
-                 "-override-config", train_overrides(args), "-seed", str(args.seed), "--quiet",
-                 what=f"training of generation {generation}")
-        progress["generations_done"] = generation
-        progress["models"] = progress["models"][:generation] + [newest_model(models).name]
-        progress_file.write_text(json.dumps(progress))
-    final = newest_model(models)
-    if final == gen0:
-        raise LoopError("training exported no model; nothing to compare")
-    baseline_index = 0 if args.baseline == "gen0" else max(0, len(progress["models"]) - 2)
-    baseline = models / progress["models"][baseline_index]
-    log(f"match: {final.name} (new) against {baseline.name} (old, generation {baseline_index}), "
-        f"{args.match_games} games on {args.board}x{args.board}")
-    result = {"new_model": final.name, "old_model": baseline.name, "old_generation": baseline_index,
-              **play_match(kata, final, baseline, args)}
+    gate_cfg, match_cfg = write_configs(work, args)
+    selfplay_cfg = write_selfplay_config(work, args)
+    progress = Progress(work / "progress.json")
+    if not progress.data["rows"]:
+        progress.data["rows"].append({"generation": 0, "model": gen0.name, "elo": 0.0})
+        progress.save()
+    for generation in range(1, args.generations + 1):
+        if progress.is_done(generation, "elo"):
+            continue
+        if not progress.is_done(generation, "selfplay"):
+            log(f"generation {generation}: self-play with {newest_model(models).name}")
+            kata.run("selfplay", "-models-dir", str(models), "-output-dir", str(selfplay_dir),
+                     "-config", str(SELFPLAY_EXAMPLE_CONFIG), "-config", str(selfplay_cfg),
+                     "-max-games-total", str(args.games), "-seed", str(args.seed + generation), "--quiet",
+                     what=f"self-play of generation {generation}")
+            progress.mark(generation, "selfplay")
+        if not progress.is_done(generation, "train"):
+            log(f"generation {generation}: training (the export goes to {candidates.name}/ for gating)")
+            kata.run("train", "-data-dir", str(selfplay_dir), "-output-dir", str(train_dir),
+                     "-export-dir", str(candidates), "-init-model", str(gen0),
+                     "-max-samples", str(args.train_samples * generation),
+                     "-override-config", train_overrides(args), "-seed", str(args.seed), "--quiet",
+                     what=f"training of generation {generation}")
+            progress.mark(generation, "train")
+        previous = newest_model(models)
+        if not progress.is_done(generation, "gate"):
+            log(f"generation {generation}: gatekeeper against {previous.name}")
+            kata.run("gatekeeper", "-config", str(gate_cfg), "-test-models-dir", str(candidates),
+                     "-accepted-models-dir", str(models), "-rejected-models-dir", str(rejected),
+                     "-sgf-output-dir", str(gating_dir), "-quit-if-no-nets-to-test", "-seed", str(args.seed),
+                     "--quiet", what=f"gating of generation {generation}")
+            progress.mark(generation, "gate")
+        accepted = newest_model(models)
+        last = progress.data["rows"][-1]
+        row = {"generation": generation, "model": accepted.name, "elo": last["elo"],
+               "gating": "accepted" if accepted.name != last["model"] else "rejected"}
+        if row["gating"] == "accepted":
+            prior = models / last["model"] if (models / last["model"]).exists() else previous
+            report = measure(kata, match_cfg, accepted, prior, work, generation, args)
+            row["vs_previous"] = pair_result(report, label(accepted), label(prior))
+            row["vs_rollouts"] = pair_result(report, label(accepted), "rollouts")
+            elos = report["elo"]   # Bradley-Terry: finite even after a clean sweep
+            if label(accepted) in elos and f"{label(prior)}-prev" in elos:
+                row["elo"] = last["elo"] + elos[label(accepted)] - elos[f"{label(prior)}-prev"]
+        progress.data["rows"].append(row)
+        progress.mark(generation, "elo")
+        print(elo_table(progress.data["rows"]), flush=True)
+    result = {"rows": progress.data["rows"]}
     (work / "results.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def board_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of board sizes like 7,9,13") from None
+    if not sizes or any(not MIN_BOARD <= n <= MAX_BOARD for n in sizes):
+        raise argparse.ArgumentTypeError(f"board sizes must be {MIN_BOARD}..{MAX_BOARD}")
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,8 +340,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kata", default=f"{shlex.quote(sys.executable)} -P -m katacli.cli",
                         help="how to run kata (default: this Python with -m katacli.cli)")
     parser.add_argument("--model-kind", default="b4c32", help="architecture of the net (b2c16, b4c32, b6c96, ...)")
-    parser.add_argument("--board", type=int, default=9)
-    parser.add_argument("--komi", type=float, default=7.0)
+    parser.add_argument("--boards", "--board", type=board_sizes, default=[9],
+                        help="board size(s) to play, e.g. 9 or 7,9,13 (equally likely)")
+    parser.add_argument("--komi", type=float, default=None,
+                        help="komi of gating and Elo games (default: komiAuto, a fair komi per board size)")
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--games", type=int, default=40, help="self-play games per generation")
     parser.add_argument("--game-threads", type=int, default=8, help="self-play games in flight at once")
@@ -260,11 +352,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr-scale", type=float, default=1.0)
     parser.add_argument("--window-rows", type=int, default=20000, help="train on at least this many newest rows")
-    parser.add_argument("--match-games", type=int, default=10)
-    parser.add_argument("--baseline", choices=("gen0", "previous"), default="gen0",
-                        help="play the final net against the random generation 0 or the previous generation's net")
-    parser.add_argument("--opening-moves", type=int, default=4,
-                        help="random moves that open each pair of match games (one game per colour)")
+    parser.add_argument("--gating-games", type=int, default=20, help="games of each candidate against the accepted net")
+    parser.add_argument("--match-games", type=int, default=10,
+                        help="Elo games per opponent per generation (the new net against the previous one and "
+                             "against the rollout engine, half with each colour)")
+    parser.add_argument("--rollout-visits", type=int, default=200, help="visits of the rollout engine in the Elo match")
+    parser.add_argument("--match-seconds", type=float, default=None,
+                        help="Elo match at this many seconds per move for every bot (equal time) instead of visits")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     try:
@@ -275,9 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; rerun with the same --work-dir to continue", file=sys.stderr)
         return 130
-    log(f"new net won {result['new_wins']}, lost {result['old_wins']}, drew {result['draws']} "
-        f"(win rate {result['new_win_rate']:.0%}, about {result['elo_gain_estimate']:+.0f} Elo) -> "
-        f"{Path(args.work_dir) / 'results.json'}")
+    log(f"done: the Elo table is in {Path(args.work_dir) / 'results.json'}")
     return 0
 
 

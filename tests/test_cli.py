@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 from katacli import __version__
 from katacli import cli
 
-SEVEN = ["gtp", "analysis", "selfplay", "train", "benchmark", "genconfig", "runtests"]
+SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests"]
 
 ARGV_CASES = [
     # KataGo's single-dash long flags become click's double-dash ones.
@@ -28,12 +28,12 @@ def test_normalize_argv(argv, expected):
     assert cli.normalize_argv(argv) == expected
 
 
-def test_version_and_help_list_the_seven_subcommands():
+def test_version_and_help_list_the_subcommands():
     runner = CliRunner()
     version = runner.invoke(cli.app, ["--version"])
     assert version.exit_code == 0 and __version__ in version.output
     help_text = runner.invoke(cli.app, ["--help"], terminal_width=200).output
-    positions = [help_text.index(f" {name} ") for name in SEVEN]
+    positions = [help_text.index(f" {name} ") for name in SUBCOMMANDS]
     assert positions == sorted(positions), "subcommands are listed in the documented order"
 
 

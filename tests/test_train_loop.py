@@ -3,6 +3,7 @@ Ctrl-C of the real command), exports, metrics and the command's error handling."
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -94,9 +95,24 @@ def test_overfits_a_tiny_dataset(tmp_path):
     assert end["vloss"] < 0.6 * start["vloss"]
     assert end["oloss"] < start["oloss"]
     records = [json.loads(line) for line in open(os.path.join(s.output_dir, "metrics.jsonl"))]
-    assert [r["samples"] for r in records] == list(range(320, 3201, 320))
+    samples = [r["samples"] for r in records]
+    # Lines after 1, 2, 4, ... batches of 16, then at most metricsEverySamples (320) apart, and at the end.
+    assert samples[:5] == [16, 32, 64, 128, 256] and samples[-1] == 3200
+    assert all(0 < b - a <= 320 for a, b in zip(samples, samples[1:]))
     assert records[-1]["loss"] < records[0]["loss"]
     assert {"p0loss", "p1loss", "vloss", "oloss", "sbpdfloss", "leadloss", "lr", "samples_per_sec"} <= set(records[0])
+    if _has_matplotlib():
+        assert os.path.getsize(os.path.join(s.output_dir, "loss_curves.png")) > 1000
+
+
+def test_a_short_run_draws_a_curve(tmp_path):
+    """Three batches with KataGo's cadence setting (metricsEverySamples far away) still give a curve."""
+    write_data(tmp_path, rows=48, files=1)
+    s = make_settings(tmp_path, batch_size=8, max_samples=24, metrics_every_samples=25_600)
+    run_training(s, log=quiet)
+    records = [json.loads(line) for line in open(os.path.join(s.output_dir, "metrics.jsonl"))]
+    assert [r["samples"] for r in records] == [8, 16, 24]
+    assert all(math.isfinite(r["loss"]) for r in records)
     if _has_matplotlib():
         assert os.path.getsize(os.path.join(s.output_dir, "loss_curves.png")) > 1000
 

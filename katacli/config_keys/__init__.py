@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterable
 
+from katacli.config_keys.match_keys import MATCH_KEYS
 from katacli.config_keys.engine_keys import ENGINE_FAMILIES, ENGINE_KEYS, INDIVIDUAL_RULE_KEYS, LOG_DESTINATION_KEYS
 from katacli.config_keys.nn_keys import NN_FAMILIES, NN_KEYS
 from katacli.config_keys.search_keys import HUMAN_MODEL_ONLY_KEYS, SEARCH_KEYS
@@ -50,7 +51,7 @@ def _build_registry(specs: Iterable[KeySpec]) -> dict[str, KeySpec]:
     return registry
 
 
-REGISTRY: dict[str, KeySpec] = _build_registry(ENGINE_KEYS + SEARCH_KEYS + NN_KEYS + SELFPLAY_KEYS)
+REGISTRY: dict[str, KeySpec] = _build_registry(ENGINE_KEYS + SEARCH_KEYS + NN_KEYS + SELFPLAY_KEYS + MATCH_KEYS)
 FAMILIES: tuple[KeyFamily, ...] = tuple(ENGINE_FAMILIES + NN_FAMILIES)
 
 # Alternative spellings a command accepts, as (spelling, canonical key) pairs.

@@ -76,6 +76,12 @@ class MctsSelfplaySearch:
         searcher.set_position(state)
         return False
 
+    def searcher_at(self, state: GameState, params: SearchParams) -> Searcher:
+        """The searcher pointed at ``state``, keeping the tree of this game's earlier moves when it
+        can (a match bot plays one side of a game; it searches but records no targets)."""
+        self._prepare(state, params, reuse_tree=True)
+        return self._searcher
+
     def search(self, request: MoveSearchRequest) -> MoveSearchResult:
         state, params = request.state, request.params
         kept = self._prepare(state, params, request.reuse_tree)

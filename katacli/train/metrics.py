@@ -5,7 +5,8 @@ Every line of ``metrics.jsonl`` is one JSON object: ``samples`` (trained so far)
 row) and each loss term per row (``p0loss`` policy, ``p1loss`` opponent policy, ``vloss``
 game result, ``tdvloss1-3`` td values, ``oloss`` ownership, ``sbpdfloss``/``sbcdfloss`` score
 belief, ``leadloss``, ...), ``policy_accuracy``, ``gnorm`` (gradient norm before clipping)
-and ``window_rows``. The plot (``loss_curves.png``) needs matplotlib; without it the plot
+and ``window_rows``. Lines come ever less often as a run goes on (:func:`metrics_due`); the
+plot is redrawn during training, each line a point on the curves. The plot (``loss_curves.png``) needs matplotlib; without it the plot
 is skipped with one notice.
 """
 
@@ -22,6 +23,18 @@ PLOT_FILE = "loss_curves.png"
 PLOTTED_TERMS = ("p0loss", "p1loss", "vloss", "tdvloss3", "oloss", "sbpdfloss", "leadloss", "skloss")
 PLOT_SIZE_INCHES = (10, 6)
 PLOT_DPI = 100
+MARKER_SIZE = 3
+
+
+def metrics_due(samples: int, last_emitted: int, run_start: int, every: int, batch: int) -> bool:
+    """Whether a metrics line is due after ``samples``.
+
+    Lines come after 1, 2, 4, 8, ... batches of this run, then every ``every`` samples
+    (metricsEverySamples; KataGo prints every 100 batches): a short run still draws a curve
+    and the early, fast-moving part of a long one is not a single point.
+    """
+    interval = min(every, max(batch, last_emitted - run_start))
+    return samples - last_emitted >= interval
 
 
 class RunningMetrics:
@@ -121,12 +134,13 @@ def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
         return None
     samples = [r["samples"] for r in records]
     fig, (ax_total, ax_terms) = plt.subplots(1, 2, figsize=PLOT_SIZE_INCHES)
-    ax_total.plot(samples, [r["loss"] for r in records], color="black")
+    ax_total.plot(samples, [r["loss"] for r in records], color="black", marker="o", markersize=MARKER_SIZE)
     ax_total.set_title("total loss per row")
     for name in PLOTTED_TERMS:
         values = [r.get(name) for r in records]
         if any(v is not None and math.isfinite(v) and v > 0 for v in values):
-            ax_terms.plot(samples, [v if v and v > 0 else float("nan") for v in values], label=name)
+            ax_terms.plot(samples, [v if v and v > 0 else float("nan") for v in values], label=name,
+                          marker="o", markersize=MARKER_SIZE)
     ax_terms.set_yscale("log")
     ax_terms.set_title("loss terms per row")
     ax_terms.legend(fontsize="small")

@@ -114,13 +114,23 @@ def _is_npz(path: str) -> bool:
     return path.endswith(S.NPZ_SUFFIX)
 
 
+def npz_member_name(archive: zipfile.ZipFile, array_name: str) -> str:
+    """The archive member holding ``array_name``: numpy's savez writes ``NAME.npy``, KataGo's C++
+    writes plain ``NAME``; np.load accepts both, so every reader must too."""
+    names = set(archive.namelist())
+    for candidate in (array_name + ".npy", array_name):
+        if candidate in names:
+            return candidate
+    raise KeyError(f"no array named {array_name!r} in the archive")
+
+
 def count_rows(path: str) -> int:
     """Number of rows in a training file, reading only headers."""
     try:
         if not _is_npz(path):
             with D.TrainingFile(path) as f:
                 return f.num_rows
-        with zipfile.ZipFile(path) as z, z.open(GLOBAL_TARGETS + ".npy") as member:
+        with zipfile.ZipFile(path) as z, z.open(npz_member_name(z, GLOBAL_TARGETS)) as member:
             version = np.lib.format.read_magic(member)
             if version == (1, 0):
                 shape, _, _ = np.lib.format.read_array_header_1_0(member)

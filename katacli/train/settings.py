@@ -83,7 +83,7 @@ TRAIN_KEYS: tuple[TrainKey, ...] = (
     # -- bookkeeping
     _k("checkpointEverySamples", "checkpoint_every_samples", "int", 0, "Samples between checkpoints (0: once per epoch).", 0, BIG_INT),
     _k("exportEverySamples", "export_every_samples", "int", 0, "Samples between exports (0: once per epoch).", 0, BIG_INT),
-    _k("metricsEverySamples", "metrics_every_samples", "int", 25_600, "Samples between metrics.jsonl lines.", 1, BIG_INT),
+    _k("metricsEverySamples", "metrics_every_samples", "int", 25_600, "Most samples between metrics.jsonl lines (lines come after 1, 2, 4, ... batches until then).", 1, BIG_INT),
     _k("seed", "seed", "int", -1, "Seed of data order, augmentation and new weights (-1: random, then stored in the checkpoint).", -1, 2**62),
     # -- hardware
     _k("device", "device", "choice", "auto", "auto (CUDA when present), cpu or cuda.", choices=("auto", "cpu", "cuda")),

@@ -33,7 +33,7 @@ from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
-from katacli.train.metrics import MetricsLog, RunningMetrics
+from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
 from katacli.train.net import TrainingNet, TrainOutputs, UnsupportedModelError
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer
 from katacli.train.settings import TrainSettings
@@ -141,7 +141,7 @@ class Trainer:
         self.exported: list[str] = []
         # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
         self.bucket = {"level": float(settings.samples_per_epoch), "rows_at_fill": -1}
-        self._last_plot_time = time.monotonic()
+        self._last_plot_time = -math.inf  # the first metrics line draws the plot at once
         self._check_settings()
 
     # ------------------------------------------------------------------------------ setup
@@ -358,6 +358,7 @@ class Trainer:
             self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); nothing to do")
             return TrainResult(self.samples, self.exported)
         running = RunningMetrics()
+        run_start = self.samples
         last = {"metrics": self.samples, "checkpoint": self.samples, "export": self.samples}
         window_time = time.perf_counter()
         window_samples = self.samples
@@ -392,7 +393,8 @@ class Trainer:
                     running.add(terms, len(batch), gnorm if math.isfinite(gnorm) else 0.0)
                     if self.progress is not None:
                         self.progress(self.samples, max_samples, last_metrics)
-                    if self.samples - last["metrics"] >= s.metrics_every_samples:
+                    if metrics_due(self.samples, last["metrics"], run_start, s.metrics_every_samples,
+                                   self.stream.global_batch):
                         last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
                         window_samples, window_time = self.samples, time.perf_counter()
                         last["metrics"] = self.samples

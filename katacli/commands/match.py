@@ -1,0 +1,163 @@
+"""``kata match``: play networks (and the rollout engine) against each other, like ``katago match``."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
+
+HELP = """Play bots against each other and report who is stronger, like `katago match`.
+
+Bots are defined in the config: numBots, botName0, botName1, ..., and nnModelFile0, nnModelFile1, ... (a .bin.gz network, or `rollouts` for the random-playout engine). Any search key can differ per bot by appending the bot's index (maxVisits1 = 400, cpuctExploration0 = 1.3). Every two bots play each other with both colours, numGameThreads games at a time sharing network batches, until numGamesTotal games; board sizes, rules and komi are drawn as in self-play (bSizes, bSizeRelProbs, koRules, komiMean / komiAuto, ...). See configs/match_example.cfg.
+
+On a CPU the games are shared out among one worker process per core (numMatchProcesses sets how many; their log lines go to -log-file).
+
+At the end a table shows games, wins, draws, win rate with a 95% interval and the Elo difference; --json prints the same as JSON on stdout.
+
+\b
+Example: kata match -config configs/match_example.cfg -sgf-output-dir match_sgfs -override-config "numGamesTotal=40"
+
+Ctrl-C stops the match: games in progress are dropped, finished ones are counted and their SGFs kept (each game is its own complete file).
+"""
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "match_example.cfg"
+EXIT_RUNTIME_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+def choose_num_processes(cfg, num_game_threads: int) -> int:
+    """numMatchProcesses, else one per CPU core on the CPU and one with a GPU; never more than game threads."""
+    from katacli.selfplay.processes import default_num_processes
+
+    if cfg.is_set("numMatchProcesses"):
+        wanted = cfg.get("numMatchProcesses", "gtp")
+    else:
+        import torch
+
+        wanted = default_num_processes(num_game_threads, "cuda" if torch.cuda.is_available() else "cpu")
+    return max(1, min(wanted, num_game_threads))
+
+
+def warn_unknown_keys(cfg) -> None:
+    """One WARNING line per key that is neither known nor a known key with a bot index."""
+    from katacli.match.settings import unknown_keys
+
+    for key in unknown_keys(cfg):
+        print(f"WARNING: Unknown config key '{key}' in {cfg.source}", file=sys.stderr)
+
+
+def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) -> list[logging.Handler]:
+    logger = logging.getLogger("katacli.match")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handlers: list[logging.Handler] = []
+    if log_file:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        handlers.append(handler)
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.INFO if log_to_stdout and not quiet else logging.WARNING)
+    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    handlers.append(console)
+    for handler in handlers:
+        logger.addHandler(handler)
+    return handlers
+
+
+def run_match(config: List[str], override_config: Optional[List[str]], log_file: Optional[str],
+              sgf_output_dir: Optional[str], seed: Optional[int], as_json: bool, quiet: bool) -> int:
+    from rich.console import Console
+
+    from katacli.config import ConfigError
+    from katacli.match.results import results_table
+    from katacli.match.runner import MatchNetworks, MatchRun
+    from katacli.match.settings import MatchSettings
+    from katacli.settings import NNSettings
+
+    cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
+    with exit_on_config_error():
+        settings = MatchSettings.from_config(cfg)
+        nn = NNSettings.from_config(cfg, "gtp")
+        cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
+        log_to_stdout = cfg.get("logToStdout", "gtp")
+        num_processes = choose_num_processes(cfg, settings.num_game_threads)
+    warn_unknown_keys(cfg)
+    handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
+    sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
+    try:
+        if num_processes > 1:
+            from katacli.match.processes import MatchProcessRun
+
+            networks = None
+            run = MatchProcessRun(settings, nn, num_processes, cpu_threads, sgf_dir, seed, log_file)
+        else:
+            try:
+                networks = MatchNetworks(settings, nn, cpu_threads)
+            except Exception as exc:
+                report_error_and_exit(f"could not load a network: {exc}")
+            run = MatchRun(settings, networks.nets, sgf_dir, seed, networks.client_contexts)
+        err = Console(stderr=True)
+        try:
+            if quiet or as_json:
+                results = run.run()
+            else:
+                results = _run_with_progress(run, err)
+        except ConfigError as exc:
+            report_error_and_exit(str(exc))
+        except Exception as exc:
+            print(f"error: the match stopped: {exc}", file=sys.stderr)
+            return EXIT_RUNTIME_ERROR
+        finally:
+            if networks is not None:
+                networks.close()
+    finally:
+        logger = logging.getLogger("katacli.match")
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
+    if as_json:
+        print(json.dumps({"interrupted": run.stopped, **results.as_dict()}, indent=2))
+    else:
+        Console().print(results_table(results))
+        if run.stopped:
+            print(f"interrupted after {results.games} games", file=sys.stderr)
+    return EXIT_INTERRUPTED if run.stopped else 0
+
+
+def _run_with_progress(run, console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (TextColumn("[bold]match"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
+               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("match", total=run.settings.num_games_total, status="")
+
+        def tick(r) -> None:
+            res = r.results
+            progress.update(task, completed=r.games_finished,
+                            status=f"{r.moves_played} moves, B {res.black_wins} / W {res.white_wins} / = {res.draws}")
+
+        results = run.run(on_tick=tick)
+        tick(run)
+    return results
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("match", help=HELP, no_args_is_help=True)
+    def match(
+        config: List[str] = typer.Option(..., "--config", "--config-file", metavar="FILE",
+                                         help="Match config (.cfg); may be repeated, later files win. "
+                                              "See configs/match_example.cfg."),
+        override_config: Optional[List[str]] = override_config_option(),
+        log_file: Optional[str] = typer.Option(None, "--log-file", metavar="FILE", help="Also log to this file."),
+        sgf_output_dir: Optional[str] = typer.Option(None, "--sgf-output-dir", metavar="DIR",
+                                                     help="Write every game here as its own .sgf file."),
+        seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed the game randomness."),
+        as_json: bool = typer.Option(False, "--json", help="Print the results as JSON on stdout."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    ) -> None:
+        raise typer.Exit(run_match(config, override_config, log_file, sgf_output_dir, seed, as_json, quiet))

@@ -1,0 +1,181 @@
+"""One match game between two bots, on self-play's machinery.
+
+The start (rules, board size, komi, handicap) comes from self-play's
+:class:`~katacli.selfplay.game_init.GameInitializer`; each bot searches with self-play's
+:class:`~katacli.selfplay.mcts.MctsSelfplaySearch` on its network's shared batching
+evaluator (or with random playouts), keeping its tree between its own moves. Unlike
+self-play nothing is recorded for training: a match game is just moves, resignation
+as KataGo's bots resign, and a result.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable, Optional
+
+from cython_ext.history import GameState
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import format_komi
+from katacli.game.sgf import SgfGame, write_sgf
+from katacli.match.settings import BotSpec, MatchSettings
+from katacli.search.resign import ResignTracker, initial_black_advantage
+from katacli.selfplay.game_init import GameInitializer, GameStart
+from katacli.selfplay.komi import adjust_komi_to_even
+from katacli.selfplay.mcts import MctsSelfplaySearch
+from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.opening import play_extra_black
+from katacli.selfplay.output import passes_for_ko, rules_of
+from katacli.selfplay.settings import PlaySettings
+
+# Handicap stones are placed by the network's policy at this temperature (KataGo's match default).
+HANDICAP_TEMPERATURE = 0.5
+# Visits of the searches that make komi fair under komiAuto (KataGo's compensateKomiVisits default).
+KOMI_VISITS = 20
+
+
+class _NoNetwork:
+    """What a rollout bot's search is given for a network: leaves are evaluated by random playouts."""
+
+    evaluator = None
+    model_name = "rollouts"
+
+
+class MatchBot:
+    """One bot's side of one game."""
+
+    def __init__(self, spec: BotSpec, net: Optional[NetEvaluator], rng: random.Random):
+        self.spec = spec
+        self.net = net
+        self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
+        self.resign = ResignTracker()
+
+    def choose(self, state: GameState) -> tuple:
+        """(move, White's win-loss, White's lead, visits) after a search with this bot's settings."""
+        params = self.spec.params
+        searcher = self.search.searcher_at(state, params)
+        searcher.run()
+        move = searcher.choose_move()
+        values = searcher.root_values(pruned=True) or {"win_loss": 0.0, "lead": 0.0}
+        return move, values["win_loss"], values["lead"], searcher.root_visits
+
+
+@dataclass
+class MatchGame:
+    black: str
+    white: str
+    state: GameState          # the final position, scored (or resigned)
+    hit_move_limit: bool
+    pass_alive_under_suicide: bool = False
+
+    @property
+    def winner(self) -> int:
+        """BLACK, WHITE, or 0 for a draw or no result."""
+        if self.state.is_no_result:
+            return 0
+        return self.state.winner if self.state.winner in (BLACK, WHITE) else 0
+
+    @property
+    def result(self) -> str:
+        s = self.state
+        if s.is_no_result:
+            return "Void"
+        if self.winner == 0:
+            return "0"
+        letter = "B" if self.winner == BLACK else "W"
+        return f"{letter}+R" if s.is_resignation else f"{letter}+{format_komi(abs(s.final_white_minus_black_score))}"
+
+    def sgf(self) -> str:
+        """One SGF line; a pass for ko in the territory-scoring encore is written as KataGo writes it."""
+        s = self.state
+        comment = "match game" + (", stopped at maxMovesPerGame and scored as it stood" if self.hit_move_limit else "")
+        moves = list(s.moves)
+        ko_passes = passes_for_ko(SimpleNamespace(end_state=s, initial_encore_phase=0,
+                                                  pass_alive_under_suicide=self.pass_alive_under_suicide))
+        comments = [""] * len(moves)
+        for i in ko_passes:
+            moves[i] = (moves[i][0], None)
+            comments[i] = "Pass for ko"
+        record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
+                         handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
+                         first_player=s.initial_player, moves=moves, result=self.result,
+                         black_name=self.black, white_name=self.white, root_comment=comment,
+                         move_comments=comments, move_triangles=ko_passes)
+        return write_sgf(record)
+
+
+def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,
+               referee: Optional[MatchBot] = None) -> GameStart:
+    """Rules, board and komi drawn as self-play draws them. komiAuto and handicap stones use a network:
+    Black's, else White's, else the ``referee``'s (another bot of the match) when neither has one."""
+    initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params)
+    start = initializer.create(rng)
+    net_bot = next((b for b in (black, white, referee) if b is not None and b.net is not None), None)
+    state, plan = start.state, start.komi
+    if (plan.extra_black > 0 or settings.game.komi_auto) and net_bot is None:
+        raise RuntimeError("komiAuto and handicap games need a bot with a network; set komiMean / handicapProb = 0")
+    if plan.make_game_fair_for_empty_board:
+        plan.set_without_noise(state)
+        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+        plan.komi_mean = state.komi
+        plan.set_with_noise(state, rng)
+    if plan.extra_black > 0:
+        play_extra_black(net_bot.net, state, plan.extra_black, HANDICAP_TEMPERATURE, rng, 0.5)
+        if plan.make_game_fair:
+            plan.set_without_noise(state)
+            adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+    return start
+
+
+def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white: MatchBot,
+              should_stop: Callable[[], bool], on_move: Optional[Callable[[MatchBot, tuple], None]] = None
+              ) -> Optional[MatchGame]:
+    """Play to the end (or maxMovesPerGame); None if stopped first."""
+    state = start.state
+    bots = {BLACK: black, WHITE: white}
+    for bot in bots.values():
+        bot.resign.settings = settings.resign
+        bot.resign.clear()
+    advantage = initial_black_advantage(state.num_handicap_stones(), state.komi, int(state.rules_tuple[1]),
+                                        int(state.rules_tuple[5]))
+    hit_limit = True
+    for _ in range(settings.max_moves_per_game):
+        state.end_game_if_all_pass_alive()
+        if state.is_game_finished:
+            hit_limit = False
+            break
+        if should_stop():
+            return None
+        pla = state.next_player
+        bot = bots[pla]
+        choice = bot.choose(state)
+        move, win_loss, lead, _visits = choice
+        bot.resign.record(win_loss)
+        if bot.resign.should_resign(player=pla, lead=lead, board_area=state.x_size * state.y_size,
+                                    num_moves=len(state.moves), initial_black_advantage_points=advantage):
+            state.set_winner_by_resignation(WHITE if pla == BLACK else BLACK)
+            hit_limit = False
+            break
+        state.play(move, pla)
+        if on_move is not None:
+            on_move(bot, choice)
+    else:
+        state.end_game_if_all_pass_alive()
+        hit_limit = not state.is_game_finished
+    if not state.is_game_finished:
+        state.end_and_score_now()
+    return MatchGame(black.spec.name, white.spec.name, state, hit_limit)
+
+
+def _no_policy_init() -> PlaySettings:
+    """Match games start on the empty board (KataGo's loadForMatch leaves policy openings off)."""
+    import dataclasses
+
+    fields = {f.name: 0 for f in dataclasses.fields(PlaySettings)}
+    fields.update(init_games_with_policy=False, reduce_visits=False, use_search_value_surprise=False,
+                  fancy_komi_varying=False, max_asymmetric_ratio=1.0, scale_data_weight=1.0,
+                  compensate_komi_visits=KOMI_VISITS)
+    return PlaySettings(**fields)
+
+
+_NO_POLICY_INIT = _no_policy_init()

@@ -1,0 +1,226 @@
+"""KataGo's gatekeeper: test each candidate network against the accepted one before self-play uses it.
+
+The loop: take the newest network in the test directory (a file, or a directory holding
+one, as training exports them); wait while it is still being written; reject it at once
+if it is older than the newest accepted network (unless told not to); otherwise play
+numGamesPerGating games against the accepted network, both colours in turn, and move it
+(file or whole directory, by rename) into the accepted directory when it scores at least
+requiredCandidateWinProp (the candidate wins ties), else into the rejected directory.
+A candidate that cannot be read once it has stopped changing is rejected with the reason
+logged. An interrupted gating moves nothing; the candidate is tested afresh next time.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from katacli.config import Config
+from katacli.match.results import MatchResults
+from katacli.match.processes import MatchProcessRun
+from katacli.match.runner import MatchNetworks, MatchRun
+from katacli.nn.modelfile import read_model_file
+from katacli.match.settings import MatchSettings
+from katacli.selfplay.modelfiles import MODEL_SUFFIXES, ModelFile, find_latest_model
+
+log = logging.getLogger("katacli.match")
+
+# A candidate must be unchanged (size and time) this long before it is read: a copy in progress
+# is waited for, never tested or moved.
+SETTLE_SECONDS = 2.0
+# How often an empty test directory is looked at again (KataGo: every 4 seconds).
+POLL_SECONDS = 4.0
+# The candidate wins ties: it needs this much less than the required share.
+TIE_EPSILON = 1e-10
+SELFPLAY_SUBDIRS = ("sgfs", "tdata", "vadata")
+
+
+class GatekeeperError(Exception):
+    """A problem the user must fix (no accepted network, a directory that is not one)."""
+
+
+@dataclass
+class GatingOutcome:
+    candidate: str
+    accepted: bool
+    reason: str
+    results: Optional[MatchResults] = None
+
+
+def _entry_under(path: Path, root: Path) -> Path:
+    """The file or top-level directory under ``root`` that holds ``path`` (what gets moved)."""
+    relative = path.resolve().relative_to(root.resolve())
+    return root / relative.parts[0]
+
+
+def _stable_signature(entry: Path) -> tuple:
+    files = [entry] if entry.is_file() else sorted(p for p in entry.rglob("*") if p.is_file())
+    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def companions(entry: Path) -> list[Path]:
+    """Files exported beside a model file under its name (kata train's ``NAME.json`` summary)."""
+    if not entry.is_file():
+        return []
+    base = next((entry.name[: -len(s)] for s in MODEL_SUFFIXES if entry.name.endswith(s)), entry.name)
+    return [p for p in entry.parent.iterdir() if p != entry and p.is_file() and p.name.startswith(base + ".")
+            and not p.name.endswith(MODEL_SUFFIXES)]
+
+
+def move_entry(entry: Path, into_dir: Path) -> Path:
+    """Rename ``entry`` into ``into_dir`` (a copy then a rename across file systems); never overwrites."""
+    dest = into_dir / entry.name
+    if dest.exists():
+        raise GatekeeperError(f"cannot move {entry} to {dest}: it already exists")
+    try:
+        os.rename(entry, dest)
+    except OSError:
+        temp = into_dir / f".{entry.name}.moving"
+        if entry.is_dir():
+            shutil.copytree(entry, temp)
+        else:
+            shutil.copy2(entry, temp)
+        os.rename(temp, dest)
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    log.info("moved %s to %s", entry, dest)
+    return dest
+
+
+class Gatekeeper:
+    def __init__(self, cfg: Config, nn_settings, test_dir: Path, accepted_dir: Path, rejected_dir: Path,
+                 sgf_dir: Path, selfplay_dir: Optional[Path] = None, required_win_prop: float = 0.5,
+                 auto_reject_old: bool = True, cpu_threads: int = 1, seed: Optional[int] = None,
+                 settle_seconds: float = SETTLE_SECONDS, poll_seconds: float = POLL_SECONDS,
+                 num_processes: int = 1, log_path: Optional[str] = None):
+        """num_processes > 1: gating games in that many worker processes (logging to log_path)."""
+        self.cfg = cfg
+        self.nn = nn_settings
+        self.test_dir, self.accepted_dir, self.rejected_dir = test_dir, accepted_dir, rejected_dir
+        self.sgf_dir, self.selfplay_dir = sgf_dir, selfplay_dir
+        self.required_win_prop = required_win_prop
+        self.auto_reject_old = auto_reject_old
+        self.cpu_threads = cpu_threads
+        self.seed = seed
+        self.settle_seconds = settle_seconds
+        self.poll_seconds = poll_seconds
+        self.num_processes = num_processes
+        self.log_path = log_path
+        self.stopped = False
+        self._current: Optional[MatchRun] = None
+        for d in (test_dir, accepted_dir, rejected_dir, sgf_dir) + ((selfplay_dir,) if selfplay_dir else ()):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def request_stop(self) -> None:
+        self.stopped = True
+        if self._current is not None:
+            self._current.request_stop()
+
+    def _sleep(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self.stopped and time.monotonic() < end:
+            time.sleep(min(0.1, seconds))
+
+    def settled_candidate(self) -> Optional[ModelFile]:
+        """The newest candidate once it has stopped changing; None if the test directory is empty."""
+        while not self.stopped:
+            found = find_latest_model(self.test_dir)
+            if found is None:
+                return None
+            entry = _entry_under(found.path, self.test_dir)
+            before = _stable_signature(entry)
+            self._sleep(self.settle_seconds)
+            if _stable_signature(entry) == before and find_latest_model(self.test_dir) == found:
+                return found
+            log.info("%s is still being written; waiting", entry)
+        return None
+
+    def _settings(self, candidate: ModelFile, accepted: ModelFile) -> MatchSettings:
+        cfg = self.cfg.copy()
+        accepted_name = accepted.name if accepted.name != candidate.name else accepted.name + "-accepted"
+        for key, value in (("numBots", "2"), ("botName0", candidate.name), ("botName1", accepted_name),
+                           ("nnModelFile0", str(candidate.path)), ("nnModelFile1", str(accepted.path))):
+            cfg.set(key, value, origin="set by the gatekeeper")
+        return MatchSettings.from_config(cfg, num_games_key="numGamesPerGating",
+                                         default_num_games=cfg.get("numGamesPerGating", "gtp"))
+
+    def test_one(self, candidate: ModelFile, on_tick: Optional[Callable] = None) -> Optional[GatingOutcome]:
+        """Gate one candidate; None when interrupted (nothing moved)."""
+        accepted = find_latest_model(self.accepted_dir)
+        if accepted is None:
+            raise GatekeeperError(f"no accepted model in {self.accepted_dir}: put the network self-play starts "
+                                  "from there")
+        entry = _entry_under(candidate.path, self.test_dir)
+        if self.auto_reject_old and accepted.mtime_ns > candidate.mtime_ns:
+            return self._decide(candidate, entry, False, f"older than the accepted model {accepted.name}")
+        settings = self._settings(candidate, accepted)
+        try:
+            read_model_file(candidate.path)
+        except Exception as exc:  # unreadable although it stopped changing: a broken export
+            return self._decide(candidate, entry, False, f"cannot be loaded ({exc})")
+        networks = None
+        try:
+            if self.num_processes > 1:
+                self._current = MatchProcessRun(settings, self.nn, self.num_processes, self.cpu_threads,
+                                                self.sgf_dir / candidate.name, self.seed, self.log_path)
+            else:
+                networks = MatchNetworks(settings, self.nn, self.cpu_threads)
+                self._current = MatchRun(settings, networks.nets, self.sgf_dir / candidate.name, self.seed,
+                                         networks.client_contexts)
+            results = self._current.run(on_tick=on_tick, handle_signals=False)
+        finally:
+            if networks is not None:
+                networks.close()
+            run, self._current = self._current, None
+        if self.stopped or run.stopped:
+            return None
+        name = settings.bots[0].name
+        points = sum(t.a_points if t.a == name else t.games - t.a_points for t in results.pairs.values())
+        games = results.games
+        won = points + TIE_EPSILON >= self.required_win_prop * games
+        summary = f"scored {points:g} of {games} against {accepted.name}"
+        outcome = self._decide(candidate, entry, won, summary)
+        outcome.results = results
+        return outcome
+
+    def _decide(self, candidate: ModelFile, entry: Path, accept: bool, reason: str) -> GatingOutcome:
+        if accept:
+            log.info("candidate %s %s: accepting", candidate.name, reason)
+            if self.selfplay_dir is not None:
+                for sub in SELFPLAY_SUBDIRS:
+                    (self.selfplay_dir / candidate.name / sub).mkdir(parents=True, exist_ok=True)
+        else:
+            log.info("candidate %s %s: rejecting", candidate.name, reason)
+        destination = self.accepted_dir if accept else self.rejected_dir
+        extras = companions(entry)
+        move_entry(entry, destination)  # the model first: from here on it counts as decided
+        for extra in extras:
+            move_entry(extra, destination)
+        return GatingOutcome(candidate.name, accept, reason)
+
+    def run(self, quit_if_no_nets: bool = False, on_outcome: Optional[Callable[[GatingOutcome], None]] = None,
+            on_tick: Optional[Callable] = None) -> list[GatingOutcome]:
+        outcomes = []
+        waiting_logged = False
+        while not self.stopped:
+            candidate = self.settled_candidate()
+            if candidate is None:
+                if quit_if_no_nets or self.stopped:
+                    break
+                if not waiting_logged:
+                    log.info("waiting for a network in %s", self.test_dir)
+                    waiting_logged = True
+                self._sleep(self.poll_seconds)
+                continue
+            waiting_logged = False
+            log.info("testing candidate %s", candidate.name)
+            outcome = self.test_one(candidate, on_tick)
+            if outcome is None:
+                break
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+        return outcomes

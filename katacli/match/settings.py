@@ -1,0 +1,200 @@
+"""A match config read as KataGo's match command reads it: bots, pairings, game setup.
+
+Bots are numbered 0 .. numBots-1. A bot's key may carry its index (``maxVisits1``,
+``nnModelFile0``); the indexed value wins over the plain one. Each bot gets its own
+:class:`SearchParams` from such a per-bot view of the config (gtp defaults, as KataGo's
+match uses). Pairings follow KataGo: every two included bots play both colours each
+round unless both are secondary, plus ``extraPairs``. Board sizes, rules and komi are
+the self-play game-setup keys (required, as KataGo's GameInitializer requires them);
+numGameThreads, maxMovesPerGame and logGamesEvery are read as in self-play.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from katacli.config import Config, ConfigError
+from katacli.config_keys import default_value, is_known
+from katacli.search.params import SearchParams
+from katacli.search.resign import ResignSettings
+from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
+
+# Search parameters of a match bot take the GTP engine's defaults.
+BOT_MODE = "gtp"
+# Runner keys (numGameThreads, maxMovesPerGame, ...) are optional here, with their self-play defaults.
+RUNNER_MODE = "selfplay"
+# nnModelFile value that means "no network: the random-playout engine".
+ROLLOUTS = "rollouts"
+_INDEXED_KEY = re.compile(r"^([A-Za-z][A-Za-z_]*?[A-Za-z_])(\d+)$")
+# Bot-level keys that are never search parameters.
+_BOT_IDENTITY_KEYS = ("botName", "nnModelFile")
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    index: int
+    name: str
+    model: str                 # a model file path, or ROLLOUTS
+    params: SearchParams
+
+    @property
+    def uses_rollouts(self) -> bool:
+        return self.model == ROLLOUTS
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    bots: tuple[BotSpec, ...]
+    pairings: tuple[tuple[int, int], ...]   # (black bot, white bot) per game of one round
+    num_games_total: int
+    num_game_threads: int
+    max_moves_per_game: int
+    log_games_every: int
+    log_search_info: bool
+    log_moves: bool
+    resign: ResignSettings
+    game: GameSetupSettings
+
+    def bot_names(self) -> list[str]:
+        return [b.name for b in self.bots]
+
+    @classmethod
+    def from_config(cls, cfg: Config, *, num_games_key: str = "numGamesTotal",
+                    default_num_games: Optional[int] = None) -> "MatchSettings":
+        """Raises ConfigError with the key named for every problem."""
+        num_bots = cfg.get("numBots", BOT_MODE)
+        _check_bot_indices(cfg, num_bots)
+        bots = tuple(_bot_spec(cfg, i, num_bots) for i in range(num_bots))
+        names = [b.name for b in bots]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"bot names must differ: {', '.join(names)}")
+        pairings = _pairings(cfg, num_bots)
+        if not pairings:
+            raise ConfigError("no games to play: with one bot (numBots = 1) give extraPairs = 0-0, "
+                              "or define two or more bots")
+        used = {i for pair in pairings for i in pair}
+        game = _game_setup_settings(cfg)
+        if (game.komi_auto or game.handicap_prob > 0) and all(bots[i].uses_rollouts for i in used):
+            raise ConfigError("komiAuto and handicap games need a bot with a network (to judge fair komi and "
+                              "place stones); set komiMean and handicapProb = 0 for rollout-only matches")
+        if cfg.is_set(num_games_key):
+            num_games = cfg.get(num_games_key, BOT_MODE)
+        elif default_num_games is not None:
+            num_games = default_num_games
+        else:
+            raise ConfigError(f"{num_games_key} is required: how many games the match plays")
+        return cls(
+            bots=bots, pairings=tuple(pairings), num_games_total=num_games,
+            num_game_threads=_optional(cfg, "numGameThreads", RUNNER_MODE),
+            max_moves_per_game=_optional(cfg, "maxMovesPerGame", RUNNER_MODE),
+            log_games_every=_optional(cfg, "logGamesEvery", RUNNER_MODE),
+            log_search_info=_optional(cfg, "logSearchInfo", BOT_MODE),
+            log_moves=_optional(cfg, "logMoves", RUNNER_MODE),
+            resign=_resign_settings(cfg),
+            game=game,
+        )
+
+
+def _check_bot_indices(cfg: Config, num_bots: int) -> None:
+    """An indexed key for a bot that does not exist is a mistake (a gap or a typo in numBots)."""
+    for key in cfg.keys():
+        m = _INDEXED_KEY.match(key)
+        if m and not is_known(key) and is_known(m.group(1)):
+            index = int(m.group(2))
+            if index >= num_bots:
+                raise ConfigError(f"{key} is for bot {index}, but numBots = {num_bots} defines bots 0..{num_bots - 1}")
+            cfg.mark_used(key)
+
+
+def unknown_keys(cfg: Config) -> list[str]:
+    """Keys neither registered nor a registered bot key with an index (``maxVisits1``)."""
+    out = []
+    for key in cfg.unknown_keys():
+        m = _INDEXED_KEY.match(key)
+        if not (m and is_known(m.group(1))):
+            out.append(key)
+    return out
+
+
+def bot_config(cfg: Config, index: int) -> Config:
+    """The config as bot ``index`` sees it: its indexed keys replace the plain ones, other bots' are gone."""
+    view = cfg.copy()
+    view.require_keys = False
+    for key in cfg.keys():
+        m = _INDEXED_KEY.match(key)
+        if not m or is_known(key) or not is_known(m.group(1)):
+            continue
+        view._remove(key)
+        if int(m.group(2)) == index:
+            view.set(m.group(1), cfg.as_dict()[key], origin=cfg.origin(key))
+    return view
+
+
+def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
+    view = bot_config(cfg, index)
+    indexed_name = f"botName{index}"
+    if indexed_name in cfg:
+        name = cfg.as_dict()[indexed_name]
+    elif num_bots == 1 and "botName" in cfg:
+        name = cfg.as_dict()["botName"]
+    else:
+        raise ConfigError(f"{indexed_name} is missing: with several bots, name each one (botName0, botName1, ...)")
+    model = view.as_dict().get("nnModelFile")
+    if not model:
+        raise ConfigError(f"bot {index} ({name}) has no network: set nnModelFile{index} (a .bin.gz file, "
+                          f"or '{ROLLOUTS}' for the random-playout engine)")
+    if model != ROLLOUTS and not Path(model).is_file():
+        raise ConfigError(f"nnModelFile{index} for bot {name}: model file not found: {model}")
+    for key in _BOT_IDENTITY_KEYS:
+        if key in cfg:
+            cfg.mark_used(key)
+    params = SearchParams.from_config(view, BOT_MODE)
+    for key in view.used_keys():
+        if key in cfg:
+            cfg.mark_used(key)
+    return BotSpec(index, name, model, params)
+
+
+def _optional(cfg: Config, key: str, mode: str):
+    """A key KataGo's match reads with a default (the command it is borrowed from may require it)."""
+    return cfg.get(key, mode) if cfg.is_set(key) else default_value(key, mode)
+
+
+def _int_list(cfg: Config, key: str) -> list[int]:
+    return list(cfg.get(key, BOT_MODE)) if cfg.is_set(key) else []
+
+
+def _pairings(cfg: Config, num_bots: int) -> list[tuple[int, int]]:
+    include = _int_list(cfg, "includeBots") or list(range(num_bots))
+    secondary = _int_list(cfg, "secondaryBots")
+    for key, values in (("includeBots", include), ("secondaryBots", secondary)):
+        for value in values:
+            if value >= num_bots:
+                raise ConfigError(f"{key} value {value} is out of range, numBots is {num_bots}")
+    pairs = []
+    for i in range(num_bots):
+        for j in range(i + 1, num_bots):
+            if i in include and j in include and not (i in secondary and j in secondary):
+                pairs += [(i, j), (j, i)]
+    one_sided = cfg.get("extraPairsAreOneSidedBW", BOT_MODE)
+    for text in (cfg.get("extraPairs", BOT_MODE) if cfg.is_set("extraPairs") else []):
+        parts = text.split("-")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise ConfigError(f"extraPairs: {text!r} is not a pair like 0-4")
+        a, b = (int(p) for p in parts)
+        if max(a, b) >= num_bots:
+            raise ConfigError(f"extraPairs: {text} names a bot beyond numBots = {num_bots}")
+        pairs.append((a, b))
+        if not one_sided:
+            pairs.append((b, a))
+    return pairs
+
+
+def _resign_settings(cfg: Config) -> ResignSettings:
+    return ResignSettings(
+        allow_resignation=_optional(cfg, "allowResignation", BOT_MODE),
+        resign_threshold=_optional(cfg, "resignThreshold", BOT_MODE),
+        resign_consec_turns=_optional(cfg, "resignConsecTurns", BOT_MODE),
+    )

@@ -1,0 +1,131 @@
+"""`kata gatekeeper`: candidates are played against the accepted net and moved (whole files or
+directories) into accepted/ or rejected/ by KataGo's rule; old, unreadable and half-written
+candidates are handled without ever accepting a broken file."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from katacli.cli import app, normalize_argv
+from katacli.config import Config
+from katacli.match.gatekeeper import Gatekeeper
+from katacli.nn.configs import random_description
+from katacli.nn.export import write_model_file
+from katacli.settings import NNSettings
+
+CONFIG = """
+koRules = SIMPLE
+scoringRules = AREA
+taxRules = NONE
+multiStoneSuicideLegals = false
+hasButtons = false
+bSizes = 5
+bSizeRelProbs = 1
+komiMean = 6.5
+handicapProb = 0.0
+maxMovesPerGame = 50
+numGameThreads = 2
+numGamesPerGating = 4
+maxVisits = 4
+nnMaxBatchSize = 8
+"""
+
+
+def write_net(path: Path, seed: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_model_file(random_description("b2c16", seed=seed, model_name="net"), path)
+    return path
+
+
+def make_dirs(tmp_path: Path) -> dict:
+    dirs = {name: tmp_path / name for name in ("test", "accepted", "rejected", "sgfs", "selfplay")}
+    for d in dirs.values():
+        d.mkdir()
+    write_net(dirs["accepted"] / "base.bin.gz", 1)
+    return dirs
+
+
+def keeper(dirs: dict, required: float, **kw) -> Gatekeeper:
+    cfg = Config.from_text(CONFIG)
+    return Gatekeeper(cfg, NNSettings.from_config(cfg, "gtp"), dirs["test"], dirs["accepted"], dirs["rejected"],
+                      dirs["sgfs"], dirs["selfplay"], required, seed=3, settle_seconds=0.2, poll_seconds=0.1, **kw)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_accepts_by_the_required_share_and_moves_directories(tmp_path, processes):
+    dirs = make_dirs(tmp_path)
+    time.sleep(0.01)
+    write_net(dirs["test"] / "cand-a" / "model.bin.gz", 2)        # a directory export, KataGo style
+    outcomes = keeper(dirs, required=0.0, num_processes=processes).run(quit_if_no_nets=True)
+    assert [(o.candidate, o.accepted) for o in outcomes] == [("cand-a", True)]
+    assert (dirs["accepted"] / "cand-a" / "model.bin.gz").is_file() and not list(dirs["test"].iterdir())
+    assert all((dirs["selfplay"] / "cand-a" / sub).is_dir() for sub in ("sgfs", "tdata", "vadata"))
+    assert len(list((dirs["sgfs"] / "cand-a").glob("*.sgf"))) == 4
+    assert outcomes[0].results.games == 4
+
+
+def test_rejects_below_the_required_share(tmp_path):
+    dirs = make_dirs(tmp_path)
+    time.sleep(0.01)
+    write_net(dirs["test"] / "cand-b.bin.gz", 3)
+    (dirs["test"] / "cand-b.json").write_text("{}")            # kata train's summary beside its export
+    (outcome,) = keeper(dirs, required=1.01).run(quit_if_no_nets=True)
+    assert not outcome.accepted and "scored" in outcome.reason
+    assert (dirs["rejected"] / "cand-b.bin.gz").is_file() and not (dirs["accepted"] / "cand-b.bin.gz").exists()
+    assert (dirs["rejected"] / "cand-b.json").is_file() and not list(dirs["test"].iterdir())
+
+
+def test_old_and_broken_candidates_are_rejected_without_games(tmp_path):
+    dirs = make_dirs(tmp_path)
+    old = write_net(dirs["test"] / "old.bin.gz", 4)
+    base_time = os.stat(dirs["accepted"] / "base.bin.gz").st_mtime
+    os.utime(old, (base_time - 100, base_time - 100))
+    broken = dirs["test"] / "broken.bin.gz"
+    broken.write_bytes(b"\x1f\x8b not really a network")
+    outcomes = keeper(dirs, required=0.0).run(quit_if_no_nets=True)
+    assert {o.candidate: o.accepted for o in outcomes} == {"old.bin.gz": False, "broken.bin.gz": False}
+    reasons = {o.candidate: o.reason for o in outcomes}
+    assert "older than" in reasons["old.bin.gz"] and "cannot be loaded" in reasons["broken.bin.gz"]
+    assert sorted(p.name for p in dirs["rejected"].iterdir()) == ["broken.bin.gz", "old.bin.gz"]
+
+
+def test_a_file_still_being_written_is_waited_for(tmp_path):
+    dirs = make_dirs(tmp_path)
+    full = write_net(tmp_path / "staging" / "growing.bin.gz", 5).read_bytes()
+    target = dirs["test"] / "growing.bin.gz"
+    target.write_bytes(full[: len(full) // 3])
+
+    def finish_writing() -> None:
+        time.sleep(0.5)
+        with open(target, "ab") as f:
+            f.write(full[len(full) // 3:])
+
+    writer = threading.Thread(target=finish_writing)
+    k = keeper(dirs, required=0.0)
+    k.settle_seconds = 0.3
+    writer.start()
+    found = k.settled_candidate()
+    writer.join()
+    assert found is not None and target.read_bytes() == full
+    assert found.path.stat().st_size == len(full)
+
+
+def test_command_errors_and_empty_directory(tmp_path):
+    cfg = tmp_path / "g.cfg"
+    cfg.write_text(CONFIG)
+    args = ["gatekeeper", "-config", str(cfg), "-test-models-dir", str(tmp_path / "t"), "-accepted-models-dir",
+            str(tmp_path / "a"), "-rejected-models-dir", str(tmp_path / "r"), "-sgf-output-dir", str(tmp_path / "s"),
+            "-quit-if-no-nets-to-test"]
+    empty = CliRunner().invoke(app, normalize_argv(args))
+    assert empty.exit_code == 0, empty.output                       # nothing to test: quits as asked
+    write_net(tmp_path / "t" / "cand.bin.gz", 6)
+    no_accepted = CliRunner().invoke(app, normalize_argv(args))
+    assert no_accepted.exit_code == 1 and "no accepted model in" in no_accepted.stderr
+    assert "Traceback" not in no_accepted.output and (tmp_path / "t" / "cand.bin.gz").exists()
+    bad_prop = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "2"]))
+    assert bad_prop.exit_code == 1 and "between 0 and 1" in bad_prop.stderr

@@ -1,0 +1,217 @@
+"""`kata match`: bots from a KataGo match config, pairings, games with tiny random nets and the
+rollout engine, SGF files, the results table / JSON, and clear errors for bad configs."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cython_ext.history import GameState
+from katacli.cli import app, normalize_argv
+from katacli.config import Config, ConfigError
+from katacli.game.coords import BLACK
+from katacli.game.sgf import load_sgf
+from katacli.match.results import MatchResults, elo_of_score, wilson_interval
+from katacli.match.settings import MatchSettings
+from katacli.nn.configs import random_description
+from katacli.nn.export import write_model_file
+
+BASE = """
+koRules = SIMPLE
+scoringRules = AREA
+taxRules = NONE
+multiStoneSuicideLegals = false
+hasButtons = false
+bSizes = 5
+bSizeRelProbs = 1
+komiMean = 6.5
+handicapProb = 0.0
+maxMovesPerGame = 60
+numGameThreads = 2
+maxVisits = 8
+nnMaxBatchSize = 8
+"""
+
+
+def write_net(path: Path, seed: int) -> Path:
+    write_model_file(random_description("b2c16", seed=seed, model_name=path.name.split(".")[0]), path)
+    return path
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "match.cfg"
+    path.write_text(BASE + text)
+    return path
+
+
+def kata_match(*args: str):
+    return CliRunner().invoke(app, normalize_argv(["match", *args]))
+
+
+def test_settings_follow_katago_keys(tmp_path):
+    net = write_net(tmp_path / "a.bin.gz", 1)
+    cfg = Config.from_text(BASE + f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = r\nnnModelFile = {net}\n"
+                           "nnModelFile2 = rollouts\nmaxVisits1 = 30\nsecondaryBots = 1,2\nnumGamesTotal = 6\n"
+                           "extraPairs = 2-1\nextraPairsAreOneSidedBW = true\n")
+    s = MatchSettings.from_config(cfg)
+    assert [b.name for b in s.bots] == ["a", "b", "r"]
+    assert [b.params.max_visits for b in s.bots] == [8, 30, 8]
+    assert s.bots[2].uses_rollouts and s.bots[0].model == str(net)
+    # 1 and 2 are both secondary: they meet only through the one-sided extra pair.
+    assert sorted(s.pairings) == [(0, 1), (0, 2), (1, 0), (2, 0), (2, 1)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("numBots = 2\nbotName0 = a\nbotName2 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "numBots = 2"),
+    ("numBots = 2\nbotName0 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "botName1 is missing"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = nowhere.bin.gz\n"
+     "numGamesTotal = 2\n", "model file not found: nowhere.bin.gz"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),
+    ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nkomiAuto = true\n",
+     "need a bot with a network"),
+])
+def test_bad_configs_give_one_line_errors(tmp_path, text, message):
+    base = BASE.replace("komiMean = 6.5\n", "") if "komiAuto" in text else BASE
+    with pytest.raises(ConfigError, match=message):
+        MatchSettings.from_config(Config.from_text(base + text))
+    (tmp_path / "bad.cfg").write_text(base + text)
+    done = kata_match("-config", str(tmp_path / "bad.cfg"))
+    assert done.exit_code == 1 and message in done.stderr and "Traceback" not in done.output
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_nets_and_rollouts_play_a_match(tmp_path, processes):
+    """In one process (threads share each network's batches) and in two worker processes."""
+    net_a, net_b = write_net(tmp_path / "net-a.bin.gz", 1), write_net(tmp_path / "net-b.bin.gz", 2)
+    cfg = write_config(tmp_path, f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = rollouts\n"
+                                 f"nnModelFile0 = {net_a}\nnnModelFile1 = {net_b}\nnnModelFile2 = rollouts\n"
+                                 f"numGamesTotal = 6\nmaxVisits2 = 16\nnumMatchProcesses = {processes}\n")
+    sgfs = tmp_path / "sgfs"
+    done = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--json", "--seed", "5")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["games"] == 6 and not report["interrupted"]
+    assert report["black_wins"] + report["white_wins"] + report["draws"] == 6
+    pairs = {(p["bot"], p["opponent"]): p for p in report["pairs"]}
+    assert set(pairs) == {("a", "b"), ("a", "rollouts"), ("b", "rollouts")}   # one round: every pair, both colours
+    assert all(p["games"] == 2 for p in pairs.values())
+    assert set(report["elo"]) == {"a", "b", "rollouts"} and report["elo"]["a"] == 0.0
+    files = sorted(sgfs.iterdir())
+    assert len(files) == 6 and all(f.suffix == ".sgf" for f in files)
+    names = set()
+    for f in files:
+        game = load_sgf(str(f))
+        assert (game.x_size, game.y_size) == (5, 5) and game.result
+        names.add((game.black_name, game.white_name))
+        replay = GameState(5, 5, game.rules.to_core_tuple(), BLACK)
+        for player, move in game.moves:        # every recorded move is legal where it was played
+            assert replay.is_legal(move, player), (f.name, player, move)
+            replay.play(move, player)
+    assert len(names) == 6
+
+
+def test_table_output_and_log_file(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 2\nmaxVisits1 = 12\nmaxVisitz = 3\n")
+    done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
+    assert done.exit_code == 0, done.output
+    assert "Unknown config key 'maxVisitz'" in done.stderr and "maxVisits1" not in done.stderr
+    assert "Match results: 2 games" in done.stdout and "win rate" in done.stdout
+    assert "r1 (B) vs r2 (W)" in (tmp_path / "match.log").read_text() or \
+        "r2 (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
+
+
+def test_results_statistics():
+    r = MatchResults(["x", "y"])
+    for _ in range(9):
+        r.add("x", "y", 1)
+    r.add("y", "x", 0)
+    (pair,) = [t.as_dict() for t in r.pairs.values()]
+    assert (pair["wins"], pair["losses"], pair["draws"]) == (9, 0, 1) and pair["win_rate"] == 0.95
+    low, high = wilson_interval(9.5, 10)
+    assert low < 0.95 < high <= 1.0 and pair["win_rate_95"] == [low, high]
+    assert pair["elo_diff"] == pytest.approx(400 * __import__("math").log10(19))
+    assert elo_of_score(0.5) == 0.0 and elo_of_score(1.0) > 1000
+    sweep = MatchResults(["x", "y"])
+    for _ in range(3):
+        sweep.add("x", "y", 1)
+    (swept,) = [t.as_dict() for t in sweep.pairs.values()]
+    assert swept["elo_diff"] is None and swept["elo_diff_95"][1] is None and swept["elo_diff_95"][0] is not None
+    assert 0 < sweep.bot_elos()["x"] - sweep.bot_elos()["y"] < 1000   # finite, thanks to the virtual draw
+    assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
+
+
+def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 100000\n")
+    sgfs = tmp_path / "sgfs"
+    proc = subprocess.Popen([sys.executable, "-m", "katacli.cli", "match", "-config", str(cfg), "-sgf-output-dir",
+                             str(sgfs), "--json", "-override-config", "maxVisits=30,bSizes=7,maxMovesPerGame=120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(sgfs.glob("*.sgf"))) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    assert report["interrupted"] and report["games"] >= 2
+    files = list(sgfs.iterdir())
+    assert len(files) == report["games"] and all(f.suffix == ".sgf" for f in files)
+    for f in files:
+        assert load_sgf(str(f)).result
+
+
+def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 100000\n")
+    sgfs = tmp_path / "sgfs"
+    proc = subprocess.Popen([sys.executable, "-m", "katacli.cli", "match", "-config", str(cfg), "-sgf-output-dir",
+                             str(sgfs), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(sgfs.glob("*.sgf"))) < 3 and proc.poll() is None:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=60)
+    finished = list(sgfs.glob("*.sgf"))
+    assert len(finished) >= 3
+    for f in finished:
+        assert load_sgf(str(f)).result
+    (sgfs / f".match-x.sgf.{proc.pid}.partial").write_text("(;FF[4]")   # as if cut off mid-write
+    rerun = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--quiet", "-override-config",
+                       "numGamesTotal=1")
+    assert rerun.exit_code == 0, rerun.output
+    assert all(f.suffix == ".sgf" and not f.name.startswith(".") for f in sgfs.iterdir())
+
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("name", ["match_example.cfg", "gatekeeper_example.cfg"])
+def test_shipped_configs_are_complete_and_known(tmp_path, name):
+    import re
+
+    from katacli.config_keys import is_known
+    from katacli.match.settings import unknown_keys
+
+    cfg = Config.from_file(CONFIGS / name, mode="gtp")
+    assert unknown_keys(cfg) == []
+    for line in (CONFIGS / name).read_text().splitlines():   # commented-out settings name real keys
+        m = re.match(r"^#\s*([A-Za-z][A-Za-z0-9]*)\s*=", line.strip())
+        if m:
+            assert is_known(m.group(1)) or is_known(re.sub(r"\d+$", "", m.group(1))), m.group(1)
+    net = write_net(tmp_path / "n.bin.gz", 1)
+    for key, value in (("numBots", "2"), ("botName0", "x"), ("botName1", "y"), ("nnModelFile0", str(net)),
+                       ("nnModelFile1", "rollouts")):
+        cfg.set(key, value)
+    settings = MatchSettings.from_config(cfg, num_games_key="numGamesPerGating" if "gatekeeper" in name
+                                         else "numGamesTotal")
+    assert len(settings.bots) == 2 and settings.num_games_total > 0

@@ -1,0 +1,42 @@
+"""examples/training_loop.py: self-play -> train -> gatekeeper -> match on 5x5 and 6x6, then a
+rerun with more generations continues where the first run stopped."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = ["--boards", "5,6", "--games", "4", "--visits", "8", "--train-samples", "128", "--batch-size", "16",
+        "--window-rows", "40", "--gating-games", "2", "--match-games", "1", "--game-threads", "2",
+        "--model-kind", "b2c16", "--rollout-visits", "8"]
+
+
+def run_loop(work: Path, generations: int, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "examples" / "training_loop.py"), "--work-dir", str(work),
+                           "--generations", str(generations), *TINY, *extra], capture_output=True, text=True,
+                          timeout=900)
+
+
+def test_loop_runs_gates_measures_and_resumes(tmp_path):
+    work = tmp_path / "loop"
+    first = run_loop(work, 1)
+    assert first.returncode == 0, first.stderr[-3000:]
+    progress = json.loads((work / "progress.json").read_text())
+    assert progress["done"]["1"] == ["selfplay", "train", "gate", "elo"]
+    row = progress["rows"][1]
+    assert row["generation"] == 1 and row["gating"] in ("accepted", "rejected")
+    moved = list((work / "models").glob("*.bin.gz")) + list((work / "rejected").glob("*.bin.gz"))
+    assert len(moved) == 2 and not list((work / "candidates").iterdir())   # gen0 + the gated candidate
+    if row["gating"] == "accepted":
+        report = json.loads((work / "elo" / "gen1.json").read_text())
+        assert report["games"] == 4 and row["vs_rollouts"]["games"] == 2
+    assert "gen  accepted net" in first.stdout
+
+    second = run_loop(work, 2, "--match-seconds", "0.02")   # Elo games at equal time per move
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "generation 1:" not in second.stdout        # done steps are not repeated
+    assert "generation 2: self-play" in second.stdout
+    rows = json.loads((work / "results.json").read_text())["rows"]
+    assert [r["generation"] for r in rows] == [0, 1, 2]
