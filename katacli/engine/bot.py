@@ -68,6 +68,10 @@ class Bot:
     def on_new_board(self, x_size: int, y_size: int) -> None:
         """The board size changed (a search tree for the old size is useless)."""
 
+    def forget_tree(self) -> None:
+        """The position was replaced (undo, new rules, a set-up position): KataGo starts a fresh tree
+        then, even where the new position is one the old tree already holds."""
+
     # ------------------------------------------------------------------ move policies
     def adjust_pass(self, state, pla: int, move):
         """KataGo's cleanupBeforePass: under area rules that want dead stones captured, rather than
@@ -288,6 +292,10 @@ class SearchBot(Bot):
 
     def on_new_board(self, x_size: int, y_size: int) -> None:
         self._searcher = None
+
+    def forget_tree(self) -> None:
+        # The next search sets its position afresh instead of advancing the old tree.
+        self._signature, self._moves = None, []
 
 
 def stable_seed(text: str | None) -> int | None:
