@@ -47,7 +47,7 @@ class Command:
     id: int | None = None
     # The arguments split on single spaces, as KataGo splits them ("a  b" has an empty middle argument);
     # None for a command built in code, where they are ``args``.
-    single_space_args: list[str] | None = None
+    single_space_args: list[str] | None = field(default=None, compare=False)
 
     @property
     def arg_text(self) -> str:

@@ -676,6 +676,22 @@ class Searcher:
                                   ownership_stdev=stdev if include_ownership_stdev else None, policy=policy,
                                   human_policy=human_policy)
 
+    def branch_analysis(self, branch: list, max_pv_len: int):
+        """What KataGo's printTree shows along ``branch`` (moves from the root): the root's own averages and
+        best line, then for each depth the analysis data (with weight factors) of the node reached there,
+        stopping where the tree does not hold the line. White's view, raw dicts of search_results."""
+        with self._lock:
+            root = sr.node_stats(self.tree)
+            if root is not None:
+                root["pv"] = sr.principal_variation(self.tree, max_pv_len)[0]
+            levels = []
+            for depth in range(len(branch) + 1):
+                data = sr.analysis_data(self.tree, max_pv_len, 0, branch[:depth], True)
+                if data is None:
+                    break
+                levels.append(data)
+            return root, levels
+
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)
         if result is None:
