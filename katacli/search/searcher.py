@@ -676,21 +676,20 @@ class Searcher:
                                   ownership_stdev=stdev if include_ownership_stdev else None, policy=policy,
                                   human_policy=human_policy)
 
-    def branch_analysis(self, branch: list, max_pv_len: int):
-        """What KataGo's printTree shows along ``branch`` (moves from the root): the root's own averages and
-        best line, then for each depth the analysis data (with weight factors) of the node reached there,
-        stopping where the tree does not hold the line. White's view, raw dicts of search_results."""
+    def root_stats(self, max_pv_len: int) -> Optional[dict]:
+        """The root's own averages and best line (White's view), as KataGo's printTree shows the root; None
+        before any visit."""
         with self._lock:
             root = sr.node_stats(self.tree)
             if root is not None:
                 root["pv"] = sr.principal_variation(self.tree, max_pv_len)[0]
-            levels = []
-            for depth in range(len(branch) + 1):
-                data = sr.analysis_data(self.tree, max_pv_len, 0, branch[:depth], True)
-                if data is None:
-                    break
-                levels.append(data)
-            return root, levels
+            return root
+
+    def node_analysis(self, path: list, max_pv_len: int) -> Optional[list]:
+        """Analysis data, with weight factors, of the moves at the node reached by ``path`` (moves from the
+        root); None if the tree does not hold that line. White's view, raw dicts of search_results."""
+        with self._lock:
+            return sr.analysis_data(self.tree, max_pv_len, 0, list(path), True)
 
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)
