@@ -104,3 +104,16 @@ def test_missing_sgf_and_missing_model(tmp_path):
     assert no_model.exit_code == 1 and "nope.bin.gz" in no_model.output
     both = evalsgf(str(GAME), "-sgf", str(GAME), "-m", "1")
     assert both.exit_code == 1 and "either as an argument or with -sgf" in both.output
+
+
+def test_human_model_policy_is_printed_too():
+    from test_gtp_support import model_path
+
+    human = model_path("human/test-b3c48nbt-humanmeta.bin.gz")
+    result = evalsgf(str(GAME), "-m", "9", "-v", "4", "-model", str(TINY_MODEL), "-human-model", str(human),
+                     "-print-policy", "-override-config", "humanSLProfile=rank_5k")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines.count("Root policy: ") == 1 and lines.count("Root human policy: ") == 1
+    start = lines.index("Root human policy: ")
+    assert lines[start + 10].startswith("Pass ")

@@ -139,10 +139,6 @@ class KeySpec:
     # Accepted so KataGo configs load cleanly, but katacli does not act on it (see Unsupported).
     unsupported: Unsupported | None = None
 
-    @property
-    def ignored(self) -> bool:
-        return self.unsupported is not None
-
     def default_for(self, mode: str | None) -> Any:
         """Raw default for ``mode`` (may be a :class:`DerivedDefault`)."""
         if mode is not None and mode in self.mode_defaults:

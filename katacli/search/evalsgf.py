@@ -133,14 +133,19 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
                   f"White score stdev {_g(stdev)}", f"Var time left {_g(raw['var_time_left'])}",
                   f"Shortterm winloss error {_g(raw['st_wl_error'])}",
                   f"Shortterm score error {_g(raw['st_score_error'])}"]
-    policy = searcher.root_policy()
-    if policy is not None:
-        if request.print_policy:
-            lines += ["Root policy: "] + _policy_grid(policy, state.x_size, state.y_size, "  -  ",
-                                                      lambda p: "%5.2f" % (p * CENTI))
-        if request.print_log_policy:
-            lines += ["Root policy: "] + _policy_grid(policy, state.x_size, state.y_size, "  _  ",
-                                                      lambda p: "%+5.2f" % math.log(p) if p > 0 else " -inf")
+    policies = [("Root policy: ", searcher.root_policy())]
+    if request.print_policy or request.print_log_policy:
+        policies.append(("Root human policy: ", searcher.analysis(max_pv_len=1, include_policy=True).human_policy))
+    if request.print_policy:
+        for title, policy in policies:
+            if policy is not None:
+                lines += [title] + _policy_grid(policy, state.x_size, state.y_size, "  -  ",
+                                                lambda p: "%5.2f" % (p * CENTI))
+    if request.print_log_policy:
+        for title, policy in policies:
+            if policy is not None:
+                lines += [title] + _policy_grid(policy, state.x_size, state.y_size, "  _  ",
+                                                lambda p: "%+5.2f" % math.log(p) if p > 0 else " -inf")
     rows = getattr(evaluator, "num_positions_evaluated", 0)
     batches = getattr(evaluator, "num_batches", 0)
     pv = searcher.principal_variation(PV_PRINT_LEN)
