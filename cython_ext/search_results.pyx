@@ -608,15 +608,76 @@ def root_policy(SearchTree tree, bint maybe_noised=False):
     return out
 
 
-def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0):
-    """Per root move analysis (KataGo's getAnalysisData), sorted as KataGo orders moves.
+cdef Node* _node_along(const TreeCore* t, path) except? NULL:
+    """The node reached from the root by the moves in `path` ((x, y) or None for pass); NULL if the tree
+    does not hold that line."""
+    cdef Node* n = t.root
+    cdef Loc loc
+    cdef int i
+    for xy in path:
+        if n == NULL or n.state != NODE_EXPANDED:
+            return NULL
+        loc = _loc_of_xy(t, xy)
+        for i in range(n.num_children):
+            if n.children[i].move == loc:
+                n = n.children[i].node
+                break
+        else:
+            return NULL
+    return n
+
+
+cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* out) noexcept nogil:
+    """KataGo's weight factor of each child (children order): its weight after noise pruning and
+    downweighting of bad children, as getAnalysisData reports it for printTree's WF."""
+    cdef double self_utilities[MAX_EDGES]
+    cdef double priors[MAX_EDGES]
+    cdef int64_t visits[MAX_EDGES]
+    cdef double total = 0.0, utility
+    cdef int i
+    cdef const ChildSlot* s
+    for i in range(n.num_children):
+        s = &n.children[i]
+        out[i] = child_weight(s)
+        total += out[i]
+        utility = s.node.stats.utility if s.node.stats.visits > 0 and s.node.stats.weight_sum > 1e-30 else fpu
+        self_utilities[i] = utility if n.next_pla == C_WHITE else -utility
+        priors[i] = root_prior(t, n, s.edge)
+        if priors[i] < 1e-30:
+            priors[i] = 1e-30
+        visits[i] = s.node.stats.visits
+    if t.cfg.use_noise_pruning:
+        total = prune_noise_weight(t, n.num_children, out, self_utilities, priors, total)
+    downweight_bad_children(t, n.num_children, total, total, 0.0, 0.0, out, self_utilities, visits)
+
+
+def node_stats(SearchTree tree, path=()):
+    """A node's own averages (White's view), reached from the root by the moves in `path`: visits, utility,
+    result_utility, score_utility, score_mean, lead; None if the tree does not hold it or it has no weight."""
+    cdef TreeCore* t = &tree.t
+    cdef Node* n = _node_along(t, path)
+    cdef const NodeStats* st
+    if n == NULL or n.stats.weight_sum <= 1e-30:
+        return None
+    st = &n.stats
+    return {"visits": int(st.visits), "utility": st.utility,
+            "result_utility": result_utility(&t.cfg, st.win_loss, st.no_result),
+            "score_utility": score_utility(&t.cfg, st.score_mean, st.score_mean_sq),
+            "score_mean": st.score_mean, "lead": st.lead}
+
+
+def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bint weight_factors=False):
+    """Per move analysis (KataGo's getAnalysisData) at the root, or at the node reached by the moves in
+    `path` (None if the tree does not hold that line), sorted as KataGo orders moves.
 
     Each entry: move, visits (child), edge_visits, weight (child weight sum), edge_weight, utility,
     win_loss, no_result, score_mean, score_stdev, lead, prior, lcb (utility LCB, White's view),
-    radius, play_selection_value, pv, pv_visits, pv_edge_visits. White's point of view throughout.
+    radius, play_selection_value, pv, pv_visits, pv_edge_visits; with `weight_factors` also
+    weight_factor (printTree's WF). White's point of view throughout.
     """
     cdef TreeCore* t = &tree.t
-    cdef Node* r = t.root
+    cdef Node* r = _node_along(t, path)
+    cdef double factors[MAX_EDGES]
     cdef Loc locs[MAX_EDGES]
     cdef double values[MAX_EDGES]
     cdef double lcbs[MAX_EDGES]
@@ -631,7 +692,9 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0):
     cdef const ChildSlot* s
     cdef const NodeStats* st
     cdef int64_t child_visits
-    if r == NULL or r.state != NODE_EXPANDED or r.stats.weight_sum <= 0.0:
+    if r == NULL:
+        return None if path else []
+    if r.state != NODE_EXPANDED or r.stats.weight_sum <= 0.0:
         return []
     num = r.num_children
     if num > 0:
@@ -651,6 +714,8 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0):
     parent_sd = score_stdev(r.stats.score_mean, r.stats.score_mean_sq)
     parent_lead = r.stats.lead
     fpu = fpu_value(t, r, r.next_pla, True, mass, &parent_utility, &parent_wpv, &stdev_factor)
+    if weight_factors:
+        _weight_factors(t, r, fpu, factors)
 
     pv = <Loc*>malloc((max_pv_len + 1) * sizeof(Loc))
     pv_visits = <int64_t*>malloc((max_pv_len + 1) * sizeof(int64_t))
@@ -672,7 +737,11 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0):
                     "utility": st.utility, "win_loss": st.win_loss, "no_result": st.no_result,
                     "score_mean": st.score_mean, "score_stdev": score_stdev(st.score_mean, st.score_mean_sq),
                     "lead": st.lead, "weight": st.weight_sum, "edge_weight": child_weight(s),
+                    "result_utility": result_utility(&t.cfg, st.win_loss, st.no_result),
+                    "score_utility": score_utility(&t.cfg, st.score_mean, st.score_mean_sq),
                 })
+            if weight_factors:
+                entry["weight_factor"] = factors[slots[i]]
             pv[0] = s.move
             pv_visits[0] = child_visits
             pv_edge[0] = s.edge_visits

@@ -19,7 +19,8 @@ from katacli import __version__, KATAGO_COMPAT_VERSION
 # Subcommands in the order `kata --help` lists them. A name is registered only
 # when its module exists and defines `register(app)`, so a subcommand appears
 # exactly when it works.
-SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests"]
+SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests",
+               "evalsgf"]
 
 _SINGLE_DASH_LONG = re.compile(r"^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$")
 

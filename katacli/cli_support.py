@@ -72,6 +72,8 @@ def load_config(
       analysis).
     * Keys the registry does not know get one ``WARNING:`` line each on
       stderr (pass ``warn_unknown=False`` to report them later yourself).
+    * Keys katacli cannot act on (see ``Unsupported`` in katacli.config_keys)
+      get a ``WARNING:`` line, or an error when katacli refuses them.
 
     A missing or malformed file or override prints ``error: ...`` to stderr and
     exits with status 1.
@@ -85,6 +87,7 @@ def load_config(
         for text in _as_list(override):
             cfg.apply_overrides(text)
         cfg.apply_mode_aliases(mode)
+        cfg.check_unsupported_keys(sys.stderr)
     if warn_unknown:
         warn_unknown_keys(cfg)
     return cfg

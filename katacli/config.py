@@ -354,6 +354,28 @@ class Config:
             print(f"WARNING: Unknown config key '{key}' in {self.origin(key)}{hint_text}; it is ignored", file=stream)
         return unknown
 
+    def check_unsupported_keys(self, stream: TextIO | None = None) -> list[str]:
+        """Keys set to a value katacli cannot act on (their spec's ``unsupported``): raise ConfigError for
+        the first one katacli refuses, else print one warning line each (to stderr by default) and return
+        them. Nothing a config asks for is silently ignored."""
+        stream = sys.stderr if stream is None else stream
+        warned = []
+        for key in list(self._values):
+            spec = config_keys.lookup(key)
+            if spec is None or spec.unsupported is None:
+                continue
+            value = self._get_with_spec(spec, self.mode)
+            if not spec.unsupported.applies_to(value, self.mode):
+                continue
+            shown = self._values[key]
+            if spec.unsupported.refuse:
+                raise ConfigError(f"'{key} = {shown}' ({self.origin(key)}) is not supported: "
+                                  f"{spec.unsupported.reason}; remove it")
+            print(f"WARNING: config key '{key} = {shown}' in {self.origin(key)} has no effect: "
+                  f"{spec.unsupported.reason}", file=stream)
+            warned.append(key)
+        return warned
+
     # ------------------------------------------------------------------ typed access
 
     def _error(self, key: str, problem: str) -> ConfigError:

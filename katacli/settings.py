@@ -268,7 +268,6 @@ class GtpSettings:
     for_deterministic_testing: bool
     # No search limit configured: KataGo then assumes a quick time control.
     has_search_limit: bool
-    auto_avoid_repeat_save_chunk_size: int
 
     @classmethod
     def from_config(cls, cfg: Config) -> "GtpSettings":
@@ -322,7 +321,6 @@ class GtpSettings:
             search_rand_seed=cfg.get("searchRandSeed", mode),
             for_deterministic_testing=cfg.get("forDeterministicTesting", mode),
             has_search_limit=any(key in cfg for key in SEARCH_LIMIT_KEYS),
-            auto_avoid_repeat_save_chunk_size=cfg.get("autoAvoidRepeatSaveChunkSize", mode),
         )
 
 

@@ -6,7 +6,8 @@ from typer.testing import CliRunner
 from katacli import __version__
 from katacli import cli
 
-SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests"]
+SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests",
+               "evalsgf"]
 
 ARGV_CASES = [
     # KataGo's single-dash long flags become click's double-dash ones.

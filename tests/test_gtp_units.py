@@ -35,6 +35,7 @@ def test_parse_command_ids_and_arguments():
     assert parse_command("12 play  b   D4") == parse_command("12play b D4")
     command = parse_command("12 play  b   D4")
     assert (command.id, command.name, command.args, command.arg_text) == (12, "play", ["b", "D4"], "b D4")
+    assert command.kata_args == ["", "b", "", "", "D4"]  # KataGo's single-space split, for known_command
     assert parse_command("007 name").id == 7
     assert parse_command("name").id is None
     with pytest.raises(EmptyCommand) as info:

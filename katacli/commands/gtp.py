@@ -248,7 +248,7 @@ def _answer_before_ready(raw: str, output, override_version: Optional[str]) -> b
     if command.name == "quit":
         output.response(command.id, "")
         return True
-    answer = identity_answer(command.name, command.args, override_version)
+    answer = identity_answer(command.name, command.kata_args, override_version)
     if answer is None:
         return False
     output.response(command.id, answer[0], is_error=answer[1])

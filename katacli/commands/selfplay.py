@@ -71,13 +71,27 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
     return log_path, [file_handler, console]
 
 
+def read_selfplay_config(cfg):
+    """Everything self-play reads from its config: (SelfplaySettings, NNSettings, CPU threads per model,
+    alwaysComputePassAliveUnderSuicideRules, logToStdout, numSelfplayProcesses or None).
+    Raises ConfigError."""
+    from katacli.selfplay.settings import SelfplaySettings
+    from katacli.settings import NNSettings
+
+    settings = SelfplaySettings.from_config(cfg)
+    nn = NNSettings.from_config(cfg, "selfplay")
+    cpu_threads = cfg.get("numEigenThreadsPerModel", "selfplay") or 1
+    pass_alive = cfg.get("alwaysComputePassAliveUnderSuicideRules", "selfplay")
+    log_to_stdout = cfg.get("logToStdout", "selfplay")
+    num_processes = cfg.get("numSelfplayProcesses", "selfplay") if cfg.is_set("numSelfplayProcesses") else None
+    return settings, nn, cpu_threads, pass_alive, log_to_stdout, num_processes
+
+
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
     from katacli.selfplay.modelfiles import find_latest_model
     from katacli.selfplay.processes import default_num_processes
-    from katacli.selfplay.settings import SelfplaySettings
-    from katacli.settings import NNSettings
 
     if max_games_total is not None and max_games_total <= 0:
         report_error_and_exit("-max-games-total must be a positive integer")
@@ -88,12 +102,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         config = [str(EXAMPLE_CONFIG)]
     cfg = load_config(config, override_config, mode="selfplay")
     with exit_on_config_error():
-        settings = SelfplaySettings.from_config(cfg)
-        nn = NNSettings.from_config(cfg, "selfplay")
-        cpu_threads = cfg.get("numEigenThreadsPerModel", "selfplay") or 1
-        pass_alive = cfg.get("alwaysComputePassAliveUnderSuicideRules", "selfplay")
-        log_to_stdout = cfg.get("logToStdout", "selfplay")
-        num_processes = cfg.get("numSelfplayProcesses", "selfplay") if cfg.is_set("numSelfplayProcesses") else None
+        settings, nn, cpu_threads, pass_alive, log_to_stdout, num_processes = read_selfplay_config(cfg)
 
     models_path, out_path = Path(models_dir), Path(output_dir)
     if models_path.exists() and not models_path.is_dir():

@@ -2,7 +2,7 @@
 
 Each builder returns a spec without a section; :func:`section` stamps the
 section name on a list of them. Keyword arguments go straight to KeySpec
-(``mode_defaults``, ``required_in``, ``ignored`` ...).
+(``mode_defaults``, ``required_in``, ``unsupported`` ...).
 """
 from __future__ import annotations
 

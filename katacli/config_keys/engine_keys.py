@@ -5,6 +5,8 @@ Defaults follow KataGo's gtp.cpp / analysis.cpp / setup.cpp / logger.cpp.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from katacli.config_keys.builders import (
     bool_key,
     choice_key,
@@ -21,6 +23,8 @@ from katacli.config_keys.spec import (
     MIN_USER_KOMI,
     DerivedDefault,
     KeyFamily,
+    KeySpec,
+    Unsupported,
     ValueKind,
 )
 
@@ -127,7 +131,8 @@ GTP_PLAY_KEYS = section("GTP play", [
     float_key("delayMoveScale", 0.0, 0.0, 10000.0, "Mean extra seconds to wait before playing easy moves (0 = never)."),
     float_key("delayMoveMax", 1.0e6, 0.0, 1.0e6, "Longest such wait, in seconds."),
     bool_key("gtpForceMaxNNSize", False, "Size network buffers for the largest board once, instead of per board size."),
-    bool_key("avoidMYTDaggerHack", False, "Legacy switch kept for old configs; has no effect.", ignored=True),
+    bool_key("avoidMYTDaggerHack", False, "Legacy switch kept for old configs; has no effect.",
+             unsupported=Unsupported("katacli has no special handling of the MYT dagger joseki", off=False)),
 ])
 
 AVOID_PATTERN_KEYS = section("Avoid patterns", [
@@ -168,6 +173,20 @@ AVOID_PATTERN_FAMILIES = [
         "autoAvoidRepeat<Param><X>x<Y>", None, 0, MAX_AUTO_AVOID_POSES,
         "Per-board-size override of an autoAvoidRepeat setting.", section="Avoid patterns")),
 ]
+
+# Pattern avoidance is not implemented: its directories are refused at start-up (the games would not be
+# what the config asks for), its other settings get a warning.
+_NO_PATTERN_AVOIDANCE = "katacli has no pattern avoidance yet"
+
+
+def _without_pattern_avoidance(spec: KeySpec) -> KeySpec:
+    refuse = spec.name in ("autoAvoidRepeatDir", "avoidSgf<N>PatternDirs")
+    return dataclasses.replace(spec, unsupported=Unsupported(_NO_PATTERN_AVOIDANCE, refuse=refuse))
+
+
+AVOID_PATTERN_KEYS = [_without_pattern_avoidance(spec) for spec in AVOID_PATTERN_KEYS]
+AVOID_PATTERN_FAMILIES = [KeyFamily(family.pattern, _without_pattern_avoidance(family.template))
+                          for family in AVOID_PATTERN_FAMILIES]
 
 ENGINE_KEYS = LOGGING_KEYS + RULES_KEYS + REPORTING_KEYS + GTP_PLAY_KEYS + AVOID_PATTERN_KEYS
 ENGINE_FAMILIES = AVOID_PATTERN_FAMILIES

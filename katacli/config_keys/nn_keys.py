@@ -9,7 +9,9 @@ silently skips keys of backends it was not built with.
 from __future__ import annotations
 
 from katacli.config_keys.builders import bool_key, enabled_key, int_key, section, str_key
-from katacli.config_keys.spec import MAX_BOARD_LEN, NUM_SYMMETRIES, DerivedDefault, KeyFamily
+from katacli.config_keys.spec import (
+    MAX_BOARD_LEN, NUM_SYMMETRIES, DerivedDefault, Enabled, KeyFamily, Unsupported,
+)
 
 MAX_NN_BATCH_SIZE = 65536
 MAX_SERVER_THREADS = 1024
@@ -45,7 +47,8 @@ NN_KEYS = section(NN_SECTION, [
     bool_key("cudaDisableGraphSDPA", False, "Do not use fused attention kernels."),
     bool_key("cudaDisableWarmup", False, "Skip warming up GPU kernels at startup."),
     enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: when it helps)."),
-    enabled_key("cudaUse1x1Matmul", "Run 1x1 convolutions as matrix multiplies (auto: in FP16)."),
+    enabled_key("cudaUse1x1Matmul", "Run 1x1 convolutions as matrix multiplies (auto: in FP16).",
+                unsupported=Unsupported("PyTorch chooses how to run 1x1 convolutions", off=Enabled.AUTO)),
 ])
 
 NN_FAMILIES = [
@@ -72,5 +75,5 @@ NN_FAMILIES = [
         "GPU index for all, one model's, or one server thread's evaluations.", section=NN_SECTION)),
     KeyFamily(r"(trt|metal|opencl|eigen|dummybackend)[A-Z][A-Za-z0-9_-]*", str_key(
         "<otherBackend>...", None, "Setting for a backend katacli does not have; accepted and ignored.",
-        section=NN_SECTION, ignored=True)),
+        section=NN_SECTION, unsupported=Unsupported("katacli evaluates networks with PyTorch, not this backend"))),
 ]

@@ -25,6 +25,8 @@ from katacli.config_keys.spec import (
     UNLIMITED_TIME,
     UNLIMITED_VISITS,
     DerivedDefault,
+    Enabled,
+    Unsupported,
     same_as,
 )
 
@@ -39,6 +41,7 @@ ROOT_FPU_REDUCTION_WITHOUT_NOISE = 0.1
 ROOT_POLICY_OPTIMISM_CAP = 0.2
 
 SELFPLAY = ("selfplay",)
+NO_ANTI_MIRROR = "katacli has no anti-mirror play yet"
 
 SEARCH_LIMIT_KEYS = section("Search limits", [
     int_key("maxVisits", UNLIMITED_VISITS, 1, UNLIMITED_VISITS,
@@ -85,7 +88,8 @@ THREAD_KEYS = section("Threads", [
     float_key("numVirtualLossesPerThread", 1.0, 0.01, 1000.0,
               "Virtual losses a thread adds on its path, to spread threads over different lines."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
-            "Log2 of the number of lock shards in the node table; fixed after startup."),
+            "Log2 of the number of lock shards in the node table; fixed after startup.",
+            unsupported=Unsupported("katacli's search has no sharded node table")),
 ])
 
 UTILITY_KEYS = section("Utility", [
@@ -154,12 +158,17 @@ VALUE_KEYS = section("Value aggregation", [
     float_key("subtreeValueBiasFactor", 0.45, 0.0, 1.0, "Correct network values by observed errors of similar local patterns."),
     float_key("subtreeValueBiasFreeProp", 0.8, 0.0, 1.0, "Share of a bias entry's weight released when its node leaves the tree."),
     float_key("subtreeValueBiasWeightExponent", 0.85, 0.0, 1.0, "Weight subtree results by visits to this power."),
-    bool_key("useEvalCache", False, "Remember well-searched positions and bias later searches with them; fixed after startup."),
-    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS, "Visits a node needs before the eval cache stores it."),
-    bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree)."),
-    int_key("graphSearchRepBound", 11, 3, 50, "Repetition bound that keeps transposition sharing safe."),
+    bool_key("useEvalCache", False, "Remember well-searched positions and bias later searches with them; fixed after startup.",
+             unsupported=Unsupported("katacli has no eval cache yet", off=False)),
+    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS, "Visits a node needs before the eval cache stores it.",
+            unsupported=Unsupported("katacli has no eval cache yet")),
+    bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree).",
+             unsupported=Unsupported("katacli searches a tree, without sharing transpositions", off=False)),
+    int_key("graphSearchRepBound", 11, 3, 50, "Repetition bound that keeps transposition sharing safe.",
+            unsupported=Unsupported("katacli searches a tree, without sharing transpositions")),
     float_key("graphSearchCatchUpLeakProb", 0.0, 0.0, 1.0,
-              "Chance to deepen a transposed branch even when it is behind on visits."),
+              "Chance to deepen a transposed branch even when it is behind on visits.",
+              unsupported=Unsupported("katacli searches a tree, without sharing transpositions")),
 ])
 
 ROOT_NOISE_KEYS = section("Root noise and policy temperature", [
@@ -200,7 +209,9 @@ BEHAVIOUR_KEYS = section("Passing and play style", [
     bool_key("fillDameBeforePass", False, "Under territory scoring, prefer filling dame before passing.",
              mode_defaults={"gtp": True}),
     enabled_key("alwaysComputePassAliveUnderSuicideRules",
-                "Compute pass-alive areas as if multi-stone suicide were legal (auto: as the network expects)."),
+                "Compute pass-alive areas as if multi-stone suicide were legal (auto: as the network expects).",
+                unsupported=Unsupported("kata gtp and kata analysis compute pass-alive areas as the rules say "
+                                        "(as 'false' does)", off=Enabled.FALSE, modes=frozenset({"gtp", "analysis"}))),
     bool_key("enablePassingHacks", False, "Workarounds for rare cases where passing confuses deeper search.",
              mode_defaults=for_modes(INTERACTIVE_MODES, True)),
     bool_key("enableMorePassingHacks", False, "Always search pass and non-pass replies when a pass would end the phase.",
@@ -210,7 +221,8 @@ BEHAVIOUR_KEYS = section("Passing and play style", [
     player_key("playoutDoublingAdvantagePla",
                "Apply playoutDoublingAdvantage only when this color moves, negated for the other (BLACK or WHITE)."),
     float_key("avoidRepeatedPatternUtility", 0.0, -3.0, 3.0, "Penalty per repeat of the same local shape in one game."),
-    bool_key("antiMirror", False, "Fight opponents that mirror our moves."),
+    bool_key("antiMirror", False, "Fight opponents that mirror our moves.",
+             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
     bool_key("ignorePreRootHistory", False, "Hide the moves before the searched position from the network.",
              mode_defaults={"analysis": True}),
     bool_key("ignoreAllHistory", False, "Hide all move history from the network."),
@@ -223,7 +235,8 @@ GTP_SEARCH_KEYS = section("GTP analysis search", [
     bool_key("genmoveAntiMirror",
              DerivedDefault("antiMirror if set, else true",
                             lambda r: r.value("antiMirror") if r.is_set("antiMirror") else True),
-             "antiMirror for genmove; GTP analysis uses antiMirror itself."),
+             "antiMirror for genmove; GTP analysis uses antiMirror itself.",
+             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
 ])
 
 HUMAN_SL_KEYS = section("Human-like play (human SL model)", [

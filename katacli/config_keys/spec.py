@@ -97,6 +97,23 @@ def same_as(other_key: str) -> DerivedDefault:
 
 
 @dataclass(frozen=True)
+class Unsupported:
+    """A key katacli reads but cannot act on (yet). Setting it to any value but ``off`` (None: to any
+    value at all) gets a one-line warning at start-up, or is refused there when ``refuse``: a key is
+    never silently ignored."""
+
+    reason: str
+    off: Any = None
+    refuse: bool = False
+    modes: frozenset[str] | None = None  # the commands that cannot act on it (None: all of them)
+
+    def applies_to(self, value: Any, mode: str | None = None) -> bool:
+        if self.modes is not None and mode not in self.modes:
+            return False
+        return self.off is None or value != self.off
+
+
+@dataclass(frozen=True)
 class KeySpec:
     """Everything the project knows about one config key."""
 
@@ -119,8 +136,8 @@ class KeySpec:
     required_in: frozenset[str] = frozenset()
     # KataGo parses these as 32-bit floats; values are rounded accordingly.
     float32: bool = False
-    # Accepted so KataGo configs load cleanly, but katacli does not act on it.
-    ignored: bool = False
+    # Accepted so KataGo configs load cleanly, but katacli does not act on it (see Unsupported).
+    unsupported: Unsupported | None = None
 
     def default_for(self, mode: str | None) -> Any:
         """Raw default for ``mode`` (may be a :class:`DerivedDefault`)."""

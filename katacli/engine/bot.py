@@ -68,6 +68,14 @@ class Bot:
     def on_new_board(self, x_size: int, y_size: int) -> None:
         """The board size changed (a search tree for the old size is useless)."""
 
+    def search_tree(self, state):
+        """The searcher with its tree at ``state``, or None (no search has been run)."""
+        return None
+
+    def forget_tree(self) -> None:
+        """The position was replaced (undo, new rules, a set-up position): KataGo starts a fresh tree
+        then, even where the new position is one the old tree already holds."""
+
     # ------------------------------------------------------------------ move policies
     def adjust_pass(self, state, pla: int, move):
         """KataGo's cleanupBeforePass: under area rules that want dead stones captured, rather than
@@ -173,15 +181,29 @@ class SearchBot(Bot):
                 searcher.set_params(request.params)
             if searcher.keep_ownership != keep_ownership:
                 searcher.set_keep_ownership(keep_ownership)
-            known = len(self._moves)
-            if signature == self._signature and moves[:known] == self._moves:
-                for pla, xy in moves[known:]:
-                    searcher.advance(xy, pla, self.engine.settings.prevent_cleanup_phase)
-            else:
-                searcher.set_position(state)
+            self._follow(searcher, state)
         self._signature, self._moves = signature, moves
         searcher.set_restrictions(self._restrictions(request))
         return searcher
+
+    def _follow(self, searcher, state) -> None:
+        """Bring the searcher to ``state``: the old tree advanced along new moves when possible."""
+        signature, moves = self._signature_of(state), list(state.moves)
+        known = len(self._moves)
+        if signature == self._signature and moves[:known] == self._moves:
+            for pla, xy in moves[known:]:
+                searcher.advance(xy, pla, self.engine.settings.prevent_cleanup_phase)
+        else:
+            searcher.set_position(state)
+        self._signature, self._moves = signature, moves
+
+    def search_tree(self, state):
+        """The searcher with its tree at ``state`` (kept from earlier searches where it still applies), or
+        None before the first search."""
+        if self._searcher is None:
+            return None
+        self._follow(self._searcher, state)
+        return self._searcher
 
     @staticmethod
     def _restrictions(request: SearchRequest):
@@ -288,6 +310,10 @@ class SearchBot(Bot):
 
     def on_new_board(self, x_size: int, y_size: int) -> None:
         self._searcher = None
+
+    def forget_tree(self) -> None:
+        # The next search sets its position afresh instead of advancing the old tree.
+        self._signature, self._moves = None, []
 
 
 def stable_seed(text: str | None) -> int | None:

@@ -172,8 +172,11 @@ class GtpEngine:
         return self.session.rules
 
     def new_game_position(self) -> None:
-        """Forget per-game search statistics (KataGo does this whenever the position is replaced)."""
+        """Forget per-game search statistics and the search tree (KataGo does both whenever the position
+        is replaced: set-up commands, undo, rule changes)."""
         self.stats = GameStats()
+        if self._bot is not None:
+            self._bot.forget_tree()
 
     # ------------------------------------------------------------------ background work
     def start_background(self, target: Callable[[threading.Event], None],

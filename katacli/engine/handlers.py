@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from katacli.engine import handlers_game as game
+from katacli.engine.debug_moves import cmd_debug_moves
 from katacli.engine import handlers_params as params
 from katacli.engine import handlers_search as search
 
@@ -64,6 +65,7 @@ HANDLERS = {
     "kata-raw-nn": search.cmd_kata_raw_nn,
     "kata-raw-human-nn": search.cmd_kata_raw_human_nn,
     "kata-benchmark": search.cmd_kata_benchmark,
+    "debug_moves": cmd_debug_moves,
 }
 
 # Answered at once, even while the network is still loading.

@@ -28,7 +28,7 @@ SET_POSITION_USAGE = "Expected a space-separated sequence of <COLOR> <VERTEX> pa
 
 
 def _identity(engine, command: Command) -> str:
-    text, is_error = identity_answer(command.name, command.args, engine.options.override_version)
+    text, is_error = identity_answer(command.name, command.kata_args, engine.options.override_version)
     if is_error:
         raise GtpError(text)
     return text
@@ -161,6 +161,7 @@ def nogo_has_legal_move(state, pla: int) -> bool:
 def cmd_undo(engine, command: Command) -> str:
     if not engine.session.undo():
         raise GtpError("cannot undo")
+    engine.new_game_position()  # KataGo replays the game into a fresh tree
     return ""
 
 

@@ -36,6 +36,7 @@ def change_rules(engine, rules: Rules) -> None:
     if engine.options.model_path is not None and network_supported_rules(rules) != rules:
         raise GtpError(f"Rules {rules.to_json_string()} are not supported by this neural net version")
     engine.session.set_rules(rules)
+    engine.new_game_position()
     engine.nogo = False
     engine.log.info(f"Changed rules to {rules.nice_name()}")
 

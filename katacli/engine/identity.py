@@ -10,7 +10,7 @@ ENGINE_NAME = "KataGo"
 ENGINE_VERSION = f"{KATAGO_COMPAT_VERSION}-katacli-{__version__}"
 
 # KataGo 1.17.2's list, in its order (it leaves out analyze, genmove_analyze, kata-get-params and
-# kata-set-params, which it still accepts). debug_moves, a debugging command, is not implemented.
+# kata-set-params, which it still accepts).
 KNOWN_COMMANDS = (
     "protocol_version", "name", "version", "known_command", "list_commands", "quit",
     "boardsize", "rectangular_boardsize", "clear_board", "set_position", "komi", "get_komi", "play", "undo",
@@ -24,7 +24,7 @@ KNOWN_COMMANDS = (
     "lz-analyze", "kata-analyze",
     "kata-raw-nn", "kata-raw-human-nn",
     "cputime", "gomill-cpu_time", "kata-benchmark",
-    "kata-debug-print-tc",
+    "kata-debug-print-tc", "debug_moves",
     "stop",
 )
 

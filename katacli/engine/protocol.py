@@ -13,6 +13,8 @@ Responses are ``=ID text`` or ``?ID text`` followed by a blank line; an empty
 response is ``= `` (with the space), as in KataGo. Unlike KataGo, which splits
 on single spaces and so sees ``play b  D4`` as having an empty argument,
 arguments here are separated by any run of whitespace, as the GTP standard asks.
+``known_command`` alone answers from KataGo's single-space split (``kata_args``), so that a
+controller probing it gets KataGo's exact answer.
 """
 from __future__ import annotations
 
@@ -43,11 +45,19 @@ class Command:
     name: str
     args: list[str] = field(default_factory=list)
     id: int | None = None
+    # The arguments split on single spaces, as KataGo splits them ("a  b" has an empty middle argument);
+    # None for a command built in code, where they are ``args``.
+    single_space_args: list[str] | None = field(default=None, compare=False)
 
     @property
     def arg_text(self) -> str:
         """The arguments joined by single spaces, as KataGo quotes them in error messages."""
         return " ".join(self.args)
+
+    @property
+    def kata_args(self) -> list[str]:
+        """The arguments as KataGo sees them (see ``single_space_args``)."""
+        return self.args if self.single_space_args is None else self.single_space_args
 
 
 class EmptyCommand(ValueError):
@@ -64,10 +74,13 @@ def parse_command(line: str) -> Command:
     while digits < len(line) and line[digits].isdigit():
         digits += 1
     command_id = int(line[:digits]) if digits else None
-    pieces = line[digits:].split()
+    rest = line[digits:].strip()
+    pieces = rest.split()
     if not pieces:
         raise EmptyCommand(command_id)
-    return Command(name=pieces[0], args=pieces[1:], id=command_id)
+    kata_pieces = [piece.strip() for piece in rest.split(" ")]
+    return Command(name=pieces[0], args=pieces[1:], id=command_id,
+                   single_space_args=kata_pieces[1:])
 
 
 def format_response(command_id: int | None, text: str, is_error: bool = False) -> str:

@@ -676,6 +676,37 @@ class Searcher:
                                   ownership_stdev=stdev if include_ownership_stdev else None, policy=policy,
                                   human_policy=human_policy)
 
+    def root_raw_values(self) -> Optional[dict]:
+        """The root's network evaluation (White's view), or None before it is evaluated."""
+        with self._lock:
+            return sr.root_raw_values(self.tree)
+
+    def root_policy(self):
+        """The root's policy as the search used it (noise and temperature included), board points row-major
+        then pass, -1 for illegal moves; None before it is evaluated."""
+        with self._lock:
+            return sr.root_policy(self.tree, True)
+
+    def principal_variation(self, max_len: int) -> list:
+        """The best line from the root, at most ``max_len`` moves."""
+        with self._lock:
+            return sr.principal_variation(self.tree, max_len)[0]
+
+    def root_stats(self, max_pv_len: int) -> Optional[dict]:
+        """The root's own averages and best line (White's view), as KataGo's printTree shows the root; None
+        before any visit."""
+        with self._lock:
+            root = sr.node_stats(self.tree)
+            if root is not None:
+                root["pv"] = sr.principal_variation(self.tree, max_pv_len)[0]
+            return root
+
+    def node_analysis(self, path: list, max_pv_len: int) -> Optional[list]:
+        """Analysis data, with weight factors, of the moves at the node reached by ``path`` (moves from the
+        root); None if the tree does not hold that line. White's view, raw dicts of search_results."""
+        with self._lock:
+            return sr.analysis_data(self.tree, max_pv_len, 0, list(path), True)
+
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)
         if result is None:

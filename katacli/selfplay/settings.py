@@ -293,6 +293,12 @@ _UNSUPPORTED_UNLESS_OFF = {
 }
 
 
+# Details of start and hint positions, which act only with startPosesProb / hintPosesProb above 0 (as in
+# KataGo, where they do nothing either while those are 0).
+_START_POSITION_DETAILS = ("startPosesFromSgfDir", "hintPosesDir", "startPosesLoadProb", "startPosesTurnWeightLambda",
+                           "startPosesPolicyInitAreaProp", "sgfCompensateKomiProb", "sgfKomiInterpZeroProb")
+
+
 def _check_unsupported(cfg: Config) -> None:
     for key, off in _UNSUPPORTED_UNLESS_OFF.items():
         if cfg.is_set(key) and _get(cfg, key) != off:
@@ -301,9 +307,9 @@ def _check_unsupported(cfg: Config) -> None:
     inputs_version = cfg.get("inputsVersion", MODE) if cfg.is_set("inputsVersion") else None
     if inputs_version not in (None, 7):
         raise ConfigError(f"inputsVersion = {inputs_version}: kata selfplay writes V7 inputs only")
-    for key in ("startPosesFromSgfDir", "hintPosesDir"):
+    for key in _START_POSITION_DETAILS:
         if cfg.is_set(key):
-            cfg.mark_used(key)  # read but only meaningful with its probability above
+            cfg.mark_used(key)  # read but only meaningful with startPosesProb / hintPosesProb above
 
 
 def _check_combinations(runner: RunnerSettings, game: GameSetupSettings, play: PlaySettings,

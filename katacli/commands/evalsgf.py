@@ -1,0 +1,157 @@
+"""``kata evalsgf``: search one position of an SGF file and print the tree (KataGo's evalsgf)."""
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+from katacli.cli_support import (
+    config_option, exit_on_config_error, human_model_option, load_config, model_option, override_config_option,
+    report_error_and_exit,
+)
+
+HELP = """Search one position of an SGF game and print the search tree (like `katago evalsgf`).
+
+The position is the game's setup stones and its first -move-num moves (main line), then any -extra
+moves. It prints the rules and the board, searches with the config's GTP settings (-visits and
+-threads override them), then prints the time, root visits, the best line and the tree: the root and
+each searched move, with utility (T), its win/loss (W) and score (S) parts, lower confidence bound,
+policy prior, weight, play selection value and visits, from Black's view unless
+reportAnalysisWinratesAs says otherwise.
+
+\b
+Examples:
+  kata evalsgf game.sgf -move-num 120 -model net.bin.gz -config gtp_example.cfg -v 800
+  kata evalsgf game.sgf -m 50 -model net.bin.gz -print R16 -print-max-depth 2
+  kata evalsgf game.sgf -m 50 -model net.bin.gz -extra "D4 Q16" -print-policy -print-ownership
+
+Without -model the position is searched by random playouts (KataGo requires a network).
+"""
+
+EXIT_ERROR = 1
+
+
+def _one_of(first: Optional[str], second: Optional[str], names: str) -> str:
+    if first and second:
+        report_error_and_exit(f"{names} both specified")
+    return first or second or ""
+
+
+def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config: Optional[List[str]],
+        override_config: Optional[List[str]], request_args: dict, visits: Optional[int], threads: Optional[int]) -> int:
+    from katacli.game.sgf import SgfError, load_sgf
+    from katacli.search.evalsgf import EvalSgfError, EvalSgfRequest, parse_moves, run_evalsgf
+
+    if visits is not None and visits < 1:
+        report_error_and_exit("-visits: invalid value (must be at least 1)")
+    if threads is not None and threads < 1:
+        report_error_and_exit("-threads: invalid value (must be at least 1)")
+    if request_args["print_max_depth"] < 0:
+        report_error_and_exit("-print-max-depth: invalid value (must be 0 or more)")
+    try:
+        game = load_sgf(sgf_path)
+    except SgfError as exc:
+        report_error_and_exit(str(exc))
+    texts = {name: request_args.pop(name) for name in ("print_branch", "extra_moves", "avoid_moves")}
+    try:
+        moves = {name: parse_moves(text, game.x_size, game.y_size, "-" + name.replace("_", "-"))
+                 for name, text in texts.items()}
+    except EvalSgfError as exc:
+        report_error_and_exit(str(exc))
+    request = EvalSgfRequest(**request_args, **moves)
+
+    cfg = load_config(config, override_config, mode="gtp")
+    with exit_on_config_error():
+        params, nn_settings, perspective, seed = _search_settings(cfg, human_model is not None, visits, threads)
+    evaluator = _load_network(model, nn_settings, params) if model else None
+    human = _load_network(human_model, nn_settings, params) if human_model else None
+    try:
+        run_evalsgf(game, request, params, evaluator, human, perspective, seed, say=print)
+    except EvalSgfError as exc:
+        report_error_and_exit(str(exc))
+    except KeyboardInterrupt:
+        print("Interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads: Optional[int]):
+    """(SearchParams, NNSettings, "B" / "W" / None perspective, seed) from the config, as KataGo's evalsgf
+    reads them (GTP search settings; winrates from Black's view unless reportAnalysisWinratesAs is set)."""
+    from katacli.engine.bot import stable_seed
+    from katacli.search import SearchParams
+    from katacli.settings import NNSettings
+
+    params = SearchParams.from_config(cfg, "gtp", has_human_model=has_human_model)
+    if visits is not None:
+        params = params.replace(max_visits=visits, max_playouts=visits)
+    if threads is not None:
+        params = params.replace(num_search_threads=threads)
+    view = cfg.get("reportAnalysisWinratesAs", "gtp") if "reportAnalysisWinratesAs" in cfg else "BLACK"
+    perspective = {"BLACK": "B", "B": "B", "WHITE": "W", "W": "W"}.get(view)
+    seed = stable_seed(cfg.get("searchRandSeed", "gtp")) if "searchRandSeed" in cfg else None
+    return params, NNSettings.from_config(cfg, "gtp"), perspective, seed
+
+
+def _load_network(path: str, nn_settings, params):
+    from katacli.benchmarking.network import load_evaluator
+
+    try:
+        return load_evaluator(path, nn_settings, max_batch_size=max(1, params.num_search_threads))
+    except Exception as exc:  # unreadable, corrupt or not a network: one line, no traceback
+        report_error_and_exit(f"could not load the model {path}: {exc}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("evalsgf", help=HELP)
+    def evalsgf(
+        sgf_file: Optional[str] = typer.Argument(None, metavar="SGF", help="The SGF file (or give -sgf FILE)."),
+        sgf: Optional[str] = typer.Option(None, "--sgf", metavar="FILE", help="The SGF file."),
+        move_num: int = typer.Option(..., "-m", "--move-num", metavar="MOVENUM",
+                                     help="Search the position after this many moves of the game."),
+        move_num_end: Optional[int] = typer.Option(None, "--move-num-end", metavar="MOVENUM",
+                                                   help="Search each position from -move-num to this one."),
+        model: Optional[str] = model_option(required=False),
+        human_model: Optional[str] = human_model_option(),
+        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        override_config: Optional[List[str]] = override_config_option(),
+        print_branch: Optional[str] = typer.Option(None, "--print-branch", metavar="MOVES",
+                                                   help='Print the tree along these moves, e.g. "D4 Q16".'),
+        print_alias: Optional[str] = typer.Option(None, "-p", "--print", metavar="MOVES", help="Same as -print-branch."),
+        extra_moves: Optional[str] = typer.Option(None, "--extra-moves", metavar="MOVES",
+                                                  help="Play these moves before searching."),
+        extra_alias: Optional[str] = typer.Option(None, "-e", "--extra", metavar="MOVES", help="Same as -extra-moves."),
+        avoid_moves: Optional[str] = typer.Option(None, "--avoid-moves", metavar="MOVES",
+                                                  help="Do not play these moves at the root."),
+        visits: Optional[int] = typer.Option(None, "-v", "--visits", metavar="VISITS",
+                                             help="Visits (and playouts) for the search, instead of the config's."),
+        threads: Optional[int] = typer.Option(None, "-t", "--threads", metavar="THREADS",
+                                              help="Search threads, instead of the config's."),
+        override_komi: Optional[float] = typer.Option(None, "--override-komi", metavar="KOMI",
+                                                      help="Use this komi instead of the game's."),
+        override_rules: Optional[str] = typer.Option(None, "--override-rules", metavar="RULES",
+                                                     help="Use these rules (e.g. japanese) instead of the game's."),
+        print_ownership: bool = typer.Option(False, "--print-ownership",
+                                             help="Print the network's ownership of the position."),
+        print_root_nn_values: bool = typer.Option(False, "--print-root-nn-values",
+                                                  help="Print the network's values for the position."),
+        print_policy: bool = typer.Option(False, "--print-policy", help="Print the root policy in percent."),
+        print_log_policy: bool = typer.Option(False, "--print-log-policy", help="Print the log of the root policy."),
+        print_max_depth: int = typer.Option(1, "--print-max-depth", metavar="DEPTH",
+                                            help="How many levels of the tree to print below the branch."),
+    ) -> None:
+        if sgf_file and sgf:
+            report_error_and_exit("give the SGF file once, either as an argument or with -sgf")
+        path = sgf_file or sgf
+        if not path:
+            report_error_and_exit("give an SGF file, e.g. kata evalsgf game.sgf -move-num 50 -model net.bin.gz")
+        request_args = dict(
+            move_num=move_num, move_num_end=move_num_end,
+            print_branch=_one_of(print_branch, print_alias, "-print-branch and -print"),
+            extra_moves=_one_of(extra_moves, extra_alias, "-extra-moves and -extra"),
+            avoid_moves=avoid_moves or "", override_komi=override_komi, override_rules=override_rules,
+            print_ownership=print_ownership, print_root_nn_values=print_root_nn_values, print_policy=print_policy,
+            print_log_policy=print_log_policy, print_max_depth=print_max_depth,
+        )
+        raise typer.Exit(run(path, model, human_model, config, override_config, request_args, visits, threads))

@@ -1,0 +1,205 @@
+"""``kata evalsgf``'s work: search one position of an SGF and print what KataGo's evalsgf prints.
+
+The position is the SGF's setup stones and its first ``move_num`` moves (main line), then the
+``extra_moves``. Printed, in KataGo's order: the rules, the encore phase and the board (and the board
+at the end of ``print_branch``); after the search, what the ``print_*`` options ask for; then the
+time taken, root visits, network rows and batches, the number of tree nodes, the best line and the
+tree (katacli.search.print_tree) along ``print_branch``, ``print_max_depth`` levels deep.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from katacli.engine.board_text import board_diagram
+from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
+from katacli.game.rules import Rules, RulesError
+from katacli.game.session import GameSession, SessionError
+from katacli.game.sgf import SgfError, SgfGame
+from katacli.search.print_tree import tree_lines
+
+PV_PRINT_LEN = 25
+CENTI = 100.0
+# KataGo's default rules for an SGF without RU (Rules::getTrompTaylorish).
+DEFAULT_RULES = "tromp-taylor"
+# KataGo refuses komi beyond the board area plus this (NNPos::KOMI_CLIP_RADIUS).
+KOMI_CLIP_RADIUS = 20.0
+
+
+class EvalSgfError(ValueError):
+    """A request that cannot be carried out (bad move number, illegal extra move, ...): one line."""
+
+
+@dataclass
+class EvalSgfRequest:
+    move_num: int
+    move_num_end: Optional[int] = None
+    print_branch: list = field(default_factory=list)  # (x, y) / None moves, parsed by parse_moves
+    extra_moves: list = field(default_factory=list)
+    avoid_moves: list = field(default_factory=list)
+    override_komi: Optional[float] = None
+    override_rules: Optional[str] = None
+    print_ownership: bool = False
+    print_root_nn_values: bool = False
+    print_policy: bool = False
+    print_log_policy: bool = False
+    print_max_depth: int = 1
+
+
+def parse_moves(text: str, x_size: int, y_size: int, what: str) -> list:
+    """A space-separated move sequence (e.g. "D4 Q16 pass") as points; EvalSgfError names ``what``."""
+    try:
+        return [parse_vertex(word, x_size, y_size) for word in text.split()]
+    except CoordError as exc:
+        raise EvalSgfError(f"{what}: {exc}") from None
+
+
+def initial_rules(game: SgfGame, request: EvalSgfRequest, say: Callable[[str], None]) -> Rules:
+    """The SGF's rules (KataGo's getRulesOrWarn, saying its warning), or -override-rules."""
+    rules, warning = game.rules_or_default(Rules.preset(DEFAULT_RULES))
+    if warning:
+        say(warning)
+    if request.override_rules is not None:
+        try:
+            rules = Rules.parse(request.override_rules).with_komi(rules.komi)
+        except RulesError as exc:
+            raise EvalSgfError(f"-override-rules: {exc}") from None
+    return rules
+
+
+def set_up(game: SgfGame, rules: Rules, move_num: int, request: EvalSgfRequest) -> GameSession:
+    """The position to search: setup stones, ``move_num`` moves, the extra moves (which must be legal)."""
+    if request.override_komi is not None:
+        area = game.x_size * game.y_size
+        if abs(request.override_komi) > area + KOMI_CLIP_RADIUS:
+            raise EvalSgfError("Invalid komi, too much greater than the area of the board")
+        rules = rules.with_komi(request.override_komi)
+    if move_num < 0:
+        raise EvalSgfError(f"Move num {move_num} requested but must be non-negative")
+    if move_num > len(game.moves):
+        raise EvalSgfError(f"Move num {move_num} requested but sgf has only {len(game.moves)}")
+    session = GameSession(x_size=game.x_size, y_size=game.y_size, rules=rules, prevent_encore=False)
+    try:
+        session.set_sgf_position(game.position_at(move_num + 1))
+    except (SgfError, SessionError) as exc:
+        raise EvalSgfError(str(exc)) from None
+    for xy in request.extra_moves:
+        pla = session.next_player
+        if not session.state.is_legal(xy, pla):
+            vertex = format_vertex(xy, game.x_size, game.y_size)
+            raise EvalSgfError(f"Extra illegal move for {'X' if pla == BLACK else 'O'}: {vertex}")
+        session.play(pla, xy)
+    return session
+
+
+def position_text(session: GameSession, branch: list) -> list[str]:
+    """Rules, encore phase and board; the board at the end of ``branch`` too. EvalSgfError for an illegal branch."""
+    state = session.state
+    lines = [f"Rules: {session.rules}", f"Encore phase {state.encore_phase}"]
+    lines += board_diagram(state.colors(), state.moves, state.board().pos_hash) + [""]
+    if branch:
+        copy = state.copy()
+        pla = copy.next_player
+        for xy in branch:
+            if not copy.is_legal(xy, pla):
+                vertex = format_vertex(xy, state.x_size, state.y_size)
+                raise EvalSgfError(f"Branch Illegal move for {'X' if pla == BLACK else 'O'}: {vertex}")
+            copy.play(xy, pla)
+            pla = BLACK + WHITE - pla
+        lines += board_diagram(copy.colors(), copy.moves, copy.board().pos_hash) + [""]
+    return lines
+
+
+def search_report(searcher, evaluator, session: GameSession, request: EvalSgfRequest, perspective: int,
+                  seconds: float) -> list[str]:
+    """Everything printed after the search."""
+    state = session.state
+    lines: list[str] = []
+    sign = -1.0 if perspective == BLACK else 1.0
+    root_eval = _root_network_output(evaluator, state) if evaluator is not None else None
+    if request.print_ownership and root_eval is not None:
+        lines.append("Ownership map (ROOT position):")
+        for y in range(state.y_size):
+            row = root_eval.white_ownership[y * state.x_size:(y + 1) * state.x_size]
+            lines.append("".join("%6.1f " % (sign * v * CENTI) for v in row))
+        lines.append("")
+    raw = searcher.root_raw_values()
+    if request.print_root_nn_values and raw is not None:
+        stdev = math.sqrt(max(0.0, raw["score_mean_sq"] - raw["score_mean"] ** 2))
+        lines += [f"White win: {_g(raw['win'])}", f"White loss: {_g(raw['loss'])}",
+                  f"White noresult: {_g(raw['no_result'])}", f"White score mean {_g(raw['score_mean'])}",
+                  f"White score stdev {_g(stdev)}", f"Var time left {_g(raw['var_time_left'])}",
+                  f"Shortterm winloss error {_g(raw['st_wl_error'])}",
+                  f"Shortterm score error {_g(raw['st_score_error'])}"]
+    policies = [("Root policy: ", searcher.root_policy())]
+    if request.print_policy or request.print_log_policy:
+        policies.append(("Root human policy: ", searcher.analysis(max_pv_len=1, include_policy=True).human_policy))
+    if request.print_policy:
+        for title, policy in policies:
+            if policy is not None:
+                lines += [title] + _policy_grid(policy, state.x_size, state.y_size, "  -  ",
+                                                lambda p: "%5.2f" % (p * CENTI))
+    if request.print_log_policy:
+        for title, policy in policies:
+            if policy is not None:
+                lines += [title] + _policy_grid(policy, state.x_size, state.y_size, "  _  ",
+                                                lambda p: "%+5.2f" % math.log(p) if p > 0 else " -inf")
+    rows = getattr(evaluator, "num_positions_evaluated", 0)
+    batches = getattr(evaluator, "num_batches", 0)
+    pv = searcher.principal_variation(PV_PRINT_LEN)
+    lines += [f"Time taken: {_g(seconds)}", f"Root visits: {searcher.root_visits}", f"NN rows: {rows}",
+              f"NN batches: {batches}", f"NN avg batch size: {_g(rows / batches if batches else 0.0)}",
+              f"True number of tree nodes: {searcher.tree.node_count()}",
+              "PV: " + " ".join(format_vertex(m, state.x_size, state.y_size) for m in pv), "Tree:"]
+    lines += tree_lines(searcher, request.print_branch, perspective, request.print_max_depth)
+    return lines
+
+
+def _root_network_output(evaluator, state):
+    from katacli.engine.rawnn import evaluate_raw
+
+    return evaluate_raw(evaluator, state, state.next_player, [0], 0.0)[0]
+
+
+def _policy_grid(policy, x_size: int, y_size: int, illegal: str, cell) -> list[str]:
+    lines = []
+    for y in range(y_size):
+        lines.append("".join((illegal if p < 0 else cell(float(p))) + " "
+                             for p in policy[y * x_size:(y + 1) * x_size]))
+    pass_prob = float(policy[x_size * y_size])
+    lines.append("Pass " + (cell(pass_prob) if pass_prob >= 0 else illegal))
+    return lines
+
+
+def _g(x: float) -> str:
+    """A number as C++ streams print it by default (6 significant digits)."""
+    return "%g" % x
+
+
+def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human_evaluator, perspective_setting,
+                seed: Optional[int], say: Callable[[str], None]) -> None:
+    """Search each move number from request.move_num to request.move_num_end and ``say`` the report lines."""
+    from katacli.search import Searcher
+    from katacli.search.restrictions import MoveRestrictions
+
+    rules = initial_rules(game, request, say)
+    last = max(request.move_num, request.move_num_end if request.move_num_end is not None else request.move_num)
+    set_up(game, rules, request.move_num, request)  # errors before any network work
+    for move_num in range(request.move_num, last + 1):
+        session = set_up(game, rules, move_num, request)
+        state = session.state
+        perspective = {"B": BLACK, "W": WHITE}.get(perspective_setting, state.next_player)
+        for line in position_text(session, request.print_branch):
+            say(line)
+        searcher = Searcher(state, params, evaluator, seed=seed, human_evaluator=human_evaluator)
+        if request.avoid_moves:
+            restrictions = MoveRestrictions(state.x_size, state.y_size)
+            for pla in (BLACK, WHITE):
+                restrictions.avoid(pla, request.avoid_moves, 1)
+            searcher.set_restrictions(restrictions)
+        started = time.monotonic()
+        searcher.run()
+        for line in search_report(searcher, evaluator, session, request, perspective, time.monotonic() - started):
+            say(line)

@@ -1,0 +1,119 @@
+"""`kata evalsgf`: one SGF position searched and printed as KataGo's evalsgf prints it; its flags and errors."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from katacli.cli import app, normalize_argv
+
+TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+GAME = Path(__file__).resolve().parent / "gtp_transcripts" / "game.sgf"  # 9x9, setup stones, 9 moves
+ROOT_LINE = re.compile(r"^: T +-?\d+\.\d\dc W +-?\d+\.\d\dc S +-?\d+\.\d\dc \( *[-+]\d+\.\d L +[-+]\d+\.\d\) N +(\d+)  --  ")
+CHILD_LINE = re.compile(r"^(\S+ +)+: T .* LCB .* P +\d+\.\d\d% WF +\d+\.\d PSV +\d+ N +(\d+)  --  \S")
+
+
+def evalsgf(*args: str):
+    return CliRunner().invoke(app, normalize_argv(["evalsgf", *args, "-override-config", "searchRandSeed=evalsgf"]))
+
+
+def test_prints_position_search_summary_and_tree():
+    result = evalsgf(str(GAME), "-move-num", "5", "-v", "40")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "Rules: koSIMPLEscoreTERRITORYtaxSEKIsui0komi6.5"  # the SGF's RU[Japanese] KM[6.5]
+    assert lines[1] == "Encore phase 0" and lines[2].startswith("MoveNum: 5 HASH: ")
+    assert "Root visits: 40" in lines
+    assert any(line.startswith("True number of tree nodes: ") for line in lines)
+    assert next(line for line in lines if line.startswith("PV: ")).split()[1:]
+    tree = lines[lines.index("Tree:") + 1:]
+    assert ROOT_LINE.match(tree[0]) and int(ROOT_LINE.match(tree[0]).group(1)) == 40
+    assert tree[1] == "---Black(^)---"  # Black moves after five moves here; values from Black's view
+    children = [CHILD_LINE.match(line) for line in tree[2:]]
+    assert children and all(children)
+    assert sum(int(c.group(2)) for c in children) == 39
+
+
+def test_extra_moves_branch_and_depth():
+    result = evalsgf(str(GAME), "-m", "5", "-v", "60", "-e", "A1", "-print-max-depth", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[2].startswith("MoveNum: 6 ")  # the extra move is played before searching
+    tree = lines[lines.index("Tree:") + 1:]
+    assert tree[1] == "---White(v)---"
+    assert any(re.match(r"^\S+ +\S+ +: T ", line) for line in tree), "no second level printed"
+    best = tree[2].split()[0]
+    branch = evalsgf(str(GAME), "-m", "5", "-v", "60", "-e", "A1", "-print", best)
+    lines = branch.output.splitlines()
+    boards = [i for i, line in enumerate(lines) if line.startswith("MoveNum: ")]
+    assert [lines[i].split()[1] for i in boards] == ["6", "7"]  # the position, then after the branch
+    tree = lines[lines.index("Tree:") + 1:]
+    assert tree[1].startswith(best.ljust(4) + ": ") and tree[2] == "---Black(^)---"
+    assert all(line.startswith(best.ljust(4)) for line in tree[3:])
+
+
+def test_several_move_numbers():
+    result = evalsgf(str(GAME), "-m", "2", "-move-num-end", "3", "-v", "5")
+    assert result.exit_code == 0, result.output
+    assert [line.split()[1] for line in result.output.splitlines() if line.startswith("MoveNum: ")] == ["2", "3"]
+
+
+def test_with_a_network_prints_its_values_policy_and_ownership():
+    result = evalsgf(str(GAME), "-m", "9", "-v", "8", "-model", str(TINY_MODEL), "-print-root-nn-values",
+                     "-print-policy", "-print-log-policy", "-print-ownership")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    start = lines.index("Ownership map (ROOT position):")
+    rows = lines[start + 1:start + 10]
+    assert all(len(row.split()) == 9 for row in rows) and lines[start + 10] == ""
+    assert all(-100.0 <= float(v) <= 100.0 for row in rows for v in row.split())
+    assert any(line.startswith("White win: ") for line in lines)
+    assert any(line.startswith("Shortterm score error ") for line in lines)
+    policies = [i for i, line in enumerate(lines) if line == "Root policy: "]
+    assert len(policies) == 2
+    percent = lines[policies[0] + 1:policies[0] + 10]
+    total = sum(float(v) for row in percent for v in row.split() if v != "-")
+    total += float(lines[policies[0] + 10].split()[1])
+    assert total == pytest.approx(100.0, abs=0.5)
+    assert lines[policies[1] + 10].startswith("Pass ")
+    assert re.search(r"^NN rows: [1-9]", result.output, re.M)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "99"], "Move num 99 requested but sgf has only 9"),
+    (["-m", "-1"], "Move num -1 requested but must be non-negative"),
+    (["-m", "5", "-e", "D6"], "Extra illegal move for X: D6"),
+    (["-m", "5", "-p", "D4", "-print-branch", "D4"], "-print-branch and -print both specified"),
+    (["-m", "5", "-e", "ZZ"], "-extra-moves"),
+    (["-m", "5", "-override-rules", "nonsense"], "-override-rules"),
+    (["-m", "5", "-v", "0"], "-visits: invalid value"),
+])
+def test_bad_requests_are_one_line_errors(args, message):
+    result = evalsgf(str(GAME), *args)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and message in lines[0], result.output
+
+
+def test_missing_sgf_and_missing_model(tmp_path):
+    missing = evalsgf(str(tmp_path / "nope.sgf"), "-m", "1")
+    assert missing.exit_code == 1 and "error: " in missing.output and "nope.sgf" in missing.output
+    no_model = evalsgf(str(GAME), "-m", "1", "-model", str(tmp_path / "nope.bin.gz"))
+    assert no_model.exit_code == 1 and "nope.bin.gz" in no_model.output
+    both = evalsgf(str(GAME), "-sgf", str(GAME), "-m", "1")
+    assert both.exit_code == 1 and "either as an argument or with -sgf" in both.output
+
+
+def test_human_model_policy_is_printed_too():
+    from test_gtp_support import model_path
+
+    human = model_path("human/test-b3c48nbt-humanmeta.bin.gz")
+    result = evalsgf(str(GAME), "-m", "9", "-v", "4", "-model", str(TINY_MODEL), "-human-model", str(human),
+                     "-print-policy", "-override-config", "humanSLProfile=rank_5k")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines.count("Root policy: ") == 1 and lines.count("Root human policy: ") == 1
+    start = lines.index("Root human policy: ")
+    assert lines[start + 10].startswith("Pass ")
