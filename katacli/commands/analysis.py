@@ -3,14 +3,13 @@ review servers, scripts)."""
 from __future__ import annotations
 
 import io
-import os
 import sys
 from typing import List, Optional
 
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+    check_model_or_exit, config_option, exit_on_config_error, load_config, model_option, override_config_option,
 )
 
 EXIT_STARTUP_ERROR = 1
@@ -43,8 +42,7 @@ def _stdio():
 def run_analysis(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
                  analysis_threads: Optional[int], quit_without_waiting: bool) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
-    if model is not None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
+    check_model_or_exit(model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.engine.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.engine.analysis.output import JsonLineWriter

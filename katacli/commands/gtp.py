@@ -11,7 +11,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
+    check_model_or_exit, config_option, exit_on_config_error, load_config, model_option, override_config_option,
+    report_error_and_exit,
 )
 from katacli.config import Config
 
@@ -109,8 +110,8 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     """
     from katacli import KATAGO_COMPAT_VERSION, __version__
 
-    if model is not None and loader is None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
+    if loader is None and prepared is None:  # run_gtp checked it before preparing the config
+        check_model_or_exit(model)
     cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
@@ -154,8 +155,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     from katacli.engine.errors import EngineStartupError
     from katacli.engine.protocol import ResponseWriter
 
-    if model is not None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
+    check_model_or_exit(model)
     prepared = prepare_config(config, override_config, model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}

@@ -15,6 +15,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
+    check_model_or_exit,
     exit_on_config_error,
     load_config,
     override_config_option,
@@ -110,10 +111,13 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
             config_of_name(random_init)
         except ValueError as exc:
             report_error_and_exit(f"-random-init: {exc}")
-    if find_latest_model(models_path) is None and random_init is None:
+    latest = find_latest_model(models_path)
+    if latest is None and random_init is None:
         report_error_and_exit(
             f"no model in {models_dir} (looked for *.bin.gz, *.bin, model.txt.gz files). Put a network there, "
             "or start from random weights with -random-init b6c96 (any name kata train knows, e.g. b4c32)")
+    if latest is not None:  # before worker processes start, each of which would load it
+        check_model_or_exit(str(latest.path), flag="-models-dir")
     device = "cuda" if _cuda_available() else "cpu"
     if num_processes is None:
         num_processes = default_num_processes(settings.runner.num_game_threads, device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import os
 import zipfile
 from pathlib import Path
@@ -107,6 +108,21 @@ def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         with contextlib.suppress(OSError):
             temp.unlink()
+        raise
+
+
+def append_whole(fd: int, data: bytes) -> None:
+    """Append ``data`` to the file open (O_APPEND) on ``fd`` with one write, so that a killed process
+    leaves whole records only; when the write fails or comes up short (disk full), the file is cut
+    back to its previous length and the OSError raised: no half record stays behind."""
+    size_before = os.fstat(fd).st_size
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size_before)
         raise
 
 
