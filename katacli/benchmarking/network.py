@@ -24,7 +24,7 @@ def check_model_path(model_path: str) -> None:
     try:
         check_model_file(model_path)
     except ModelFileError as exc:
-        raise BenchmarkError(str(exc)) from None
+        raise BenchmarkError(f"-model: {exc}") from None
 
 
 def load_evaluator(model_path: str, nn_settings, max_batch_size: int):

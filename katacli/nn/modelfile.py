@@ -771,9 +771,9 @@ def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
     a one-line message otherwise. The weights are not parsed: :func:`read_model_file` does that."""
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise ModelFileError(f"{path}: model file not found")
+        raise ModelFileError(f"model file not found: {path}")
     if os.path.isdir(path):
-        raise ModelFileError(f"{path}: is a directory, not a model file")
+        raise ModelFileError(f"model path is a directory, not a model file: {path}")
     _file_format(path)  # a name KataGo would not accept
     prefix = _decompressed_prefix(path, path.lower().endswith(".gz"))
     parser = _Parser(_BinaryTokenStream(prefix))
