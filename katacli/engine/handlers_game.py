@@ -18,6 +18,9 @@ from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
 from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
 
+# What kata-get-rules and showboard say while the engine plays NoGo (KataGo has no such rules).
+NOGO_RULES_JSON = '{"game":"nogo"}'
+
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
 FREE_HANDICAP_BOARD_FRACTION = 4
@@ -88,7 +91,8 @@ def cmd_clear_board(engine, command: Command) -> str:
 
 
 def cmd_showboard(engine, command: Command) -> str:
-    return showboard_text(engine.session.state, engine.rules.to_json_string(include_komi=True))
+    rules = NOGO_RULES_JSON if engine.nogo else engine.rules.to_json_string(include_komi=True)
+    return showboard_text(engine.session.state, rules)
 
 
 def cmd_komi(engine, command: Command) -> str:
