@@ -353,15 +353,21 @@ class Config:
         """Keys the registry does not know, in file order."""
         return [key for key in self._values if not config_keys.is_known(key)]
 
+    def unknown_key_warnings(self) -> list[str]:
+        """One ``WARNING:`` line per key the registry does not know (commands log them once open)."""
+        lines = []
+        for key in self.unknown_keys():
+            hint = config_keys.suggest_key(key)
+            hint_text = f" (did you mean '{hint}'?)" if hint else ""
+            lines.append(f"WARNING: Unknown config key '{key}' in {self.origin(key)}{hint_text}; it is ignored")
+        return lines
+
     def warn_unknown_keys(self, stream: TextIO | None = None) -> list[str]:
         """Print one warning line per unknown key (to stderr by default)."""
         stream = sys.stderr if stream is None else stream
-        unknown = self.unknown_keys()
-        for key in unknown:
-            hint = config_keys.suggest_key(key)
-            hint_text = f" (did you mean '{hint}'?)" if hint else ""
-            print(f"WARNING: Unknown config key '{key}' in {self.origin(key)}{hint_text}; it is ignored", file=stream)
-        return unknown
+        for line in self.unknown_key_warnings():
+            print(line, file=stream)
+        return self.unknown_keys()
 
     # ------------------------------------------------------------------ typed access
 

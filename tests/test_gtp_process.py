@@ -71,6 +71,18 @@ def test_a_broken_model_stops_the_start_even_when_input_ends_first(damage, tmp_p
     assert len(lines) == 1 and lines[0].startswith(f"error: -model: {path}: "), lines
 
 
+@pytest.mark.parametrize("command", ["gtp", "analysis"])
+def test_config_warnings_reach_the_log_file_too(command, tmp_path):
+    log = tmp_path / "engine.log"
+    stdin = "boardsize 9\nquit\n" if command == "gtp" else ""
+    result = subprocess.run(python_cli() + [command, "-override-config", f"logFile={log},maxVisitz=10"],
+                            input=stdin.encode(), capture_output=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    warning = "WARNING: Unknown config key 'maxVisitz' in -override-config (did you mean 'maxVisits'?)"
+    assert warning in result.stderr.decode()
+    assert warning in log.read_text()
+
+
 def test_config_rules_a_network_cannot_represent_stop_the_start():
     model = model_path("test-b4c32.bin.gz")
     result = run_gtp(["-model", str(model), "-override-config", "koRule=SPIGHT,scoringRule=AREA,"

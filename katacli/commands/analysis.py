@@ -55,6 +55,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         settings = AnalysisSettings.from_config(cfg, analysis_threads_from_command_line=analysis_threads)
         params = load_search_defaults(cfg)
     log = EngineLog(without_stdout_logging(settings).logging)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        log.file_only(warning)
     if settings.logging.log_to_stdout:
         log.info("WARNING: logToStdout is ignored by `kata analysis`: stdout carries the JSON protocol")
     log.write("Analysis Engine starting...")

@@ -122,6 +122,8 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     with exit_on_config_error():
         params = GtpRuntimeParams.from_config(cfg)
     log = EngineLog(settings.logging, stderr=stderr)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        log.file_only(warning)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
     announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
     rules_name = "NoGo" if nogo else settings.rules.nice_name()

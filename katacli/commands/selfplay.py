@@ -155,6 +155,8 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        logging.getLogger("katacli.selfplay").info(warning)
     (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
         "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
     display = ProgressDisplay(live=False if quiet else None)
