@@ -20,6 +20,7 @@ A subcommand typically looks like::
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,8 +96,9 @@ def write_failure_message(exc: OSError, what: str) -> str:
     """One line for a failed write (disk full, permissions): which file, why, and that the files
     already finished are whole, so the same command resumes once the cause is fixed."""
     where = f"{exc.filename}: " if exc.filename else ""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
     advice = " (disk full: free some space)" if exc.errno == errno.ENOSPC else ""
-    return (f"{what} stopped: cannot write {where}{exc.strerror or exc}{advice}. Files already finished are "
+    return (f"{what} stopped: cannot write {where}{reason}{advice}. Files already finished are "
             "whole; run the same command again to go on")
 
 

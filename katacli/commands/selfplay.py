@@ -20,6 +20,7 @@ from katacli.cli_support import (
     load_config,
     override_config_option,
     report_error_and_exit,
+    write_failure_message,
 )
 
 HELP = """Generate training data by self-play, like `katago selfplay`.
@@ -57,6 +58,18 @@ class _CurrentStream:
         getattr(sys, self.name).flush()
 
 
+class _OneLineFormatter(logging.Formatter):
+    """The console gets one line per problem; its traceback goes to the log file only."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text
+        record.exc_info = record.exc_text = None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
 def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tuple[Path, list[logging.Handler]]:
     log_path = output_dir / f"log-{run_stamp}.log"
     logger = logging.getLogger("katacli.selfplay")
@@ -67,7 +80,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
     logger.addHandler(file_handler)
     console = logging.StreamHandler(_CurrentStream("stdout" if log_to_stdout else "stderr"))
     console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
-    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    console.setFormatter(_OneLineFormatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logger.addHandler(console)
     return log_path, [file_handler, console]
 
@@ -164,6 +177,9 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
         run = start(log_path)
         with display:
             stats = run.run(on_tick=None if quiet else display)
+    except OSError as exc:  # disk full, output directory gone, ...
+        print(f"error: {write_failure_message(exc, 'self-play')} (see {log_path})", file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
     except failures as exc:
         print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
         return EXIT_RUNTIME_ERROR

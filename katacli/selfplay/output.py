@@ -158,7 +158,7 @@ class GameOutput:
     def add(self, game: FinishedGame) -> int:
         """Write one game's SGF line and buffer its rows; returns its row count."""
         line = (game_sgf(game) + "\n").encode("utf-8")
-        append_whole(self._sgf_fd, line)
+        append_whole(self._sgf_fd, line, self.sgf_path)
         if game.model_name != self._newest_model:
             if self._newest_model is not None:
                 self._flush_all(except_model=game.model_name)

@@ -45,12 +45,9 @@ def initial_model_path(output_dir: str) -> str:
 def atomic_write_bytes(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` via a hidden temporary file, fsync and a rename: a crash or a full disk
     leaves the old file (or none), never a part of the new one. An OSError names ``path``."""
-    try:
-        with atomic_output(path) as temp:
-            with open(temp, "wb") as f:
-                f.write(data)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+    with atomic_output(path) as temp:
+        with open(temp, "wb") as f:
+            f.write(data)
 
 
 def save_checkpoint(path: str, state: dict[str, Any]) -> None:

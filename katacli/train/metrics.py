@@ -76,7 +76,7 @@ class MetricsLog:
         """One whole line, even when the process is killed or the disk fills up meanwhile."""
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, METRICS_FILE_MODE)
         try:
-            append_whole(fd, (json.dumps(record, sort_keys=False) + "\n").encode())
+            append_whole(fd, (json.dumps(record, sort_keys=False) + "\n").encode(), self.path)
         finally:
             os.close(fd)
 
