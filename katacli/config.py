@@ -50,6 +50,8 @@ _PLAYER_SPELLINGS = {"black": "B", "b": "B", "white": "W", "w": "W"}
 _MISSING: Any = object()
 # Error messages quote at most this much of a bad line (a binary file may have no line breaks).
 MAX_QUOTED_LINE_CHARS = 120
+# No integer setting has more digits than a 64-bit integer.
+MAX_INT_DIGITS = 19
 # A NUL byte never occurs in a text config; gzip's magic starts a compressed model file.
 _NUL_BYTE = b"\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -405,8 +407,12 @@ class Config:
     def _int(self, key: str, text: str, minimum: float | None, maximum: float | None) -> int:
         text = text.strip(_WHITESPACE)
         if not _INT_TEXT.fullmatch(text):
-            raise self._error(key, f"'{text}' is not an integer")
-        x = int(text)
+            raise self._error(key, f"'{_shorten(text)}' is not an integer")
+        digits = text.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > MAX_INT_DIGITS:  # int() refuses texts this long
+            bounds = "" if minimum is None and maximum is None else f", must be {_format_range(minimum, maximum)}"
+            raise self._error(key, f"{_shorten(text)} is out of range{bounds}")
+        x = int(text[0] + digits if text[0] in "+-" else digits)
         self._check_range(key, x, minimum, maximum)
         return x
 

@@ -360,3 +360,12 @@ def test_copy_is_independent():
     clone = cfg.copy()
     clone.apply_overrides("maxVisits=6")
     assert cfg.get_int("maxVisits") == 5 and clone.get_int("maxVisits") == 6
+
+
+def test_a_huge_integer_is_out_of_range_not_a_crash():
+    cfg = Config({"maxVisits": "9" * 5000, "numSearchThreads": "0" * 5000 + "4"}, mode="gtp")
+    with pytest.raises(ConfigError, match="out of range, must be between 1 and"):
+        cfg.get("maxVisits")
+    with pytest.raises(ConfigError, match="out of range$"):
+        cfg.get_int("maxVisits")
+    assert cfg.get("numSearchThreads") == 4

@@ -36,6 +36,9 @@ def run_gtp(args: list[str], text: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("args, message", [
     (["-model", "missing.bin.gz"], "error: -model: model file not found: missing.bin.gz"),
+    (["-override-config", "maxVisits=" + "9" * 5000],  # a search key, checked before input can end the run
+     "error: Invalid value for 'maxVisits' (-override-config): " + "9" * 120 + "... is out of range, must be "
+     "between 1 and 1125899906842624"),
     (["-config", "not-text.cfg"], "error: Config file not-text.cfg is a binary file, not a text config "
                                   "(is it a model file?)"),
     (["-config", "no-such.cfg"], "error: Config file not found: no-such.cfg"),

@@ -193,6 +193,13 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(tmp_path / "out"),
                                "-config", str(tmp_path / "missing.cfg"))
     assert code == 1 and "not found" in err
+    # A broken newest network is found before any game or worker starts.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "net.bin.gz").write_bytes(b"\x1f\x8b not really gzip")
+    code, err = run_in_process(capsys, "-models-dir", str(broken), *base[2:])
+    assert code == 1 and err.startswith("error: -models-dir: ") and "not a valid gzip file" in err, err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_random_init_bootstrap(tmp_path, capsys):

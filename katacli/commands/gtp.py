@@ -80,12 +80,14 @@ def _make_loader(model_path: str, settings, log):
 def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool):
     """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
     (one line, exit status 1) before anything is answered on stdout."""
+    from katacli.search.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
 
     cfg = load_config(config, override_config, mode="gtp")
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
+        GtpRuntimeParams.from_config(cfg)  # the search keys too: checked before input can end the run
     if has_model:
         _check_rules_for_network(settings, cfg)
     return cfg, nogo, settings

@@ -5,6 +5,9 @@ GtpError with KataGo's message.
 """
 from __future__ import annotations
 
+import os
+import stat
+
 from cython_ext.history import IllegalMoveError
 
 from katacli.engine.arguments import parse_int
@@ -324,11 +327,14 @@ def cmd_printsgf(engine, command: Command) -> str:
     text = current_game_sgf(engine)
     if not command.args or command.args[0] == "-":
         return text
+    path = command.args[0]
     try:
-        with open(command.args[0], "w", encoding="utf-8") as f:
+        if os.path.exists(path) and stat.S_ISFIFO(os.stat(path).st_mode):  # opening one blocks until read
+            raise OSError(f"{path} is a pipe")
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-    except OSError:
-        raise GtpError(f"Could not open or write to file: {command.args[0]}") from None
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        raise GtpError(f"Could not open or write to file: {path}") from None
     return ""
 
 
