@@ -3,8 +3,10 @@ format variant reads back identically, and broken files fail with a clear ModelF
 from __future__ import annotations
 
 import gzip
+import os
 import random
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -325,6 +327,35 @@ def test_check_model_file_refuses_damage_in_one_line(tmp_path, plain_bytes, dama
     message = str(caught.value)
     assert re.search(fragment, message) and "\n" not in message, message
     assert str(path) in message
+
+
+def test_check_model_file_keeps_little_in_memory_for_a_gzip_bomb(tmp_path):
+    """200 MB of zeros compress to 200 kB: the check reads it through in bounded pieces and then
+    finds no model header, without ever holding the 200 MB."""
+    import tracemalloc
+
+    path = tmp_path / "bomb.bin.gz"
+    zeros = bytes(1 << 20)
+    compressor = zlib.compressobj(wbits=zlib.MAX_WBITS | 16)
+    with open(path, "wb") as f:
+        for _ in range(200):
+            f.write(compressor.compress(zeros))
+        f.write(compressor.flush())
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match="not a KataGo model file"):
+            check_model_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 << 20
+
+
+def test_check_model_file_refuses_a_pipe(tmp_path):
+    fifo = tmp_path / "model.bin.gz"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelFileError, match="not a regular file"):
+        check_model_file(fifo)
 
 
 def test_check_model_file_accepts_concatenated_gzip_members(tmp_path, plain_bytes):

@@ -62,6 +62,7 @@ NUM_HEAD_OPTION_SLOTS = 3  # policy and value head headers, version >= 17
 # and parses the header from this much of the start of its contents (the header is a few dozen bytes).
 CHECK_READ_CHUNK_BYTES = 1 << 20
 HEADER_PREFIX_BYTES = 1 << 16
+GZIP_WBITS_FLAG = 16  # zlib's wbits flag for a gzip header and trailer
 
 
 class ModelFileError(Exception):
@@ -740,21 +741,28 @@ class ModelFileHeader:
 
 def _decompressed_prefix(path: str, gzipped: bool) -> bytes:
     """The first HEADER_PREFIX_BYTES of the file's contents, reading all of it so that a gzip file is
-    checked to its end (length and CRC), one chunk at a time."""
+    checked to its end (length and CRC), at most CHECK_READ_CHUNK_BYTES in or out at a time."""
     prefix = bytearray()
-    decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16) if gzipped else None
+
+    def keep(data: bytes) -> None:
+        if len(prefix) < HEADER_PREFIX_BYTES:
+            prefix.extend(data[: HEADER_PREFIX_BYTES - len(prefix)])
+
+    decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | GZIP_WBITS_FLAG) if gzipped else None
     try:
         with open(path, "rb") as f:
             while chunk := f.read(CHECK_READ_CHUNK_BYTES):
-                while decoder is not None and chunk:
-                    out = decoder.decompress(chunk)
-                    if len(prefix) < HEADER_PREFIX_BYTES:
-                        prefix += out[: HEADER_PREFIX_BYTES - len(prefix)]
-                    chunk = decoder.unused_data  # a further gzip member follows
-                    if chunk:
-                        decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
-                if decoder is None and len(prefix) < HEADER_PREFIX_BYTES:
-                    prefix += chunk[: HEADER_PREFIX_BYTES - len(prefix)]
+                if decoder is None:
+                    keep(chunk)
+                    continue
+                while chunk:
+                    keep(decoder.decompress(chunk, CHECK_READ_CHUNK_BYTES))
+                    if decoder.eof:  # a further gzip member may follow (gzip and KataGo read them all)
+                        chunk = decoder.unused_data
+                        if chunk:
+                            decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | GZIP_WBITS_FLAG)
+                    else:
+                        chunk = decoder.unconsumed_tail
     except OSError as e:
         raise ModelFileError(f"{path}: cannot read model file: {e.strerror or e}") from None
     except zlib.error as e:
@@ -774,6 +782,8 @@ def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
         raise ModelFileError(f"model file not found: {path}")
     if os.path.isdir(path):
         raise ModelFileError(f"model path is a directory, not a model file: {path}")
+    if not os.path.isfile(path):  # a pipe or device could block or never end
+        raise ModelFileError(f"model path is not a regular file: {path}")
     _file_format(path)  # a name KataGo would not accept
     prefix = _decompressed_prefix(path, path.lower().endswith(".gz"))
     parser = _Parser(_BinaryTokenStream(prefix))
