@@ -5,6 +5,7 @@ that data between our .h5 files and KataGo's .npz files.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
@@ -75,6 +76,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
     logger = logging.getLogger("katacli.selfplay")
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    logging.raiseExceptions = False  # a log line that cannot be written (full disk) is dropped quietly
     file_handler = logging.FileHandler(log_path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
@@ -189,7 +191,8 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
         logger = logging.getLogger("katacli.selfplay")
         for handler in handlers:
             logger.removeHandler(handler)
-            handler.close()
+            with contextlib.suppress(OSError):  # its last flush may meet the same full disk
+                handler.close()
     display.finish(stats)
     return 0
 
