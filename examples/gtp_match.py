@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 
 try:
     from katacli.engine.client import GtpClient, GtpClientError
+    from katacli.game.rules import Rules, RulesError
 except ImportError:  # run from a checkout without installing katacli
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from katacli.engine.client import GtpClient, GtpClientError
+    from katacli.game.rules import Rules, RulesError
 
 COLORS = ("b", "w")
 SGF_COLUMNS = "abcdefghijklmnopqrstuvwxyz"
@@ -46,6 +48,7 @@ class GameRecord:
     result: str = ""  # e.g. "B+3.5", "W+R", "0"
     scores: dict = field(default_factory=dict)  # engine name -> its final_score answer
     ended_by: str = ""
+    rules: str = ""  # SGF RU: KataGo's compact rules string, or the --rules name
 
     @property
     def scores_agree(self) -> bool:
@@ -81,8 +84,21 @@ def vertex_to_sgf(vertex: str, size: int) -> str:
 
 def game_sgf(game: GameRecord, size: int, komi: float) -> str:
     moves = "".join(f";{c.upper()}[{vertex_to_sgf(v, size)}]" for c, v in game.moves)
-    return (f"(;FF[4]GM[1]SZ[{size}]KM[{komi:g}]PB[{game.black}]PW[{game.white}]"
+    rules = f"RU[{game.rules}]" if game.rules else ""
+    return (f"(;FF[4]GM[1]SZ[{size}]KM[{komi:g}]{rules}PB[{game.black}]PW[{game.white}]"
             f"RE[{game.result}]{moves})\n")
+
+
+def rules_for_sgf(engines: dict, rules: str | None) -> str:
+    """What the game was played under: the rules an engine reports (kata-get-rules) in KataGo's
+    compact form, else the --rules name (e.g. for GNU Go, or NoGo, which has no Go rules string)."""
+    for engine in engines.values():
+        if engine.command("known_command kata-get-rules") == "true":
+            try:
+                return Rules.parse(engine.command("kata-get-rules")).to_string_no_komi()
+            except RulesError:
+                break
+    return rules or ""
 
 
 def setup_game(engines: dict, size: int, komi: float, rules: str | None) -> None:
@@ -99,6 +115,7 @@ def play_game(number: int, black: GtpClient, white: GtpClient, size: int, komi: 
     engines = {"b": black, "w": white}
     game = GameRecord(number, black.name, white.name)
     setup_game(engines, size, komi, rules)
+    game.rules = rules_for_sgf(engines, rules)
     passes = 0
     color = "b"
     while len(game.moves) < max_moves:

@@ -22,6 +22,7 @@ from katacli import __version__, KATAGO_COMPAT_VERSION
 SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests",
                "evalsgf"]
 
+HELP_OPTION_NAMES = ["-h", "--help"]
 _SINGLE_DASH_LONG = re.compile(r"^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$")
 
 app = typer.Typer(
@@ -34,7 +35,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTION_NAMES},
 )
 
 
@@ -61,9 +62,13 @@ def normalize_argv(argv: list[str]) -> list[str]:
     return out
 
 
+def _version_text() -> str:
+    return f"katacli {__version__} (KataGo {KATAGO_COMPAT_VERSION} compatible)"
+
+
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"katacli {__version__} (KataGo {KATAGO_COMPAT_VERSION} compatible)")
+        typer.echo(_version_text())
         raise typer.Exit()
 
 
@@ -103,10 +108,29 @@ def _register_subcommands() -> None:
 _register_subcommands()
 
 
+@app.command("version", help="Print the version and exit (same as kata --version or kata -version).")
+def _version_command() -> None:
+    typer.echo(_version_text())
+
+
+def _hide_flag_types(command):
+    """Typer's help prints ``<bool>`` beside every on/off flag, as if it took a value; an empty
+    metavar leaves that column blank for flags (options that take a value keep theirs)."""
+    # The help option is made on first use; making it now (cached) lets it be changed too.
+    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_OPTION_NAMES))
+    for param in [*command.params, help_option]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    if hasattr(command, "commands"):  # a group: the subcommands too
+        for sub in command.commands.values():
+            _hide_flag_types(sub)
+    return command
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
-    app(args=args, prog_name="kata")
+    _hide_flag_types(typer.main.get_command(app))(args=args, prog_name="kata")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ A subcommand typically looks like::
 """
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,6 +93,30 @@ def load_config(
     if warn_unknown:
         warn_unknown_keys(cfg)
     return cfg
+
+
+def write_failure_message(exc: OSError, what: str) -> str:
+    """One line for a failed write (disk full, permissions): which file, why, and that the files
+    already finished are whole, so the same command resumes once the cause is fixed."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0]
+    advice = " (disk full: free some space)" if exc.errno == errno.ENOSPC else ""
+    return (f"{what} stopped: cannot write {where}{reason}{advice}. Files already finished are "
+            "whole; run the same command again to go on")
+
+
+def check_model_or_exit(path: str | None, flag: str = "-model") -> None:
+    """Check a model file before a command starts (exists, gzip whole, header and version readable);
+    a bad one prints one ``error:`` line and exits 1. Loading the weights may then go on in the
+    background without a broken file being noticed only after the protocol loop has begun."""
+    if path is None:
+        return
+    from katacli.nn.modelfile import ModelFileError, check_model_file
+
+    try:
+        check_model_file(path)
+    except ModelFileError as exc:
+        report_error_and_exit(f"{flag}: {exc}")
 
 
 def warn_unknown_keys(cfg: Config) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence, TextIO
 from katacli import config_keys
 from katacli.config_keys import Enabled, KeySpec, ValueKind
 
-__all__ = ["Config", "ConfigError", "Enabled", "parse_config_text", "parse_override_string"]
+__all__ = ["Config", "ConfigError", "Enabled", "check_config_file", "parse_config_text", "parse_override_string"]
 
 OVERRIDE_ORIGIN = "-override-config"
 NO_FILE_SOURCE = "(no config file)"
@@ -48,6 +48,13 @@ _ENABLED_SPELLINGS = {
 }
 _PLAYER_SPELLINGS = {"black": "B", "b": "B", "white": "W", "w": "W"}
 _MISSING: Any = object()
+# Error messages quote at most this much of a bad line (a binary file may have no line breaks).
+MAX_QUOTED_LINE_CHARS = 120
+# No integer setting has more digits than a 64-bit integer.
+MAX_INT_DIGITS = 19
+# A NUL byte never occurs in a text config; gzip's magic starts a compressed model file.
+_NUL_BYTE = b"\x00"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ConfigError(Exception):
@@ -55,6 +62,10 @@ class ConfigError(Exception):
 
 
 # --------------------------------------------------------------------------- parsing text
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_QUOTED_LINE_CHARS else text[:MAX_QUOTED_LINE_CHARS] + "..."
 
 
 def _parse_line(line: str, where: str) -> tuple[str, str] | None:
@@ -66,7 +77,7 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
         raise ConfigError(f"{where}: '@' directives such as @include are not supported: {text}")
 
     def fail(reason: str) -> ConfigError:
-        return ConfigError(f"{where}: {reason}: {text}")
+        return ConfigError(f"{where}: {reason}: {_shorten(text)}")
 
     i = 0
     while i < len(text) and _KEY_CHAR.match(text[i]):
@@ -79,7 +90,7 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
     if not rest.startswith("="):
         if rest and rest[0] != "#" and len(rest) == len(after_key):
             raise fail(f"character {rest[0]!r} is not allowed in a key")
-        raise fail(f"expected '=' after key '{key}'")
+        raise fail(f"expected '=' after key '{_shorten(key)}'")
     rest = rest[1:].lstrip(_WHITESPACE)
 
     if rest.startswith('"'):
@@ -240,7 +251,7 @@ class Config:
             raise ConfigError("no config file given")
         config = cls(source=" + ".join(str(p) for p in paths), mode=mode, require_keys=True)
         for path in paths:
-            config._add_entries(parse_config_text(_read_config_file(path), str(path)), str(path))
+            config._add_entries(check_config_file(path), str(path))
         return config
 
     def _add_entries(self, entries: Iterable[tuple[str, str, int]], source: str) -> None:
@@ -344,15 +355,21 @@ class Config:
         """Keys the registry does not know, in file order."""
         return [key for key in self._values if not config_keys.is_known(key)]
 
+    def unknown_key_warnings(self) -> list[str]:
+        """One ``WARNING:`` line per key the registry does not know (commands log them once open)."""
+        lines = []
+        for key in self.unknown_keys():
+            hint = config_keys.suggest_key(key)
+            hint_text = f" (did you mean '{hint}'?)" if hint else ""
+            lines.append(f"WARNING: Unknown config key '{key}' in {self.origin(key)}{hint_text}; it is ignored")
+        return lines
+
     def warn_unknown_keys(self, stream: TextIO | None = None) -> list[str]:
         """Print one warning line per unknown key (to stderr by default)."""
         stream = sys.stderr if stream is None else stream
-        unknown = self.unknown_keys()
-        for key in unknown:
-            hint = config_keys.suggest_key(key)
-            hint_text = f" (did you mean '{hint}'?)" if hint else ""
-            print(f"WARNING: Unknown config key '{key}' in {self.origin(key)}{hint_text}; it is ignored", file=stream)
-        return unknown
+        for line in self.unknown_key_warnings():
+            print(line, file=stream)
+        return self.unknown_keys()
 
     def check_unsupported_keys(self, stream: TextIO | None = None) -> list[str]:
         """Keys set to a value katacli cannot act on (their spec's ``unsupported``): raise ConfigError for
@@ -412,8 +429,12 @@ class Config:
     def _int(self, key: str, text: str, minimum: float | None, maximum: float | None) -> int:
         text = text.strip(_WHITESPACE)
         if not _INT_TEXT.fullmatch(text):
-            raise self._error(key, f"'{text}' is not an integer")
-        x = int(text)
+            raise self._error(key, f"'{_shorten(text)}' is not an integer")
+        digits = text.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > MAX_INT_DIGITS:  # int() refuses texts this long
+            bounds = "" if minimum is None and maximum is None else f", must be {_format_range(minimum, maximum)}"
+            raise self._error(key, f"{_shorten(text)} is out of range{bounds}")
+        x = int(text[0] + digits if text[0] in "+-" else digits)
         self._check_range(key, x, minimum, maximum)
         return x
 
@@ -571,9 +592,19 @@ class Config:
         return f"Config(source={self.source!r}, mode={self.mode!r}, keys={len(self._values)})"
 
 
+def check_config_file(path: str | Path) -> list[tuple[str, str, int]]:
+    """Read and parse one config file: its ``(key, value, line_number)`` entries, or ConfigError
+    with a one-line message for a file that is missing, unreadable, binary or malformed. Commands
+    call it (through load_config) before they start serving, so a bad file is reported at once."""
+    return parse_config_text(_read_config_file(path), str(path))
+
+
 def _read_config_file(path: str | Path) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
+        if _NUL_BYTE in data or data.startswith(_GZIP_MAGIC):
+            raise ConfigError(f"Config file {path} is a binary file, not a text config (is it a model file?)")
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"Config file not found: {path}") from None
     except IsADirectoryError:

@@ -14,3 +14,9 @@ import katacli
 _PACKAGE_ROOT = str(Path(katacli.__file__).resolve().parents[1])
 os.environ["PYTHONSAFEPATH"] = "1"
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+
+
+def pytest_configure(config):
+    # The 100,000-line fuzz runs: part of the default run (about half a minute), and run on their own
+    # before each release with `bash scripts/test.sh -m slow` (or left out with -m "not slow").
+    config.addinivalue_line("markers", "slow: long release checks (the 100,000-line fuzz runs); select with -m slow")

@@ -236,7 +236,7 @@ def test_unreadable_model_file(tmp_path):
     bad.write_bytes(b"not a network")
     r = kata("-model", str(bad), "-v", "5", "-t", "1")
     assert r.exit_code == 1
-    assert "could not load the model" in r.stderr and "Traceback" not in r.output
+    assert "error: -model:" in r.stderr and "not a valid gzip file" in r.stderr and "Traceback" not in r.output
 
 
 def test_help_explains_the_command():

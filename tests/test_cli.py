@@ -31,11 +31,22 @@ def test_normalize_argv(argv, expected):
 
 def test_version_and_help_list_the_subcommands():
     runner = CliRunner()
-    version = runner.invoke(cli.app, ["--version"])
-    assert version.exit_code == 0 and __version__ in version.output
+    for spelling in (["--version"], ["-version"], ["version"]):
+        version = runner.invoke(cli.app, cli.normalize_argv(spelling))
+        assert version.exit_code == 0 and version.output == f"katacli {__version__} (KataGo 1.17.2 compatible)\n"
     help_text = runner.invoke(cli.app, ["--help"], terminal_width=200).output
     positions = [help_text.index(f" {name} ") for name in SUBCOMMANDS]
     assert positions == sorted(positions), "subcommands are listed in the documented order"
+
+
+def test_help_shows_no_value_type_beside_on_off_flags(capsys):
+    """Flags such as --quiet take no value; the help must not suggest `--quiet <bool>`."""
+    for argv in (["--help"], ["selfplay", "--help"], ["train", "--help"], ["genconfig", "--help"]):
+        with pytest.raises(SystemExit) as done:
+            cli.main(argv)
+        assert done.value.code == 0
+        text = capsys.readouterr().out
+        assert "--help" in text and "<bool>" not in text, argv
 
 
 def test_a_broken_command_module_only_disables_itself(monkeypatch):

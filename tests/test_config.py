@@ -1,11 +1,12 @@
 """The .cfg parser, typed access, overrides and warnings (katacli.config)."""
 from __future__ import annotations
 
+import gzip
 import io
 
 import pytest
 
-from katacli.config import Config, ConfigError, Enabled, parse_config_text, parse_override_string
+from katacli.config import Config, ConfigError, Enabled, check_config_file, parse_config_text, parse_override_string
 
 # --------------------------------------------------------------------------- line syntax
 
@@ -107,6 +108,29 @@ def test_non_utf8_file(tmp_path):
     path.write_bytes(b"logDir = caf\xe9\n")
     with pytest.raises(ConfigError, match="not valid UTF-8"):
         Config.from_file(path)
+
+
+@pytest.mark.parametrize("content", [gzip.compress(b"maxVisits = 10\n"), b"maxVisits = 10\n\x00\x01\x02\n"])
+def test_binary_file_is_refused_in_one_line(tmp_path, content):
+    path = tmp_path / "model.cfg"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match="is a binary file, not a text config") as caught:
+        check_config_file(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_check_config_file_returns_the_entries(tmp_path):
+    path = tmp_path / "ok.cfg"
+    path.write_text("# comment\nmaxVisits = 10\n")
+    assert check_config_file(path) == [("maxVisits", "10", 2)]
+
+
+def test_a_long_bad_line_is_quoted_short(tmp_path):
+    path = tmp_path / "long.cfg"
+    path.write_text("x" * 5000 + "\n")
+    with pytest.raises(ConfigError) as caught:
+        check_config_file(path)
+    assert len(str(caught.value)) < 400
 
 
 # --------------------------------------------------------------------------- typed access
@@ -336,3 +360,12 @@ def test_copy_is_independent():
     clone = cfg.copy()
     clone.apply_overrides("maxVisits=6")
     assert cfg.get_int("maxVisits") == 5 and clone.get_int("maxVisits") == 6
+
+
+def test_a_huge_integer_is_out_of_range_not_a_crash():
+    cfg = Config({"maxVisits": "9" * 5000, "numSearchThreads": "0" * 5000 + "4"}, mode="gtp")
+    with pytest.raises(ConfigError, match="out of range, must be between 1 and"):
+        cfg.get("maxVisits")
+    with pytest.raises(ConfigError, match="out of range$"):
+        cfg.get_int("maxVisits")
+    assert cfg.get("numSearchThreads") == 4

@@ -378,3 +378,10 @@ def test_matching_presets():
 def test_rules_refuse_bad_fields(kwargs):
     with pytest.raises(RulesError):
         Rules(**kwargs)
+
+
+@pytest.mark.parametrize("text", ["[" * 10_000 + "]" * 10_000, '{"a":' * 10_000 + "1" + "}" * 10_000,
+                                  '{"komi":' + "9" * 1_000_000 + "}"])
+def test_hostile_json_rules_are_refused_cleanly(text):
+    with pytest.raises(RulesError, match="Could not parse rules"):
+        Rules.parse(text)

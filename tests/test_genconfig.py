@@ -68,6 +68,10 @@ def test_non_interactive_defaults_without_model(tmp_path):
     keys = settings(out)
     assert keys["rules"] == "tromp-taylor" and keys["numSearchThreads"] == "1"
     assert keys["allowResignation"] == "true" and "maxVisits" not in keys
+    # Written as KataGo's genconfig writes them (human-friendly speed-ups, lag allowance).
+    assert keys["lagBuffer"] == "1.0"
+    assert keys["searchFactorAfterOnePass"] == "0.5" and keys["searchFactorAfterTwoPass"] == "0.25"
+    assert keys["searchFactorWhenWinning"] == "0.4" and keys["searchFactorWhenWinningThreshold"] == "0.95"
     assert_loads_cleanly_in_gtp(out)
 
 
@@ -107,7 +111,7 @@ WIZARD_ANSWERS = [
     "moves", "seconds",      # what to limit
     "0", "15",               # seconds per move (0 refused)
     "y", "",                 # ponder, without a limit
-    "n",                     # no resignation
+    "y", "0.5", "-0.8",      # resign, at a threshold checked when given (0.5 is out of range)
     "2.5gb",                 # cache
 ]
 
@@ -124,7 +128,8 @@ def test_interactive_wizard(tmp_path):
     keys = settings(out)
     assert keys["rules"] == "chinese" and keys["maxTime"] == "15.0" and keys["ponderingEnabled"] == "true"
     assert "maxTimePondering" not in keys and "ignoreGTPAndForceKomi" not in keys
-    assert keys["allowResignation"] == "false"
+    assert "Must be from -1 to 0" in r.stdout
+    assert keys["allowResignation"] == "true" and keys["resignThreshold"] == "-0.8"
     assert keys["nnCacheSizePowerOfTwo"] == str(cache_size_for_gb(2.5))
     assert_loads_cleanly_in_gtp(out)
 
@@ -180,7 +185,8 @@ def test_overwriting_can_keep_the_old_thread_count(tmp_path):
     (["--komi", "7.3"], "Komi must be a whole or half number"),
     (["--devices", "a,b"], "Invalid device index"),
     (["--threads", "0"], "--threads must be from 1"),
-    (["--resign-threshold", "2"], "Must be from -1 to 1"),
+    (["--resign-threshold", "2"], "--resign-threshold: Must be from -1 to 0"),
+    (["--resign-threshold", "0.5"], "--resign-threshold: Must be from -1 to 0"),
     (["--cache-gb", "0"], "Must be more than 0"),
     (["-model", "/no/such/net.bin.gz"], "model file not found"),
 ])

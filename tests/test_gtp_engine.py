@@ -194,6 +194,13 @@ def test_a_nogo_game_ends_when_the_side_to_move_has_no_legal_move():
     assert out.getvalue()[before:] == f"= {winner}+R\n\n=\nplay resign\n\n"
 
 
+def test_showboard_names_nogo_while_playing_it():
+    _, text = session(["kata-set-rules nogo", "showboard", "kata-set-rules chinese", "showboard"])
+    boards = [reply for reply in replies(text) if "Rules: " in reply]
+    assert 'Rules: {"game":"nogo"}' in boards[0]
+    assert '"scoring":"AREA"' in boards[1] and "nogo" not in boards[1]
+
+
 def test_rules_a_network_cannot_represent_are_refused():
     engine, out, _ = make_engine(model="test-b4c32.bin.gz")
     feed(engine, ["kata-set-rule ko SPIGHT", "kata-set-rules japanese", "kata-set-rule hasButton true",

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from katacli.game.rules import Rules
+
 from test_gtp_support import REPO, python_cli
 
 GNUGO = shutil.which("gnugo") or shutil.which("/usr/games/gnugo")
@@ -38,7 +40,11 @@ def test_kata_against_kata_plays_to_the_end_and_both_agree_on_the_score(tmp_path
     # Colours alternate (the second engine is Black in game 2), and every game is saved as SGF.
     assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["game001.sgf", "game002.sgf"]
     first, second = ((tmp_path / name).read_text() for name in ("game001.sgf", "game002.sgf"))
-    assert first.startswith("(;FF[4]GM[1]SZ[5]KM[7.5]PB[A: ") and second.startswith("(;FF[4]GM[1]SZ[5]KM[7.5]PB[B: ")
+    # RU: the rules the engines played under (KataGo's default, Tromp-Taylor), readable back.
+    tromp_taylor = "RU[koPOSITIONALscoreAREAtaxNONEsui1]"
+    assert first.startswith(f"(;FF[4]GM[1]SZ[5]KM[7.5]{tromp_taylor}PB[A: ")
+    assert second.startswith(f"(;FF[4]GM[1]SZ[5]KM[7.5]{tromp_taylor}PB[B: ")
+    assert Rules.parse("koPOSITIONALscoreAREAtaxNONEsui1") == Rules.preset("tromp-taylor")
 
 
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")

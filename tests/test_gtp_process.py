@@ -3,6 +3,7 @@ on EOF and Ctrl-C, and sessions scripted the way Lizzie, Sabaki and q5Go drive a
 (CR LF input and a log on stderr over the real wire: gtp_transcripts/search_rollouts.gtp.)"""
 from __future__ import annotations
 
+import gzip
 import re
 import signal
 import subprocess
@@ -34,16 +35,55 @@ def run_gtp(args: list[str], text: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-model", "missing.bin.gz"], "error: model file not found: missing.bin.gz"),
+    (["-model", "missing.bin.gz"], "error: -model: model file not found: missing.bin.gz"),
+    (["-override-config", "maxVisits=" + "9" * 5000],  # a search key, checked before input can end the run
+     "error: Invalid value for 'maxVisits' (-override-config): " + "9" * 120 + "... is out of range, must be "
+     "between 1 and 1125899906842624"),
+    (["-config", "not-text.cfg"], "error: Config file not-text.cfg is a binary file, not a text config "
+                                  "(is it a model file?)"),
     (["-config", "no-such.cfg"], "error: Config file not found: no-such.cfg"),
     (["-override-config", "rules=bogus"], "error: Invalid value for 'rules' (-override-config): "
                                           "Could not parse rules: bogus"),
 ])
-def test_startup_mistakes_are_one_line_errors(args, message):
+def test_startup_mistakes_are_one_line_errors(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "not-text.cfg").write_bytes(gzip.compress(b"maxVisits = 10\n"))
     result = run_gtp(args, "name\n")
     assert result.returncode == 1
     assert result.stdout == b""
     assert result.stderr.decode().strip() == message
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bit flip", "not a model", "future version"])
+def test_a_broken_model_stops_the_start_even_when_input_ends_first(damage, tmp_path):
+    """The file is checked before the protocol loop: identity commands alone cannot hide a broken
+    network behind exit status 0."""
+    good = model_path("test-b4c32.bin.gz").read_bytes()
+    plain = gzip.decompress(good)
+    broken = {
+        "truncated": good[: len(good) // 2],
+        "bit flip": good[: len(good) // 2] + bytes([good[len(good) // 2] ^ 0xFF]) + good[len(good) // 2 + 1:],
+        "not a model": gzip.compress(b"hello world\n"),
+        "future version": gzip.compress(plain.replace(b"\n15\n", b"\n99\n", 1)),
+    }[damage]
+    path = tmp_path / "broken.bin.gz"
+    path.write_bytes(broken)
+    result = run_gtp(["-model", str(path)], "name\nversion\nquit\n")
+    assert result.returncode == 1 and result.stdout == b""
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: -model: {path}: "), lines
+
+
+@pytest.mark.parametrize("command", ["gtp", "analysis"])
+def test_config_warnings_reach_the_log_file_too(command, tmp_path):
+    log = tmp_path / "engine.log"
+    stdin = "boardsize 9\nquit\n" if command == "gtp" else ""
+    result = subprocess.run(python_cli() + [command, "-override-config", f"logFile={log},maxVisitz=10"],
+                            input=stdin.encode(), capture_output=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    warning = "WARNING: Unknown config key 'maxVisitz' in -override-config (did you mean 'maxVisits'?)"
+    assert warning in result.stderr.decode()
+    assert warning in log.read_text()
 
 
 def test_config_rules_a_network_cannot_represent_stop_the_start():

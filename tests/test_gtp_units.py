@@ -43,6 +43,20 @@ def test_parse_command_ids_and_arguments():
     assert info.value.command_id == 99
 
 
+
+@pytest.mark.parametrize("line", ["1234567890 name", "0000000000 name", "9" * 1_000_000 + " name"])
+def test_ids_of_more_than_nine_digits_are_an_error_not_a_crash(line):
+    with pytest.raises(EmptyCommand) as info:
+        parse_command(line)
+    assert info.value.command_id is None and str(info.value).startswith("GTP id could not be parsed")
+    assert parse_command("999999999 name").id == 999999999
+
+
+def test_only_ascii_digits_make_an_id():
+    command = parse_command("\u0663\u00b2name x")  # an Arabic-Indic three and a superscript two
+    assert command.id is None and command.name == "\u0663\u00b2name"
+
+
 def test_response_bytes():
     assert format_response(None, "") == "= \n\n"
     assert format_response(5, "D4") == "=5 D4\n\n"
@@ -179,3 +193,9 @@ def test_transcript_matching_wildcards_and_patterns():
     assert [e.send for e in transcript.exchanges] == ["a", "b"]
     assert match_output(transcript.expected_lines, "= 1\n\n=\ninfo 1\ninfo 2\nplay D4\n\n") is None
     assert match_output(transcript.expected_lines, "= 1\n\n=\nplay pass\n\n") is not None
+
+
+def test_huge_numbers_are_out_of_range_not_a_crash():
+    """int() refuses texts of more than 4300 digits; a 1 MB number must still be a plain "no"."""
+    huge = "9" * 1_000_000
+    assert parse_int(huge) is None and parse_int64("-" + huge) is None and parse_int("0" * 5000 + "7") == 7

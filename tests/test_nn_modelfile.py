@@ -3,8 +3,10 @@ format variant reads back identically, and broken files fail with a clear ModelF
 from __future__ import annotations
 
 import gzip
+import os
 import random
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,7 @@ from katacli.nn.description import (
     TransformerFFNBlockDesc,
 )
 from katacli.nn.export import model_file_bytes, write_model_file
-from katacli.nn.modelfile import ModelFileError, parse_model_bytes, read_model_file
+from katacli.nn.modelfile import ModelFileError, check_model_file, parse_model_bytes, read_model_file
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 if not MODELS.is_dir():
@@ -278,3 +280,87 @@ def test_corrupted_header_bytes_fail_cleanly(plain_bytes):
             parse_model_bytes(bytes(data), binary_floats=True, source="fuzz")
         except ModelFileError:
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The quick check commands run before they start serving
+
+
+def test_check_model_file_reads_the_header_of_every_format(tmp_path, descs):
+    for suffix in (".bin.gz", ".txt.gz", ".bin", ".txt"):
+        path = tmp_path / f"model{suffix}"
+        write_model_file(descs[PLAIN], path)
+        header = check_model_file(path)
+        assert (header.name, header.version, header.path) == (descs[PLAIN].name, 15, str(path))
+
+
+@pytest.mark.parametrize("damage, fragment", [
+    ("missing", "not found"),
+    ("directory", "directory"),
+    ("truncated gzip", "truncated"),
+    ("flipped byte", "corrupt"),
+    ("not gzip", "gzip"),
+    ("empty", "truncated"),
+    ("not a model", "not a KataGo model file"),
+    ("future version", "unsupported model version 99"),
+    ("wrong name", r"\.bin\.gz"),
+])
+def test_check_model_file_refuses_damage_in_one_line(tmp_path, plain_bytes, damage, fragment):
+    compressed = gzip.compress(plain_bytes)
+    middle = len(compressed) // 2
+    contents = {
+        "truncated gzip": compressed[:middle],
+        "flipped byte": compressed[:middle] + bytes([compressed[middle] ^ 0xFF]) + compressed[middle + 1:],
+        "not gzip": b"definitely not gzip data",
+        "empty": b"",
+        "not a model": gzip.compress(bytes(range(256)) * 4),
+        "future version": gzip.compress(plain_bytes.replace(b"\n15\n", b"\n99\n", 1)),
+        "wrong name": compressed,
+    }
+    path = tmp_path / ("model.zip" if damage == "wrong name" else "model.bin.gz")
+    if damage == "directory":
+        path.mkdir()
+    elif damage in contents:
+        path.write_bytes(contents[damage])
+    with pytest.raises(ModelFileError) as caught:
+        check_model_file(path)
+    message = str(caught.value)
+    assert re.search(fragment, message) and "\n" not in message, message
+    assert str(path) in message
+
+
+def test_check_model_file_keeps_little_in_memory_for_a_gzip_bomb(tmp_path):
+    """200 MB of zeros compress to 200 kB: the check reads it through in bounded pieces and then
+    finds no model header, without ever holding the 200 MB."""
+    import tracemalloc
+
+    path = tmp_path / "bomb.bin.gz"
+    zeros = bytes(1 << 20)
+    compressor = zlib.compressobj(wbits=zlib.MAX_WBITS | 16)
+    with open(path, "wb") as f:
+        for _ in range(200):
+            f.write(compressor.compress(zeros))
+        f.write(compressor.flush())
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match="not a KataGo model file"):
+            check_model_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 << 20
+
+
+def test_check_model_file_refuses_a_pipe(tmp_path):
+    fifo = tmp_path / "model.bin.gz"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelFileError, match="not a regular file"):
+        check_model_file(fifo)
+
+
+def test_check_model_file_accepts_concatenated_gzip_members(tmp_path, plain_bytes):
+    """gzip (and KataGo's reader) accept a file of several members; so does the check."""
+    half = len(plain_bytes) // 2
+    path = tmp_path / "model.bin.gz"
+    path.write_bytes(gzip.compress(plain_bytes[:half]) + gzip.compress(plain_bytes[half:]))
+    assert check_model_file(path).version == 15

@@ -261,7 +261,8 @@ def test_parse_set_param_args_errors(args):
 def test_parse_set_params_json():
     assert parse_set_params_json('{"maxVisits": 5, "antiMirror": true, "humanSLProfile": "rank_1d", "x": 0.5}') == {
         "maxVisits": "5", "antiMirror": "true", "humanSLProfile": "rank_1d", "x": "0.5"}
-    for bad in ("[1, 2]", "{not json", ""):
+    hostile = ("[" * 10_000 + "]" * 10_000, '{"a":' * 10_000 + "1" + "}" * 10_000, '{"maxVisits":' + "9" * 10_000 + "}")
+    for bad in ("[1, 2]", "{not json", "", *hostile):  # nested too deep, numbers too long: errors too
         with pytest.raises(ParamError):
             parse_set_params_json(bad)
 

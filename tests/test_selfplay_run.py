@@ -1,6 +1,7 @@
 """Whole self-play runs: in-process, through `kata selfplay`, killed with SIGKILL, stopped with SIGINT."""
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -148,7 +149,11 @@ def test_cli_exact_game_count_in_one_or_several_processes(tmp_path, processes):
 def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
-    (models / "broken.bin.gz").write_bytes(b"not a model")
+    # Whole gzip and a readable header (so the check before the workers start passes), weights cut short.
+    whole = tmp_path / "whole.bin.gz"
+    write_model_file(random_description("b2c16", seed=3, model_name="tiny"), whole)
+    contents = gzip.decompress(whole.read_bytes())
+    (models / "broken.bin.gz").write_bytes(gzip.compress(contents[: len(contents) // 2]))
     result = run_cli("-models-dir", str(models), "-output-dir", str(tmp_path / "out"), "-config", str(EXAMPLE_CONFIG),
                      "-override-config", TINY_OVERRIDES, "-override-config", "numSelfplayProcesses=2",
                      "-max-games-total", "2", "-quiet")
@@ -193,6 +198,13 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(tmp_path / "out"),
                                "-config", str(tmp_path / "missing.cfg"))
     assert code == 1 and "not found" in err
+    # A broken newest network is found before any game or worker starts.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "net.bin.gz").write_bytes(b"\x1f\x8b not really gzip")
+    code, err = run_in_process(capsys, "-models-dir", str(broken), *base[2:])
+    assert code == 1 and err.startswith("error: -models-dir: ") and "not a valid gzip file" in err, err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_random_init_bootstrap(tmp_path, capsys):

@@ -68,6 +68,38 @@ def test_bad_combinations_are_refused(overrides, message):
         settings_with(overrides)
 
 
+def example_with(override: str) -> SelfplaySettings:
+    cfg = Config.from_file(EXAMPLE_CONFIG, mode="selfplay")
+    cfg.apply_overrides(override)
+    return SelfplaySettings.from_config(cfg)
+
+
+def suggested_override(message: str) -> str:
+    marker = 'A consistent setting: -override-config "'
+    assert marker in message, message
+    return message.split(marker, 1)[1].rstrip('"')
+
+
+@pytest.mark.parametrize("lowered", ["maxVisits=50", "maxVisits=4", "maxVisits=50,cheapSearchVisits=3",
+                                     "maxVisits=40,maxPlayouts=30"])
+def test_lowering_visits_reports_every_conflict_and_a_line_that_works(lowered):
+    with pytest.raises(ConfigError) as caught:
+        example_with(lowered)
+    message = str(caught.value)
+    assert "\n" not in message
+    if lowered == "maxVisits=50":  # both dependent keys at once, not one per attempt
+        assert message.startswith("2 problems") and "cheapSearchVisits (100)" in message and "reducedVisitsMin (100)" in message
+    fixed = example_with(lowered + "," + suggested_override(message))
+    limit = min(fixed.search.max_visits, fixed.search.max_playouts)
+    assert fixed.play.cheap_search_visits <= limit and fixed.play.reduced_visits_min <= limit
+
+
+def test_asymmetric_ratio_that_only_rarely_starves_a_side_is_accepted_as_katago_does():
+    # 2 * 20 / (8 + 1) rounds to 4 visits only for the largest draws of the doubling; KataGo starts.
+    s = example_with("maxVisits=20,cheapSearchVisits=20,reducedVisitsMin=20,normalAsymmetricPlayoutProb=1")
+    assert s.play.max_asymmetric_ratio == 8.0
+
+
 def test_required_keys_are_enforced():
     cfg = tiny_config("numGameThreads=")
     with pytest.raises(ConfigError, match="numGameThreads"):

@@ -33,6 +33,27 @@ def test_npz_and_hdf5_hold_the_same_rows(tmp_path):
             np.testing.assert_array_equal(back.arrays[field], array[2:7])
 
 
+def test_a_converted_copy_beside_its_h5_is_counted_once(tmp_path):
+    """`kata convert x.h5` writes x.npz beside it: the same rows, which training must not see twice."""
+    from katacli.data import convert_file
+    from katacli.train.window import DataScanner
+
+    data = tmp_path / "data"
+    write_synthetic_files(str(data), 26, 9, num_files=1, seed=3, file_format="h5")
+    (h5,) = data.glob("*.h5")
+    convert_file(h5)
+    assert h5.with_suffix(".npz").exists()
+    messages = []
+    scanner = DataScanner(str(data), log=messages.append)
+    files = scanner.scan()
+    assert [f.path for f in files] == [str(h5)] and sum(f.rows for f in files) == 26
+    scanner.scan()
+    assert len(messages) == 1 and "kata convert copy" in messages[0]  # said once, not on every scan
+    # A lone .npz (KataGo's own data) still counts.
+    h5.unlink()
+    assert sum(f.rows for f in DataScanner(str(data), log=messages.append).scan()) == 26
+
+
 def test_binary_inputs_round_trip():
     spatial = (np.random.default_rng(0).random((3, 22, 9, 9)) < 0.3).astype(np.float32)
     packed = R.pack_binary_inputs(spatial)

@@ -34,6 +34,13 @@ EXAMPLE_MAX_PLAYOUTS = 300
 EXAMPLE_MAX_TIME = 10.0
 EXAMPLE_MAX_PONDER_TIME = 60.0
 EXAMPLE_FORCED_KOMI = 7.5
+# What KataGo's genconfig writes for play against people: a second of lag allowance per move, and
+# faster moves once the opponent passes or the game is won (commented out in a controlled match).
+LAG_BUFFER_SECONDS = 1.0
+SEARCH_FACTOR_AFTER_ONE_PASS = 0.50
+SEARCH_FACTOR_AFTER_TWO_PASS = 0.25
+SEARCH_FACTOR_WHEN_WINNING = 0.40
+SEARCH_FACTOR_WHEN_WINNING_THRESHOLD = 0.95
 
 
 @dataclass
@@ -136,7 +143,14 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
             Entry("maxTime", c.max_time, shown=EXAMPLE_MAX_TIME),
             Entry("ponderingEnabled", c.pondering),
             Entry("maxTimePondering", c.max_ponder_time if c.pondering else None, shown=EXAMPLE_MAX_PONDER_TIME),
-            Entry("lagBuffer"),
+            Entry("lagBuffer", LAG_BUFFER_SECONDS,
+                  note="Seconds per move kept in reserve for lag under GUI time controls."),
+        ]),
+        ("Playing faster against people (comment these out for matches at fixed compute per move)", [
+            Entry("searchFactorAfterOnePass", SEARCH_FACTOR_AFTER_ONE_PASS),
+            Entry("searchFactorAfterTwoPass", SEARCH_FACTOR_AFTER_TWO_PASS),
+            Entry("searchFactorWhenWinning", SEARCH_FACTOR_WHEN_WINNING),
+            Entry("searchFactorWhenWinningThreshold", SEARCH_FACTOR_WHEN_WINNING_THRESHOLD),
         ]),
         ("Search threads", [
             Entry("numSearchThreads", c.num_search_threads, note=c.tuning_note),

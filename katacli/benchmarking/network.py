@@ -1,7 +1,6 @@
 """Loading the network a benchmark measures, the way `kata gtp` would load it from the same config."""
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from katacli.benchmarking.positions import BenchmarkError
@@ -19,10 +18,13 @@ ENGINE_MODE = "gtp"
 
 
 def check_model_path(model_path: str) -> None:
-    if not os.path.exists(model_path):
-        raise BenchmarkError(f"model file not found: {model_path}")
-    if os.path.isdir(model_path):
-        raise BenchmarkError(f"model path is a directory, not a network file: {model_path}")
+    """A missing, truncated or non-KataGo model file is a BenchmarkError, found before anything is timed."""
+    from katacli.nn.modelfile import ModelFileError, check_model_file
+
+    try:
+        check_model_file(model_path)
+    except ModelFileError as exc:
+        raise BenchmarkError(f"-model: {exc}") from None
 
 
 def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
@@ -31,7 +33,6 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
 
     from katacli.nn.evaluator import NNEvaluator
 
-    check_model_path(model_path)
     device = "cpu"
     if torch.cuda.is_available():
         index = nn_settings.device_per_server_thread[0] if nn_settings.device_per_server_thread else None

@@ -3,15 +3,14 @@ review servers, scripts)."""
 from __future__ import annotations
 
 import io
-import os
 import sys
 from typing import List, Optional
 
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
-    override_config_option, report_error_and_exit,
+    check_model_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
+    model_option, override_config_option, report_error_and_exit,
 )
 
 EXIT_STARTUP_ERROR = 1
@@ -45,10 +44,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
                  analysis_threads: Optional[int], quit_without_waiting: bool,
                  human_model: Optional[str] = None) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
-    if model is not None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
-    if human_model is not None and not os.path.isfile(human_model):
-        report_error_and_exit(f"human model file not found: {human_model}")
+    check_model_or_exit(model)
+    check_model_or_exit(human_model, flag="-human-model")
     if human_model is not None and model is None:
         report_error_and_exit("-human-model needs a main network too: pass -model")
     from katacli import KATAGO_COMPAT_VERSION, __version__
@@ -63,6 +60,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         settings = AnalysisSettings.from_config(cfg, analysis_threads_from_command_line=analysis_threads)
         params = load_search_defaults(cfg, has_human_model=human_model is not None)
     log = EngineLog(without_stdout_logging(settings).logging)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        log.file_only(warning)
     if settings.logging.log_to_stdout:
         log.info("WARNING: logToStdout is ignored by `kata analysis`: stdout carries the JSON protocol")
     log.write("Analysis Engine starting...")

@@ -9,6 +9,7 @@ from typing import Callable, List, Optional, TypeVar
 
 import typer
 
+from katacli import config_keys
 from katacli.benchmarking.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 
@@ -36,6 +37,7 @@ RULES_CHOICES = ("chinese, japanese, korean, tromp-taylor, aga, chinese-ogs, new
                  "aga-button")
 DEFAULT_NONINTERACTIVE_RULES = "tromp-taylor"
 DEFAULT_RESIGN_THRESHOLD = GenConfigChoices.resign_threshold
+RESIGN_SPEC = config_keys.get_spec("resignThreshold")
 LIMIT_KINDS = {"visits": "visits", "visit": "visits", "playouts": "playouts", "playout": "playouts",
                "seconds": "seconds", "second": "seconds"}
 MAX_LIMIT = 1_000_000_000
@@ -126,6 +128,13 @@ def parse_number(kind: type, low: float, high: float, blank: Optional[T] = None)
     return parse
 
 
+def parse_key_value(key: str, blank: Optional[float] = None) -> Callable[[str], float]:
+    """A number for config key ``key``, checked against the range `kata gtp` accepts for it, so an
+    answer the engine would refuse is caught when it is given, not after tuning."""
+    spec = config_keys.get_spec(key)
+    return parse_number(float, spec.minimum, spec.maximum, blank=blank)
+
+
 def parse_gigabytes(text: str) -> Optional[float]:
     text = text.lower().removesuffix("gb").strip()
     if not text:
@@ -178,7 +187,6 @@ class Wizard:
 def ask_choices(wizard: Wizard, choices, gpu_names: list[str]) -> None:
     """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
     from katacli.benchmarking.config_writer import cache_gb_for_size, cache_size_for_gb
-    from katacli import config_keys
 
     wizard.section("RULES")
     choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
@@ -226,8 +234,9 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str]) -> None:
     if choices.allow_resignation:
         choices.resign_threshold = wizard.ask(
             f"Resign when the win/loss value (-1 certain loss .. 1 certain win) stays below this for "
-            f"{choices.resign_consec_turns} turns; blank for {DEFAULT_RESIGN_THRESHOLD:g}:",
-            parse_number(float, -1.0, 1.0, blank=DEFAULT_RESIGN_THRESHOLD))
+            f"{choices.resign_consec_turns} turns ({RESIGN_SPEC.minimum:g} to {RESIGN_SPEC.maximum:g}); "
+            f"blank for {DEFAULT_RESIGN_THRESHOLD:g}:",
+            parse_key_value(RESIGN_SPEC.name, blank=DEFAULT_RESIGN_THRESHOLD))
 
     wizard.section("GPUS AND RAM")
     if gpu_names:
@@ -367,9 +376,12 @@ def choices_from_flags(options: GenconfigOptions):
         komi = None if options.komi is None else parse_komi(str(options.komi))
         devices = parse_device_list(options.devices) if options.devices else []
         gigabytes = None if options.cache_gb is None else parse_gigabytes(str(options.cache_gb))
-        parse_number(float, -1.0, 1.0)(str(options.resign_threshold))
     except ValueError as exc:
         raise BenchmarkError(str(exc)) from None
+    try:
+        parse_key_value(RESIGN_SPEC.name)(str(options.resign_threshold))
+    except ValueError as exc:
+        raise BenchmarkError(f"--resign-threshold: {exc}") from None
     for name, value in (("--max-visits", options.max_visits), ("--max-playouts", options.max_playouts)):
         if value is not None and not 1 <= value <= MAX_LIMIT:
             raise BenchmarkError(f"{name} must be from 1 to {MAX_LIMIT}")
@@ -424,7 +436,7 @@ def run(options: GenconfigOptions) -> int:
             ask_choices(wizard, choices, gpu_names())
         choose_threads(options, choices, wizard, existed)
         text = render_config(choices, options.model)
-        check_config_text(text, source=options.output)
+        check_config_text(text, source=f"the generated config (not written to {options.output})")
         wizard.section("DONE")
         wizard.say(f"Writing new config file to {options.output}")
         write_atomically(options.output, text)

@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
-    override_config_option, report_error_and_exit,
+    check_model_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
+    model_option, override_config_option, report_error_and_exit,
 )
 from katacli.config import Config
 
@@ -85,12 +85,14 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
 def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool):
     """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
     (one line, exit status 1) before anything is answered on stdout."""
+    from katacli.search.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
 
     cfg = load_config(config, override_config, mode="gtp")
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
+        GtpRuntimeParams.from_config(cfg)  # the search keys too: checked before input can end the run
     if has_model:
         _check_rules_for_network(settings, cfg)
     return cfg, nogo, settings
@@ -116,10 +118,10 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     """
     from katacli import KATAGO_COMPAT_VERSION, __version__
 
-    if model is not None and loader is None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
-    if human_model is not None and human_loader is None and not os.path.isfile(human_model):
-        report_error_and_exit(f"human model file not found: {human_model}")
+    if loader is None and prepared is None:  # run_gtp checked them before preparing the config
+        check_model_or_exit(model)
+    if human_loader is None and prepared is None:
+        check_model_or_exit(human_model, flag="-human-model")
     has_human_model = human_model is not None or human_loader is not None
     cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None)
     # The search package (and torch with it) only now: a bad config file is reported at once.
@@ -131,6 +133,8 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     with exit_on_config_error():
         params = GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
     log = EngineLog(settings.logging, stderr=stderr)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        log.file_only(warning)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
     announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
     rules_name = "NoGo" if nogo else settings.rules.nice_name()
@@ -167,10 +171,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     from katacli.engine.errors import EngineStartupError
     from katacli.engine.protocol import ResponseWriter
 
-    if model is not None and not os.path.isfile(model):
-        report_error_and_exit(f"model file not found: {model}")
-    if human_model is not None and not os.path.isfile(human_model):
-        report_error_and_exit(f"human model file not found: {human_model}")
+    check_model_or_exit(model)
+    check_model_or_exit(human_model, flag="-human-model")
     if human_model is not None and model is None:
         report_error_and_exit("-human-model needs a main network too: pass -model")
     prepared = prepare_config(config, override_config, model is not None)

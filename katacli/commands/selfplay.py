@@ -5,6 +5,7 @@ that data between our .h5 files and KataGo's .npz files.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
@@ -15,10 +16,12 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
+    check_model_or_exit,
     exit_on_config_error,
     load_config,
     override_config_option,
     report_error_and_exit,
+    write_failure_message,
 )
 
 HELP = """Generate training data by self-play, like `katago selfplay`.
@@ -56,17 +59,30 @@ class _CurrentStream:
         getattr(sys, self.name).flush()
 
 
+class _OneLineFormatter(logging.Formatter):
+    """The console gets one line per problem; its traceback goes to the log file only."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text
+        record.exc_info = record.exc_text = None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
 def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tuple[Path, list[logging.Handler]]:
     log_path = output_dir / f"log-{run_stamp}.log"
     logger = logging.getLogger("katacli.selfplay")
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    logging.raiseExceptions = False  # a log line that cannot be written (full disk) is dropped quietly
     file_handler = logging.FileHandler(log_path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
     console = logging.StreamHandler(_CurrentStream("stdout" if log_to_stdout else "stderr"))
     console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
-    console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    console.setFormatter(_OneLineFormatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logger.addHandler(console)
     return log_path, [file_handler, console]
 
@@ -119,10 +135,13 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
             config_of_name(random_init)
         except ValueError as exc:
             report_error_and_exit(f"-random-init: {exc}")
-    if find_latest_model(models_path) is None and random_init is None:
+    latest = find_latest_model(models_path)
+    if latest is None and random_init is None:
         report_error_and_exit(
             f"no model in {models_dir} (looked for *.bin.gz, *.bin, model.txt.gz files). Put a network there, "
             "or start from random weights with -random-init b6c96 (any name kata train knows, e.g. b4c32)")
+    if latest is not None:  # before worker processes start, each of which would load it
+        check_model_or_exit(str(latest.path), flag="-models-dir")
     device = "cuda" if _cuda_available() else "cpu"
     if num_processes is None:
         num_processes = default_num_processes(settings.runner.num_game_threads, device)
@@ -160,6 +179,8 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
+    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+        logging.getLogger("katacli.selfplay").info(warning)
     (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
         "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
     display = ProgressDisplay(live=False if quiet else None)
@@ -167,6 +188,9 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
         run = start(log_path)
         with display:
             stats = run.run(on_tick=None if quiet else display)
+    except OSError as exc:  # disk full, output directory gone, ...
+        print(f"error: {write_failure_message(exc, 'self-play')} (see {log_path})", file=sys.stderr)
+        return EXIT_RUNTIME_ERROR
     except failures as exc:
         print(f"error: self-play stopped: {exc} (see {log_path})", file=sys.stderr)
         return EXIT_RUNTIME_ERROR
@@ -176,7 +200,8 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
         logger = logging.getLogger("katacli.selfplay")
         for handler in handlers:
             logger.removeHandler(handler)
-            handler.close()
+            with contextlib.suppress(OSError):  # its last flush may meet the same full disk
+                handler.close()
     display.finish(stats)
     return 0
 

@@ -11,7 +11,9 @@ from typing import List, Optional
 
 import typer
 
-from katacli.cli_support import EXIT_CONFIG_ERROR, OVERRIDE_CONFIG_HELP, load_config, report_error_and_exit
+from katacli.cli_support import (
+    EXIT_CONFIG_ERROR, OVERRIDE_CONFIG_HELP, load_config, report_error_and_exit, write_failure_message,
+)
 from katacli.config import ConfigError
 
 EXIT_INTERRUPTED = 130
@@ -158,6 +160,8 @@ def _run(settings, quiet: bool) -> None:
             result = run_training(settings, ctx, log=display.log, progress=display)
     except user_errors as exc:
         report_error_and_exit(str(exc), EXIT_CONFIG_ERROR)
+    except OSError as exc:  # disk full, output directory not writable, ...
+        report_error_and_exit(write_failure_message(exc, "training"))
     except KeyboardInterrupt:
         print("aborted without saving (second Ctrl-C)", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED)

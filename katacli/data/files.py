@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
+import io
 import os
 import zipfile
 from pathlib import Path
@@ -96,7 +98,9 @@ def _fsync_path(path: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path to write; on success it is fsync'ed and renamed to ``final_path``."""
+    """Yield a temporary path to write; on success it is fsync'ed and renamed to ``final_path``.
+    On failure the temporary file is removed; an OSError (disk full, ...) is raised again as a
+    plain one naming ``final_path`` (libraries such as HDF5 put pages of detail in theirs)."""
     final_path = Path(final_path)
     temp = partial_name(final_path)
     try:
@@ -104,10 +108,27 @@ def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
         _fsync_path(temp)
         os.replace(temp, final_path)
         _fsync_path(final_path.parent)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             temp.unlink()
+        if isinstance(exc, OSError) and exc.errno:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(final_path)) from exc
         raise
+
+
+def append_whole(fd: int, data: bytes, name: str | os.PathLike) -> None:
+    """Append ``data`` to the file ``name`` open (O_APPEND) on ``fd`` with one write, so that a killed
+    process leaves whole records only; when the write fails or comes up short (disk full), the file
+    is cut back to its previous length and an OSError naming the file raised: no half record stays."""
+    size_before = os.fstat(fd).st_size
+    try:
+        written = os.write(fd, data)
+        if written != len(data):  # only a full disk cuts a regular file's write short
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size_before)
+        raise OSError(exc.errno, exc.strerror, str(name)) from None
 
 
 # ---------------------------------------------------------------------------- writing
@@ -137,14 +158,18 @@ def write_h5(path: str | os.PathLike, arrays: dict[str, np.ndarray], *, attrs: d
     num_rows, pos_len = validate_arrays(arrays)
     game_rows = game_row_ranges(arrays["globalTargetsNC"])
     path = Path(path)
+    # Built in memory, then written with one plain write: HDF5 meeting a full disk half-way through
+    # leaves its library in a broken state and raises assorted errors; a plain write raises ENOSPC.
+    contents = io.BytesIO()
+    with h5py.File(contents, "w") as f:
+        for name, array in arrays.items():
+            _create_dataset(f, name, array, compression)
+        _create_dataset(f, GAME_ROWS_DATASET, game_rows, compression=None)
+        for key, value in {**_standard_attrs(num_rows, pos_len, len(game_rows)), **(attrs or {})}.items():
+            f.attrs[key] = value
     with atomic_output(path) as temp:
-        with h5py.File(temp, "w") as f:
-            for name, array in arrays.items():
-                _create_dataset(f, name, array, compression)
-            _create_dataset(f, GAME_ROWS_DATASET, game_rows, compression=None)
-            for key, value in {**_standard_attrs(num_rows, pos_len, len(game_rows)), **(attrs or {})}.items():
-                f.attrs[key] = value
-            f.flush()
+        with open(temp, "wb") as out:
+            out.write(contents.getbuffer())
     return path
 
 

@@ -15,6 +15,7 @@ INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
+MAX_INT_DIGITS = len(str(INT64_MAX))  # no C++ integer has more
 
 # TimeControls::MAX_USER_INPUT_TIME: the largest time a controller may give.
 MAX_USER_INPUT_TIME = 1e25
@@ -33,7 +34,10 @@ def parse_int(text: str, minimum: int = INT32_MIN, maximum: int = INT32_MAX) -> 
     stripped = text.strip(_WHITESPACE)
     if not _INT_RE.fullmatch(stripped):
         return None
-    value = int(stripped)
+    digits = stripped.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > MAX_INT_DIGITS:  # out of range, and int() refuses huge texts
+        return None
+    value = int(stripped[0] + digits if stripped[0] in "+-" else digits)
     return value if minimum <= value <= maximum else None
 
 

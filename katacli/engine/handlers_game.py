@@ -5,6 +5,9 @@ GtpError with KataGo's message.
 """
 from __future__ import annotations
 
+import os
+import stat
+
 from cython_ext.history import IllegalMoveError
 
 from katacli.engine.arguments import parse_int
@@ -17,6 +20,9 @@ from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
 from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
+
+# What kata-get-rules and showboard say while the engine plays NoGo (KataGo has no such rules).
+NOGO_RULES_JSON = '{"game":"nogo"}'
 
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
@@ -88,7 +94,8 @@ def cmd_clear_board(engine, command: Command) -> str:
 
 
 def cmd_showboard(engine, command: Command) -> str:
-    return showboard_text(engine.session.state, engine.rules.to_json_string(include_komi=True))
+    rules = NOGO_RULES_JSON if engine.nogo else engine.rules.to_json_string(include_komi=True)
+    return showboard_text(engine.session.state, rules)
 
 
 def cmd_komi(engine, command: Command) -> str:
@@ -304,11 +311,14 @@ def cmd_printsgf(engine, command: Command) -> str:
     text = current_game_sgf(engine)
     if not command.args or command.args[0] == "-":
         return text
+    path = command.args[0]
     try:
-        with open(command.args[0], "w", encoding="utf-8") as f:
+        if os.path.exists(path) and stat.S_ISFIFO(os.stat(path).st_mode):  # opening one blocks until read
+            raise OSError(f"{path} is a pipe")
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-    except OSError:
-        raise GtpError(f"Could not open or write to file: {command.args[0]}") from None
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        raise GtpError(f"Could not open or write to file: {path}") from None
     return ""
 
 

@@ -11,7 +11,7 @@ from katacli.engine.arguments import (
 )
 from katacli.engine.clock import TIME_SETTING_KINDS, canadian_or_absolute, describe
 from katacli.engine.errors import GtpError
-from katacli.engine.handlers_game import parse_player
+from katacli.engine.handlers_game import NOGO_RULES_JSON, parse_player
 from katacli.engine.protocol import Command
 from katacli.game.coords import BLACK, WHITE
 from katacli.engine.network_rules import network_supported_rules
@@ -24,8 +24,6 @@ from katacli.search.runtime_params import (
 )
 
 NOGO_RULES_NAME = "nogo"
-# What kata-get-rules answers while the engine plays NoGo (KataGo has no such rules).
-NOGO_RULES_JSON = '{"game":"nogo"}'
 
 
 # --------------------------------------------------------------------------- rules

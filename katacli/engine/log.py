@@ -49,6 +49,13 @@ class EngineLog:
 
     def write(self, message: str) -> None:
         """A log line (or lines) to the log file, and to stderr when logToStderr is set."""
+        self._write(message, self.to_stderr)
+
+    def file_only(self, message: str) -> None:
+        """A line already shown on stderr before the log was open (config warnings): the file too."""
+        self._write(message, False)
+
+    def _write(self, message: str, to_stderr: bool) -> None:
         prefix = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S") + ": " if self.time_stamp else ""
         text = "".join(prefix + line + "\n" for line in message.rstrip("\n").split("\n"))
         with self._lock:
@@ -58,7 +65,7 @@ class EngineLog:
                     self._file.flush()
                 except (OSError, ValueError):
                     pass
-            if self.to_stderr:
+            if to_stderr:
                 self._write_stderr(text)
 
     def info(self, message: str) -> None:

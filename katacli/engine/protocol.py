@@ -27,6 +27,9 @@ FIRST_PRINTABLE = 32
 LAST_PRINTABLE = 126
 COMMENT_CHAR = "#"
 EMPTY_COMMAND_MESSAGE = "empty command"
+# KataGo's ids: ASCII digits, at most 9 of them (so they fit its 32-bit int).
+ASCII_DIGITS = frozenset("0123456789")
+MAX_ID_DIGITS = 9
 
 
 def clean_line(raw: str) -> str:
@@ -61,19 +64,22 @@ class Command:
 
 
 class EmptyCommand(ValueError):
-    """A line that was only an id (``12``): answered with ``? empty command``."""
+    """A line with no command to run, answered with ``? message``: only an id (``12``, ``? empty
+    command``), or an id too large for KataGo's 32-bit ids."""
 
-    def __init__(self, command_id: int | None):
-        super().__init__(EMPTY_COMMAND_MESSAGE)
+    def __init__(self, command_id: int | None, message: str = EMPTY_COMMAND_MESSAGE):
+        super().__init__(message)
         self.command_id = command_id
 
 
 def parse_command(line: str) -> Command:
     """A cleaned, non-empty line to a Command; raises EmptyCommand if nothing follows the id."""
     digits = 0
-    while digits < len(line) and line[digits].isdigit():
+    while digits < len(line) and line[digits] in ASCII_DIGITS:  # str.isdigit() takes other scripts' digits
         digits += 1
-    command_id = int(line[:digits]) if digits else None
+    command_id = int(line[:digits]) if 0 < digits <= MAX_ID_DIGITS else None
+    if digits > MAX_ID_DIGITS:
+        raise EmptyCommand(None, f"GTP id could not be parsed: Could not parse digits, overflow: {line[:digits]}")
     rest = line[digits:].strip()
     pieces = rest.split()
     if not pieces:

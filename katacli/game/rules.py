@@ -410,7 +410,7 @@ def _parse_json_fields(text: str, allow_komi: bool) -> dict:
 
     try:
         obj = json.loads(text, parse_constant=reject_non_json_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting too deep to decode
         raise could_not_parse from None
     if not isinstance(obj, dict):
         raise could_not_parse

@@ -17,6 +17,8 @@ Points are (x, y) with y from the top, like everywhere in katacli.
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from dataclasses import dataclass, field
 
 from sgfmill import sgf_grammar
@@ -36,6 +38,9 @@ LEGACY_PASS = "tt"
 LEGACY_PASS_MAX_SIZE = 19
 # loadsgf refuses move numbers above this.
 MAX_LOADSGF_MOVE_NUMBER = 10_000_000
+# loadsgf reads at most this much: far more than any game record, and a path such as /dev/zero
+# (or a huge file named by mistake) cannot exhaust the memory.
+MAX_SGF_FILE_BYTES = 64 << 20
 
 # Fox (foxwq) and SGFC 2.0 files store komi scaled up; KataGo maps these back.
 _FOX_KOMI_FIXES = {550: 5.5, 275: 5.5, 325: 6.5, 650: 6.5, 375: 7.5, 750: 7.5, 350: 7.0, 700: 7.0,
@@ -152,10 +157,14 @@ def final_setup(setup) -> list[tuple[int, Point]]:
 
 def load_sgf(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device could block or never end
+            raise SgfError(f"{path}: not a regular file")
         with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise SgfError(f"{path}: cannot read file: {e.strerror or e}") from None
+            data = f.read(MAX_SGF_FILE_BYTES + 1)
+    except (OSError, ValueError) as e:  # ValueError: a path with a NUL byte
+        raise SgfError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
+    if len(data) > MAX_SGF_FILE_BYTES:
+        raise SgfError(f"{path}: larger than {MAX_SGF_FILE_BYTES >> 20} MB, not a game record")
     return read_sgf(data, file_name=path, max_board_len=max_board_len)
 
 

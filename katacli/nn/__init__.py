@@ -3,7 +3,8 @@
 Main entry points (imported lazily, so ``import katacli.nn`` does not load torch):
 
 - :func:`read_model_file` -> :class:`ModelDesc` (``.bin.gz``/``.bin``/``.txt.gz``/``.txt``, versions 8-17);
-  :class:`ModelFileError` for broken or unsupported files.
+  :class:`ModelFileError` for broken or unsupported files; :func:`check_model_file` checks a file
+  (exists, gzip whole, header and version readable) without parsing the weights.
 - :class:`KataGoModel` (``load_model(path)``, ``KataGoModel.from_config("b18c384nbt")``):
   the network as a ``torch.nn.Module``.
 - :class:`NNEvaluator` / :class:`NNRequest` / :class:`NNOutput`: evaluate positions (V7 features,
@@ -19,6 +20,8 @@ _EXPORTS = {
     "ModelDesc": "katacli.nn.description",
     "ModelFileError": "katacli.nn.modelfile",
     "read_model_file": "katacli.nn.modelfile",
+    "check_model_file": "katacli.nn.modelfile",
+    "ModelFileHeader": "katacli.nn.modelfile",
     "KataGoModel": "katacli.nn.model",
     "ModelOutput": "katacli.nn.model",
     "load_model": "katacli.nn.model",

@@ -15,6 +15,7 @@ import gzip
 import os
 import re
 import zlib
+from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
@@ -57,6 +58,11 @@ BIN_MARKER = b"@BIN@"
 NUM_MODEL_HEADER_OPTION_SLOTS = 7
 NUM_TRUNK_HEADER_OPTION_SLOTS = 5  # after the trunk norm kind, version >= 15
 NUM_HEAD_OPTION_SLOTS = 3  # policy and value head headers, version >= 17
+# check_model_file reads the file in pieces of this size (a big network need not be held twice),
+# and parses the header from this much of the start of its contents (the header is a few dozen bytes).
+CHECK_READ_CHUNK_BYTES = 1 << 20
+HEADER_PREFIX_BYTES = 1 << 16
+GZIP_WBITS_FLAG = 16  # zlib's wbits flag for a gzip header and trailer
 
 
 class ModelFileError(Exception):
@@ -577,7 +583,8 @@ class _Parser:
         _expect(name, "ownership conv outputs", head.ownership_conv.out_channels, "ownership channels", 1)
         return head
 
-    def model(self) -> ModelDesc:
+    def header(self) -> tuple[str, int, int, int]:
+        """(name, version, spatial inputs, global inputs): the start of every model file."""
         name = self.name("model name")
         self.version = self.int_("model version")
         if self.version < OLDEST_SUPPORTED_VERSION:
@@ -597,6 +604,10 @@ class _Parser:
                 f"expected {NUM_SPATIAL_FEATURES_V7} spatial and {NUM_GLOBAL_FEATURES_V7} global input"
                 f" channels, found {num_inputs} and {num_global_inputs}"
             )
+        return name, self.version, num_inputs, num_global_inputs
+
+    def model(self) -> ModelDesc:
+        name, _, num_inputs, num_global_inputs = self.header()
         post = PostProcessParams()
         if self.version >= 13:
             for field_name in (
@@ -717,3 +728,67 @@ def read_model_file(path: Union[str, os.PathLike]) -> ModelDesc:
             raise ModelFileError(
                 f"{path}: could parse it neither as a binary nor as a text model:\n  {binary_error}\n  {text_error}"
             ) from None
+
+
+@dataclass(frozen=True)
+class ModelFileHeader:
+    """What :func:`check_model_file` found at the start of a model file."""
+
+    path: str
+    name: str
+    version: int
+
+
+def _decompressed_prefix(path: str, gzipped: bool) -> bytes:
+    """The first HEADER_PREFIX_BYTES of the file's contents, reading all of it so that a gzip file is
+    checked to its end (length and CRC), at most CHECK_READ_CHUNK_BYTES in or out at a time."""
+    prefix = bytearray()
+
+    def keep(data: bytes) -> None:
+        if len(prefix) < HEADER_PREFIX_BYTES:
+            prefix.extend(data[: HEADER_PREFIX_BYTES - len(prefix)])
+
+    decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | GZIP_WBITS_FLAG) if gzipped else None
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(CHECK_READ_CHUNK_BYTES):
+                if decoder is None:
+                    keep(chunk)
+                    continue
+                while chunk:
+                    keep(decoder.decompress(chunk, CHECK_READ_CHUNK_BYTES))
+                    if decoder.eof:  # a further gzip member may follow (gzip and KataGo read them all)
+                        chunk = decoder.unused_data
+                        if chunk:
+                            decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | GZIP_WBITS_FLAG)
+                    else:
+                        chunk = decoder.unconsumed_tail
+    except OSError as e:
+        raise ModelFileError(f"{path}: cannot read model file: {e.strerror or e}") from None
+    except zlib.error as e:
+        raise ModelFileError(f"{path}: not a valid gzip file or corrupt ({e})") from None
+    if decoder is not None and not decoder.eof:
+        raise ModelFileError(f"{path}: gzip file is truncated")
+    return bytes(prefix)
+
+
+def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
+    """Check a model file quickly enough to do before a command starts serving: it exists, is a
+    file, its gzip stream is whole (every byte read, CRC checked, nothing kept in memory) and its
+    header (name, supported version, input channels) parses. Raises :class:`ModelFileError` with
+    a one-line message otherwise. The weights are not parsed: :func:`read_model_file` does that."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ModelFileError(f"model file not found: {path}")
+    if os.path.isdir(path):
+        raise ModelFileError(f"model path is a directory, not a model file: {path}")
+    if not os.path.isfile(path):  # a pipe or device could block or never end
+        raise ModelFileError(f"model path is not a regular file: {path}")
+    _file_format(path)  # a name KataGo would not accept
+    prefix = _decompressed_prefix(path, path.lower().endswith(".gz"))
+    parser = _Parser(_BinaryTokenStream(prefix))
+    try:
+        name, version, _, _ = parser.header()
+    except _ParseError as e:
+        raise ModelFileError(f"{path}: not a KataGo model file: {e}") from None
+    return ModelFileHeader(path=path, name=name, version=version)

@@ -158,8 +158,9 @@ def parse_set_params_json(text: str) -> dict[str, str]:
         raise ParamError(f"Expected argument for kata-set-params but got '{text}'")
     try:
         settings = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParamError(f"{SET_PARAMS_ERROR_PREFIX}argument is not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # also numbers too long to convert, nesting too deep
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ParamError(f"{SET_PARAMS_ERROR_PREFIX}argument is not valid JSON ({reason})") from None
     if not isinstance(settings, dict):
         raise ParamError(f"{SET_PARAMS_ERROR_PREFIX}Argument to kata-set-params must be a json object")
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in settings.items()}

@@ -15,6 +15,7 @@ from typing import Optional
 
 from katacli.data.schema import (MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDICAP, MODE_HINTFORK, MODE_HINTPOS,
                                   MODE_NORMAL, MODE_SGFPOS)
+from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
@@ -157,7 +158,7 @@ class GameOutput:
     def add(self, game: FinishedGame) -> int:
         """Write one game's SGF line and buffer its rows; returns its row count."""
         line = (game_sgf(game) + "\n").encode("utf-8")
-        os.write(self._sgf_fd, line)
+        append_whole(self._sgf_fd, line, self.sgf_path)
         if game.model_name != self._newest_model:
             if self._newest_model is not None:
                 self._flush_all(except_model=game.model_name)

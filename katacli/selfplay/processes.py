@@ -134,6 +134,7 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     logger = logging.getLogger("katacli.selfplay")
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    logging.raiseExceptions = False  # a log line that cannot be written (full disk) is dropped quietly
     handler = logging.FileHandler(job.log_path, encoding="utf-8")  # appends: all workers share the log
     handler.setFormatter(logging.Formatter(f"%(asctime)s [worker {job.index}] %(levelname)s %(message)s"))
     logger.addHandler(handler)
@@ -168,7 +169,8 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     finally:
         if manager is not None:
             manager.close()
-        handler.close()
+        with contextlib.suppress(OSError):  # its last flush may meet the same full disk
+            handler.close()
 
 
 def _counters(stats: RunStats) -> dict:

@@ -137,7 +137,12 @@ class SelfplayRun:
             while self._queue.get() is not None:  # keep draining so game threads never block forever
                 pass
         finally:
-            self.output.close()
+            try:
+                self.output.close()  # flushes the buffered rows: may fail too (a full disk)
+            except Exception as exc:
+                log.exception("writing the last rows failed")
+                if not self._errors:
+                    self._errors.append(exc)
             self.stats.rows_written = self.output.rows_written
             self.stats.files_written = len(self.output.files_written)
 

@@ -120,13 +120,13 @@ def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: rando
     if pda != 0.0 and pda_player:
         factor = 2.0 ** pda
         factor = 2.0 * (factor / (factor + 1.0)) if pla == pda_player else 2.0 * (1.0 / (factor + 1.0))
-        limits.max_visits = c_round(limits.max_visits * factor)
+        # KataGo stops when this leaves fewer than MIN_ASYMMETRIC_VISITS (rare draws of a large
+        # maxAsymmetricRatio); the weaker side gets the minimum instead.
+        limits.max_visits = max(c_round(limits.max_visits * factor), MIN_ASYMMETRIC_VISITS)
         limits.reuse_tree = False  # asymmetric searches always start afresh
         limits.visits_altered = True
         limits.playout_doubling_advantage = pda
         limits.pda_player = pda_player
-        if limits.max_visits < MIN_ASYMMETRIC_VISITS:
-            raise RuntimeError("asymmetric playouts left fewer than 5 visits; lower maxAsymmetricRatio")
     return limits
 
 

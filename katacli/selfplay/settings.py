@@ -127,6 +127,7 @@ class SelfplaySettings:
         game = _game_setup_settings(cfg)
         play = _play_settings(cfg)
         _check_unsupported(cfg)
+        _check_search(game, search)
         _check_combinations(runner, game, play, search)
         return cls(runner, game, play, search)
 
@@ -314,33 +315,74 @@ def _check_unsupported(cfg: Config) -> None:
 
 def _check_combinations(runner: RunnerSettings, game: GameSetupSettings, play: PlaySettings,
                         search: SearchParams) -> None:
+    """Every violated constraint at once, so that lowering maxVisits does not take one attempt per
+    dependent key; where visit counts conflict, the message ends with an override line that fixes
+    them all together."""
+    problems: list[str] = []
     largest = max(game.max_board_x, game.max_board_y)
     if largest > runner.data_board_len:
-        raise ConfigError(f"dataBoardLen = {runner.data_board_len} is smaller than the largest board "
-                          f"played ({largest}); raise dataBoardLen or drop the larger sizes")
+        problems.append(f"dataBoardLen = {runner.data_board_len} is smaller than the largest board "
+                        f"played ({largest}); raise dataBoardLen or drop the larger sizes")
     if play.policy_surprise_data_weight + play.value_surprise_data_weight > 1.0:
-        raise ConfigError("policySurpriseDataWeight + valueSurpriseDataWeight must not exceed 1.0")
-    if play.cheap_search_prob > 0.0 and play.cheap_search_visits > search.max_visits:
-        raise ConfigError(f"cheapSearchVisits ({play.cheap_search_visits}) must not exceed maxVisits "
-                          f"({search.max_visits})")
-    if play.reduce_visits and play.reduced_visits_min > search.max_visits:
-        raise ConfigError(f"reducedVisitsMin ({play.reduced_visits_min}) must not exceed maxVisits "
-                          f"({search.max_visits})")
+        problems.append("policySurpriseDataWeight + valueSurpriseDataWeight must not exceed 1.0")
     if play.early_fork_game_max_choices < play.fork_game_min_choices or \
             play.fork_game_max_choices < play.fork_game_min_choices:
-        raise ConfigError("earlyForkGameMaxChoices and forkGameMaxChoices must be at least forkGameMinChoices")
-    if play.max_asymmetric_ratio > 1.0 and (play.handicap_asymmetric_playout_prob > 0 or
-                                            play.normal_asymmetric_playout_prob > 0):
-        # The weaker side gets visits * 2 / (ratio + 1) at worst; KataGo needs at least 5.
-        visit_levels = [search.max_visits]
-        if play.cheap_search_prob > 0.0:
-            visit_levels.append(play.cheap_search_visits)
-        if play.reduce_visits:
-            visit_levels.append(play.reduced_visits_min)
-        fewest = round(min(visit_levels) * 2.0 / (play.max_asymmetric_ratio + 1.0))
-        if fewest < MIN_ASYMMETRIC_VISITS:
-            raise ConfigError(f"maxAsymmetricRatio {play.max_asymmetric_ratio} can leave the weaker side "
-                              f"{fewest} visits (fewer than {MIN_ASYMMETRIC_VISITS}); lower it or raise the visit counts")
+        problems.append("earlyForkGameMaxChoices and forkGameMaxChoices must be at least forkGameMinChoices")
+    fixes = _visit_count_problems(play, search, problems)
+    if problems:
+        message = "; ".join(problems)
+        if len(problems) > 1:
+            message = f"{len(problems)} problems: {message}"
+        if fixes:
+            line = ",".join(f"{key}={value}" for key, value in fixes.items())
+            message += f'. A consistent setting: -override-config "{line}"'
+        raise ConfigError(message)
+
+
+def _visit_count_problems(play: PlaySettings, search: SearchParams, problems: list[str]) -> dict[str, str]:
+    """Append the visit-count conflicts KataGo would stop on; returns key -> value that resolve them."""
+    fixes: dict[str, str] = {}
+    limit = min(search.max_visits, search.max_playouts)
+    limit_name = "maxVisits" if search.max_visits <= search.max_playouts else "maxPlayouts"
+    cheap, reduced = play.cheap_search_visits, play.reduced_visits_min
+    if play.cheap_search_prob > 0.0 and cheap > limit:
+        problems.append(f"cheapSearchVisits ({cheap}) must not exceed {limit_name} ({limit})")
+        cheap = limit
+        fixes["cheapSearchVisits"] = str(cheap)
+    if play.reduce_visits and reduced > limit:
+        problems.append(f"reducedVisitsMin ({reduced}) must not exceed {limit_name} ({limit})")
+        reduced = limit
+        fixes["reducedVisitsMin"] = str(reduced)
+    asymmetric = play.max_asymmetric_ratio > 1.0 and (play.handicap_asymmetric_playout_prob > 0 or
+                                                      play.normal_asymmetric_playout_prob > 0)
+    if not asymmetric:
+        return fixes
+    # The weaker side of an asymmetric game gets a share of each search's visits; below
+    # MIN_ASYMMETRIC_VISITS KataGo stops. A ratio that only rarely gets there is accepted, as KataGo
+    # does (the searches raise the weaker side to the minimum instead); a visit count that is already
+    # below the minimum would fail in nearly every asymmetric game.
+    levels = {limit_name: limit}
+    if play.cheap_search_prob > 0.0:
+        levels["cheapSearchVisits"] = cheap
+    if play.reduce_visits:
+        levels["reducedVisitsMin"] = reduced
+    too_few = {key: visits for key, visits in levels.items() if visits < MIN_ASYMMETRIC_VISITS}
+    if too_few:
+        listed = ", ".join(f"{key} ({visits})" for key, visits in too_few.items())
+        problems.append(f"{listed} would leave the weaker side of asymmetric-playout games (maxAsymmetricRatio "
+                        f"{play.max_asymmetric_ratio:g}) fewer than "
+                        f"{MIN_ASYMMETRIC_VISITS} visits; raise to at least {MIN_ASYMMETRIC_VISITS} or turn "
+                        "asymmetric games off (handicapAsymmetricPlayoutProb=0, normalAsymmetricPlayoutProb=0)")
+        if limit >= MIN_ASYMMETRIC_VISITS:
+            fixes.update((key, str(MIN_ASYMMETRIC_VISITS)) for key in too_few)
+        else:
+            fixes.update(handicapAsymmetricPlayoutProb="0", normalAsymmetricPlayoutProb="0")
+    if fixes:  # a whole line to use instead of the one given: the visit limit it was made for first
+        fixes = {limit_name: str(limit), **fixes}
+    return fixes
+
+
+def _check_search(game: GameSetupSettings, search: SearchParams) -> None:
     if search.max_visits >= 1 << 40:
         raise ConfigError("maxVisits must be set for self-play (e.g. maxVisits = 600)")
     if any(not math.isfinite(w) for w in game.board_size_weights):

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from katacli.data.files import atomic_output
+
 CHECKPOINT_FILE = "checkpoint.pt"
 INITIAL_MODEL_FILE = "initial_model.bin.gz"
 CHECKPOINT_FORMAT = 1
@@ -41,18 +43,11 @@ def initial_model_path(output_dir: str) -> str:
 
 
 def atomic_write_bytes(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a hidden temporary file and a rename."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
+    """Write ``data`` to ``path`` via a hidden temporary file, fsync and a rename: a crash or a full disk
+    leaves the old file (or none), never a part of the new one. An OSError names ``path``."""
+    with atomic_output(path) as temp:
+        with open(temp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def save_checkpoint(path: str, state: dict[str, Any]) -> None:

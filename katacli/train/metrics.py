@@ -17,12 +17,15 @@ import math
 import os
 from typing import Optional
 
+from katacli.data.files import append_whole, atomic_output
+
 METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "loss_curves.png"
 # Curves drawn on the plot besides the total.
 PLOTTED_TERMS = ("p0loss", "p1loss", "vloss", "tdvloss3", "oloss", "sbpdfloss", "leadloss", "skloss")
 PLOT_SIZE_INCHES = (10, 6)
 PLOT_DPI = 100
+METRICS_FILE_MODE = 0o644
 MARKER_SIZE = 3
 
 
@@ -83,20 +86,22 @@ class MetricsLog:
         self._plot_notice_given = False
 
     def append(self, record: dict) -> None:
-        with open(self.path, "a") as f:
-            f.write(json.dumps(record, sort_keys=False) + "\n")
-            f.flush()
+        """One whole line, even when the process is killed or the disk fills up meanwhile."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, METRICS_FILE_MODE)
+        try:
+            append_whole(fd, (json.dumps(record, sort_keys=False) + "\n").encode(), self.path)
+        finally:
+            os.close(fd)
 
     def truncate_after(self, samples: int) -> None:
-        """Drop lines past ``samples`` (written after the checkpoint a run resumes from)."""
+        """Drop lines past ``samples`` (written after the checkpoint a run resumes from), atomically."""
         if not os.path.exists(self.path):
             return
         kept = [r for r in read_metrics(self.path) if r.get("samples", 0) <= samples]
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            for record in kept:
-                f.write(json.dumps(record) + "\n")
-        os.replace(tmp, self.path)
+        with atomic_output(self.path) as temp:
+            with open(temp, "w") as f:
+                for record in kept:
+                    f.write(json.dumps(record) + "\n")
 
     def plot(self) -> Optional[str]:
         try:

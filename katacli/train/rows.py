@@ -110,6 +110,16 @@ def list_files(data_dir: str) -> list[str]:
     return [str(p) for p in D.list_training_files(data_dir)]
 
 
+def split_converted_copies(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(kept, dropped): a ``.npz`` beside a ``.h5`` of the same name is the same rows in the other
+    format (what ``kata convert x.h5`` writes), so only the ``.h5`` counts; otherwise training
+    would see those rows twice."""
+    h5_stems = {p[: -len(S.H5_SUFFIX)] for p in paths if p.endswith(S.H5_SUFFIX)}
+    dropped = [p for p in paths if _is_npz(p) and p[: -len(S.NPZ_SUFFIX)] in h5_stems]
+    dropped_set = set(dropped)
+    return [p for p in paths if p not in dropped_set], dropped
+
+
 def _is_npz(path: str) -> bool:
     return path.endswith(S.NPZ_SUFFIX)
 

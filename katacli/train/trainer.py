@@ -20,12 +20,14 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, Optional
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from katacli.data.files import remove_stale_partials
 from katacli.nn.model import KataGoModel, load_model
 from katacli.nn.modelfile import ModelFileError
 from katacli.train import checkpoint as ckpt
@@ -174,6 +176,10 @@ class Trainer:
         s, ctx = self.s, self.ctx
         if ctx.is_main:
             os.makedirs(s.output_dir, exist_ok=True)
+            # Temporary files of a killed run (checkpoint, exports) are never finished files: drop them.
+            for directory in (s.output_dir, s.export_dir):
+                if directory:
+                    remove_stale_partials(Path(directory))
         barrier(ctx)
         path = ckpt.checkpoint_path(s.output_dir)
         state = ckpt.load_checkpoint(path) if os.path.exists(path) else None
@@ -224,6 +230,8 @@ class Trainer:
         self.metrics_log = MetricsLog(s.output_dir, self.log) if ctx.is_main else None
         if state is not None:
             self._restore(state)
+        elif self.metrics_log is not None:
+            self.metrics_log.truncate_after(0)  # lines of a run killed before its first checkpoint
         forward_net = self.net
         if ctx.is_distributed:
             forward_net = DistributedDataParallel(self.net, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)

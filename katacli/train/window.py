@@ -69,12 +69,18 @@ class DataScanner:
         self.log = log
         self._counts: dict[tuple[str, float, int], int] = {}
         self._reported_bad: set[str] = set()
+        self._reported_copies: set[str] = set()
 
     def scan(self) -> list[DataFile]:
         if not os.path.isdir(self.data_dir):
             raise NoTrainingDataError(f"data directory {self.data_dir} does not exist")
         found = []
-        for path in R.list_files(self.data_dir):
+        paths, copies = R.split_converted_copies(R.list_files(self.data_dir))
+        for path in copies:
+            if path not in self._reported_copies:
+                self._reported_copies.add(path)
+                self.log(f"skipping {path}: the same rows as the .h5 file beside it (a kata convert copy)")
+        for path in paths:
             try:
                 stat = os.stat(path)
             except OSError:
