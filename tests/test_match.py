@@ -215,3 +215,19 @@ def test_shipped_configs_are_complete_and_known(tmp_path, name):
     settings = MatchSettings.from_config(cfg, num_games_key="numGamesPerGating" if "gatekeeper" in name
                                          else "numGamesTotal")
     assert len(settings.bots) == 2 and settings.num_games_total > 0
+
+
+def test_a_corrupt_bot_network_is_a_one_line_error_before_any_game(tmp_path):
+    import subprocess
+    import sys
+
+    broken = tmp_path / "broken.bin.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00 not a network at all")
+    config = tmp_path / "m.cfg"
+    config.write_text("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\n"
+                      f"nnModelFile1 = {broken}\nnumGamesTotal = 2\n")
+    result = subprocess.run([sys.executable, "-m", "katacli.cli", "match", "-config", str(config),
+                             "-sgf-output-dir", str(tmp_path / "sgfs")], capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "nnModelFile1 for bot b" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not list(tmp_path.glob("sgfs/*.sgf"))

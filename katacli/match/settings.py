@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
+from katacli.nn.modelfile import ModelFileError, check_model_file
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
 from katacli.search.params import SearchParams
@@ -145,8 +145,11 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     if not model:
         raise ConfigError(f"bot {index} ({name}) has no network: set nnModelFile{index} (a .bin.gz file, "
                           f"or '{ROLLOUTS}' for the random-playout engine)")
-    if model != ROLLOUTS and not Path(model).is_file():
-        raise ConfigError(f"nnModelFile{index} for bot {name}: model file not found: {model}")
+    if model != ROLLOUTS:
+        try:
+            check_model_file(model)   # exists, whole gzip, readable header: before any game starts
+        except ModelFileError as exc:
+            raise ConfigError(f"nnModelFile{index} for bot {name}: {exc}") from None
     for key in _BOT_IDENTITY_KEYS:
         if key in cfg:
             cfg.mark_used(key)
