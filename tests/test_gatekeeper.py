@@ -129,3 +129,41 @@ def test_command_errors_and_empty_directory(tmp_path):
     assert "Traceback" not in no_accepted.output and (tmp_path / "t" / "cand.bin.gz").exists()
     bad_prop = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "2"]))
     assert bad_prop.exit_code == 1 and "between 0 and 1" in bad_prop.stderr
+
+
+def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
+    """A gatekeeper killed while it plays leaves the candidate where it was (not half moved) and only
+    whole SGF files; run again, it gates the candidate to the end."""
+    import signal
+    import subprocess
+    import sys
+
+    from katacli.nn.modelfile import check_model_file
+
+    dirs = make_dirs(tmp_path)
+    time.sleep(0.01)
+    write_net(dirs["test"] / "cand.bin.gz", 7)
+    cfg = tmp_path / "g.cfg"
+    cfg.write_text(CONFIG.replace("numGamesPerGating = 4", "numGamesPerGating = 40").replace(
+        "maxVisits = 4", "maxVisits = 30"))
+    args = [sys.executable, "-m", "katacli.cli", "gatekeeper", "-config", str(cfg), "-test-models-dir",
+            str(dirs["test"]), "-accepted-models-dir", str(dirs["accepted"]), "-rejected-models-dir",
+            str(dirs["rejected"]), "-sgf-output-dir", str(dirs["sgfs"]), "-quit-if-no-nets-to-test",
+            "-required-candidate-win-prop", "0", "--quiet"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(dirs["sgfs"].rglob("*.sgf")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None, "the gatekeeper finished before it could be killed: make the gating longer"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    # The candidate is whole and still waiting; nothing half-moved into accepted/ or rejected/.
+    check_model_file(dirs["test"] / "cand.bin.gz")
+    assert not (dirs["accepted"] / "cand.bin.gz").exists() and not list(dirs["rejected"].iterdir())
+    for sgf in dirs["sgfs"].rglob("*.sgf"):
+        text = sgf.read_text()
+        assert text.startswith("(;") and text.rstrip().endswith(")"), sgf
+    cfg.write_text(CONFIG)  # a short gating this time
+    rerun = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert (dirs["accepted"] / "cand.bin.gz").is_file() and not list(dirs["test"].iterdir())
