@@ -15,7 +15,7 @@ random weights) and ``reference.npz``; :mod:`katacli.selfcheck.make_reference` r
 from katacli.selfcheck.framework import Check, CheckFailed, CheckResult, REGISTRY, run_check, select
 
 # Importing a module registers its checks; this order is the order they run in (cheap, basic ones first).
-_CHECK_MODULES = ("rules_checks", "reference_checks", "engine_checks")
+_CHECK_MODULES = ("rules_checks", "reference_checks", "engine_checks", "human_checks")
 
 
 def all_checks() -> list[Check]:

@@ -131,18 +131,21 @@ def _engine_environment() -> dict:
     return env
 
 
-@check("gtp.roundtrip", "`kata gtp` runs as a process with the tiny network and answers GTP")
+@check("gtp.roundtrip", "`kata gtp -human-model` runs as a process with the tiny networks and answers GTP")
 def gtp_round_trip() -> str:
     from katacli.engine.client import GtpClient, GtpClientError
     from katacli.game.coords import parse_vertex
+    from katacli.selfcheck.human_checks import GTP_PROFILE, TINY_HUMAN_MODEL_PATH, check_raw_human_nn
     from katacli.selfcheck.reference_checks import TINY_MODEL_PATH
 
-    # -P: never import a source checkout in the working directory instead of this installation.
+    # -P: never import a source checkout in the working directory instead of this installation. The human
+    # net rides along (one process start for both): its answers are checked after the game commands.
     argv = [sys.executable, "-P", "-m", "katacli.cli", "gtp", "-model", str(TINY_MODEL_PATH),
-            "-override-config", f"maxVisits={GTP_VISITS}, numSearchThreads=2"]
+            "-human-model", str(TINY_HUMAN_MODEL_PATH),
+            "-override-config", f"maxVisits={GTP_VISITS}, numSearchThreads=2, humanSLProfile={GTP_PROFILE}"]
     log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty engine can never block on it
     client = GtpClient(argv, name="kata gtp", stderr=log, env=_engine_environment())
-    move = score = ""
+    move = score = human = ""
     try:
         expect(client.command("protocol_version", GTP_TIMEOUT_SECONDS) == "2", "protocol_version is not 2")
         client.command("boardsize 9", GTP_TIMEOUT_SECONDS)
@@ -155,6 +158,7 @@ def gtp_round_trip() -> str:
                f"genmove answered {move!r}")
         score = client.command("final_score", GTP_TIMEOUT_SECONDS).strip()
         expect(FINAL_SCORE.match(score) is not None, f"final_score answered {score!r}")
+        human = check_raw_human_nn(client, GTP_TIMEOUT_SECONDS)
     except GtpClientError as exc:
         client.close(GTP_TIMEOUT_SECONDS)
         log.seek(0)
@@ -164,4 +168,4 @@ def gtp_round_trip() -> str:
         status = client.close(GTP_TIMEOUT_SECONDS)
         log.close()
     expect(status == 0, f"the engine exited with status {status}")
-    return f"genmove W -> {move}, final_score {score}"
+    return f"genmove W -> {move}, final_score {score}, {human}"
