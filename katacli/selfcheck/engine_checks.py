@@ -54,19 +54,21 @@ def sgf_round_trip() -> str:
     return "moves, pass, komi, rules, names, result, 9x13 board"
 
 
-@check("config.generated", "a `kata genconfig` config loads in `kata gtp` without warnings; bad values are refused")
+@check("config.generated", "`kata genconfig` configs (also a human-like player's) load in `kata gtp` without "
+                           "warnings; bad values are refused")
 def generated_config() -> str:
     from katacli.benchmarking.config_writer import GenConfigChoices, check_config_text, render_config
     from katacli.config import Config, ConfigError
 
     check_config_text(render_config(GenConfigChoices(rules="japanese", max_visits=500, num_search_threads=4)))
+    check_config_text(render_config(GenConfigChoices(human_sl_profile="preaz_5k")), has_human_model=True)
     try:
         Config.from_text("maxVisits = -5", mode="gtp").get("maxVisits")
     except ConfigError:
         pass
     else:
         expect(False, "maxVisits = -5 was accepted")
-    return "registry, parser, GTP settings"
+    return "registry, parser, GTP settings, a human-like player's keys"
 
 
 @check("search.rollouts", "the rollout engine (no network) finds the key point of a local fight")
