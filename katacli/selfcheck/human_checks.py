@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -71,7 +70,7 @@ def human_matches() -> str:
     return f"{len(cases)} positions x {len(profiles)} profiles ({', '.join(profiles)})"
 
 
-@check("human.profiles", "different humanSLProfiles give different human policies; none is refused")
+@check("human.profiles", "humanSLProfiles give different human policies; a missing or unknown one is refused")
 def profiles_differ() -> str:
     from katacli.engine.rawnn import evaluate_raw
     from katacli.nn.human_profile import HumanProfileError, parse_human_profile
@@ -90,7 +89,7 @@ def profiles_differ() -> str:
                 expect(difference >= MIN_PROFILE_LOG_POLICY_DIFFERENCE,
                        f"{case['id']}: profiles {name_a} and {name_b} give the same policy")
                 smallest = min(smallest, difference)
-    state = inputs[3]
+    state = cases[0][2][3]  # any recorded position
     try:
         evaluate_raw(evaluator, state, state.next_player, [0], 0.0, profile=parse_human_profile(""))
     except ValueError:
