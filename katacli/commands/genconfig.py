@@ -29,9 +29,9 @@ For scripts, --non-interactive takes the answers from flags (defaults otherwise)
 \b
   kata genconfig -model net.bin.gz --non-interactive --rules japanese --max-visits 800
 
-To play like a human of some rank or era instead of at full strength, answer yes to the human-like
-play question (or pass --human-profile rank_5k). That needs KataGo's human SL network beside the main
-one; give it with -human-model so the tuning searches with both nets, as `kata gtp` will:
+To play like a human of some rank or era instead of at full strength, give KataGo's human SL network
+with -human-model: the wizard then asks which players to imitate (--human-profile with
+--non-interactive), and the tuning searches with both nets, as `kata gtp` will:
 
 \b
   kata genconfig -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -output human.cfg

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from katacli.nn.description import (
+    META_ENCODER_INPUT_CHANNELS,
     NUM_GLOBAL_FEATURES_V7,
     NUM_SPATIAL_FEATURES_V7,
     Activation,
@@ -23,7 +24,6 @@ from katacli.nn.description import (
     ConvDesc,
     GlobalPoolBlockDesc,
     MatBiasDesc,
-    META_ENCODER_INPUT_CHANNELS,
     MatMulDesc,
     MetadataEncoderDesc,
     ModelDesc,

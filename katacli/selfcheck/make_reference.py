@@ -12,9 +12,9 @@ Not needed at run time. It writes into ``katacli/selfcheck/data/``:
 The numbers are only worth recording from a build that is verified against KataGo itself, so the
 script first replays every case of the shared KataGo 1.17.2 reference (``../shared/reference``) that
 uses the ``test-b4c32`` network, and every ``kata-raw-human-nn`` case (a human-SL net under 12
-profiles), and refuses to write anything if one output differs. The recorded
-positions are KataGo's own reference positions (several board sizes, rulesets, handicap, a pass), so
-the features recorded for them are the features that produced KataGo's numbers::
+profiles), and refuses to write anything if one output differs. The recorded positions are KataGo's
+own reference positions (several board sizes, rulesets, handicap, a pass), so the features recorded
+for them are the features that produced KataGo's numbers::
 
     python -m katacli.selfcheck.make_reference [--shared ../shared]
 """
