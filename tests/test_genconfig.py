@@ -213,3 +213,109 @@ def test_unwritable_output(tmp_path):
         assert r.exit_code == 1 and "permission denied" in r.stderr
     finally:
         locked.chmod(0o700)
+
+
+# --------------------------------------------------------------------------- human-like play (-human-model)
+
+TINY_HUMAN_MODEL = TINY_MODEL.with_name("tiny-b2c16-human.bin.gz")
+
+
+def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
+    """As `kata gtp -model TINY -human-model TINY_HUMAN -config path`: no warning; the engine's answers to
+    kata-get-param humanSLProfile and humanSLChosenMoveProp."""
+    from test_gtp_support import feed, make_engine
+
+    engine, out, err = make_engine(model=str(TINY_MODEL), human_model=str(TINY_HUMAN_MODEL), config=[str(path)])
+    feed(engine, ["kata-get-param humanSLProfile", "kata-get-param humanSLChosenMoveProp"])
+    assert "WARNING" not in err.getvalue(), err.getvalue()
+    # What decides kata gtp's startup warning about a -human-model that would go unused:
+    assert "humanSLProfile" in Config.from_file(path, mode="gtp")
+    return out.getvalue().split("\n\n")[:2]
+
+
+def test_rendered_human_config_needs_the_human_model():
+    from katacli.benchmarking.config_writer import GeneratedConfigError
+
+    text = render_config(GenConfigChoices(rules="japanese", human_sl_profile="preaz_3d"))
+    check_config_text(text, has_human_model=True)
+    with pytest.raises(GeneratedConfigError, match="only works with a human SL model"):
+        check_config_text(text)
+    assert "\nhumanSLProfile = preaz_3d\n" in text and "\nhumanSLChosenMoveProp = 1.0\n" in text
+    assert "\nhumanSLChosenMoveIgnorePass = true\n" in text and "\n# humanSLRootExploreProbWeightless = 0.0\n" in text
+    assert "kata gtp -model NET.bin.gz -human-model HUMAN_NET.bin.gz -config THIS_FILE" in text
+    plain = render_config(GenConfigChoices(rules="japanese"))
+    assert "humanSL" not in plain and "-human-model" not in plain
+
+
+def test_non_interactive_human_player_tuned_with_both_nets(tmp_path):
+    out = tmp_path / "human.cfg"
+    r = kata("-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL), "-output", str(out),
+             "--non-interactive", "--human-profile", "rank_3k_5d", *FAST_TUNING)
+    assert r.exit_code == 0, r.output
+    assert f"Searching with the human SL network {TINY_HUMAN_MODEL} too (rank_3k_5d)." in r.stdout
+    assert f"-human-model '{TINY_HUMAN_MODEL}' -config '{out}'" in r.stdout
+    keys = settings(out)
+    assert keys["humanSLProfile"] == "rank_3k_5d" and keys["humanSLChosenMoveProp"] == "1.0"
+    assert keys["chosenMoveTemperature"] == "0.7"
+    assert f"with the human SL network {TINY_HUMAN_MODEL}" in out.read_text()
+    assert assert_loads_cleanly_with_human_model(out) == ["= rank_3k_5d", "= 1.0"]
+
+
+def test_a_profile_without_the_human_net_still_writes_a_human_config(tmp_path):
+    out = tmp_path / "human.cfg"
+    r = kata("-output", str(out), "--non-interactive", "--human-profile", "proyear_1990")
+    assert r.exit_code == 0, r.output
+    assert f"kata gtp -human-model 'HUMAN_NET.bin.gz' -config '{out}'" in r.stdout
+    assert settings(out)["humanSLProfile"] == "proyear_1990"
+    assert_loads_cleanly_with_human_model(out)
+
+
+def test_interactive_human_player(tmp_path):
+    out = tmp_path / "human.cfg"
+    # rules, komi, no limit (and its note), no pondering, resign with the default threshold, then imitate a
+    # human (default yes): a bad profile is re-asked with KataGo's message; then the cache.
+    answers = ["japanese", "", "n", "", "n", "", "", "", "rank_30k", "preaz_9d", ""]
+    r = kata("-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL), "-output", str(out),
+             "--threads", "2", input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "HUMAN-LIKE PLAY" in r.stdout and "Unknown human SL network profile: rank_30k" in r.stdout
+    assert settings(out)["humanSLProfile"] == "preaz_9d"
+    assert_loads_cleanly_with_human_model(out)
+
+
+def test_interactive_no_to_imitation_plays_at_full_strength(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    answers = ["japanese", "", "n", "", "n", "", "", "n", ""]
+    r = kata("-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL), "-output", str(out),
+             "--threads", "2", input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert f"Not imitating: {TINY_HUMAN_MODEL} will not be used" in r.stdout
+    assert f"kata gtp -model '{TINY_MODEL}' -config '{out}'" in r.stdout
+    assert "humanSLProfile" not in settings(out)
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_without_a_human_net_the_wizard_only_hints(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    answers = ["japanese", "", "n", "", "n", "", "", ""]
+    r = kata("-output", str(out), input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "run kata genconfig\nwith -human-model" in r.stdout and "Imitate a human?" not in r.stdout
+    assert "humanSLProfile" not in settings(out)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--human-profile", "rank_30k"], "Unknown human SL network profile: rank_30k (known kinds: rank_5k"),
+    (["--human-profile", "proyear_1700"], "Unknown human SL network profile: proyear_1700"),
+    (["--human-profile", "_"], "Please name a profile, e.g. rank_5k"),
+    (["-human-model", str(TINY_HUMAN_MODEL), "--human-profile", "rank_5k"], "-human-model needs a main network too"),
+    (["-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL)], "pass --human-profile too"),
+    (["-model", str(TINY_MODEL), "-human-model", "/no/such/human.bin.gz", "--human-profile", "rank_5k"],
+     "model file not found"),
+])
+def test_bad_human_flags_are_one_clear_line(tmp_path, args, message):
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), "--non-interactive", *args)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.startswith("error: ") and message in r.stderr, r.stderr
+    assert "Traceback" not in r.output and not out.exists()

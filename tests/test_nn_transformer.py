@@ -187,3 +187,25 @@ def test_metadata_encoder_net(tmp_path):
     assert not torch.allclose(with_meta.value, without.value)
     with pytest.raises(ValueError, match="metadata"):
         model(torch.ones(1, 22, 3, 3), torch.zeros(1, 19))
+
+
+
+def test_random_description_with_a_metadata_encoder(tmp_path):
+    """random_description(meta_encoder_version=1) gives a human-layout net; the rest of it is the seed's plain net."""
+    plain = random_description("b2c16", seed=9)
+    human = random_description("b2c16", seed=9, meta_encoder_version=1)
+    assert human.meta_encoder_version == 1 and human.num_input_meta_channels == 192
+    assert human.trunk.metadata_encoder.mul3.out_channels == human.trunk.trunk_channels
+    stripped = copy.deepcopy(human)
+    stripped.trunk.metadata_encoder, stripped.meta_encoder_version = None, 0
+    assert stripped == plain
+    path = tmp_path / "human.bin.gz"
+    write_model_file(human, path)
+    assert read_model_file(path) == human
+    model = KataGoModel(read_model_file(path)).eval()
+    zeros = torch.zeros(2, 192)
+    ranks = zeros.clone()
+    ranks[:, 6:40] = 1.0  # a rank thermometer
+    assert not torch.allclose(padded_vs_exact(model, zeros).policy, padded_vs_exact(model, ranks).policy)
+    with pytest.raises(ValueError, match="meta_encoder_version"):
+        random_description("b2c16", seed=9, meta_encoder_version=7)

@@ -41,6 +41,21 @@ SEARCH_FACTOR_AFTER_ONE_PASS = 0.50
 SEARCH_FACTOR_AFTER_TWO_PASS = 0.25
 SEARCH_FACTOR_WHEN_WINNING = 0.40
 SEARCH_FACTOR_WHEN_WINNING_THRESHOLD = 0.95
+# Human-like play, as configs/gtp_human5k_example.cfg (KataGo's gtp_human5k_example.cfg) sets it up: the move
+# is drawn from the human policy, unbent by the search's values, with a person's randomness.
+HUMAN_CHOSEN_MOVE_PROP = 1.0
+HUMAN_PIKL_LAMBDA_PURE_IMITATION = 1.0e8
+HUMAN_CPUCT_EXPLORATION = 0.5
+HUMAN_CPUCT_PERMANENT = 0.2
+HUMAN_TEMPERATURE_EARLY = 0.85
+HUMAN_TEMPERATURE = 0.70
+HUMAN_TEMPERATURE_ONLY_BELOW_PROB = 0.01
+HUMAN_EXPLORE_KEYS = tuple(f"humanSL{where}ExploreProb{kind}" for where in ("Root", "Pla", "Opp")
+                           for kind in ("Weightless", "Weightful"))
+HUMAN_PROFILE_NOTE = ("rank_20k .. rank_1k, rank_1d .. rank_9d: modern amateurs (KGS, 2020); preaz_RANK: amateurs "
+                      "before AlphaGo-style play spread (2016); rank_BR_WR: Black and White of different ranks; "
+                      "proyear_1800 .. proyear_2023: professionals of that year. Change it while playing with "
+                      "kata-set-param humanSLProfile rank_3d.")
 
 
 @dataclass
@@ -62,6 +77,7 @@ class GenConfigChoices:
     num_search_threads: int = 1
     nn_max_batch_size: Optional[int] = None
     tuning_note: Optional[str] = None  # how numSearchThreads was chosen
+    human_sl_profile: Optional[str] = None  # imitate this humanSLProfile (needs -human-model); None: full strength
 
 
 def cache_size_for_gb(gigabytes: float) -> int:
@@ -167,18 +183,47 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
     ]
 
 
+def _human_sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
+    """The humanSL* keys of a human-like player (none when ``c.human_sl_profile`` is None)."""
+    if c.human_sl_profile is None:
+        return []
+    return [
+        ("Human-like play (needs the human SL network: kata gtp -human-model FILE)", [
+            Entry("humanSLProfile", c.human_sl_profile, note=HUMAN_PROFILE_NOTE),
+            Entry("humanSLChosenMoveProp", HUMAN_CHOSEN_MOVE_PROP,
+                  note="1.0: the move is drawn from the human policy; the search only judges positions."),
+            Entry("humanSLChosenMoveIgnorePass", True, note="Keep the engine's own judgement of when to pass."),
+            Entry("humanSLChosenMovePiklLambda", HUMAN_PIKL_LAMBDA_PURE_IMITATION,
+                  note="This huge value means pure imitation; around 0.1 to 1 leans toward moves the search likes."),
+            *(Entry(key, note=None if i else "These six are off: the human policy picks the move, it does not "
+                                              "steer the search.")
+              for i, key in enumerate(HUMAN_EXPLORE_KEYS)),
+            Entry("humanSLCpuctExploration", HUMAN_CPUCT_EXPLORATION),
+            Entry("humanSLCpuctPermanent", HUMAN_CPUCT_PERMANENT),
+        ]),
+        ("Move choice: some randomness, like a person", [
+            Entry("chosenMoveTemperatureEarly", HUMAN_TEMPERATURE_EARLY),
+            Entry("chosenMoveTemperature", HUMAN_TEMPERATURE),
+            Entry("chosenMoveTemperatureOnlyBelowProb", HUMAN_TEMPERATURE_ONLY_BELOW_PROB,
+                  note="Only moves below this share are flattened, so good moves stay likely."),
+        ]),
+    ]
+
+
 def render_config(choices: GenConfigChoices, model_path: Optional[str] = None,
-                  now: Optional[datetime.datetime] = None) -> str:
+                  now: Optional[datetime.datetime] = None, human_model_path: Optional[str] = None) -> str:
     now = now or datetime.datetime.now()
     out = io.StringIO()
     out.write("# GTP config written by `kata genconfig` on " + now.strftime("%Y-%m-%d %H:%M") + ".\n")
     if model_path:
-        out.write(f"# Tuned for the network {model_path}.\n")
-    out.write("#\n# Use it with:  kata gtp -model NET.bin.gz -config THIS_FILE\n"
+        out.write(f"# Tuned for the network {model_path}"
+                  + (f" with the human SL network {human_model_path}.\n" if human_model_path else ".\n"))
+    human_part = " -human-model HUMAN_NET.bin.gz" if choices.human_sl_profile is not None else ""
+    out.write(f"#\n# Use it with:  kata gtp -model NET.bin.gz{human_part} -config THIS_FILE\n"
               "# Key names are KataGo's, so KataGo reads this file too. A commented-out line (# key = value)\n"
               "# shows a setting without changing it: remove the '#' to use it. configs/gtp_example.cfg\n"
               "# documents every other key.\n")
-    for title, entries in _sections(choices):
+    for title, entries in _sections(choices) + _human_sections(choices):
         out.write("\n# " + "-" * (COMMENT_WIDTH - 2) + f"\n# {title}\n# " + "-" * (COMMENT_WIDTH - 2) + "\n")
         for entry in entries:
             out.write("\n".join(entry.render()) + "\n")
@@ -189,8 +234,9 @@ class GeneratedConfigError(ValueError):
     """The generated text would not load cleanly in `kata gtp` (a bug, or an impossible combination)."""
 
 
-def check_config_text(text: str, source: str = "<generated config>") -> None:
-    """Load the text as `kata gtp` would; raise GeneratedConfigError on any error or unknown key."""
+def check_config_text(text: str, source: str = "<generated config>", has_human_model: bool = False) -> None:
+    """Load the text as `kata gtp` would (with ``-human-model`` when ``has_human_model``); raise
+    GeneratedConfigError on any error or unknown key."""
     from katacli.config import Config, ConfigError
     from katacli.search.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
@@ -198,7 +244,7 @@ def check_config_text(text: str, source: str = "<generated config>") -> None:
     try:
         cfg = Config.from_text(text, source=source, mode="gtp")
         GtpSettings.from_config(cfg)
-        GtpRuntimeParams.from_config(cfg)
+        GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
     except ConfigError as exc:
         raise GeneratedConfigError(str(exc)) from None
     unknown = cfg.unknown_keys()

@@ -1,6 +1,7 @@
 """``kata genconfig``: a wizard that asks how the engine should play, tunes threads, and writes a GTP config."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -29,6 +30,14 @@ For scripts, --non-interactive takes the answers from flags (defaults otherwise)
 \b
   kata genconfig -model net.bin.gz --non-interactive --rules japanese --max-visits 800
 
+To play like a human of some rank or era instead of at full strength, give KataGo's human SL network
+with -human-model: the wizard then asks which players to imitate (--human-profile with
+--non-interactive), and the tuning searches with both nets, as `kata gtp` will:
+
+\b
+  kata genconfig -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -output human.cfg
+  kata gtp -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config human.cfg
+
 An existing file is only overwritten after you confirm (or with --force).
 """
 
@@ -44,6 +53,9 @@ MAX_LIMIT = 1_000_000_000
 MAX_SECONDS = 1.0e20
 MAX_CACHE_GB = 1_000_000.0
 SECTION_RULE = "=" * 73
+DEFAULT_HUMAN_PROFILE = "rank_5k"
+HUMAN_PROFILE_EXAMPLES = ("rank_5k (a modern 5 kyu), preaz_9d (a 9 dan before AlphaZero), rank_3k_5d (Black 3k, "
+                          "White 5d), proyear_1990 (professionals of 1990)")
 T = TypeVar("T")
 
 
@@ -72,6 +84,8 @@ class GenconfigOptions:
     tune_visits: Optional[int]
     tune_positions: int
     seconds_per_move: float
+    human_model: Optional[str] = None  # a human SL net searched beside the main one while tuning
+    human_profile: Optional[str] = None  # humanSLProfile to imitate (--human-profile)
 
 
 # --------------------------------------------------------------------------- answers: parsing
@@ -145,6 +159,19 @@ def parse_gigabytes(text: str) -> Optional[float]:
     return value
 
 
+def parse_human_profile_name(text: str) -> str:
+    """A humanSLProfile to imitate, checked now (KataGo's error text for an unknown one)."""
+    from katacli.nn.human_profile import HumanProfileError, parse_human_profile
+
+    try:
+        profile = parse_human_profile(text)
+    except HumanProfileError as exc:
+        raise ValueError(f"{exc} (known kinds: {HUMAN_PROFILE_EXAMPLES})") from None
+    if not profile.is_set:
+        raise ValueError(f"Please name a profile, e.g. {HUMAN_PROFILE_EXAMPLES}")
+    return text
+
+
 def parse_devices(text: str) -> list[int]:
     from katacli.benchmarking.config_writer import parse_device_list
 
@@ -184,7 +211,33 @@ class Wizard:
                 self.say(str(exc), style="red")
 
 
-def ask_choices(wizard: Wizard, choices, gpu_names: list[str]) -> None:
+def ask_human_profile(wizard: Wizard, choices, human_model: Optional[str]) -> None:
+    """Whether to imitate a human, and which profile (choices.human_sl_profile; None for full strength).
+
+    Asked only when -human-model or --human-profile was given (the config is no use without a human SL
+    network); otherwise the wizard only says how to get there."""
+    wizard.section("HUMAN-LIKE PLAY")
+    if human_model is None and choices.human_sl_profile is None:
+        wizard.say("The engine plays at full strength. To imitate human players of a chosen rank or era instead, "
+                   "run kata genconfig\nwith -human-model and KataGo's human SL network "
+                   "(e.g. b18c384nbt-humanv0.bin.gz).")
+        return
+    imitate = wizard.ask(
+        "Instead of playing its strongest, the engine can imitate human players of a chosen rank or era\n"
+        "(kata gtp then needs the human SL network with -human-model). Imitate a human? (y/n, default y):",
+        parse_yes_no(True))
+    if not imitate:
+        if human_model is not None:
+            wizard.say(f"Not imitating: {human_model} will not be used, the config plays at full strength.")
+        choices.human_sl_profile = None
+        return
+    default_profile = choices.human_sl_profile or DEFAULT_HUMAN_PROFILE
+    choices.human_sl_profile = wizard.ask(
+        f"Which players to imitate? For example {HUMAN_PROFILE_EXAMPLES}.\nBlank for {default_profile}:",
+        lambda text: parse_human_profile_name(text or default_profile))
+
+
+def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Optional[str] = None) -> None:
     """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
     from katacli.benchmarking.config_writer import cache_gb_for_size, cache_size_for_gb
 
@@ -237,6 +290,8 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str]) -> None:
             f"{choices.resign_consec_turns} turns ({RESIGN_SPEC.minimum:g} to {RESIGN_SPEC.maximum:g}); "
             f"blank for {DEFAULT_RESIGN_THRESHOLD:g}:",
             parse_key_value(RESIGN_SPEC.name, blank=DEFAULT_RESIGN_THRESHOLD))
+
+    ask_human_profile(wizard, choices, human_model)
 
     wizard.section("GPUS AND RAM")
     if gpu_names:
@@ -307,16 +362,22 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     from katacli.search import SearchParams
     from katacli.settings import NNSettings
 
-    # Benchmark with the settings chosen so far (device, cache), read the way `kata benchmark` reads a config.
-    cfg = Config.from_text(render_config(choices), source="<answers so far>", mode="benchmark")
-    params = SearchParams.from_config(cfg, "benchmark")
+    # Benchmark with the settings chosen so far (device, cache, human play when the human net is given), read
+    # the way `kata benchmark` reads a config.
+    with_human = options.human_model is not None and choices.human_sl_profile is not None
+    tuned_choices = choices if with_human else dataclasses.replace(choices, human_sl_profile=None)
+    cfg = Config.from_text(render_config(tuned_choices), source="<answers so far>", mode="benchmark")
+    params = SearchParams.from_config(cfg, "benchmark", has_human_model=with_human)
     nn_settings = NNSettings.from_config(cfg, "benchmark")
     wizard.say("Loading model and initializing benchmark...")
     evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
+    human_evaluator = load_evaluator(options.human_model, nn_settings, max_batch_size=1) if with_human else None
+    if with_human:
+        wizard.say(f"Searching with the human SL network {options.human_model} too ({choices.human_sl_profile}).")
     report = Report(console=wizard.console)
     outcome = tune(evaluator, params, options.seconds_per_move, visits=options.tune_visits,
                    num_positions=options.tune_positions, say=wizard.say, on_result=report.result,
-                   on_progress=report.progress)
+                   on_progress=report.progress, human_evaluator=human_evaluator)
     for line in outcome.recommendation.explanation():
         wizard.say(line)
     report.table(outcome.recommendation)
@@ -376,6 +437,7 @@ def choices_from_flags(options: GenconfigOptions):
         komi = None if options.komi is None else parse_komi(str(options.komi))
         devices = parse_device_list(options.devices) if options.devices else []
         gigabytes = None if options.cache_gb is None else parse_gigabytes(str(options.cache_gb))
+        human_profile = None if options.human_profile is None else parse_human_profile_name(options.human_profile)
     except ValueError as exc:
         raise BenchmarkError(str(exc)) from None
     try:
@@ -392,7 +454,8 @@ def choices_from_flags(options: GenconfigOptions):
         rules=rules, forced_komi=komi, max_visits=options.max_visits, max_playouts=options.max_playouts,
         max_time=options.max_time, pondering=options.ponder, max_ponder_time=options.max_ponder_time,
         allow_resignation=options.resign, resign_threshold=options.resign_threshold, devices=devices,
-        cache_size_power_of_two=None if gigabytes is None else cache_size_for_gb(gigabytes))
+        cache_size_power_of_two=None if gigabytes is None else cache_size_for_gb(gigabytes),
+        human_sl_profile=human_profile)
 
 
 def validate(options: GenconfigOptions) -> None:
@@ -402,6 +465,13 @@ def validate(options: GenconfigOptions) -> None:
 
     if options.model is not None:
         check_model_path(options.model)
+    if options.human_model is not None:
+        if options.model is None:
+            raise BenchmarkError("-human-model needs a main network too: pass -model")
+        check_model_path(options.human_model)
+        if options.non_interactive and options.human_profile is None:
+            raise BenchmarkError("-human-model is only used to imitate a human: pass --human-profile too "
+                                 f"(e.g. {DEFAULT_HUMAN_PROFILE})")
     check_output_path(options.output)
     if options.threads is not None and not 1 <= options.threads <= MAX_THREADS_PER_SEARCH:
         raise BenchmarkError(f"--threads must be from 1 to {MAX_THREADS_PER_SEARCH}")
@@ -433,10 +503,11 @@ def run(options: GenconfigOptions) -> int:
                            "'-output NEWFILEPATH'")
                 return 0
         if not options.non_interactive:
-            ask_choices(wizard, choices, gpu_names())
+            ask_choices(wizard, choices, gpu_names(), options.human_model)
         choose_threads(options, choices, wizard, existed)
-        text = render_config(choices, options.model)
-        check_config_text(text, source=f"the generated config (not written to {options.output})")
+        text = render_config(choices, options.model, human_model_path=options.human_model)
+        check_config_text(text, source=f"the generated config (not written to {options.output})",
+                          has_human_model=choices.human_sl_profile is not None)
         wizard.section("DONE")
         wizard.say(f"Writing new config file to {options.output}")
         write_atomically(options.output, text)
@@ -447,6 +518,8 @@ def run(options: GenconfigOptions) -> int:
     except KeyboardInterrupt:
         report_error_and_exit("interrupted; no config written")
     model_part = f" -model '{options.model}'" if options.model else ""
+    if choices.human_sl_profile is not None:
+        model_part += f" -human-model '{options.human_model or 'HUMAN_NET.bin.gz'}'"
     wizard.say("You should be now able to run the engine with this config via something like:")
     wizard.say(f"kata gtp{model_part} -config '{options.output}'", style="bold")
     wizard.say()
@@ -483,8 +556,15 @@ def register(app: typer.Typer) -> None:
         tune_positions: int = typer.Option(10, "--tune-positions", help="Positions per tuning run."),
         seconds_per_move: float = typer.Option(5.0, "-i", "--time", metavar="SECONDS",
                                                help="Seconds per move to optimize the thread count for."),
+        human_model: Optional[str] = typer.Option(
+            None, "--human-model", metavar="FILE",
+            help="A human SL network (e.g. b18c384nbt-humanv0.bin.gz) to tune with, for human-like play."),
+        human_profile: Optional[str] = typer.Option(
+            None, "--human-profile", metavar="PROFILE",
+            help="Imitate these human players (humanSLProfile), e.g. rank_5k, preaz_9d, proyear_1990; "
+                 "`kata gtp` then needs -human-model."),
     ) -> None:
         options = GenconfigOptions(model, output, non_interactive, force, rules, komi, max_visits, max_playouts,
                                    max_time, ponder, max_ponder_time, resign, resign_threshold, devices, cache_gb,
-                                   threads, tune_visits, tune_positions, seconds_per_move)
+                                   threads, tune_visits, tune_positions, seconds_per_move, human_model, human_profile)
         raise typer.Exit(run(options))

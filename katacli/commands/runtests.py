@@ -11,8 +11,9 @@ HELP = """Check this installation: rules, scoring, features, the network, search
 
 Runs a set of quick built-in checks (about half a minute) and prints one line per check, PASS or FAIL.
 Network results are compared with reference numbers bundled with katacli, recorded from a build that
-reproduces KataGo 1.17.2's own outputs, using a tiny bundled network. The last check starts
-`kata gtp` as a separate process and plays a move through GTP.
+reproduces KataGo 1.17.2's own outputs, using tiny bundled networks (a normal one and one laid out
+like KataGo's human-SL nets). One check starts `kata gtp -human-model` as a separate process, plays a
+move and asks the human net through GTP.
 
 The exit status is 0 when every check passes and 1 otherwise, so scripts can use it.
 

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from katacli.nn.description import (
+    META_ENCODER_INPUT_CHANNELS,
     NUM_GLOBAL_FEATURES_V7,
     NUM_SPATIAL_FEATURES_V7,
     Activation,
@@ -24,6 +25,7 @@ from katacli.nn.description import (
     GlobalPoolBlockDesc,
     MatBiasDesc,
     MatMulDesc,
+    MetadataEncoderDesc,
     ModelDesc,
     NestedBottleneckBlockDesc,
     OrdinaryBlockDesc,
@@ -168,8 +170,29 @@ class _Init:
         raise ValueError(f"unknown block kind {kind!r}")
 
 
-def random_description(config_name: str, seed: Optional[int] = None, model_name: Optional[str] = None) -> ModelDesc:
-    """A version-15 model description of the named architecture with random weights."""
+def _random_metadata_encoder(init: _Init, num_inputs: int, channels: int) -> MetadataEncoderDesc:
+    """KataGo's metadata MLP (inputs -> channels -> channels -> trunk bias), named as its exporter names it."""
+    m = "model.metadata_encoder"
+    return MetadataEncoderDesc(
+        name=m, num_input_channels=num_inputs,
+        mul1=init.matmul(f"{m}.linear1", num_inputs, channels), bias1=init.bias(f"{m}.bias1", channels),
+        act1=init.act(f"{m}.act1"),
+        mul2=init.matmul(f"{m}.linear2", channels, channels), bias2=init.bias(f"{m}.bias2", channels),
+        act2=init.act(f"{m}.act2"),
+        mul3=init.matmul(f"{m}.linear_output_to_trunk", channels, channels),
+    )
+
+
+def random_description(config_name: str, seed: Optional[int] = None, model_name: Optional[str] = None,
+                       meta_encoder_version: int = 0) -> ModelDesc:
+    """A version-15 model description of the named architecture with random weights.
+
+    ``meta_encoder_version`` 1 adds the SGF metadata encoder of KataGo's human-SL nets (its weights are
+    drawn after all others, so a seed gives the same trunk and heads with or without it).
+    """
+    if meta_encoder_version and meta_encoder_version not in META_ENCODER_INPUT_CHANNELS:
+        raise ValueError(f"unknown meta_encoder_version {meta_encoder_version}; known: "
+                         f"{', '.join(map(str, META_ENCODER_INPUT_CHANNELS))}")
     config = config_of_name(config_name)
     rng = np.random.default_rng(seed)
     init = _Init(config, rng, residual_scale=1.0 / math.sqrt(len(config.blocks)))
@@ -221,9 +244,13 @@ def random_description(config_name: str, seed: Optional[int] = None, model_name:
         sv3_bias=init.bias(f"{v}.bias_miscvaluehead", SCORE_VALUE_CHANNELS),
         ownership_conv=init.conv(f"{v}.conv_ownership", c.v1_channels, 1, 1, small),
     )
+    if meta_encoder_version:
+        trunk.metadata_encoder = _random_metadata_encoder(init, META_ENCODER_INPUT_CHANNELS[meta_encoder_version],
+                                                          c.trunk_channels)
     return ModelDesc(
         name=model_name or config_name,
         version=CONFIG_MODEL_VERSION,
+        meta_encoder_version=meta_encoder_version,
         num_input_channels=NUM_SPATIAL_FEATURES_V7,
         num_input_global_channels=NUM_GLOBAL_FEATURES_V7,
         trunk=trunk,

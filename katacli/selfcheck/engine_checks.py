@@ -54,19 +54,21 @@ def sgf_round_trip() -> str:
     return "moves, pass, komi, rules, names, result, 9x13 board"
 
 
-@check("config.generated", "a `kata genconfig` config loads in `kata gtp` without warnings; bad values are refused")
+@check("config.generated", "`kata genconfig` configs (also a human-like player's) load in `kata gtp` without "
+                           "warnings; bad values are refused")
 def generated_config() -> str:
     from katacli.benchmarking.config_writer import GenConfigChoices, check_config_text, render_config
     from katacli.config import Config, ConfigError
 
     check_config_text(render_config(GenConfigChoices(rules="japanese", max_visits=500, num_search_threads=4)))
+    check_config_text(render_config(GenConfigChoices(human_sl_profile="preaz_5k")), has_human_model=True)
     try:
         Config.from_text("maxVisits = -5", mode="gtp").get("maxVisits")
     except ConfigError:
         pass
     else:
         expect(False, "maxVisits = -5 was accepted")
-    return "registry, parser, GTP settings"
+    return "registry, parser, GTP settings, a human-like player's keys"
 
 
 @check("search.rollouts", "the rollout engine (no network) finds the key point of a local fight")
@@ -131,18 +133,21 @@ def _engine_environment() -> dict:
     return env
 
 
-@check("gtp.roundtrip", "`kata gtp` runs as a process with the tiny network and answers GTP")
+@check("gtp.roundtrip", "`kata gtp -human-model` runs as a process with the tiny networks and answers GTP")
 def gtp_round_trip() -> str:
     from katacli.engine.client import GtpClient, GtpClientError
     from katacli.game.coords import parse_vertex
+    from katacli.selfcheck.human_checks import GTP_PROFILE, TINY_HUMAN_MODEL_PATH, check_raw_human_nn
     from katacli.selfcheck.reference_checks import TINY_MODEL_PATH
 
-    # -P: never import a source checkout in the working directory instead of this installation.
+    # -P: never import a source checkout in the working directory instead of this installation. The human
+    # net rides along (one process start for both): its answers are checked after the game commands.
     argv = [sys.executable, "-P", "-m", "katacli.cli", "gtp", "-model", str(TINY_MODEL_PATH),
-            "-override-config", f"maxVisits={GTP_VISITS}, numSearchThreads=2"]
+            "-human-model", str(TINY_HUMAN_MODEL_PATH),
+            "-override-config", f"maxVisits={GTP_VISITS}, numSearchThreads=2, humanSLProfile={GTP_PROFILE}"]
     log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty engine can never block on it
     client = GtpClient(argv, name="kata gtp", stderr=log, env=_engine_environment())
-    move = score = ""
+    move = score = human = ""
     try:
         expect(client.command("protocol_version", GTP_TIMEOUT_SECONDS) == "2", "protocol_version is not 2")
         client.command("boardsize 9", GTP_TIMEOUT_SECONDS)
@@ -155,6 +160,7 @@ def gtp_round_trip() -> str:
                f"genmove answered {move!r}")
         score = client.command("final_score", GTP_TIMEOUT_SECONDS).strip()
         expect(FINAL_SCORE.match(score) is not None, f"final_score answered {score!r}")
+        human = check_raw_human_nn(client, GTP_TIMEOUT_SECONDS)
     except GtpClientError as exc:
         client.close(GTP_TIMEOUT_SECONDS)
         log.seek(0)
@@ -164,4 +170,4 @@ def gtp_round_trip() -> str:
         status = client.close(GTP_TIMEOUT_SECONDS)
         log.close()
     expect(status == 0, f"the engine exited with status {status}")
-    return f"genmove W -> {move}, final_score {score}"
+    return f"genmove W -> {move}, final_score {score}, {human}"

@@ -17,14 +17,17 @@ def replay(commands: list[str]):
     return session_from_gtp_setup(commands)
 
 
-def query_player_and_symmetry(query: str, to_move: int) -> tuple[int, int]:
-    """``kata-raw-nn SYM`` or ``kata-raw-nn COLOR SYM`` -> (player, symmetry)."""
+def query_player(query: str, to_move: int) -> int:
+    """The player a ``kata-raw-nn [COLOR] SYM`` (or ``kata-raw-human-nn``) query evaluates for."""
     from katacli.game.coords import parse_color
 
     args = query.split()[1:]
-    if len(args) == 2:
-        return parse_color(args[0]), int(args[1])
-    return to_move, int(args[0])
+    return parse_color(args[0]) if len(args) == 2 else to_move
+
+
+def query_player_and_symmetry(query: str, to_move: int) -> tuple[int, int]:
+    """``kata-raw-nn SYM`` or ``kata-raw-nn COLOR SYM`` -> (player, symmetry)."""
+    return query_player(query, to_move), int(query.split()[-1])
 
 
 def encode(state, player: int):
@@ -41,11 +44,14 @@ def encode(state, player: int):
     return spatial, global_features, legal.astype(bool), state
 
 
-def evaluate(evaluator, spatial, global_features, legal, state, player: int, symmetry: int):
+def evaluate(evaluator, spatial, global_features, legal, state, player: int, symmetry: int, profile=None):
+    """The network's outputs, uncached; ``profile`` (a HumanProfile) for nets that take SGF metadata."""
     from katacli.nn.evaluator import NNRequest
 
+    meta = None if profile is None else profile.row(player == 2, state.x_size * state.y_size)
     request = NNRequest(spatial, global_features, legal, board_x=state.x_size, board_y=state.y_size,
-                        white_to_move=player == 2, symmetry=symmetry, policy_optimism=GTP_ROOT_POLICY_OPTIMISM)
+                        white_to_move=player == 2, symmetry=symmetry, policy_optimism=GTP_ROOT_POLICY_OPTIMISM,
+                        meta=meta)
     return evaluator.evaluate_uncached([request])[0]
 
 

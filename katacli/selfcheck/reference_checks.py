@@ -50,7 +50,7 @@ def tiny_evaluator():
     return NNEvaluator.from_file(TINY_MODEL_PATH, device="cpu", cache_size_power_of_two=None)
 
 
-def _encoded_cases():
+def encoded_cases():
     cases, arrays = reference()
     for i, case in enumerate(cases):
         session = replay(case["commands"])
@@ -81,7 +81,7 @@ def compare_outputs(tag: str, got: dict[str, np.ndarray], expected: dict[str, np
 def features_match() -> str:
     count = 0
     sizes = set()
-    for i, case, (spatial, global_features, legal, state, _, _), arrays in _encoded_cases():
+    for i, case, (spatial, global_features, legal, state, _, _), arrays in encoded_cases():
         tag = case["id"]
         expected_spatial = arrays[f"{i}_spatial"]
         if spatial.shape != expected_spatial.shape:
@@ -108,7 +108,7 @@ def network_loads() -> str:
 def network_matches() -> str:
     evaluator = tiny_evaluator()
     count = 0
-    for i, case, inputs, arrays in _encoded_cases():
+    for i, case, inputs, arrays in encoded_cases():
         got = output_vector(evaluate(evaluator, *inputs))
         expected = {key: arrays[f"{i}_{key}"] for key in ("scalars", "policy", "ownership")}
         compare_outputs(case["id"], got, expected)
@@ -127,7 +127,7 @@ def export_round_trip() -> str:
         path = Path(tmp) / "exported.bin.gz"
         export_model(load_model(TINY_MODEL_PATH), path)
         reloaded = NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None)
-    for i, case, inputs, _ in _encoded_cases():
+    for i, case, inputs, _ in encoded_cases():
         compare_outputs(f"{case['id']} after export", output_vector(evaluate(reloaded, *inputs)),
                         output_vector(evaluate(original, *inputs)), ROUND_TRIP_TOLERANCE / PROB_TOLERANCE)
     return "KataGo .bin.gz writer and reader agree"
