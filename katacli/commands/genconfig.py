@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Callable, List, Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 import typer
 
