@@ -82,7 +82,8 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
     return ModelLoader(load_or_exit)
 
 
-def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool):
+def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool,
+                   has_human_model: bool = False):
     """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
     (one line, exit status 1) before anything is answered on stdout."""
     from katacli.search.runtime_params import GtpRuntimeParams
@@ -92,7 +93,8 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
     nogo = _extract_nogo(cfg)
     with exit_on_config_error():
         settings = GtpSettings.from_config(cfg)
-        GtpRuntimeParams.from_config(cfg)  # the search keys too: checked before input can end the run
+        # The search keys too: checked before input can end the run.
+        GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
     if has_model:
         _check_rules_for_network(settings, cfg)
     return cfg, nogo, settings
@@ -123,7 +125,7 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     if human_loader is None and prepared is None:
         check_model_or_exit(human_model, flag="-human-model")
     has_human_model = human_model is not None or human_loader is not None
-    cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None)
+    cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None, has_human_model)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
     from katacli.engine.log import EngineLog
@@ -175,7 +177,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     check_model_or_exit(human_model, flag="-human-model")
     if human_model is not None and model is None:
         report_error_and_exit("-human-model needs a main network too: pass -model")
-    prepared = prepare_config(config, override_config, model is not None)
+    prepared = prepare_config(config, override_config, model is not None, human_model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}
     ready = threading.Event()

@@ -156,11 +156,11 @@ class Gatekeeper:
         entry = _entry_under(candidate.path, self.test_dir)
         if self.auto_reject_old and accepted.mtime_ns > candidate.mtime_ns:
             return self._decide(candidate, entry, False, f"older than the accepted model {accepted.name}")
-        settings = self._settings(candidate, accepted)
         try:
             read_model_file(candidate.path)
         except Exception as exc:  # unreadable although it stopped changing: a broken export
             return self._decide(candidate, entry, False, f"cannot be loaded ({exc})")
+        settings = self._settings(candidate, accepted)
         networks = None
         try:
             if self.num_processes > 1:
