@@ -12,7 +12,9 @@ from cython_ext.board cimport (
 from cython_ext.history cimport (
     History, history_is_legal, history_situation_ko_hash, history_white_komi_adjustment_for_draws,
 )
-from cython_ext.features cimport FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask
+from cython_ext.features cimport (
+    FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
+)
 from cython_ext.search_values cimport eval_weight
 from cython_ext.playout cimport Rng, rng_seed, playout_area_score
 from cython_ext.nogo cimport nogo_legal_moves, nogo_rollout

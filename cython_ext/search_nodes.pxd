@@ -47,7 +47,7 @@ suppression): scored from the history's winner and final score.
 Graph search (transpositions) is not implemented: every node has one parent.
 """
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
-from cython_ext.board cimport Board, Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
+from cython_ext.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
 from cython_ext.history cimport History
 from cython_ext.features cimport FeatureParams
 from cython_ext.search_values cimport SearchConfig, result_utility, score_utility, eval_weight

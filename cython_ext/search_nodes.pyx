@@ -8,7 +8,7 @@ from cython_ext.board cimport (
     board_num_liberties,
 )
 from cython_ext.history cimport History, history_recent_board
-from cython_ext.playout cimport Rng, rng_seed, rng_next
+from cython_ext.playout cimport Rng, rng_seed
 
 
 # Subtree value bias entries below this weight are ignored.

@@ -6,15 +6,15 @@ the batch -> apply (store evals and back up, nogil). The per-node work lives in 
 modules by phase (selection, backup, leaf evaluation, root policy, descents); this class owns
 the tree's memory and buffers, root settings from Python, and the checks used by the tests.
 """
-from libc.stdint cimport int64_t, int16_t, uint16_t, uint64_t
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset, memcpy
+from libc.stdint cimport int64_t, uint16_t, uint64_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
 from libc.math cimport sqrt
 
 import numpy as np
 
 from cython_ext.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y,
+    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, loc_of, loc_x, loc_y,
 )
 from cython_ext.rules cimport KO_SIMPLE
 from cython_ext.history cimport (
@@ -27,8 +27,9 @@ from cython_ext.search_values cimport SearchConfig
 from cython_ext.playout cimport rng_seed
 from cython_ext.nogo cimport nogo_is_legal, nogo_has_legal_move
 from cython_ext.search_nodes cimport (
-    TreeCore, Node, ChildSlot, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED,
-    LEAF_NEW, LEAF_ROOT_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, node_free_tree, svb_release, svb_reset, svb_clear_unused,
+    TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
+    LEAF_ROOT_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, node_free_tree, svb_release,
+    svb_reset, svb_clear_unused,
 )
 from cython_ext.search_backup cimport add_direct_eval_as_leaf, recompute_tree, backup, undo_virtual_losses
 from cython_ext.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
