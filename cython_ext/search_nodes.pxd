@@ -218,6 +218,11 @@ cdef Node* node_new(Color next_pla) noexcept nogil
 cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the whole subtree, releasing SVB refs
 cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
 cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil
+# Whole-subtree checks for tests: virtual losses (0 between batches), node count, and visits of each
+# expanded node >= 1 + its children's edge visits (edge visits never above the child's visits).
+cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil
+cdef int64_t node_subtree_count(const Node* n) noexcept nogil
+cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil
 
 # Subtree value bias table: entries keyed by a move's local situation, shared by every node with that key.
 cdef Hash128 svb_move_key(const History* h, Loc prev_move, Loc move, Color pla) noexcept nogil  # h: after move

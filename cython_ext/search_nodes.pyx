@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Node and subtree-value-bias-table storage (contract: search_nodes.pxd)."""
-from libc.stdint cimport int16_t, int32_t, uint64_t
+from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 
 from cython_ext.board cimport (
@@ -233,3 +233,41 @@ cdef double svb_bias(const TreeCore* t, const Node* n) noexcept nogil:
     if e.weight_sum > SVB_MIN_WEIGHT:
         return t.cfg.subtree_value_bias_factor * e.delta_utility_sum / e.weight_sum
     return 0.0
+
+
+# ---- whole-subtree checks (tests, debugging) --------------------------------------------------
+cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil:
+    cdef int64_t total = 0
+    cdef int i
+    if n == NULL:
+        return 0
+    total = n.virtual_losses
+    for i in range(n.num_children):
+        total += node_subtree_virtual_losses(n.children[i].node)
+    return total
+
+
+cdef int64_t node_subtree_count(const Node* n) noexcept nogil:
+    cdef int64_t total = 1
+    cdef int i
+    if n == NULL:
+        return 0
+    for i in range(n.num_children):
+        total += node_subtree_count(n.children[i].node)
+    return total
+
+
+cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil:
+    cdef int64_t edge_sum = 0
+    cdef int i
+    if n == NULL:
+        return True
+    for i in range(n.num_children):
+        edge_sum += n.children[i].edge_visits
+        if n.children[i].edge_visits > n.children[i].node.stats.visits:
+            return False
+        if not node_subtree_visits_consistent(n.children[i].node):
+            return False
+    if n.state == NODE_EXPANDED and n.num_children > 0 and n.stats.visits < 1 + edge_sum:
+        return False
+    return True

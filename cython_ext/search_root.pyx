@@ -3,17 +3,19 @@
 (contract: search_root.pxd)."""
 from libc.stdint cimport int64_t, int16_t
 from libc.string cimport memset
+from libc.math cimport sqrt
 
 from cython_ext.board cimport (
     Board, Loc, Color, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of,
     board_would_be_capture,
 )
 from cython_ext.rules cimport SCORING_AREA
-from cython_ext.history cimport History, history_is_legal
-from cython_ext.area cimport area_is_non_pass_alive_self_connection
+from cython_ext.history cimport History, history_is_legal, history_suicide_legal_for_pass_alive
+from cython_ext.area cimport area_calculate, area_is_non_pass_alive_self_connection
+from cython_ext.search_values cimport SearchConfig
 from cython_ext.nogo cimport nogo_is_legal
-from cython_ext.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree
-from cython_ext.search_backup cimport recompute_stats
+from cython_ext.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, svb_clear_unused
+from cython_ext.search_backup cimport recompute_stats, recompute_tree
 
 
 # Ending-bonus ownership thresholds (getEndingWhiteScoreBonus).
@@ -178,3 +180,68 @@ cdef void filter_root_children(TreeCore* t) noexcept nogil:
     if any_removed and r.state == NODE_EXPANDED:
         r.stats.visits = visits
         recompute_stats(t, r, True, 0)
+
+
+cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
+    """Per-search root setup (KataGo's beginSearch / computeRootValues) on an evaluated root.
+
+    Sets the dynamic score centre, the root's safe area, allowed moves and ending bonuses, drops
+    root children no longer allowed and refreshes utilities that depend on the score centre.
+    Writes the root position's symmetries (at least the identity) to syms[8]; returns their number.
+    """
+    cdef int num_syms, i
+    cdef unsigned char dup[MAX_ARR_SIZE]
+    cdef double expected, cap
+    cdef Node* r = t.root
+    cdef SearchConfig* c = &t.cfg
+    area_calculate(&t.root_hist.board, t.root_safe_area, False, False, False,
+                   history_suicide_legal_for_pass_alive(&t.root_hist))
+    expected = r.stats.score_mean if r.stats.visits > 0 and r.stats.weight_sum > 0 else r.eval.score_mean
+    c.recent_score_center = expected * (1.0 - c.dynamic_score_center_zero_weight)
+    cap = sqrt(<double>t.area) * c.dynamic_score_center_scale
+    if c.recent_score_center > expected + cap:
+        c.recent_score_center = expected + cap
+    if c.recent_score_center < expected - cap:
+        c.recent_score_center = expected - cap
+    memset(dup, 0, MAX_ARR_SIZE)
+    num_syms = 1
+    syms[0] = 0
+    if c.root_symmetry_pruning and not t.nogo:
+        num_syms = root_board_symmetries(t, syms)
+        mark_root_symmetry_duplicates(t, dup, syms, num_syms)
+    compute_root_allowed(t, dup)
+    for i in range(MAX_ARR_SIZE):
+        t.root_ending_bonus[i] = 0.0
+    if c.root_ending_bonus_points != 0.0 and not t.nogo:
+        for i in range(r.num_edges):
+            t.root_ending_bonus[r.edges[i].move] = compute_ending_bonus(t, r.edges[i].move)
+    filter_root_children(t)
+    if c.dynamic_score_utility_factor != 0.0 or c.subtree_value_bias_factor != 0.0:
+        recompute_tree(t, r, True)
+    svb_clear_unused(t)
+    return num_syms
+
+
+cdef Node* root_take_child_subtree(TreeCore* t, Loc move) noexcept nogil:
+    """Tree reuse once move is played at the root: free the old root with every other subtree and
+    return move's child, detached, if it was expanded (else NULL). t.root is NULL afterwards."""
+    cdef Node* old = t.root
+    cdef Node* child = NULL
+    cdef int i
+    if old == NULL:
+        return NULL
+    for i in range(old.num_children):
+        if old.children[i].move == move:
+            child = old.children[i].node
+            if child.state != NODE_EXPANDED:
+                child = NULL
+            else:
+                old.children[i].node = NULL
+            break
+    t.root = NULL
+    for i in range(old.num_children):
+        if old.children[i].node != NULL:
+            node_free_tree(t, old.children[i].node)
+    old.num_children = 0
+    node_free_tree(t, old)
+    return child

@@ -6,7 +6,7 @@ the batch -> apply (store evals and back up, nogil). The per-node work lives in 
 modules by phase (selection, backup, leaf evaluation, root policy, descents); this class owns
 the tree's memory and buffers, root settings from Python, and the checks used by the tests.
 """
-from libc.stdint cimport int64_t, uint16_t, uint64_t
+from libc.stdint cimport uint16_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from libc.math cimport sqrt
@@ -19,24 +19,20 @@ from cython_ext.board cimport (
 from cython_ext.rules cimport KO_SIMPLE
 from cython_ext.history cimport (
     History, GameState, history_copy, history_free, history_is_legal_tolerant, history_make_move_assume_legal,
-    history_pass_would_end_phase, history_pass_would_end_game, history_suicide_legal_for_pass_alive,
+    history_pass_would_end_phase, history_pass_would_end_game,
 )
 from cython_ext.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
-from cython_ext.area cimport area_calculate
 from cython_ext.search_values cimport SearchConfig
 from cython_ext.playout cimport rng_seed
 from cython_ext.nogo cimport nogo_is_legal, nogo_has_legal_move
 from cython_ext.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
     LEAF_ROOT_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, node_free_tree, svb_release,
-    svb_reset, svb_clear_unused,
+    svb_reset, node_subtree_virtual_losses, node_subtree_count, node_subtree_visits_consistent,
 )
-from cython_ext.search_backup cimport add_direct_eval_as_leaf, recompute_tree, backup, undo_virtual_losses
+from cython_ext.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from cython_ext.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
-from cython_ext.search_root cimport (
-    compute_ending_bonus, root_board_symmetries, mark_root_symmetry_duplicates, compute_root_allowed,
-    filter_root_children,
-)
+from cython_ext.search_root cimport begin_search_root, root_take_child_subtree
 from cython_ext.search_descent cimport leaf_slot_start, collect_batch
 
 
@@ -269,9 +265,7 @@ cdef class SearchTree:
         Returns True when the subtree was kept. Raises ValueError if the move is impossible.
         """
         cdef Loc loc
-        cdef Node* child = NULL
-        cdef Node* old
-        cdef int i
+        cdef Node* child
         cdef float old_bonus
         if not self.t.has_root_hist:
             raise ValueError("no root position")
@@ -287,22 +281,7 @@ cdef class SearchTree:
         history_make_move_assume_legal(&self.t.root_hist, loc, <Color>pla, prevent_encore and not self.t.nogo)
         free(self.t.root_priors)
         self.t.root_priors = NULL
-        old = self.t.root
-        if old != NULL:
-            for i in range(old.num_children):
-                if old.children[i].move == loc:
-                    child = old.children[i].node
-                    if child.state != NODE_EXPANDED:
-                        child = NULL
-                    else:
-                        old.children[i].node = NULL
-                    break
-            self.t.root = NULL
-            for i in range(old.num_children):
-                if old.children[i].node != NULL:
-                    node_free_tree(&self.t, old.children[i].node)
-            old.num_children = 0
-            node_free_tree(&self.t, old)
+        child = root_take_child_subtree(&self.t, loc)
         if child != NULL:
             child.force_non_terminal = self.t.root_hist.is_game_finished
             child.is_terminal = False
@@ -421,38 +400,10 @@ cdef class SearchTree:
         """Per-search root setup (KataGo's beginSearch / computeRootValues); call once the root is evaluated."""
         cdef int syms[8]
         cdef int num_syms, i
-        cdef unsigned char dup[MAX_ARR_SIZE]
-        cdef double expected, cap
-        cdef Node* r = self.t.root
-        cdef SearchConfig* c = &self.t.cfg
-        if r == NULL or r.state != NODE_EXPANDED:
+        if self.t.root == NULL or self.t.root.state != NODE_EXPANDED:
             raise ValueError("the root must be evaluated before a search begins")
         with nogil:
-            area_calculate(&self.t.root_hist.board, self.t.root_safe_area, False, False, False,
-                           history_suicide_legal_for_pass_alive(&self.t.root_hist))
-            expected = r.stats.score_mean if r.stats.visits > 0 and r.stats.weight_sum > 0 else r.eval.score_mean
-            c.recent_score_center = expected * (1.0 - c.dynamic_score_center_zero_weight)
-            cap = sqrt(<double>self.t.area) * c.dynamic_score_center_scale
-            if c.recent_score_center > expected + cap:
-                c.recent_score_center = expected + cap
-            if c.recent_score_center < expected - cap:
-                c.recent_score_center = expected - cap
-            memset(dup, 0, MAX_ARR_SIZE)
-            num_syms = 1
-            syms[0] = 0
-            if c.root_symmetry_pruning and not self.t.nogo:
-                num_syms = root_board_symmetries(&self.t, syms)
-                mark_root_symmetry_duplicates(&self.t, dup, syms, num_syms)
-            compute_root_allowed(&self.t, dup)
-            for i in range(MAX_ARR_SIZE):
-                self.t.root_ending_bonus[i] = 0.0
-            if c.root_ending_bonus_points != 0.0 and not self.t.nogo:
-                for i in range(r.num_edges):
-                    self.t.root_ending_bonus[r.edges[i].move] = compute_ending_bonus(&self.t, r.edges[i].move)
-            filter_root_children(&self.t)
-            if c.dynamic_score_utility_factor != 0.0 or c.subtree_value_bias_factor != 0.0:
-                recompute_tree(&self.t, r, True)
-            svb_clear_unused(&self.t)
+            num_syms = begin_search_root(&self.t, syms)
         self._root_symmetries = [syms[i] for i in range(num_syms)]
         return self._root_symmetries
 
@@ -615,51 +566,14 @@ cdef class SearchTree:
     # -- debugging / tests ----------------------------------------------------------------------------
     def total_virtual_losses(self):
         """Sum of virtual losses over the whole tree (0 between batches)."""
-        return _sum_virtual_losses(self.t.root)
+        return node_subtree_virtual_losses(self.t.root)
 
     def node_count(self):
-        return _count_nodes(self.t.root)
+        return node_subtree_count(self.t.root)
 
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
-        return _check_node(self.t.root)
-
-
-cdef int64_t _sum_virtual_losses(Node* n):
-    cdef int64_t total = 0
-    cdef int i
-    if n == NULL:
-        return 0
-    total = n.virtual_losses
-    for i in range(n.num_children):
-        total += _sum_virtual_losses(n.children[i].node)
-    return total
-
-
-cdef int64_t _count_nodes(Node* n):
-    cdef int64_t total = 1
-    cdef int i
-    if n == NULL:
-        return 0
-    for i in range(n.num_children):
-        total += _count_nodes(n.children[i].node)
-    return total
-
-
-cdef bint _check_node(Node* n):
-    cdef int64_t edge_sum = 0
-    cdef int i
-    if n == NULL:
-        return True
-    for i in range(n.num_children):
-        edge_sum += n.children[i].edge_visits
-        if n.children[i].edge_visits > n.children[i].node.stats.visits:
-            return False
-        if not _check_node(n.children[i].node):
-            return False
-    if n.state == NODE_EXPANDED and n.num_children > 0 and n.stats.visits < 1 + edge_sum:
-        return False
-    return True
+        return node_subtree_visits_consistent(self.t.root)
 
 
 cdef Color _color_of(value) except? 99:
