@@ -30,11 +30,12 @@ from cython_ext.nogo cimport nogo_is_legal
 from cython_ext.search_values cimport (
     result_utility, score_utility, score_utility_diff, utility_radius, score_stdev, eval_weight,
 )
-from cython_ext.search_tree cimport (
-    SearchTree, TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED,
-    child_weight, root_prior, fpu_value, explore_scaling, explore_selection_value, ending_bonus,
-    prune_noise_weight, downweight_bad_children,
+from cython_ext.search_nodes cimport (
+    TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior, ending_bonus,
 )
+from cython_ext.search_select cimport fpu_value, explore_scaling, explore_selection_value
+from cython_ext.search_backup cimport prune_noise_weight, downweight_bad_children
+from cython_ext.search_tree cimport SearchTree
 
 cdef double POLICY_ILLEGAL_SELECTION_VALUE = -1e50
 # Raw policy gets this weight against child weight when picking the most stably explored child.

@@ -41,7 +41,7 @@ cdef struct SearchConfig:
     double fpu_parent_weight_by_visited_policy_pow
     double fpu_parent_weight
     # Human SL: a second, human-style policy per node (KataGo's humanSL* parameters). Indexed by
-    # HUMAN_AT_ROOT / HUMAN_AT_ROOT_PLAYER / HUMAN_AT_OPPONENT (search_tree.pxd): the chance that a
+    # HUMAN_AT_ROOT / HUMAN_AT_ROOT_PLAYER / HUMAN_AT_OPPONENT (search_nodes.pxd): the chance that a
     # playout picks its move there by the human policy, without (weightless) or with (weightful)
     # the playout counting in the parent's value.
     double human_cpuct_exploration

@@ -1,8 +1,9 @@
 """The .pxd contracts work for third-party Cython code after installation.
 
 Compiles a small extension that cimports the installed cython_ext modules by their dotted
-names (board, history, features), builds it against wherever cython_ext was imported from,
-and checks that it runs: the same thing a user's own Cython search or tooling would do.
+names (board, history, features, the search's nodes and tree), builds it against wherever
+cython_ext was imported from, and checks that it runs: the same thing a user's own Cython
+search or tooling would do.
 """
 import importlib
 import os
@@ -24,6 +25,9 @@ from cython_ext.history cimport History, history_init, history_free, history_pla
 from cython_ext.rules cimport Rules, KO_POSITIONAL, SCORING_AREA, TAX_NONE, WHB_ZERO
 from cython_ext.features cimport (FeatureParams, default_feature_params, fill_features_v7,
                                   NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7)
+from cython_ext.search_nodes cimport Node, ChildSlot, child_weight
+from cython_ext.search_tree cimport SearchTree
+from libc.string cimport memset
 
 
 def liberties_after_two_moves():
@@ -60,6 +64,21 @@ def stones_in_features():
     for i in range(81):
         total += spatial[2 * 81 + i]   # opponent (black) stones, as seen by white
     return total
+
+
+def edge_weight_of_half_the_child_visits():
+    cdef Node child
+    cdef ChildSlot slot
+    memset(&child, 0, sizeof(Node))
+    child.stats.visits = 4
+    child.stats.weight_sum = 3.0
+    slot.node = &child
+    slot.edge_visits = 2
+    return child_weight(&slot)
+
+
+def is_search_tree(obj):
+    return isinstance(obj, SearchTree)
 '''
 
 
@@ -79,3 +98,8 @@ def test_third_party_extension_cimports_installed_contracts(tmp_path, monkeypatc
     probe = importlib.import_module(module_name)
     assert probe.liberties_after_two_moves() == 3
     assert probe.stones_in_features() == 1.0
+    # The search's storage contract (structs, inline per-child values) and the SearchTree type.
+    assert probe.edge_weight_of_half_the_child_visits() == 1.5
+    from cython_ext.search_tree import SearchTree
+    assert probe.is_search_tree(SearchTree(9, 9))
+    assert not probe.is_search_tree(object())

@@ -1,0 +1,16 @@
+# cython: language_level=3
+"""Contract: descents (KataGo's playoutDescend) and batch collection.
+
+Owns one descent from the root (selection at each node, creating the child for a new edge with
+its terminal status and subtree-value-bias entry, virtual losses along the path) and collecting
+a batch of leaves for evaluation (see the DESCENT_* outcomes in search_nodes.pxd).
+"""
+from cython_ext.history cimport History
+from cython_ext.search_nodes cimport TreeCore, Node, LeafSlot
+
+cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil
+cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil
+cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h) noexcept nogil
+cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil
+cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents,
+                       int* playouts_done) noexcept nogil

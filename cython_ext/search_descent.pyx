@@ -1,0 +1,142 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Descents: walking from the root to a leaf, expanding a child, and collecting a batch
+(contract: search_descent.pxd)."""
+from libc.stdint cimport int16_t
+from libc.stdlib cimport realloc
+
+from cython_ext.board cimport Loc, Color, NULL_LOC, PASS_LOC, opp_of
+from cython_ext.history cimport (
+    History, history_copy, history_free, history_make_move_assume_legal,
+    history_should_suppress_end_game_from_friendly_pass,
+)
+from cython_ext.nogo cimport nogo_has_legal_move
+from cython_ext.search_nodes cimport (
+    TreeCore, Node, LeafSlot, NODE_UNEVALUATED, NODE_PENDING, LEAF_NEW, DESCENT_LEAF, DESCENT_DONE,
+    DESCENT_DONE_UNCOUNTED, DESCENT_BLOCKED, node_new, node_add_child, svb_get, svb_move_key,
+)
+from cython_ext.search_select cimport select_child
+from cython_ext.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
+from cython_ext.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
+
+
+cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil:
+    if ls.depth + 2 > ls.capacity:
+        ls.capacity = 64 if ls.capacity == 0 else ls.capacity * 2
+        ls.path = <Node**>realloc(ls.path, ls.capacity * sizeof(Node*))
+        ls.slots = <int16_t*>realloc(ls.slots, ls.capacity * sizeof(int16_t))
+        ls.counted = <unsigned char*>realloc(ls.counted, ls.capacity * sizeof(unsigned char))
+    ls.slots[ls.depth] = <int16_t>slot
+    ls.counted[ls.depth] = counted
+    ls.depth += 1
+    ls.path[ls.depth] = n
+
+
+cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil:
+    if ls.capacity < 2:
+        ls.capacity = 64
+        ls.path = <Node**>realloc(ls.path, ls.capacity * sizeof(Node*))
+        ls.slots = <int16_t*>realloc(ls.slots, ls.capacity * sizeof(int16_t))
+        ls.counted = <unsigned char*>realloc(ls.counted, ls.capacity * sizeof(unsigned char))
+    ls.depth = 0
+    ls.path[0] = root
+    ls.kind = LEAF_NEW
+    ls.stops_below_root = False
+
+
+cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h) noexcept nogil:
+    """Play the edge's move on h and attach a new child node for the resulting position."""
+    cdef Color pla = n.next_pla
+    cdef Loc move = n.edges[edge].move
+    cdef bint friendly_pass_suppression = False, force_non_terminal
+    cdef Node* child
+    cdef Loc parent_prev
+    if move == PASS_LOC and not t.nogo:
+        friendly_pass_suppression = history_should_suppress_end_game_from_friendly_pass(h, pla)
+    history_make_move_assume_legal(h, move, pla, False)
+    child = node_new(opp_of(pla))
+    if t.nogo:
+        if not nogo_has_legal_move(&h.board, opp_of(pla)):
+            set_nogo_terminal(child, pla)
+    else:
+        force_non_terminal = move == PASS_LOC and h.is_game_finished and (
+            (t.cfg.conservative_pass and is_root) or friendly_pass_suppression)
+        child.force_non_terminal = force_non_terminal
+        if h.is_game_finished and not force_non_terminal:
+            child.is_terminal = True
+            set_terminal_result(t, child, h)
+    if t.cfg.subtree_value_bias_factor != 0.0 and h.num_moves >= 2 and move != PASS_LOC:
+        parent_prev = h.moves[h.num_moves - 2].loc
+        if parent_prev != NULL_LOC:
+            child.svb_entry = svb_get(t, svb_move_key(h, parent_prev, move, pla))
+    node_add_child(n, edge, child)
+    return child
+
+
+cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
+    """One descent from the root (h must be a fresh copy of the root history); see the DESCENT_* outcomes."""
+    cdef Node* n = t.root
+    cdef Node* child
+    cdef int slot, edge
+    cdef bint is_root, count_edge, count_playout, counted_playout = True
+    leaf_slot_start(ls, n)
+    while True:
+        is_root = n == t.root
+        if n.is_terminal and not is_root:
+            add_terminal_value(t, n)
+            backup(t, ls)
+            return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+        if n.state == NODE_PENDING:
+            undo_virtual_losses(ls)
+            return DESCENT_BLOCKED
+        if n.state == NODE_UNEVALUATED:
+            if t.rollouts:
+                rollout_evaluate(t, n, h, is_root or t.keep_ownership)
+                add_direct_eval_as_leaf(t, n, True)
+                backup(t, ls)
+                return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+            n.state = NODE_PENDING
+            ls.stops_below_root = ls.stops_below_root and counted_playout
+            return DESCENT_LEAF
+        if not select_child(t, n, is_root, h, &slot, &edge, &count_edge, &count_playout):
+            # Nothing may be explored here: count the node's own evaluation again.
+            add_direct_eval_as_leaf(t, n, False)
+            backup(t, ls)
+            return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+        if not count_playout:
+            counted_playout = False
+        elif not count_edge:
+            ls.stops_below_root = True
+        if slot < 0:
+            child = create_child(t, n, edge, is_root, h)
+            slot = n.edges[edge].slot
+        else:
+            child = n.children[slot].node
+            history_make_move_assume_legal(h, n.children[slot].move, n.next_pla, False)
+        child.virtual_losses += 1
+        leaf_slot_push(ls, child, slot, count_edge)
+        n = child
+
+
+cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents, int* playouts_done) noexcept nogil:
+    """Descend until max_leaves leaves wait for evaluation, max_playouts playouts finished, or max_descents tried."""
+    cdef History h
+    cdef int descents = 0, outcome, leaf_index
+    cdef LeafSlot* ls
+    playouts_done[0] = 0
+    t.num_leaves = 0
+    history_copy(&h, &t.root_hist)
+    while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
+        descents += 1
+        ls = &t.leaves[t.num_leaves]
+        outcome = descend(t, &h, ls)
+        if outcome == DESCENT_LEAF:
+            fill_leaf_features(t, t.num_leaves, &h, ls.path[ls.depth] == t.root)
+            t.num_leaves += 1
+        elif outcome == DESCENT_DONE:
+            playouts_done[0] += 1
+            if ls.stops_below_root:
+                t.playouts_below_root += 1
+        history_free(&h)
+        history_copy(&h, &t.root_hist)
+    history_free(&h)
+    return t.num_leaves

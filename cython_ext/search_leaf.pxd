@@ -1,0 +1,19 @@
+# cython: language_level=3
+"""Contract: leaf evaluation plumbing (KataGo's searchnnhelpers, plus rollouts).
+
+Owns terminal scoring of a node from its history, a leaf's network inputs in the batch buffers
+(features, legal mask, and the NN cache key covering everything the features show), storing a
+network evaluation into a node (edges from the policy, eval, ownership) and the human-SL policy
+per edge, and rollout evaluation (uniform priors, values from random playouts).
+"""
+from cython_ext.board cimport Color
+from cython_ext.history cimport History
+from cython_ext.search_nodes cimport TreeCore, Node, DirectEval
+
+cdef void set_terminal_result(TreeCore* t, Node* n, const History* h) noexcept nogil
+cdef void set_nogo_terminal(Node* n, Color winner) noexcept nogil
+cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_root) noexcept nogil
+cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* policy, float policy_pass,
+                     const unsigned char* legal, const float* ownership, bint keep_ownership) noexcept nogil
+cdef void store_human_priors(TreeCore* t, Node* n, const float* policy, float policy_pass) noexcept nogil
+cdef void rollout_evaluate(TreeCore* t, Node* n, const History* h, bint want_ownership) noexcept nogil

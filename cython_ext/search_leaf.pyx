@@ -1,0 +1,251 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Leaf evaluation plumbing: terminal scores, network inputs and cache keys, storing evaluations,
+rollouts (contract: search_leaf.pxd)."""
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset, memcpy
+
+from cython_ext.board cimport (
+    Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, loc_of, loc_x, loc_y, opp_of,
+    hash_xor,
+)
+from cython_ext.history cimport (
+    History, history_is_legal, history_situation_ko_hash, history_white_komi_adjustment_for_draws,
+)
+from cython_ext.features cimport (
+    FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
+)
+from cython_ext.search_values cimport eval_weight
+from cython_ext.playout cimport Rng, rng_seed, playout_area_score
+from cython_ext.nogo cimport nogo_legal_moves, nogo_rollout
+from cython_ext.search_nodes cimport (
+    TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_edges,
+)
+
+
+# Number of leading moves fed as history features (cache key must cover them).
+cdef int FEATURE_HISTORY_MOVES = 5
+cdef uint64_t CACHE_KEY_SEED = 0xc0ffee1234abcdefULL
+
+
+# ---- Zobrist tables for the NN cache key -----------------------------------------------------
+cdef Hash128 _key_move[6][MAX_ARR_SIZE][3]
+cdef Hash128 _key_flags[16]
+
+cdef void _init_key_zobrist() noexcept nogil:
+    cdef Rng r
+    cdef int i, j, k
+    rng_seed(&r, CACHE_KEY_SEED)
+    for i in range(6):
+        for j in range(MAX_ARR_SIZE):
+            for k in range(3):
+                _key_move[i][j][k] = rand_hash(&r)
+    for i in range(16):
+        _key_flags[i] = rand_hash(&r)
+
+_init_key_zobrist()
+
+
+# ---- terminal nodes --------------------------------------------------------------------------
+cdef void set_terminal_result(TreeCore* t, Node* n, const History* h) noexcept nogil:
+    cdef double dew = t.cfg.draw_equivalent_wins_for_white
+    cdef double score, lower, upper
+    if h.is_no_result:
+        n.term_win_loss = 0.0
+        n.term_no_result = 1.0
+        n.term_score = 0.0
+        n.term_score_sq = 0.0
+        return
+    if h.winner == C_WHITE:
+        n.term_win_loss = 1.0
+    elif h.winner == C_BLACK:
+        n.term_win_loss = -1.0
+    else:
+        n.term_win_loss = 2.0 * dew - 1.0
+    n.term_no_result = 0.0
+    score = h.final_white_minus_black_score
+    n.term_score = score + history_white_komi_adjustment_for_draws(h, dew)
+    if <double>(<int>score) == score:
+        lower = score - 0.5
+        upper = score + 0.5
+        n.term_score_sq = lower * lower + (upper * upper - lower * lower) * dew
+    else:
+        n.term_score_sq = score * score
+
+
+cdef void set_nogo_terminal(Node* n, Color winner) noexcept nogil:
+    n.is_terminal = True
+    n.term_win_loss = 1.0 if winner == C_WHITE else -1.0
+    n.term_no_result = 0.0
+    n.term_score = 0.0
+    n.term_score_sq = 0.0
+
+
+# ---- network inputs ---------------------------------------------------------------------------
+cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_root) noexcept nogil:
+    cdef FeatureParams fp = t.feature_params
+    cdef Color pla = h.presumed_next_pla
+    cdef Color pda_pla
+    cdef int plane = t.area
+    cdef Hash128 key
+    cdef int i, shown, idx
+    cdef Loc mv
+    fp.conservative_pass_and_is_root = t.cfg.conservative_pass and is_root
+    if t.playout_doubling_advantage != 0.0:
+        pda_pla = t.playout_doubling_advantage_pla if t.playout_doubling_advantage_pla != C_EMPTY else t.pla_search_is_for
+        fp.playout_doubling_advantage = -t.playout_doubling_advantage if opp_of(pla) == pda_pla else t.playout_doubling_advantage
+    if t.ignore_all_history:
+        fp.max_history = 0
+    elif t.ignore_pre_root_history:
+        fp.max_history = 0 if is_root else h.num_moves - t.root_hist.num_moves
+    fill_features_v7(h, pla, &fp, t.x_size, t.y_size,
+                     t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
+                     t.global_features + slot * NUM_GLOBAL_FEATURES_V7)
+    fill_legal_mask(h, pla, t.x_size, t.y_size, t.legal + slot * (plane + 1))
+    # Cache key: the situation plus whatever else the features show (recent moves, pass state, flags).
+    key = history_situation_ko_hash(h, pla)
+    shown = FEATURE_HISTORY_MOVES if FEATURE_HISTORY_MOVES < fp.max_history else fp.max_history
+    if shown > h.num_approx_valid_turns_this_phase:
+        shown = h.num_approx_valid_turns_this_phase
+    for i in range(shown):
+        idx = h.num_moves - 1 - i
+        if idx < 0:
+            break
+        mv = h.moves[idx].loc
+        key = hash_xor(key, _key_move[i][mv][h.moves[idx].pla])
+    key = hash_xor(key, _key_flags[h.consecutive_ending_passes if h.consecutive_ending_passes < 4 else 3])
+    if fp.conservative_pass_and_is_root:
+        key = hash_xor(key, _key_flags[4])
+    if h.is_game_finished:
+        key = hash_xor(key, _key_flags[5])
+    if h.is_past_normal_phase_end:
+        key = hash_xor(key, _key_flags[6])
+    if fp.max_history == 0:
+        key = hash_xor(key, _key_flags[7])
+    if fp.playout_doubling_advantage != 0.0:
+        key.h0 ^= <uint64_t>(<int64_t>(fp.playout_doubling_advantage * 1000.0)) * 0x9E3779B97F4A7C15ULL
+    t.cache_keys[2 * slot] = key.h0
+    t.cache_keys[2 * slot + 1] = key.h1
+    t.leaf_is_root[slot] = is_root
+    t.leaf_white[slot] = pla == C_WHITE
+
+
+# ---- storing evaluations -----------------------------------------------------------------------
+cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* policy, float policy_pass,
+                     const unsigned char* legal, const float* ownership, bint keep_ownership) noexcept nogil:
+    # legal: the leaf's legal mask [area + 1]. A prior counts only on a legal move: an evaluator that
+    # does not mask illegal moves (a test fake, a custom net) must not create children on occupied points.
+    cdef Loc moves[MAX_EDGES]
+    cdef float priors[MAX_EDGES]
+    cdef int count = 0, x, y, pos
+    for y in range(t.y_size):
+        for x in range(t.x_size):
+            pos = y * t.x_size + x
+            if policy[pos] >= 0.0 and legal[pos]:
+                moves[count] = loc_of(x, y, t.x_size)
+                priors[count] = policy[pos]
+                count += 1
+    if policy_pass >= 0.0 and legal[t.area] and not t.nogo:
+        moves[count] = PASS_LOC
+        priors[count] = policy_pass
+        count += 1
+    node_set_edges(n, moves, priors, count)
+    n.eval = ev[0]
+    n.eval.weight = eval_weight(&t.cfg, ev.score_mean, ev.st_wl_error, ev.st_score_error)
+    if n == t.root:
+        # Children whose move lost its edge are dropped by filter_root_children (begin_search).
+        free(t.root_priors)
+        t.root_priors = NULL
+    if keep_ownership and ownership != NULL:
+        if n.ownership == NULL:
+            n.ownership = <float*>malloc(t.area * sizeof(float))
+        memcpy(n.ownership, ownership, t.area * sizeof(float))
+    n.state = NODE_EXPANDED
+    n.age = t.search_age
+
+
+cdef void store_human_priors(TreeCore* t, Node* n, const float* policy, float policy_pass) noexcept nogil:
+    """The human-SL net's policy for n's edges (n must be expanded); -1 where it has none."""
+    cdef int e, pos
+    cdef Loc move
+    if n.human_priors == NULL:
+        n.human_priors = <float*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(float))
+    for e in range(n.num_edges):
+        move = n.edges[e].move
+        if move == PASS_LOC:
+            n.human_priors[e] = policy_pass
+        else:
+            pos = loc_y(move, t.x_size) * t.x_size + loc_x(move, t.x_size)
+            n.human_priors[e] = policy[pos]
+
+
+# ---- rollouts ----------------------------------------------------------------------------------
+cdef void rollout_evaluate(TreeCore* t, Node* n, const History* h, bint want_ownership) noexcept nogil:
+    """Evaluate a node with random playouts: uniform priors over legal moves, values from final area counts."""
+    cdef Color pla = n.next_pla
+    cdef Loc moves[MAX_EDGES]
+    cdef float priors[MAX_EDGES]
+    cdef Color area[MAX_ARR_SIZE]
+    cdef Board b
+    cdef int count = 0, x, y, k, runs = t.rollouts_per_leaf if t.rollouts_per_leaf > 0 else 1
+    cdef Loc loc
+    cdef double wl = 0.0, sm = 0.0, smsq = 0.0, final, bonus, dew = t.cfg.draw_equivalent_wins_for_white
+    cdef Color winner
+    if t.nogo:
+        count = nogo_legal_moves(&h.board, pla, moves)
+    else:
+        for y in range(t.y_size):
+            for x in range(t.x_size):
+                loc = loc_of(x, y, t.x_size)
+                if history_is_legal(h, loc, pla):
+                    moves[count] = loc
+                    count += 1
+        moves[count] = PASS_LOC
+        count += 1
+    for k in range(count):
+        priors[k] = <float>(1.0 / count)
+    node_set_edges(n, moves, priors, count)
+    if want_ownership and n.ownership == NULL:
+        n.ownership = <float*>calloc(t.area, sizeof(float))
+    elif n.ownership != NULL:
+        memset(n.ownership, 0, t.area * sizeof(float))
+    bonus = h.white_bonus_score + h.white_handicap_bonus_score + h.rules.komi
+    for k in range(runs):
+        memcpy(&b, &h.board, sizeof(Board))
+        if t.nogo:
+            winner = nogo_rollout(&b, pla, &t.rng)
+            wl += 1.0 if winner == C_WHITE else -1.0
+        else:
+            final = playout_area_score(&b, pla, False, &t.rng, area) + bonus
+            if final > 0:
+                wl += 1.0
+            elif final < 0:
+                wl -= 1.0
+            else:
+                wl += 2.0 * dew - 1.0
+            sm += final
+            smsq += final * final
+            if n.ownership != NULL:
+                for y in range(t.y_size):
+                    for x in range(t.x_size):
+                        loc = loc_of(x, y, t.x_size)
+                        if area[loc] == C_WHITE:
+                            n.ownership[y * t.x_size + x] += 1.0
+                        elif area[loc] == C_BLACK:
+                            n.ownership[y * t.x_size + x] -= 1.0
+    if n.ownership != NULL:
+        for k in range(t.area):
+            n.ownership[k] /= runs
+    wl /= runs
+    n.eval.win = 0.5 * (1.0 + wl)
+    n.eval.loss = 0.5 * (1.0 - wl)
+    n.eval.no_result = 0.0
+    n.eval.score_mean = sm / runs
+    n.eval.score_mean_sq = smsq / runs
+    n.eval.lead = sm / runs
+    n.eval.var_time_left = -1.0
+    n.eval.st_wl_error = -1.0
+    n.eval.st_score_error = -1.0
+    n.eval.weight = 1.0
+    n.state = NODE_EXPANDED
+    n.age = t.search_age

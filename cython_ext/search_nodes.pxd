@@ -1,0 +1,275 @@
+# cython: language_level=3
+"""Contract: MCTS tree storage -- the C structs every search_* module works on, node and
+subtree-value-bias-table storage, and the tiny per-child values that selection, backup and
+results all need (inline here so the hot loops pay no cross-module call).
+
+The search is split by phase, as KataGo splits search*.cpp:
+  search_nodes    this file: structs, node allocation/edges/children, the SVB table
+  search_select   selection: FPU, exploration scaling, select_child (incl. human-SL picks)
+  search_backup   backup: leaf values, recompute_stats, downweighting, noise pruning
+  search_leaf     leaf evaluation plumbing: terminal scores, features + cache keys,
+                  store_eval / store_human_priors, rollouts
+  search_root     root policy: ending bonus, symmetry, allowed moves, root child filtering
+  search_descent  descents and batch collection (expansion of new children)
+  search_tree     the SearchTree Python class, a thin wrapper over the above
+  search_results  reading results out of a SearchTree (PV, analysis info, move choice)
+
+The search as a whole: nodes as C structs, batched leaf collection, backup, all nogil.
+
+Vocabulary (KataGo's):
+  node          a position in the tree; next_pla is the player to move there.
+  direct eval   the network's (or a rollout's) evaluation of the node itself.
+  edge          a legal move of an expanded node with its prior; edges are sorted by
+                raw prior, highest first, and get a child node only once explored.
+  child slot    an explored edge: the child node and the edge's visit count.
+  human priors  with a human-SL net (-human-model), its policy per edge; a playout may pick its
+                move by them instead of the main priors (humanSL*ExploreProb*). A weightless
+                pick does not count an edge visit, so the parent's value ignores that playout.
+  stats         the node's running averages over its subtree (White's view): win-loss,
+                no-result, score mean and mean square, lead, utility and utility square,
+                the weight sum and visits. Recomputed from the children after each visit
+                (KataGo's recomputeNodeStats), not accumulated.
+  virtual loss  a mark on a child that a descent in flight passed through; selection
+                treats it as a loss so that one batch's descents spread out.
+  playout       one descent from the root that ends in a value backed up to the root.
+
+A batch is collected by repeated descents from the root; each ends at a new leaf
+(marked NODE_PENDING, its features written to the batch buffers), at a terminal
+node (scored from the history and backed up at once), or, when it runs into a
+leaf already pending, is abandoned (virtual losses undone). In rollout mode a new
+leaf is evaluated by random playouts on the spot and backed up at once.
+
+Terminal nodes: the game is over in the node's history (two passes, a NoGo
+player without moves, a no-result cycle) and the node is not forced
+non-terminal (passes from the root under conservativePass, friendly-pass
+suppression): scored from the history's winner and final score.
+
+Graph search (transpositions) is not implemented: every node has one parent.
+"""
+from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
+from cython_ext.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
+from cython_ext.history cimport History
+from cython_ext.features cimport FeatureParams
+from cython_ext.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
+from cython_ext.playout cimport Rng, rng_next
+
+cdef enum:
+    NODE_UNEVALUATED = 0
+    NODE_PENDING = 1
+    NODE_EXPANDED = 2
+
+cdef enum:
+    MAX_EDGES = MAX_PLAY_SIZE + 1       # every point plus pass
+
+# How a batch slot's leaf is to be used once evaluated.
+cdef enum:
+    LEAF_NEW = 0          # a fresh node: store the eval, add it as the node's first visit, back up
+    LEAF_ROOT_REINIT = 1  # the root again with root settings: replace its eval, no visit
+
+# Where a node stands for the human-SL exploration probabilities (SearchConfig.human_explore_*).
+cdef enum:
+    HUMAN_AT_ROOT = 0
+    HUMAN_AT_ROOT_PLAYER = 1   # below the root, the root player to move
+    HUMAN_AT_OPPONENT = 2      # below the root, the opponent to move
+
+# Outcome of one descent.
+cdef enum:
+    DESCENT_LEAF = 0              # a new leaf is waiting for evaluation in the batch
+    DESCENT_DONE = 1              # a value was backed up (terminal, rollout, or nothing to expand)
+    DESCENT_DONE_UNCOUNTED = 2    # backed up but does not count toward playout limits
+    DESCENT_BLOCKED = 3           # ran into a pending leaf; abandoned
+
+
+cdef struct Node
+
+cdef struct Edge:
+    float prior        # raw network prior
+    Loc move
+    int16_t slot       # index into the node's children, -1 while unexplored
+
+cdef struct ChildSlot:
+    Node* node
+    int64_t edge_visits
+    Loc move
+    int16_t edge
+
+cdef struct NodeStats:
+    int64_t visits
+    double weight_sum
+    double weight_sq_sum
+    double win_loss
+    double no_result
+    double score_mean
+    double score_mean_sq
+    double lead
+    double utility
+    double utility_sq
+
+cdef struct DirectEval:
+    double win              # White's win / loss / no-result probabilities
+    double loss
+    double no_result
+    double score_mean
+    double score_mean_sq
+    double lead
+    double var_time_left    # -1 when the net has no such head
+    double st_wl_error
+    double st_score_error
+    double weight           # KataGo's computeWeightFromNNOutput
+
+cdef struct Node:
+    Color next_pla
+    unsigned char state
+    bint force_non_terminal
+    bint is_terminal
+    int32_t virtual_losses
+    int32_t age                 # search number of the last (re)evaluation (root recompute)
+    NodeStats stats
+    DirectEval eval             # valid once state == NODE_EXPANDED
+    float* ownership            # White's ownership per board point, row-major, or NULL
+    float* human_priors         # the human-SL net's policy per edge (aligned with edges), or NULL
+    # Terminal result, White's view (valid when is_terminal)
+    double term_win_loss
+    double term_no_result
+    double term_score
+    double term_score_sq
+    # Moves
+    int num_edges
+    int next_new_edge           # all edges before this one have children
+    Edge* edges
+    int num_children
+    int children_capacity
+    ChildSlot* children
+    # Subtree value bias
+    int svb_entry               # -1: none
+    double svb_last_delta_sum
+    double svb_last_weight
+
+
+cdef struct SvbEntry:
+    Hash128 key
+    double delta_utility_sum
+    double weight_sum
+    int32_t refs
+
+
+cdef struct LeafSlot:
+    Node** path                 # root .. leaf
+    int16_t* slots              # child slot taken at each step (len depth)
+    unsigned char* counted      # whether that step counts an edge visit
+    int depth                   # number of steps; path has depth + 1 nodes
+    int capacity
+    int kind
+    bint stops_below_root       # a counted playout whose value stops at a weightless step
+
+
+cdef struct TreeCore:
+    SearchConfig cfg
+    FeatureParams feature_params
+    int x_size
+    int y_size
+    int area
+    Node* root
+    History root_hist
+    bint has_root_hist
+    int search_age
+    Rng rng
+    # Modes
+    bint nogo                   # play NoGo instead of Go
+    bint rollouts               # evaluate leaves by random playouts, not a network
+    int rollouts_per_leaf
+    bint keep_ownership         # store every node's ownership (analysis wants it)
+    bint ignore_pre_root_history
+    bint ignore_all_history
+    double playout_doubling_advantage     # for the root player; sign flipped for the other
+    Color playout_doubling_advantage_pla  # C_EMPTY: the player the search is for
+    Color pla_search_is_for
+    # Root settings for this search
+    float* root_priors          # per root edge: noised / tempered priors; NULL = raw
+    bint root_allowed[MAX_ARR_SIZE]
+    double root_ending_bonus[MAX_ARR_SIZE]   # White's score bonus per root move
+    Color root_safe_area[MAX_ARR_SIZE]
+    uint16_t avoid_until[2][MAX_ARR_SIZE]    # [pla - 1][loc]: banned while depth < value
+    bint has_avoid[2]
+    double upper_bound_visits_left           # futile-visit pruning
+    int64_t playouts_below_root              # counted playouts that stopped short of the root (weightless)
+    # Batch in flight
+    int max_batch
+    int num_leaves
+    LeafSlot* leaves
+    float* spatial              # [max_batch][22][y][x]
+    float* global_features      # [max_batch][19]
+    unsigned char* legal        # [max_batch][area + 1]
+    uint64_t* cache_keys        # [max_batch][2]
+    unsigned char* leaf_is_root # [max_batch]
+    unsigned char* leaf_white   # [max_batch]: White to move
+    # Scratch
+    double* scratch             # recompute buffers
+    # Subtree value bias table
+    SvbEntry* svb_entries
+    int svb_count
+    int svb_capacity
+    int32_t* svb_index          # open addressing: entry index + 1, 0 empty
+    int svb_index_size          # power of two
+
+
+# ---- storage (search_nodes.pyx) -----------------------------------------------------------------
+cdef Node* node_new(Color next_pla) noexcept nogil
+cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the whole subtree, releasing SVB refs
+cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
+cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil
+# Whole-subtree checks for tests: virtual losses (0 between batches), node count, and visits of each
+# expanded node >= 1 + its children's edge visits (edge visits never above the child's visits).
+cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil
+cdef int64_t node_subtree_count(const Node* n) noexcept nogil
+cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil
+
+# Subtree value bias table: entries keyed by a move's local situation, shared by every node with that key.
+cdef Hash128 svb_move_key(const History* h, Loc prev_move, Loc move, Color pla) noexcept nogil  # h: after move
+cdef int svb_get(TreeCore* t, Hash128 key) noexcept nogil       # entry index, adding a reference
+cdef void svb_release(TreeCore* t, Node* n) noexcept nogil
+cdef void svb_reset(TreeCore* t) noexcept nogil
+cdef void svb_clear_unused(TreeCore* t) noexcept nogil
+cdef double svb_bias(const TreeCore* t, const Node* n) noexcept nogil   # utility bias from n's entry
+
+
+# ---- tiny hot values, inline for selection, backup and results --------------------------------------
+cdef inline Hash128 rand_hash(Rng* r) noexcept nogil:
+    cdef Hash128 h
+    h.h0 = rng_next(r)
+    h.h1 = rng_next(r)
+    return h
+
+
+cdef inline double node_direct_utility(const TreeCore* t, const Node* n) noexcept nogil:
+    return (result_utility(&t.cfg, n.eval.win - n.eval.loss, n.eval.no_result)
+            + score_utility(&t.cfg, n.eval.score_mean, n.eval.score_mean_sq))
+
+
+cdef inline double direct_weight(const TreeCore* t, const Node* n) noexcept nogil:
+    # Recomputed on use, as KataGo does: it depends on the current dynamic score centre.
+    return eval_weight(&t.cfg, n.eval.score_mean, n.eval.st_wl_error, n.eval.st_score_error)
+
+
+cdef inline double child_weight(const ChildSlot* s) noexcept nogil:
+    cdef int64_t v = s.node.stats.visits
+    return s.node.stats.weight_sum * (<double>s.edge_visits / <double>(v if v > 1 else 1))
+
+
+cdef inline double child_weight_sq(const ChildSlot* s) noexcept nogil:
+    cdef int64_t v = s.node.stats.visits
+    return s.node.stats.weight_sq_sum * (<double>s.edge_visits / <double>(v if v > 1 else 1))
+
+
+cdef inline double root_prior(const TreeCore* t, const Node* n, int edge) noexcept nogil:
+    # The edge's prior for selection: the root's noised / tempered priors when set, else the raw one.
+    if n == t.root and t.root_priors != NULL:
+        return t.root_priors[edge]
+    return n.edges[edge].prior
+
+
+cdef inline double ending_bonus(const TreeCore* t, const Node* parent, Loc move) noexcept nogil:
+    # White's score bonus for move at the root (search_root fills the table), 0 elsewhere.
+    if parent != t.root or move == NULL_LOC:
+        return 0.0
+    return t.root_ending_bonus[move]

@@ -1,0 +1,273 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Node and subtree-value-bias-table storage (contract: search_nodes.pxd)."""
+from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+
+from cython_ext.board cimport (
+    Board, Loc, Color, Hash128, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_x, loc_y, hash_xor,
+    board_num_liberties,
+)
+from cython_ext.history cimport History, history_recent_board
+from cython_ext.playout cimport Rng, rng_seed
+
+
+# Subtree value bias entries below this weight are ignored.
+cdef double SVB_MIN_WEIGHT = 0.001
+# Local pattern used by the subtree value bias table: 5x5 around the move.
+cdef int SVB_PATTERN_RADIUS = 2
+cdef int SVB_PATTERN_LEN = 5
+cdef int SVB_INITIAL_INDEX_SIZE = 1024
+cdef uint64_t SVB_ZOBRIST_SEED = 0x5eed5eed12345678ULL
+
+
+# ---- Zobrist tables for the subtree value bias keys ----------------------------------------
+cdef Hash128 _svb_move_locs[MAX_ARR_SIZE][2]
+cdef Hash128 _svb_ko_ban[MAX_ARR_SIZE]
+cdef Hash128 _svb_pattern[3][25]
+cdef Hash128 _svb_atari[25]
+cdef Hash128 _svb_pla[3]
+
+cdef void _init_svb_zobrist() noexcept nogil:
+    cdef Rng r
+    cdef int i, j
+    rng_seed(&r, SVB_ZOBRIST_SEED)
+    for i in range(MAX_ARR_SIZE):
+        _svb_move_locs[i][0] = rand_hash(&r)
+        _svb_move_locs[i][1] = rand_hash(&r)
+        _svb_ko_ban[i] = rand_hash(&r)
+    for i in range(3):
+        _svb_pla[i] = rand_hash(&r)
+        for j in range(25):
+            _svb_pattern[i][j] = rand_hash(&r)
+    for j in range(25):
+        _svb_atari[j] = rand_hash(&r)
+
+_init_svb_zobrist()
+
+
+# ---- nodes -------------------------------------------------------------------------------
+cdef Node* node_new(Color next_pla) noexcept nogil:
+    cdef Node* n = <Node*>calloc(1, sizeof(Node))
+    n.next_pla = next_pla
+    n.svb_entry = -1
+    n.age = -1
+    return n
+
+
+cdef void svb_release(TreeCore* t, Node* n) noexcept nogil:
+    """Take back most of a dying node's contribution to its table entry (KataGo's removeSubtreeValueBias)."""
+    cdef SvbEntry* e
+    if n.svb_entry < 0:
+        return
+    e = &t.svb_entries[n.svb_entry]
+    e.delta_utility_sum -= n.svb_last_delta_sum * t.cfg.subtree_value_bias_free_prop
+    e.weight_sum -= n.svb_last_weight * t.cfg.subtree_value_bias_free_prop
+    e.refs -= 1
+    n.svb_entry = -1
+
+
+cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:
+    cdef int i
+    if n == NULL:
+        return
+    for i in range(n.num_children):
+        node_free_tree(t, n.children[i].node)
+    svb_release(t, n)
+    free(n.edges)
+    free(n.children)
+    free(n.ownership)
+    free(n.human_priors)
+    free(n)
+
+
+cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil:
+    cdef int slot
+    if n.num_children == n.children_capacity:
+        n.children_capacity = 4 if n.children_capacity == 0 else n.children_capacity * 2
+        n.children = <ChildSlot*>realloc(n.children, n.children_capacity * sizeof(ChildSlot))
+    slot = n.num_children
+    n.children[slot].node = child
+    n.children[slot].edge_visits = 0
+    n.children[slot].move = n.edges[edge].move
+    n.children[slot].edge = <int16_t>edge
+    n.edges[edge].slot = <int16_t>slot
+    n.num_children += 1
+    return slot
+
+
+cdef int _edge_cmp(const void* a, const void* b) noexcept nogil:
+    cdef const Edge* ea = <const Edge*>a
+    cdef const Edge* eb = <const Edge*>b
+    cdef int ka, kb
+    if ea.prior > eb.prior:
+        return -1
+    if ea.prior < eb.prior:
+        return 1
+    # Ties in board order with pass last, as KataGo scans policy positions.
+    ka = 100000 if ea.move == PASS_LOC else ea.move
+    kb = 100000 if eb.move == PASS_LOC else eb.move
+    return ka - kb
+
+
+cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil:
+    """Install the move list (sorted by prior), keeping existing children attached to their moves."""
+    cdef int i, e, slot
+    cdef int16_t edge_of_loc[MAX_ARR_SIZE]
+    free(n.edges)
+    free(n.human_priors)   # aligned with the old edges; store_human_priors sets them again
+    n.human_priors = NULL
+    n.edges = <Edge*>malloc((count if count > 0 else 1) * sizeof(Edge))
+    for i in range(count):
+        n.edges[i].move = moves[i]
+        n.edges[i].prior = priors[i]
+        n.edges[i].slot = -1
+    qsort(n.edges, count, sizeof(Edge), _edge_cmp)
+    n.num_edges = count
+    n.next_new_edge = 0
+    for i in range(MAX_ARR_SIZE):
+        edge_of_loc[i] = -1
+    for e in range(count):
+        edge_of_loc[n.edges[e].move] = <int16_t>e
+    for slot in range(n.num_children):
+        e = edge_of_loc[n.children[slot].move]
+        n.children[slot].edge = <int16_t>e
+        if e >= 0:
+            n.edges[e].slot = <int16_t>slot
+
+
+# ---- subtree value bias table -------------------------------------------------------------
+cdef Hash128 _svb_pattern_hash(const Board* b, Loc loc, Color pla) noexcept nogil:
+    cdef Hash128 h = _svb_pla[pla]
+    cdef int x, y, dx, dy, dx_min, dx_max, dy_min, dy_max, cell
+    cdef Loc l2
+    cdef Color c
+    if loc == PASS_LOC or loc == NULL_LOC:
+        return h
+    x = loc_x(loc, b.x_size)
+    y = loc_y(loc, b.x_size)
+    dx_min = -SVB_PATTERN_RADIUS if x >= SVB_PATTERN_RADIUS else -x
+    dx_max = SVB_PATTERN_RADIUS if x < b.x_size - SVB_PATTERN_RADIUS else b.x_size - 1 - x
+    dy_min = -SVB_PATTERN_RADIUS if y >= SVB_PATTERN_RADIUS else -y
+    dy_max = SVB_PATTERN_RADIUS if y < b.y_size - SVB_PATTERN_RADIUS else b.y_size - 1 - y
+    for dy in range(dy_min, dy_max + 1):
+        for dx in range(dx_min, dx_max + 1):
+            l2 = <Loc>(loc + dx + dy * (b.x_size + 1))
+            cell = (dy + SVB_PATTERN_RADIUS) * SVB_PATTERN_LEN + dx + SVB_PATTERN_RADIUS
+            c = b.colors[l2]
+            h = hash_xor(h, _svb_pattern[c][cell])
+            if (c == C_BLACK or c == C_WHITE) and board_num_liberties(b, l2) == 1:
+                h = hash_xor(h, _svb_atari[cell])
+    return h
+
+
+cdef void _svb_rebuild_index(TreeCore* t, int size) noexcept nogil:
+    cdef int i, pos, mask = size - 1
+    free(t.svb_index)
+    t.svb_index = <int32_t*>calloc(size, sizeof(int32_t))
+    t.svb_index_size = size
+    for i in range(t.svb_count):
+        pos = <int>(t.svb_entries[i].key.h0 & <uint64_t>mask)
+        while t.svb_index[pos] != 0:
+            pos = (pos + 1) & mask
+        t.svb_index[pos] = i + 1
+
+
+cdef int svb_get(TreeCore* t, Hash128 key) noexcept nogil:
+    cdef int mask, pos, idx
+    if t.svb_index == NULL or (t.svb_count + 1) * 2 > t.svb_index_size:
+        _svb_rebuild_index(t, SVB_INITIAL_INDEX_SIZE if t.svb_index_size == 0 else t.svb_index_size * 2)
+    mask = t.svb_index_size - 1
+    pos = <int>(key.h0 & <uint64_t>mask)
+    while t.svb_index[pos] != 0:
+        idx = t.svb_index[pos] - 1
+        if t.svb_entries[idx].key.h0 == key.h0 and t.svb_entries[idx].key.h1 == key.h1:
+            t.svb_entries[idx].refs += 1
+            return idx
+        pos = (pos + 1) & mask
+    if t.svb_count == t.svb_capacity:
+        t.svb_capacity = 1024 if t.svb_capacity == 0 else t.svb_capacity * 2
+        t.svb_entries = <SvbEntry*>realloc(t.svb_entries, t.svb_capacity * sizeof(SvbEntry))
+    idx = t.svb_count
+    t.svb_count += 1
+    t.svb_entries[idx].key = key
+    t.svb_entries[idx].delta_utility_sum = 0.0
+    t.svb_entries[idx].weight_sum = 0.0
+    t.svb_entries[idx].refs = 1
+    t.svb_index[pos] = idx + 1
+    return idx
+
+
+cdef void svb_reset(TreeCore* t) noexcept nogil:
+    free(t.svb_entries)
+    free(t.svb_index)
+    t.svb_entries = NULL
+    t.svb_index = NULL
+    t.svb_count = t.svb_capacity = t.svb_index_size = 0
+
+
+cdef void svb_clear_unused(TreeCore* t) noexcept nogil:
+    """Entries no node refers to start again from zero (KataGo drops them)."""
+    cdef int i
+    for i in range(t.svb_count):
+        if t.svb_entries[i].refs <= 0:
+            t.svb_entries[i].delta_utility_sum = 0.0
+            t.svb_entries[i].weight_sum = 0.0
+            t.svb_entries[i].refs = 0
+
+
+cdef Hash128 svb_move_key(const History* h, Loc prev_move, Loc move, Color pla) noexcept nogil:
+    """The table key of move by pla answering prev_move: both moves, the 5x5 pattern and a ko ban before it."""
+    cdef const Board* before = history_recent_board(h, 1)
+    cdef Hash128 key = hash_xor(_svb_move_locs[prev_move][0], _svb_move_locs[move][1])
+    key = hash_xor(key, _svb_pattern_hash(before, move, pla))
+    if before.ko_loc != NULL_LOC:
+        key = hash_xor(key, _svb_ko_ban[before.ko_loc])
+    return key
+
+
+cdef double svb_bias(const TreeCore* t, const Node* n) noexcept nogil:
+    cdef const SvbEntry* e
+    if t.cfg.subtree_value_bias_factor == 0.0 or n.svb_entry < 0:
+        return 0.0
+    e = &t.svb_entries[n.svb_entry]
+    if e.weight_sum > SVB_MIN_WEIGHT:
+        return t.cfg.subtree_value_bias_factor * e.delta_utility_sum / e.weight_sum
+    return 0.0
+
+
+# ---- whole-subtree checks (tests, debugging) --------------------------------------------------
+cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil:
+    cdef int64_t total = 0
+    cdef int i
+    if n == NULL:
+        return 0
+    total = n.virtual_losses
+    for i in range(n.num_children):
+        total += node_subtree_virtual_losses(n.children[i].node)
+    return total
+
+
+cdef int64_t node_subtree_count(const Node* n) noexcept nogil:
+    cdef int64_t total = 1
+    cdef int i
+    if n == NULL:
+        return 0
+    for i in range(n.num_children):
+        total += node_subtree_count(n.children[i].node)
+    return total
+
+
+cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil:
+    cdef int64_t edge_sum = 0
+    cdef int i
+    if n == NULL:
+        return True
+    for i in range(n.num_children):
+        edge_sum += n.children[i].edge_visits
+        if n.children[i].edge_visits > n.children[i].node.stats.visits:
+            return False
+        if not node_subtree_visits_consistent(n.children[i].node):
+            return False
+    if n.state == NODE_EXPANDED and n.num_children > 0 and n.stats.visits < 1 + edge_sum:
+        return False
+    return True
