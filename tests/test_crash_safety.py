@@ -239,7 +239,7 @@ def test_selfplay_on_a_real_full_disk(tmp_path, processes):
         assert result.returncode != 0, "the disk never filled up"
         (line,) = error_lines(result.stderr)
         assert "No space left on device" in line, result.stderr
-        assert "Traceback" not in result.stderr and "Logging error" not in result.stderr
+        assert "Traceback" not in result.stderr and "Logging error" not in result.stderr, result.stderr
         games, rows = check_output_dir(out)
         assert games > 0 and rows > 0
         assert [p for p in (out / "tdata").iterdir() if data_files.is_partial_file(p)] == []

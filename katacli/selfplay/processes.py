@@ -164,7 +164,8 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     except BaseException as exc:
         logger.exception("worker %d failed", job.index)
         events.put(("error", job.index, f"{exc}"))
-        handler.flush()
+        with contextlib.suppress(OSError):  # the log file may sit on the same full disk
+            handler.flush()
         sys.exit(EXIT_WORKER_FAILED)
     finally:
         if manager is not None:
