@@ -117,7 +117,7 @@ def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
     `kata gtp -model M -human-model H -config C` starts without a warning and plays a short game."""
     import subprocess
 
-    from katacli.engine.client import GtpClient
+    from katacli.gtp.client import GtpClient
     from test_gtp_support import REPO, model_path, python_cli
 
     config = REPO / "configs" / config_name

@@ -1,5 +1,5 @@
 """SearchParams (katacli.search.params) and the kata-*-param support
-(katacli.search.runtime_params)."""
+(katacli.gtp.runtime_params)."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +17,7 @@ from katacli.search.params import (
     field_of_key,
     gtp_search_params,
 )
-from katacli.search.runtime_params import (
+from katacli.gtp.runtime_params import (
     FIXED_AFTER_STARTUP,
     GTP_ENGINE_PARAMS,
     REPORTED_SEARCH_PARAMS,

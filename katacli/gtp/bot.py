@@ -17,8 +17,8 @@ import threading
 import numpy as np
 
 from katacli.config import Enabled
-from katacli.engine.errors import GtpError
-from katacli.engine.search_types import SearchOutcome, SearchRequest, SnapshotCallback
+from katacli.gtp.errors import GtpError
+from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 
@@ -113,7 +113,7 @@ class Bot:
         return self._spread_handicap(state.x_size, state.y_size, count)
 
     def _policy_handicap(self, state, count: int) -> list[tuple[int, int]]:
-        from katacli.engine.rawnn import evaluate_raw
+        from katacli.gtp.rawnn import evaluate_raw
 
         state = state.copy()
         points: list[tuple[int, int]] = []

@@ -23,11 +23,11 @@ from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
 from katacli.config import Config, ConfigError
-from katacli.engine.analysis.fields import (
+from katacli.analysis.fields import (
     read_bool, read_int, read_int_list, read_locations, read_moves, read_number, read_player,
 )
-from katacli.engine.analysis.protocol import QueryError, field_warning
-from katacli.engine.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
+from katacli.analysis.protocol import QueryError, field_warning
+from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
 from katacli.game.coords import BLACK, WHITE, format_vertex
 from katacli.game.rules import (
     KoRule, Rules, RulesError, ScoringRule, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32,
