@@ -5,6 +5,7 @@ import dataclasses
 from typing import Optional
 
 from katacli.config import Config
+from katacli.engine_common import DETERMINISTIC_SEED, stable_seed
 from katacli.analysis.backend import AnalysisBackend
 from katacli.analysis.engine import AnalysisEngine
 from katacli.analysis.output import JsonLineWriter
@@ -13,7 +14,6 @@ from katacli.search.params import SearchParams
 from katacli.settings import AnalysisSettings
 
 MODE = "analysis"
-DETERMINISTIC_SEED = "forDeterministicTesting"
 
 
 def load_search_defaults(cfg: Config, has_human_model: bool = False) -> SearchParams:
@@ -39,8 +39,6 @@ def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[Sea
 
 def engine_seed(cfg: Config, settings: AnalysisSettings) -> Optional[int]:
     """Fixed with forDeterministicTesting or searchRandSeed, else random."""
-    from katacli.gtp.bot import stable_seed
-
     if settings.for_deterministic_testing:
         return stable_seed(DETERMINISTIC_SEED)
     text = cfg.get("searchRandSeed", MODE) if "searchRandSeed" in cfg else None

@@ -151,7 +151,7 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
     (5, 5)
     """
     from katacli.api.network import as_evaluator
-    from katacli.gtp.network_rules import network_supported_rules
+    from katacli.engine_common import network_supported_rules
     from katacli.search import Searcher
 
     params = search_params(config, visits, human_model=human_net is not None, **settings)

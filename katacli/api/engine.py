@@ -82,7 +82,7 @@ class Engine:
         ``rules`` ("japanese", "nogo", ...) and ``komi`` override the config's. ``seed`` makes the
         engine's random choices repeatable."""
         from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
-        from katacli.gtp.log import EngineLog
+        from katacli.engine_log import EngineLog
         from katacli.gtp.protocol import ResponseWriter
         from katacli.gtp.runtime_params import GtpRuntimeParams
         from katacli.settings import GtpSettings
@@ -125,7 +125,7 @@ class Engine:
     @staticmethod
     def _seed_text(seed, gtp_settings) -> str | None:
         """The engine's seed: the argument, else the config's (searchRandSeed, forDeterministicTesting), as kata gtp."""
-        from katacli.gtp.startup import DETERMINISTIC_SEED
+        from katacli.engine_common import DETERMINISTIC_SEED
 
         if seed is not None:
             return str(seed)
@@ -166,7 +166,7 @@ class Engine:
 
     def set_game(self, game: Game) -> "Engine":
         """Continue from ``game`` (a copy is taken): its size, rules, komi, stones and moves."""
-        from katacli.gtp.network_rules import network_supported_rules
+        from katacli.engine_common import network_supported_rules
 
         gtp = self._gtp
         rules = network_supported_rules(game.rules) if self.net is not None else game.rules

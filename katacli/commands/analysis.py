@@ -52,7 +52,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.analysis.output import JsonLineWriter
     from katacli.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
-    from katacli.gtp.log import EngineLog
+    from katacli.engine_log import EngineLog
     from katacli.settings import AnalysisSettings
 
     cfg = load_config(config, override_config, mode="analysis")

@@ -10,13 +10,13 @@ free handicap placement).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 import threading
 
 import numpy as np
 
 from katacli.config import Enabled
+from katacli.engine_common import stable_seed
 from katacli.gtp.errors import GtpError
 from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 from katacli.game.coords import BLACK, WHITE
@@ -314,13 +314,6 @@ class SearchBot(Bot):
     def forget_tree(self) -> None:
         # The next search sets its position afresh instead of advancing the old tree.
         self._signature, self._moves = None, []
-
-
-def stable_seed(text: str | None) -> int | None:
-    """A seed string as a number that is the same in every run (Python's hash() is not)."""
-    if text is None:
-        return None
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def make_bot(evaluator, engine) -> Bot:

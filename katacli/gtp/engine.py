@@ -20,7 +20,7 @@ from typing import Callable, TextIO
 
 from katacli.gtp.clock import quick_game
 from katacli.gtp.errors import EngineStartupError, GtpError
-from katacli.gtp.log import EngineLog
+from katacli.engine_log import EngineLog
 from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules

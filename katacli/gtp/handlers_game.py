@@ -14,7 +14,7 @@ from katacli.gtp.arguments import parse_int
 from katacli.gtp.board_text import showboard_text
 from katacli.gtp.errors import GtpError
 from katacli.gtp.identity import identity_answer
-from katacli.gtp.network_rules import network_supported_rules
+from katacli.engine_common import network_supported_rules
 from katacli.gtp.protocol import Command
 from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex

@@ -15,7 +15,7 @@ from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.protocol import Command
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.nogo import NOGO_RULES_JSON, is_nogo_rules_name
-from katacli.gtp.network_rules import network_supported_rules
+from katacli.engine_common import network_supported_rules
 from katacli.game.rules import Rules, RulesError, parse_kgs_rules
 from katacli.nn.human_profile import HumanProfileError, parse_human_profile
 from katacli.search.timecontrol import TimeControls, TimeSettingsError

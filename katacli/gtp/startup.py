@@ -11,10 +11,10 @@ from katacli.cli_support import (
     check_model_or_exit, exit_on_config_error, human_model_warning, load_config, report_error_and_exit,
 )
 from katacli.config import Config
+from katacli.engine_common import DETERMINISTIC_SEED, network_supported_rules, stable_seed
 from katacli.game.nogo import is_nogo_rules_name
 
 EXIT_STARTUP_ERROR = 1
-DETERMINISTIC_SEED = "forDeterministicTesting"
 
 
 def extract_nogo(cfg: Config) -> bool:
@@ -33,7 +33,6 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
     what = "human SL model" if human else "model"
 
     def load():
-        from katacli.gtp.bot import stable_seed
         from katacli.nn.evaluator import NNEvaluator
 
         import torch
@@ -84,8 +83,6 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
 
 
 def _check_rules_for_network(settings, cfg) -> None:
-    from katacli.gtp.network_rules import network_supported_rules
-
     if network_supported_rules(settings.rules) != settings.rules:
         report_error_and_exit(f"Rules {settings.rules.to_json_string()} from config file {cfg.source} are NOT "
                               "supported by neural net")
@@ -111,7 +108,7 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None, has_human_model)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
-    from katacli.gtp.log import EngineLog
+    from katacli.engine_log import EngineLog
     from katacli.gtp.protocol import ResponseWriter
     from katacli.gtp.runtime_params import GtpRuntimeParams
 
