@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from katacli.gtp.analyze_info_lines import InfoLineFormatter, AnalyzeOptions, round_half_away
+from katacli.game.rules import Rules
 from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args
+from katacli.gtp.analyze_info_lines import InfoLineFormatter, AnalyzeOptions, round_half_away
 from katacli.gtp.arguments import parse_bool, parse_double, parse_int, parse_int64
 from katacli.gtp.clock import canadian_or_absolute, describe, quick_game
 from katacli.gtp.play_policy import dynamic_pda_for_white, search_factor
 from katacli.gtp.protocol import EmptyCommand, clean_line, format_header, format_response, parse_command
 from katacli.gtp.scoring import alive_by_ownership
 from katacli.gtp.transcript import match_output, parse_transcript
-from katacli.game.rules import Rules
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 
 BLACK, WHITE = 1, 2

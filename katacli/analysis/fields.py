@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from katacli.game.coords import BLACK, WHITE, CoordError, parse_vertex
 from katacli.analysis.protocol import QueryError
+from katacli.game.coords import BLACK, WHITE, CoordError, parse_vertex
 
 Point = Optional[tuple]
 

@@ -22,13 +22,13 @@ from typing import Callable, Optional
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
-from katacli.config import Config, ConfigError
-from katacli.engine_common import network_supported_rules
 from katacli.analysis.fields import (
     read_bool, read_int, read_int_list, read_locations, read_moves, read_number, read_player,
 )
 from katacli.analysis.protocol import QueryError, field_warning
 from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
+from katacli.config import Config, ConfigError
+from katacli.engine_common import network_supported_rules
 from katacli.game.coords import BLACK, WHITE, format_vertex
 from katacli.game.rules import Rules, RulesError, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN

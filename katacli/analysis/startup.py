@@ -4,12 +4,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from katacli.config import Config
-from katacli.engine_common import DETERMINISTIC_SEED, stable_seed
 from katacli.analysis.backend import AnalysisBackend
 from katacli.analysis.engine import AnalysisEngine
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.query import QueryDefaults, perspective_from_config
+from katacli.config import Config
+from katacli.engine_common import DETERMINISTIC_SEED, stable_seed
 from katacli.search.params import SearchParams
 from katacli.settings import AnalysisSettings
 

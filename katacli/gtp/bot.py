@@ -17,10 +17,10 @@ import numpy as np
 
 from katacli.config import Enabled
 from katacli.engine_common import stable_seed
-from katacli.gtp.errors import GtpError
-from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
+from katacli.gtp.errors import GtpError
+from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 
 # Analysis searches until stopped: KataGo multiplies every limit by this.
 ANALYSIS_SEARCH_FACTOR = 1e40
@@ -113,7 +113,7 @@ class Bot:
         return self._spread_handicap(state.x_size, state.y_size, count)
 
     def _policy_handicap(self, state, count: int) -> list[tuple[int, int]]:
-        from katacli.gtp.rawnn import evaluate_raw
+        from katacli.search.raw_eval import evaluate_raw
 
         state = state.copy()
         points: list[tuple[int, int]] = []

@@ -18,13 +18,13 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
-from katacli.gtp.clock import quick_game
-from katacli.gtp.errors import EngineStartupError, GtpError
 from katacli.engine_log import EngineLog
-from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
+from katacli.gtp.clock import quick_game
+from katacli.gtp.errors import EngineStartupError, GtpError
+from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
 from katacli.gtp.runtime_params import GtpRuntimeParams
 from katacli.search.timecontrol import TimeControls
 from katacli.settings import GtpSettings

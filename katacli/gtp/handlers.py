@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from katacli.gtp import handlers_game as game
-from katacli.gtp.debug_moves import cmd_debug_moves
 from katacli.gtp import handlers_params as params
 from katacli.gtp import handlers_search as search
+from katacli.gtp.debug_moves import cmd_debug_moves
 
 HANDLERS = {
     "protocol_version": game.cmd_protocol_version,

@@ -10,17 +10,17 @@ import stat
 
 from cython_ext.history import IllegalMoveError
 
-from katacli.gtp.arguments import parse_int
-from katacli.gtp.board_text import showboard_text
-from katacli.gtp.errors import GtpError
-from katacli.gtp.identity import identity_answer
 from katacli.engine_common import network_supported_rules
-from katacli.gtp.protocol import Command
-from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
+from katacli.game.board_text import showboard_text
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
+from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
 from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
+from katacli.gtp.arguments import parse_int
+from katacli.gtp.errors import GtpError
+from katacli.gtp.identity import identity_answer
+from katacli.gtp.protocol import Command
 
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30

@@ -5,6 +5,10 @@ import json
 import math
 import os
 
+from katacli.engine_common import network_supported_rules
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.nogo import NOGO_RULES_JSON, is_nogo_rules_name
+from katacli.game.rules import Rules, RulesError, parse_kgs_rules
 from katacli.gtp.arguments import (
     MAX_TIME_LEFT_STONES, MAX_USER_INPUT_TIME, MIN_TIME_LEFT, format_cpp_double, parse_double, parse_int,
     parse_overtime_count, parse_time,
@@ -13,16 +17,12 @@ from katacli.gtp.clock import TIME_SETTING_KINDS, canadian_or_absolute, describe
 from katacli.gtp.errors import GtpError
 from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.protocol import Command
-from katacli.game.coords import BLACK, WHITE
-from katacli.game.nogo import NOGO_RULES_JSON, is_nogo_rules_name
-from katacli.engine_common import network_supported_rules
-from katacli.game.rules import Rules, RulesError, parse_kgs_rules
-from katacli.nn.human_profile import HumanProfileError, parse_human_profile
-from katacli.search.timecontrol import TimeControls, TimeSettingsError
 from katacli.gtp.runtime_params import (
     ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
     parse_set_params_json,
 )
+from katacli.nn.human_profile import HumanProfileError, parse_human_profile
+from katacli.search.timecontrol import TimeControls, TimeSettingsError
 
 
 # --------------------------------------------------------------------------- rules

@@ -15,8 +15,10 @@ import time
 
 from cython_ext.history import IllegalMoveError
 
-from katacli.gtp.analyze_info_lines import InfoLineFormatter, AnalyzeOptions
+from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.nogo import nogo_has_legal_move, nogo_is_legal
 from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
+from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
 from katacli.gtp.arguments import parse_int64
 from katacli.gtp.errors import GtpError
 from katacli.gtp.handlers_game import parse_player
@@ -24,12 +26,11 @@ from katacli.gtp.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
 )
 from katacli.gtp.protocol import Command, format_header
-from katacli.gtp.rawnn import evaluate_raw, format_raw_nn
+from katacli.gtp.rawnn import format_raw_nn
+from katacli.gtp.resign import ResignSettings, ResignTracker
 from katacli.gtp.scoring import alive_stones, final_score_text
 from katacli.gtp.search_types import SearchOutcome, SearchRequest
-from katacli.game.coords import BLACK, WHITE, format_vertex
-from katacli.game.nogo import nogo_has_legal_move, nogo_is_legal
-from katacli.gtp.resign import ResignSettings, ResignTracker
+from katacli.search.raw_eval import evaluate_raw
 
 CANCELLED = "cancelled"
 RESIGN = "resign"

@@ -75,7 +75,7 @@ def human_matches() -> str:
 
 @check("human.profiles", "humanSLProfiles give different human policies; a missing or unknown one is refused")
 def profiles_differ() -> str:
-    from katacli.gtp.rawnn import evaluate_raw
+    from katacli.search.raw_eval import evaluate_raw
     from katacli.nn.human_profile import HumanProfileError, parse_human_profile
     from katacli.selfcheck.positions import evaluate
 
@@ -142,7 +142,7 @@ def check_raw_human_nn(client, timeout: float) -> str:
     GtpClient) for kata-raw-human-nn, compare it with the net evaluated here, and check that an unknown
     profile is refused with KataGo's message; a short description of what was checked."""
     from katacli.gtp.client import GtpCommandError
-    from katacli.gtp.rawnn import evaluate_raw
+    from katacli.search.raw_eval import evaluate_raw
     from katacli.nn.human_profile import parse_human_profile
     from katacli.selfcheck.positions import GTP_ROOT_POLICY_OPTIMISM
 
