@@ -81,8 +81,8 @@ class Engine:
         any limit the engine searches :data:`~katacli.api.analysis.DEFAULT_VISITS` visits per move.
         ``rules`` ("japanese", "nogo", ...) and ``komi`` override the config's. ``seed`` makes the
         engine's random choices repeatable."""
-        from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
         from katacli.engine_log import EngineLog
+        from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
         from katacli.gtp.protocol import ResponseWriter
         from katacli.gtp.runtime_params import GtpRuntimeParams
         from katacli.settings import GtpSettings
