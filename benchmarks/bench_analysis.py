@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 from cython_ext.history import GameState
+from katacli.analysis.backend import AnalysisBackend, ModelInfo
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.startup import build_engine
 from katacli.config import Config
-from katacli.engine.analysis.backend import AnalysisBackend, ModelInfo
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.startup import build_engine
 from katacli.game.coords import format_color, format_vertex
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams

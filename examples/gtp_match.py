@@ -25,11 +25,11 @@ import sys
 from dataclasses import dataclass, field
 
 try:
-    from katacli.engine.client import GtpClient, GtpClientError
+    from katacli.gtp.client import GtpClient, GtpClientError
     from katacli.game.rules import Rules, RulesError
 except ImportError:  # run from a checkout without installing katacli
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from katacli.engine.client import GtpClient, GtpClientError
+    from katacli.gtp.client import GtpClient, GtpClientError
     from katacli.game.rules import Rules, RulesError
 
 COLORS = ("b", "w")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from katacli.engine.analysis.backend import AnalysisBackend
+from katacli.analysis.backend import AnalysisBackend
 from katacli.search.fakes import MaterialEvaluator
 
 from test_analysis_support import ENDLESS_VISITS, query_line, running_engine, send, wait_until

@@ -6,13 +6,13 @@ import threading
 
 import pytest
 
-from katacli.engine.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
-from katacli.engine.analysis.protocol import QueryError, dumps, loads, round_dynamic, round_static
-from katacli.engine.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
-from katacli.engine.analysis.responses import pv_length_up_to_phase_end
+from katacli.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
+from katacli.analysis.protocol import QueryError, dumps, loads, round_dynamic, round_static
+from katacli.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
+from katacli.analysis.responses import pv_length_up_to_phase_end
 from katacli.game.rules import Rules
 from cython_ext.history import GameState
-from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.analysis.scheduler import RequestQueue
 from katacli.search import SearchParams
 
 

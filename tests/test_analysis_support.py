@@ -14,10 +14,10 @@ from typing import Callable, Optional
 
 import pytest
 
+from katacli.analysis.backend import AnalysisBackend, ModelInfo
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.startup import build_engine
 from katacli.config import Config
-from katacli.engine.analysis.backend import AnalysisBackend, ModelInfo
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.startup import build_engine
 from katacli.settings import AnalysisSettings
 
 REPO = Path(__file__).resolve().parents[1]

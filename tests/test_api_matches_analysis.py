@@ -36,7 +36,7 @@ def model_path():
 
 
 def _engine_answer(model_path, query: dict, perspective: str) -> dict:
-    from katacli.engine.analysis.backend import AnalysisBackend
+    from katacli.analysis.backend import AnalysisBackend
     from katacli.nn.evaluator import NNEvaluator
 
     backend = AnalysisBackend(NNEvaluator.from_file(model_path, device="cpu", default_symmetry=0), max_batch_size=8)

@@ -7,7 +7,7 @@ from katacli import __version__
 from katacli import cli
 
 SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests",
-               "evalsgf"]
+               "evalsgf", "convert"]
 
 ARGV_CASES = [
     # KataGo's single-dash long flags become click's double-dash ones.

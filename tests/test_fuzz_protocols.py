@@ -15,10 +15,10 @@ import threading
 
 import pytest
 
+from katacli.analysis.backend import AnalysisBackend
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.startup import build_engine as build_analysis_engine
 from katacli.config import Config
-from katacli.engine.analysis.backend import AnalysisBackend
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.startup import build_engine as build_analysis_engine
 from katacli.settings import AnalysisSettings
 
 from test_analysis_support import python_cli

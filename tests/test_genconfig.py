@@ -30,7 +30,7 @@ def settings(path: Path) -> dict[str, str]:
 
 def assert_loads_cleanly_in_gtp(path: Path) -> None:
     from katacli.cli_support import load_config
-    from katacli.search.runtime_params import GtpRuntimeParams
+    from katacli.gtp.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
 
     stream = io.StringIO()

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from katacli.engine.engine import ModelLoader
-from katacli.engine.errors import EngineStartupError
-from katacli.engine.search_types import SearchOutcome
+from katacli.gtp.engine import ModelLoader
+from katacli.gtp.errors import EngineStartupError
+from katacli.gtp.search_types import SearchOutcome
 from test_gtp_support import ScriptedBot, feed, make_engine
 
 WAIT = 10.0

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from katacli.engine.identity import KNOWN_COMMANDS
+from katacli.gtp.identity import KNOWN_COMMANDS
 from test_gtp_support import make_engine
 
 NUM_LINES_PER_RUN = 15000  # two runs: 30000 lines in all

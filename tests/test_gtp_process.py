@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from katacli.engine.client import GtpClient
+from katacli.gtp.client import GtpClient
 from test_gtp_support import model_path, python_cli
 
 TIMEOUT = 60

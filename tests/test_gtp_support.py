@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from katacli.commands.gtp import build_engine
-from katacli.engine.bot import Bot
-from katacli.engine.engine import ModelLoader
-from katacli.engine.search_types import SearchOutcome
+from katacli.gtp.bot import Bot
+from katacli.gtp.engine import ModelLoader
+from katacli.gtp.protocol import EmptyCommand, clean_line, parse_command
+from katacli.gtp.search_types import SearchOutcome
+from katacli.gtp.startup import build_engine
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
-from katacli.engine.protocol import EmptyCommand, clean_line, parse_command
 
 import katacli
 

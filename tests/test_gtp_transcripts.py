@@ -1,6 +1,6 @@
 """Golden GTP transcripts (tests/gtp_transcripts/*.gtp) replayed through the command loop.
 
-Each file lists the lines sent and the exact output expected (format: katacli.engine.transcript).
+Each file lists the lines sent and the exact output expected (format: katacli.gtp.transcript).
 Commands run in tests/gtp_transcripts/, so `loadsgf game.sgf` reads the SGF files kept there.
 Directives:
   #! override: KEY=VALUE,...   config overrides for the engine
@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from katacli.engine.transcript import match_output, parse_transcript
+from katacli.gtp.transcript import match_output, parse_transcript
 from test_gtp_support import MODELS, TRANSCRIPTS, feed, make_engine, python_cli
 
 SUBPROCESS_TIMEOUT_SECONDS = 60

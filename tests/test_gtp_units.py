@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions, round_half_away
-from katacli.engine.analyze_args import AnalyzeArgsError, parse_analyze_args
-from katacli.engine.arguments import parse_bool, parse_double, parse_int, parse_int64
-from katacli.engine.clock import canadian_or_absolute, describe, quick_game
-from katacli.engine.play_policy import dynamic_pda_for_white, search_factor
-from katacli.engine.protocol import EmptyCommand, clean_line, format_header, format_response, parse_command
-from katacli.engine.scoring import alive_by_ownership
-from katacli.engine.transcript import match_output, parse_transcript
 from katacli.game.rules import Rules
+from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args
+from katacli.gtp.analyze_info_lines import InfoLineFormatter, AnalyzeOptions, round_half_away
+from katacli.gtp.arguments import parse_bool, parse_double, parse_int, parse_int64
+from katacli.gtp.clock import canadian_or_absolute, describe, quick_game
+from katacli.gtp.play_policy import dynamic_pda_for_white, search_factor
+from katacli.gtp.protocol import EmptyCommand, clean_line, format_header, format_response, parse_command
+from katacli.gtp.scoring import alive_by_ownership
+from katacli.gtp.transcript import match_output, parse_transcript
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 
 BLACK, WHITE = 1, 2
@@ -112,7 +112,7 @@ def _analysis(pla: int) -> SearchAnalysis:
 
 def test_kata_analyze_line_for_black_flips_values_and_keeps_key_order():
     options = AnalyzeOptions(kata=True, root_info=True, ownership=True, moves_ownership=True, pv_visits=True)
-    line = AnalysisFormatter(options, 2, 2, None).format(_analysis(BLACK))
+    line = InfoLineFormatter(options, 2, 2, None).format(_analysis(BLACK))
     assert line == (
         "info move B1 visits 100 edgeVisits 101 utility -0.4 winrate 0.3 scoreMean -3.25 scoreStdev 12"
         " scoreLead -3.25 scoreSelfplay -3 prior 0.123457 lcb 0.35 utilityLcb -0.3 weight 99.5 isSymmetryOf A2"
@@ -122,20 +122,20 @@ def test_kata_analyze_line_for_black_flips_values_and_keeps_key_order():
 
 
 def test_fixed_white_perspective_and_sabaki_decimal_points():
-    line = AnalysisFormatter(AnalyzeOptions(), 2, 2, "W").format(_analysis(BLACK))
+    line = InfoLineFormatter(AnalyzeOptions(), 2, 2, "W").format(_analysis(BLACK))
     assert line.startswith("info move B1 visits 100 edgeVisits 101 utility 0.400000 winrate 0.700000 "
                            "scoreMean 3.25000 scoreStdev 12.0000")
 
 
 def test_lz_analyze_integers_and_pv_cut_at_the_phase_end():
-    line = AnalysisFormatter(AnalyzeOptions(lz=True, pv_edge_visits=True), 2, 2, None, pv_cutoff=lambda pv: 2
+    line = InfoLineFormatter(AnalyzeOptions(lz=True, pv_edge_visits=True), 2, 2, None, pv_cutoff=lambda pv: 2
                              ).format(_analysis(WHITE))
     assert line == "info move B1 visits 100 winrate 7000 prior 1235 lcb 6500 order 0 pv B1 pass pvEdgeVisits 101 40"
 
 
 def test_nothing_to_report_gives_no_line():
     empty = SearchAnalysis(root=None, moves=[], root_player=BLACK, x_size=2, y_size=2)
-    assert AnalysisFormatter(AnalyzeOptions(kata=True), 2, 2, None).format(empty) is None
+    assert InfoLineFormatter(AnalyzeOptions(kata=True), 2, 2, None).format(empty) is None
 
 
 def test_analyze_args_player_interval_and_allow_table():

@@ -117,7 +117,7 @@ def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
     `kata gtp -model M -human-model H -config C` starts without a warning and plays a short game."""
     import subprocess
 
-    from katacli.engine.client import GtpClient
+    from katacli.gtp.client import GtpClient
     from test_gtp_support import REPO, model_path, python_cli
 
     config = REPO / "configs" / config_name
@@ -139,6 +139,21 @@ def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
             assert engine.close() == 0
     text = stderr_file.read_text()
     assert "WARNING" not in text and "Traceback" not in text, text
+
+
+def test_human_only_search_keys_start_the_process_with_a_human_model(tmp_path):
+    """Keys that need -human-model (humanSLCpuctExploration) are accepted by `kata gtp` when it has one: the
+    config check that runs before the first answer knows about the human net too."""
+    import subprocess
+
+    from test_gtp_support import model_path, python_cli
+
+    args = python_cli() + ["gtp", "-model", str(model_path(MAIN_MODEL)), "-human-model", str(model_path(HUMAN_MODEL)),
+                           "-override-config", f"humanSLCpuctExploration=0.5,humanSLProfile=rank_5k,logDir={tmp_path}"]
+    result = subprocess.run(args, input="boardsize 9\nkata-get-param humanSLProfile\nquit\n",
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n\n")[:2] == ["= ", "= rank_5k"]
 
 
 def test_human_search_keys_can_be_changed_at_run_time():

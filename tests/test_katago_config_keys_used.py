@@ -112,7 +112,7 @@ def read_at_startup(cfg: Config, mode: str) -> None:
 
         read_selfplay_config(cfg)
     else:
-        from katacli.search.runtime_params import GtpRuntimeParams
+        from katacli.gtp.runtime_params import GtpRuntimeParams
         from katacli.settings import AnalysisSettings, GtpSettings
 
         (GtpSettings if mode == "gtp" else AnalysisSettings).from_config(cfg)

@@ -1,5 +1,5 @@
 """SearchParams (katacli.search.params) and the kata-*-param support
-(katacli.search.runtime_params)."""
+(katacli.gtp.runtime_params)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,14 +10,7 @@ import pytest
 
 from katacli import config_keys
 from katacli.config import Config, ConfigError, Enabled
-from katacli.search.params import (
-    SEARCH_PARAM_CONFIG_KEYS,
-    SearchParams,
-    config_key_of,
-    field_of_key,
-    gtp_search_params,
-)
-from katacli.search.runtime_params import (
+from katacli.gtp.runtime_params import (
     FIXED_AFTER_STARTUP,
     GTP_ENGINE_PARAMS,
     REPORTED_SEARCH_PARAMS,
@@ -29,6 +22,13 @@ from katacli.search.runtime_params import (
     list_params,
     parse_set_param_args,
     parse_set_params_json,
+)
+from katacli.search.params import (
+    SEARCH_PARAM_CONFIG_KEYS,
+    SearchParams,
+    config_key_of,
+    field_of_key,
+    gtp_search_params,
 )
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"

@@ -8,9 +8,10 @@ import pytest
 from cython_ext.history import GameState
 from cython_ext import search_values
 
+from katacli.gtp.resign import ResignSettings, ResignTracker, initial_black_advantage
 from katacli.search import (
-    ResignSettings, ResignTracker, SearchParams, Searcher, TimeControls, TimeSettingsError, choose_index_with_temperature,
-    initial_black_advantage, parse_kgs_time_settings, parse_time_settings,
+    SearchParams, Searcher, TimeControls, TimeSettingsError, choose_index_with_temperature, parse_kgs_time_settings,
+    parse_time_settings,
 )
 from katacli.search.fakes import MaterialEvaluator
 

@@ -151,7 +151,7 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
     (5, 5)
     """
     from katacli.api.network import as_evaluator
-    from katacli.engine.network_rules import network_supported_rules
+    from katacli.engine_common import network_supported_rules
     from katacli.search import Searcher
 
     params = search_params(config, visits, human_model=human_net is not None, **settings)
@@ -179,7 +179,7 @@ def result_of(snapshot, state, *, pv_length: int = DEFAULT_PV_LENGTH, prevent_en
     >>> result_of(searcher.analysis(), game.state).visits
     20
     """
-    from katacli.engine.analysis.responses import pv_length_up_to_phase_end
+    from katacli.analysis.responses import pv_length_up_to_phase_end
 
     if snapshot.root is None:
         raise RuntimeError("the search has no results (it was stopped before its first visit)")

@@ -2,7 +2,7 @@
 ``engine.genmove()``, ``engine.analyze()``.
 
 :class:`Engine` is ``kata gtp`` without the text protocol: it holds the same
-:class:`~katacli.engine.engine.GtpEngine` and runs the same command handlers in-process, so moves,
+:class:`~katacli.gtp.engine.GtpEngine` and runs the same command handlers in-process, so moves,
 rules, komi, resignation, pass handling and the search tree are kept exactly as the GTP engine keeps
 them. The tree is reused from one search to the next while the game goes on.
 """
@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Union
 
 from katacli.api.analysis import DEFAULT_PV_LENGTH, DEFAULT_VISITS, LIMIT_KEYS, AnalysisResult, result_of
 from katacli.api.args import ColorLike, ConfigLike, build_config, color_name, to_color
-from katacli.api.game import NOGO_RULES_NAME, Game, board_dimensions
+from katacli.api.game import Game, board_dimensions
 from katacli.game.coords import WHITE
+from katacli.game.nogo import is_nogo_rules_name
 from katacli.game.rules import Rules
 
 if TYPE_CHECKING:
@@ -80,10 +81,10 @@ class Engine:
         any limit the engine searches :data:`~katacli.api.analysis.DEFAULT_VISITS` visits per move.
         ``rules`` ("japanese", "nogo", ...) and ``komi`` override the config's. ``seed`` makes the
         engine's random choices repeatable."""
-        from katacli.engine.engine import EngineOptions, GtpEngine, ModelLoader
-        from katacli.engine.log import EngineLog
-        from katacli.engine.protocol import ResponseWriter
-        from katacli.search.runtime_params import GtpRuntimeParams
+        from katacli.engine_log import EngineLog
+        from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
+        from katacli.gtp.protocol import ResponseWriter
+        from katacli.gtp.runtime_params import GtpRuntimeParams
         from katacli.settings import GtpSettings
 
         from katacli.api.network import as_evaluator
@@ -94,9 +95,9 @@ class Engine:
             cfg.apply_overrides({"maxVisits": str(int(visits))}, origin="Python API")
         elif not any(key in cfg for key in LIMIT_KEYS):
             cfg.apply_overrides({"maxVisits": str(DEFAULT_VISITS)}, origin="Python API default")
-        from katacli.commands.gtp import _extract_nogo  # `rules = nogo` in a config, as kata gtp reads it
+        from katacli.gtp.startup import extract_nogo  # `rules = nogo` in a config, as kata gtp reads it
 
-        nogo = _extract_nogo(cfg) or isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
+        nogo = extract_nogo(cfg) or isinstance(rules, str) and is_nogo_rules_name(rules)
         gtp_settings = GtpSettings.from_config(cfg)
         human_evaluator = as_evaluator(human_net)
         params = GtpRuntimeParams.from_config(cfg, has_human_model=human_evaluator is not None)
@@ -124,7 +125,7 @@ class Engine:
     @staticmethod
     def _seed_text(seed, gtp_settings) -> str | None:
         """The engine's seed: the argument, else the config's (searchRandSeed, forDeterministicTesting), as kata gtp."""
-        from katacli.commands.gtp import DETERMINISTIC_SEED
+        from katacli.engine_common import DETERMINISTIC_SEED
 
         if seed is not None:
             return str(seed)
@@ -165,7 +166,7 @@ class Engine:
 
     def set_game(self, game: Game) -> "Engine":
         """Continue from ``game`` (a copy is taken): its size, rules, komi, stones and moves."""
-        from katacli.engine.network_rules import network_supported_rules
+        from katacli.engine_common import network_supported_rules
 
         gtp = self._gtp
         rules = network_supported_rules(game.rules) if self.net is not None else game.rules
@@ -198,8 +199,8 @@ class Engine:
         """Search for ``color`` (default: the side to move) and choose a move as ``kata gtp``'s genmove does
         (chosen-move temperature, resignation if allowed, cleanup before passing); ``play=False`` leaves the
         game unchanged (kata-genmove_analyze without playing)."""
-        from katacli.engine.errors import GtpError
-        from katacli.engine.handlers_search import generate_move
+        from katacli.gtp.errors import GtpError
+        from katacli.gtp.handlers_search import generate_move
 
         pla = self._gtp.session.next_player if color is None else to_color(color)
         try:
@@ -220,8 +221,8 @@ class Engine:
         parameters, reusing the tree, and return what it found; the game is unchanged."""
         import threading
 
-        from katacli.engine.analysis_format import AnalyzeOptions
-        from katacli.engine.handlers_search import make_request
+        from katacli.gtp.analyze_info_lines import AnalyzeOptions
+        from katacli.gtp.handlers_search import make_request
 
         gtp = self._gtp
         pla = gtp.session.next_player if color is None else to_color(color)
@@ -240,9 +241,9 @@ class Engine:
     # ------------------------------------------------------------------ plumbing
     def _run(self, name: str, *args: Any) -> str:
         """Run one GTP command's handler; its error becomes an EngineError with the GTP message."""
-        from katacli.engine.errors import GtpError
-        from katacli.engine.handlers import HANDLERS
-        from katacli.engine.protocol import Command
+        from katacli.gtp.errors import GtpError
+        from katacli.gtp.handlers import HANDLERS
+        from katacli.gtp.protocol import Command
 
         command = Command(name, [str(a) for a in args])
         try:

@@ -16,12 +16,11 @@ from cython_ext.history import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.nogo import is_nogo_rules_name
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
 from katacli.game.sgf import SgfGame, SgfError, load_sgf, read_sgf, write_sgf
 
-# The rules name that selects NoGo (no captures allowed; passing loses), as in `kata gtp`'s config.
-NOGO_RULES_NAME = "nogo"
 DEFAULT_SIZE = 19
 # Rules when a game names none: KataGo's default (Tromp-Taylor, komi 7.5).
 DEFAULT_RULES = "tromp-taylor"
@@ -56,7 +55,7 @@ class Game:
         x_size, y_size = board_dimensions(size)
         if not isinstance(rules, (str, Rules)):
             raise TypeError(f"rules must be text such as \"japanese\" or a Rules, got {rules!r}")
-        self.nogo = isinstance(rules, str) and rules.strip().lower() == NOGO_RULES_NAME
+        self.nogo = isinstance(rules, str) and is_nogo_rules_name(rules)
         if self.nogo:
             rules = DEFAULT_RULES
         self.session = GameSession(x_size=x_size, y_size=y_size, rules=rules)

@@ -72,7 +72,7 @@ def evaluation_from_output(output, next_player: int) -> Evaluation:
     """An :class:`Evaluation` from an NNOutput (White's view) for ``next_player`` (1 Black, 2 White).
 
     >>> from katacli.api.game import Game
-    >>> from katacli.engine.rawnn import position_request
+    >>> from katacli.search.raw_eval import position_request
     >>> net, game = Network.random(seed=0), Game(5)
     >>> output = net.nn.evaluate([position_request(game.state, 1)])[0]
     >>> evaluation_from_output(output, 1).next_player
@@ -159,7 +159,7 @@ class Network:
         ``symmetry``: 0-7 for one of KataGo's board symmetries, None for the network's default.
         ``profile``: the humanSLProfile a human-SL net needs (ignored by other nets).
         """
-        from katacli.engine.rawnn import position_request
+        from katacli.search.raw_eval import position_request
         from katacli.nn.human_profile import parse_human_profile
 
         if symmetry is not None and not 0 <= symmetry < 8:

@@ -238,7 +238,7 @@ def check_config_text(text: str, source: str = "<generated config>", has_human_m
     """Load the text as `kata gtp` would (with ``-human-model`` when ``has_human_model``); raise
     GeneratedConfigError on any error or unknown key."""
     from katacli.config import Config, ConfigError
-    from katacli.search.runtime_params import GtpRuntimeParams
+    from katacli.gtp.runtime_params import GtpRuntimeParams
     from katacli.settings import GtpSettings
 
     try:

@@ -49,10 +49,10 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     if human_model is not None and model is None:
         report_error_and_exit("-human-model needs a main network too: pass -model")
     from katacli import KATAGO_COMPAT_VERSION, __version__
-    from katacli.engine.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
-    from katacli.engine.analysis.output import JsonLineWriter
-    from katacli.engine.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
-    from katacli.engine.log import EngineLog
+    from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
+    from katacli.analysis.output import JsonLineWriter
+    from katacli.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
+    from katacli.engine_log import EngineLog
     from katacli.settings import AnalysisSettings
 
     cfg = load_config(config, override_config, mode="analysis")

@@ -16,6 +16,7 @@ from katacli.cli_support import (
 )
 
 HELP = """Measure search speed and recommend numSearchThreads for your machine (like `katago benchmark`).
+numSearchThreads is how many leaves one search keeps in flight per network batch (KataGo's search threads).
 
 It searches positions from a bundled game (or -sgf FILE) with each thread count and prints, per count,
 visits per second, network evaluations per second and the average batch size. Then it estimates which

@@ -79,7 +79,7 @@ def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config:
 def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads: Optional[int]):
     """(SearchParams, NNSettings, "B" / "W" / None perspective, seed) from the config, as KataGo's evalsgf
     reads them (GTP search settings; winrates from Black's view unless reportAnalysisWinratesAs is set)."""
-    from katacli.engine.bot import stable_seed
+    from katacli.engine_common import stable_seed
     from katacli.search import SearchParams
     from katacli.settings import NNSettings
 

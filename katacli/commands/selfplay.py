@@ -1,8 +1,5 @@
-"""``kata selfplay``: play games against itself and write KataGo-layout training data.
-
-Also registers ``kata convert`` (see :mod:`katacli.commands.convert`), the tool that moves
-that data between our .h5 files and KataGo's .npz files.
-"""
+"""``kata selfplay``: play games against itself and write KataGo-layout training data
+(``kata convert`` moves it between our .h5 files and KataGo's .npz files)."""
 from __future__ import annotations
 
 import contextlib
@@ -260,6 +257,3 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         raise typer.Exit(run_selfplay(models_dir, output_dir, config, override_config, max_games_total,
                                       random_init, poll_seconds, seed, quiet))
-
-    from katacli.commands import convert
-    convert.register(app)

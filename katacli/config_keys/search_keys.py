@@ -78,10 +78,11 @@ TIME_CONTROL_KEYS = section("Time control", [
 
 THREAD_KEYS = section("Threads", [
     int_key("numSearchThreads", 1, 1, MAX_SEARCH_THREADS,
-            "Search threads per position; the main speed knob, tune it with `kata benchmark`.",
+            "Leaves one search keeps in flight per network batch (KataGo's search threads); the main speed "
+            "knob, tune it with `kata benchmark`.",
             required_in=("gtp", "analysis", "selfplay")),
     int_key("numSearchThreadsPerAnalysisThread", None, 1, MAX_SEARCH_THREADS,
-            "Analysis engine spelling of numSearchThreads (search threads per analyzed position)."),
+            "Analysis engine spelling of numSearchThreads (leaves in flight per analyzed position)."),
     float_key("minPlayoutsPerThread", 0.0, 0.0, UNLIMITED_TIME,
               "Use fewer threads when a search is so small that each would get fewer playouts than this.",
               mode_defaults=for_modes(INTERACTIVE_MODES, 8.0)),

@@ -18,8 +18,8 @@ from cython_ext.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, write_sgf
+from katacli.gtp.resign import ResignTracker, initial_black_advantage
 from katacli.match.settings import BotSpec, MatchSettings
-from katacli.search.resign import ResignTracker, initial_black_advantage
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
 from katacli.selfplay.mcts import MctsSelfplaySearch

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from katacli.nn.modelfile import ModelFileError, check_model_file
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
+from katacli.gtp.resign import ResignSettings
+from katacli.nn.modelfile import ModelFileError, check_model_file
 from katacli.search.params import SearchParams
-from katacli.search.resign import ResignSettings
 from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
 
 # Search parameters of a match bot take the GTP engine's defaults.

@@ -24,10 +24,8 @@ Public API (what the GTP engine, the analysis engine and selfplay use)::
     searcher.set_keep_ownership(True)       # needed for tree-averaged ownership in analysis
 
 Helpers: :mod:`katacli.search.timecontrol` (TimeControls, time_settings / kgs-time_settings /
-kata-time_settings / time_left parsing, per-move budgets), :mod:`katacli.search.resign`
-(ResignSettings, ResignTracker.should_resign: allowResignation, resignThreshold,
-resignConsecTurns, resignMinScoreDifference, resignMinMovesPerBoardArea),
-:mod:`katacli.search.results` (MoveInfo, RootInfo, SearchAnalysis, perspective_sign).
+kata-time_settings / time_left parsing, per-move budgets), :mod:`katacli.search.results`
+(MoveInfo, RootInfo, SearchAnalysis, perspective_sign).
 
 Threads and batching. ``numSearchThreads`` is the number of leaves one search keeps in
 flight per batch: descents from the root spread out by virtual losses
@@ -56,8 +54,6 @@ from katacli.lazy import lazy_attributes
 _EXPORTS = {
     "SearchParams": "katacli.search.params",
     "MoveRestrictions": "katacli.search.restrictions", "RestrictionError": "katacli.search.restrictions",
-    "ResignSettings": "katacli.search.resign", "ResignTracker": "katacli.search.resign",
-    "initial_black_advantage": "katacli.search.resign",
     "MoveInfo": "katacli.search.results", "RootInfo": "katacli.search.results",
     "SearchAnalysis": "katacli.search.results", "perspective_sign": "katacli.search.results",
     "RESIGN": "katacli.search.searcher", "Searcher": "katacli.search.searcher",

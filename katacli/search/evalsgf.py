@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from katacli.engine.board_text import board_diagram
+from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
 from katacli.game.rules import Rules, RulesError
 from katacli.game.session import GameSession, SessionError
@@ -158,7 +158,7 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
 
 
 def _root_network_output(evaluator, state):
-    from katacli.engine.rawnn import evaluate_raw
+    from katacli.search.raw_eval import evaluate_raw
 
     return evaluate_raw(evaluator, state, state.next_player, [0], 0.0)[0]
 

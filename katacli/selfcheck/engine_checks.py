@@ -135,7 +135,7 @@ def _engine_environment() -> dict:
 
 @check("gtp.roundtrip", "`kata gtp -human-model` runs as a process with the tiny networks and answers GTP")
 def gtp_round_trip() -> str:
-    from katacli.engine.client import GtpClient, GtpClientError
+    from katacli.gtp.client import GtpClient, GtpClientError
     from katacli.game.coords import parse_vertex
     from katacli.selfcheck.human_checks import GTP_PROFILE, TINY_HUMAN_MODEL_PATH, check_raw_human_nn
     from katacli.selfcheck.reference_checks import TINY_MODEL_PATH

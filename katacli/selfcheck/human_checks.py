@@ -75,7 +75,7 @@ def human_matches() -> str:
 
 @check("human.profiles", "humanSLProfiles give different human policies; a missing or unknown one is refused")
 def profiles_differ() -> str:
-    from katacli.engine.rawnn import evaluate_raw
+    from katacli.search.raw_eval import evaluate_raw
     from katacli.nn.human_profile import HumanProfileError, parse_human_profile
     from katacli.selfcheck.positions import evaluate
 
@@ -141,8 +141,8 @@ def check_raw_human_nn(client, timeout: float) -> str:
     """Ask a running ``kata gtp -human-model TINY_HUMAN -override-config humanSLProfile=GTP_PROFILE`` (a
     GtpClient) for kata-raw-human-nn, compare it with the net evaluated here, and check that an unknown
     profile is refused with KataGo's message; a short description of what was checked."""
-    from katacli.engine.client import GtpCommandError
-    from katacli.engine.rawnn import evaluate_raw
+    from katacli.gtp.client import GtpCommandError
+    from katacli.search.raw_eval import evaluate_raw
     from katacli.nn.human_profile import parse_human_profile
     from katacli.selfcheck.positions import GTP_ROOT_POLICY_OPTIMISM
 

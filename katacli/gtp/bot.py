@@ -10,17 +10,17 @@ free handicap placement).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 import threading
 
 import numpy as np
 
 from katacli.config import Enabled
-from katacli.engine.errors import GtpError
-from katacli.engine.search_types import SearchOutcome, SearchRequest, SnapshotCallback
+from katacli.engine_common import stable_seed
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
+from katacli.gtp.errors import GtpError
+from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 
 # Analysis searches until stopped: KataGo multiplies every limit by this.
 ANALYSIS_SEARCH_FACTOR = 1e40
@@ -113,7 +113,7 @@ class Bot:
         return self._spread_handicap(state.x_size, state.y_size, count)
 
     def _policy_handicap(self, state, count: int) -> list[tuple[int, int]]:
-        from katacli.engine.rawnn import evaluate_raw
+        from katacli.search.raw_eval import evaluate_raw
 
         state = state.copy()
         points: list[tuple[int, int]] = []
@@ -314,13 +314,6 @@ class SearchBot(Bot):
     def forget_tree(self) -> None:
         # The next search sets its position afresh instead of advancing the old tree.
         self._signature, self._moves = None, []
-
-
-def stable_seed(text: str | None) -> int | None:
-    """A seed string as a number that is the same in every run (Python's hash() is not)."""
-    if text is None:
-        return None
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def make_bot(evaluator, engine) -> Bot:

@@ -14,10 +14,10 @@ import time
 import traceback
 from typing import Callable, Optional
 
-from katacli.engine.analysis.protocol import error
-from katacli.engine.analysis.request import AnalysisRequest, RequestStatus
-from katacli.engine.analysis.responses import analysis_response, no_results_response
-from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.analysis.protocol import error
+from katacli.analysis.request import AnalysisRequest, RequestStatus
+from katacli.analysis.responses import analysis_response, no_results_response
+from katacli.analysis.scheduler import RequestQueue
 from katacli.game.coords import format_vertex
 from katacli.search import Searcher
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Optional, TextIO
 
-from katacli.engine.analysis.protocol import dumps
+from katacli.analysis.protocol import dumps
 
 
 class JsonLineWriter:

@@ -10,19 +10,17 @@ import stat
 
 from cython_ext.history import IllegalMoveError
 
-from katacli.engine.arguments import parse_int
-from katacli.engine.board_text import showboard_text
-from katacli.engine.errors import GtpError
-from katacli.engine.identity import identity_answer
-from katacli.engine.network_rules import network_supported_rules
-from katacli.engine.protocol import Command
+from katacli.engine_common import network_supported_rules
+from katacli.game.board_text import showboard_text
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
+from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
 from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
-
-# What kata-get-rules and showboard say while the engine plays NoGo (KataGo has no such rules).
-NOGO_RULES_JSON = '{"game":"nogo"}'
+from katacli.gtp.arguments import parse_int
+from katacli.gtp.errors import GtpError
+from katacli.gtp.identity import identity_answer
+from katacli.gtp.protocol import Command
 
 # place_free_handicap places at most this many stones, and at most a quarter of the board.
 MAX_FREE_HANDICAP = 30
@@ -150,19 +148,6 @@ def cmd_play(engine, command: Command) -> str:
     except IllegalMoveError:
         raise GtpError("illegal move") from None
     return ""
-
-
-def nogo_is_legal(state, xy, pla: int) -> bool:
-    """NoGo: no pass, no capture, no suicide."""
-    from cython_ext import nogo
-
-    return xy is not None and nogo.is_legal(state.board(), xy, pla)
-
-
-def nogo_has_legal_move(state, pla: int) -> bool:
-    from cython_ext import nogo
-
-    return bool(nogo.legal_moves(state.board(), pla))
 
 
 def cmd_undo(engine, command: Command) -> str:
@@ -335,7 +320,7 @@ def current_game_sgf(engine) -> str:
 
 
 def _game_result_text(engine, state) -> str:
-    from katacli.engine.scoring import final_winner_and_score
+    from katacli.gtp.scoring import final_winner_and_score
 
     if state.is_no_result:
         return "Void"

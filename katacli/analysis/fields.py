@@ -1,7 +1,7 @@
 """Typed readers for query fields, with KataGo's error messages.
 
 Each reader takes the JSON object and a field name, and returns the value or
-raises :class:`~katacli.engine.analysis.protocol.QueryError` naming that field.
+raises :class:`~katacli.analysis.protocol.QueryError` naming that field.
 JSON types are checked as strictly as KataGo's nlohmann::json checks them:
 an "integer" must be written without a fraction or exponent, booleans are
 never numbers, and a "number" must be finite.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+from katacli.analysis.protocol import QueryError
 from katacli.game.coords import BLACK, WHITE, CoordError, parse_vertex
-from katacli.engine.analysis.protocol import QueryError
 
 Point = Optional[tuple]
 

@@ -1,4 +1,4 @@
-"""What the GTP layer asks of a search and what it gets back (see :mod:`katacli.engine.bot`)."""
+"""What the GTP layer asks of a search and what it gets back (see :mod:`katacli.gtp.bot`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -16,7 +16,7 @@ the exact ``= `` bytes are checked by the protocol tests). The whole output
 stream is matched against the concatenation of all expected lines, so output
 that arrives late (analysis lines) still matches.
 
-``python -m katacli.engine.transcript record FILE`` replays FILE's commands on a
+``python -m katacli.gtp.transcript record FILE`` replays FILE's commands on a
 fresh ``kata gtp`` with FILE's directives and prints the transcript with the
 actual output, for review before it becomes a golden file.
 """
@@ -161,7 +161,7 @@ def format_transcript(transcript: Transcript, output_text: str) -> str:
 def _record(path: str) -> None:
     import io
 
-    from katacli.commands.gtp import build_engine
+    from katacli.gtp.startup import build_engine
 
     with open(path) as f:
         transcript = parse_transcript(f.read())
@@ -183,5 +183,5 @@ def _record(path: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "record":
-        sys.exit("usage: python -m katacli.engine.transcript record FILE")
+        sys.exit("usage: python -m katacli.gtp.transcript record FILE")
     _record(sys.argv[2])

@@ -4,16 +4,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from katacli.analysis.backend import AnalysisBackend
+from katacli.analysis.engine import AnalysisEngine
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.query import QueryDefaults, perspective_from_config
 from katacli.config import Config
-from katacli.engine.analysis.backend import AnalysisBackend
-from katacli.engine.analysis.engine import AnalysisEngine
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.query import QueryDefaults, perspective_from_config
+from katacli.engine_common import DETERMINISTIC_SEED, stable_seed
 from katacli.search.params import SearchParams
 from katacli.settings import AnalysisSettings
 
 MODE = "analysis"
-DETERMINISTIC_SEED = "forDeterministicTesting"
 
 
 def load_search_defaults(cfg: Config, has_human_model: bool = False) -> SearchParams:
@@ -39,8 +39,6 @@ def query_defaults(cfg: Config, settings: AnalysisSettings, params: Optional[Sea
 
 def engine_seed(cfg: Config, settings: AnalysisSettings) -> Optional[int]:
     """Fixed with forDeterministicTesting or searchRandSeed, else random."""
-    from katacli.engine.bot import stable_seed
-
     if settings.for_deterministic_testing:
         return stable_seed(DETERMINISTIC_SEED)
     text = cfg.get("searchRandSeed", MODE) if "searchRandSeed" in cfg else None

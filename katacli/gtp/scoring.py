@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from katacli.game.coords import BLACK, WHITE, opponent
+from katacli.game.nogo import nogo_has_legal_move
 from katacli.game.rules import ScoringRule
 
 # Visits for the estimating searches (KataGo: at least these, or 10 / 20 per search thread).
@@ -57,8 +58,6 @@ def _tromp_taylor(state) -> tuple[int, float]:
 
 
 def _nogo_result(engine) -> tuple[int, float]:
-    from katacli.engine.handlers_game import nogo_has_legal_move
-
     state = engine.session.state
     if nogo_has_legal_move(state, state.next_player):
         return 0, 0.0

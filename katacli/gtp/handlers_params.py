@@ -5,25 +5,24 @@ import json
 import math
 import os
 
-from katacli.engine.arguments import (
+from katacli.engine_common import network_supported_rules
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.nogo import NOGO_RULES_JSON, is_nogo_rules_name
+from katacli.game.rules import Rules, RulesError, parse_kgs_rules
+from katacli.gtp.arguments import (
     MAX_TIME_LEFT_STONES, MAX_USER_INPUT_TIME, MIN_TIME_LEFT, format_cpp_double, parse_double, parse_int,
     parse_overtime_count, parse_time,
 )
-from katacli.engine.clock import TIME_SETTING_KINDS, canadian_or_absolute, describe
-from katacli.engine.errors import GtpError
-from katacli.engine.handlers_game import NOGO_RULES_JSON, parse_player
-from katacli.engine.protocol import Command
-from katacli.game.coords import BLACK, WHITE
-from katacli.engine.network_rules import network_supported_rules
-from katacli.game.rules import Rules, RulesError, parse_kgs_rules
-from katacli.nn.human_profile import HumanProfileError, parse_human_profile
-from katacli.search.timecontrol import TimeControls, TimeSettingsError
-from katacli.search.runtime_params import (
+from katacli.gtp.clock import TIME_SETTING_KINDS, canadian_or_absolute, describe
+from katacli.gtp.errors import GtpError
+from katacli.gtp.handlers_game import parse_player
+from katacli.gtp.protocol import Command
+from katacli.gtp.runtime_params import (
     ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
     parse_set_params_json,
 )
-
-NOGO_RULES_NAME = "nogo"
+from katacli.nn.human_profile import HumanProfileError, parse_human_profile
+from katacli.search.timecontrol import TimeControls, TimeSettingsError
 
 
 # --------------------------------------------------------------------------- rules
@@ -49,7 +48,7 @@ def cmd_kata_get_rules(engine, command: Command) -> str:
 
 def cmd_kata_set_rules(engine, command: Command) -> str:
     text = command.arg_text
-    if text.strip().lower() == NOGO_RULES_NAME:
+    if is_nogo_rules_name(text):
         engine.nogo = True
         engine.log.info("Changed rules to NoGo")
         return ""

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Callable
 
 from katacli import KATAGO_COMPAT_VERSION, __version__
-from katacli.engine.analysis.backend import AnalysisBackend
-from katacli.engine.analysis.fields import read_int_list
-from katacli.engine.analysis.protocol import QueryError, error
-from katacli.engine.analysis.responses import no_results_response
-from katacli.engine.analysis.scheduler import RequestQueue
+from katacli.analysis.backend import AnalysisBackend
+from katacli.analysis.fields import read_int_list
+from katacli.analysis.protocol import QueryError, error
+from katacli.analysis.responses import no_results_response
+from katacli.analysis.scheduler import RequestQueue
 
 ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "terminate_all")
 UNKNOWN_ACTION_MESSAGE = ("'action' field must be 'query_version' or 'query_models' or 'clear_cache' "

@@ -132,7 +132,7 @@ def _load_network(model_path: str, nn_settings, max_batch_size: int):
 def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
     import torch
 
-    from katacli.engine.bot import stable_seed
+    from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
     from katacli.config import Enabled
 

@@ -1,6 +1,6 @@
 """GTP commands that search: genmove and its variants, analysis streaming, scoring, raw network output.
 
-Searches go through the adapter in :mod:`katacli.engine.bot`. A blocking
+Searches go through the adapter in :mod:`katacli.gtp.bot`. A blocking
 search (genmove) runs in a worker thread so that Ctrl-C still reaches the main
 thread; streaming and cancellable commands run as the engine's background task
 and stop when the next input line arrives.
@@ -15,20 +15,22 @@ import time
 
 from cython_ext.history import IllegalMoveError
 
-from katacli.engine.analysis_format import AnalysisFormatter, AnalyzeOptions
-from katacli.engine.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
-from katacli.engine.arguments import parse_int64
-from katacli.engine.errors import GtpError
-from katacli.engine.handlers_game import nogo_has_legal_move, nogo_is_legal, parse_player
-from katacli.engine.play_policy import (
+from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.nogo import nogo_has_legal_move, nogo_is_legal
+from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
+from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
+from katacli.gtp.arguments import parse_int64
+from katacli.gtp.errors import GtpError
+from katacli.gtp.handlers_game import parse_player
+from katacli.gtp.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
 )
-from katacli.engine.protocol import Command, format_header
-from katacli.engine.rawnn import evaluate_raw, format_raw_nn
-from katacli.engine.scoring import alive_stones, final_score_text
-from katacli.engine.search_types import SearchOutcome, SearchRequest
-from katacli.game.coords import BLACK, WHITE, format_vertex
-from katacli.search.resign import ResignSettings, ResignTracker
+from katacli.gtp.protocol import Command, format_header
+from katacli.gtp.rawnn import format_raw_nn
+from katacli.gtp.resign import ResignSettings, ResignTracker
+from katacli.gtp.scoring import alive_stones, final_score_text
+from katacli.gtp.search_types import SearchOutcome, SearchRequest
+from katacli.search.raw_eval import evaluate_raw
 
 CANCELLED = "cancelled"
 RESIGN = "resign"
@@ -100,7 +102,7 @@ def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock
     )
 
 
-def make_formatter(engine, pla: int, options: AnalyzeOptions) -> AnalysisFormatter:
+def make_formatter(engine, pla: int, options: AnalyzeOptions) -> InfoLineFormatter:
     session = engine.session
     start = _state_for(engine, pla)
 
@@ -120,10 +122,10 @@ def make_formatter(engine, pla: int, options: AnalyzeOptions) -> AnalysisFormatt
                 return i + 1
         return len(pv)
 
-    return AnalysisFormatter(options, session.x_size, session.y_size, engine.settings.report_winrates_as, pv_cutoff)
+    return InfoLineFormatter(options, session.x_size, session.y_size, engine.settings.report_winrates_as, pv_cutoff)
 
 
-def snapshot_printer(engine, formatter: AnalysisFormatter):
+def snapshot_printer(engine, formatter: InfoLineFormatter):
     def emit(snapshot) -> None:
         line = formatter.format(snapshot)
         if line is not None:

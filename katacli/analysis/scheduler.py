@@ -17,7 +17,7 @@ import itertools
 import threading
 from typing import Callable, Iterable, Optional
 
-from katacli.engine.analysis.request import AnalysisRequest, RequestStatus
+from katacli.analysis.request import AnalysisRequest, RequestStatus
 
 
 class RequestQueue:

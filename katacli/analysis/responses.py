@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from katacli.engine.analysis.protocol import round_dynamic, round_static
-from katacli.engine.analysis.request import AnalysisRequest
+from katacli.analysis.protocol import round_dynamic, round_static
+from katacli.analysis.request import AnalysisRequest
 from katacli.game.coords import BLACK, WHITE, format_vertex
 
 # KataGo's PVs hold the move itself plus analysisPVLen more.

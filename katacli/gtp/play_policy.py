@@ -1,5 +1,5 @@
 """KataGo's game-level decisions around genmove: thinking less when far ahead and the dynamic
-playoutDoublingAdvantage of handicap games (resigning is katacli.search.resign's ResignTracker).
+playoutDoublingAdvantage of handicap games (resigning is katacli.gtp.resign's ResignTracker).
 
 ``recent_win_loss`` is the list of root win-loss values (White's view, in
 [-1, 1]) of this engine's previous genmoves in the current game.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from katacli.search import resign as search_resign
+from katacli.gtp import resign
 
 BLACK, WHITE = 1, 2
 FULL_BOARD_AREA = 19 * 19
@@ -27,9 +27,9 @@ SEARCH_FACTOR_EPSILON = 1e-10
 
 
 def initial_black_advantage(rules, num_handicap_stones: int) -> float:
-    """Points Black starts ahead (handicap stones and komi; KataGo's estimate, from the search package)."""
-    return search_resign.initial_black_advantage(num_handicap_stones, rules.komi, int(rules.scoring),
-                                                 int(rules.white_handicap_bonus))
+    """Points Black starts ahead (handicap stones and komi; KataGo's estimate, the one resigning uses)."""
+    return resign.initial_black_advantage(num_handicap_stones, rules.komi, int(rules.scoring),
+                                          int(rules.white_handicap_bonus))
 
 
 def board_size_scaling(x_size: int, y_size: int) -> float:

@@ -3,7 +3,7 @@
 :class:`GtpEngine` reads one line at a time. Any input line (even a blank one)
 first stops what runs in the background: a running analysis gets its final
 blank line, a cancellable search answers ``cancelled``, pondering stops. Then
-the command is looked up in :data:`katacli.engine.handlers.HANDLERS` and its
+the command is looked up in :data:`katacli.gtp.handlers.HANDLERS` and its
 answer written as ``=ID text`` or ``?ID message``.
 
 The network loads in a background thread (:class:`ModelLoader`) so that
@@ -18,14 +18,14 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
-from katacli.engine.clock import quick_game
-from katacli.engine.errors import EngineStartupError, GtpError
-from katacli.engine.log import EngineLog
-from katacli.engine.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
+from katacli.engine_log import EngineLog
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
-from katacli.search.runtime_params import GtpRuntimeParams
+from katacli.gtp.clock import quick_game
+from katacli.gtp.errors import EngineStartupError, GtpError
+from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
+from katacli.gtp.runtime_params import GtpRuntimeParams
 from katacli.search.timecontrol import TimeControls
 from katacli.settings import GtpSettings
 
@@ -79,7 +79,7 @@ class EngineOptions:
     override_version: str | None = None
     nogo: bool = False
     seed: str | None = None
-    # Builds the search adapter from the loaded evaluator (None: rollouts); see katacli.engine.bot.
+    # Builds the search adapter from the loaded evaluator (None: rollouts); see katacli.gtp.bot.
     make_bot: Callable | None = None
 
 
@@ -155,7 +155,7 @@ class GtpEngine:
         if self._bot is None:
             make_bot = self.options.make_bot
             if make_bot is None:
-                from katacli.engine.bot import make_bot
+                from katacli.gtp.bot import make_bot
             self._bot = make_bot(self.evaluator, self)
         return self._bot
 
@@ -252,7 +252,7 @@ class GtpEngine:
         self.execute(command)
 
     def execute(self, command: Command) -> None:
-        from katacli.engine.handlers import HANDLERS, NEEDS_NO_MODEL
+        from katacli.gtp.handlers import HANDLERS, NEEDS_NO_MODEL
 
         handler = HANDLERS.get(command.name)
         if handler is None:
@@ -277,6 +277,6 @@ class GtpEngine:
         if text is not None:
             self.out.response(command.id, text)
         if self.ponder_requested and not self.quit_requested and self.params.pondering_enabled:
-            from katacli.engine.handlers_search import start_pondering
+            from katacli.gtp.handlers_search import start_pondering
 
             start_pondering(self)

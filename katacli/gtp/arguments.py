@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from katacli.engine.errors import GtpError
+from katacli.gtp.errors import GtpError
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1

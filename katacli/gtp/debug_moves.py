@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from cython_ext.history import IllegalMoveError
 
-from katacli.engine.board_text import board_diagram
-from katacli.engine.errors import GtpError
-from katacli.engine.protocol import Command
-from katacli.engine.rawnn import evaluate_raw
+from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, parse_vertex
+from katacli.gtp.errors import GtpError
+from katacli.gtp.protocol import Command
 from katacli.search.print_tree import tree_lines
+from katacli.search.raw_eval import evaluate_raw
 
 RAWSTATS_WORD = "rawstats"
 NUM_SYMMETRIES = 8

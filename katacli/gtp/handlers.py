@@ -1,10 +1,10 @@
 """The command table: GTP command name -> handler, and what ``list_commands`` reports."""
 from __future__ import annotations
 
-from katacli.engine import handlers_game as game
-from katacli.engine.debug_moves import cmd_debug_moves
-from katacli.engine import handlers_params as params
-from katacli.engine import handlers_search as search
+from katacli.gtp import handlers_game as game
+from katacli.gtp import handlers_params as params
+from katacli.gtp import handlers_search as search
+from katacli.gtp.debug_moves import cmd_debug_moves
 
 HANDLERS = {
     "protocol_version": game.cmd_protocol_version,

@@ -19,11 +19,11 @@ Throughput comes from searching ``numAnalysisThreads`` positions at once, each
 keeping ``numSearchThreadsPerAnalysisThread`` leaves in flight, with all leaves
 merged into shared network batches.
 """
-from katacli.engine.analysis.backend import AnalysisBackend, ModelInfo
-from katacli.engine.analysis.engine import AnalysisEngine
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.query import QueryDefaults, QueryParser
-from katacli.engine.analysis.startup import build_engine
+from katacli.analysis.backend import AnalysisBackend, ModelInfo
+from katacli.analysis.engine import AnalysisEngine
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.query import QueryDefaults, QueryParser
+from katacli.analysis.startup import build_engine
 
 __all__ = ["AnalysisBackend", "AnalysisEngine", "JsonLineWriter", "ModelInfo", "QueryDefaults", "QueryParser",
            "build_engine"]

@@ -8,10 +8,10 @@ kata-* and Sabaki forms, the boolean display switches (rootInfo, ownership,
 """
 from __future__ import annotations
 
-from katacli.engine.analysis_format import AnalyzeOptions
-from katacli.engine.arguments import MAX_USER_INPUT_TIME, parse_bool, parse_double, parse_int
-from katacli.engine.errors import GtpError
 from katacli.game.coords import CoordError, parse_color, parse_vertex
+from katacli.gtp.analyze_info_lines import AnalyzeOptions
+from katacli.gtp.arguments import MAX_USER_INPUT_TIME, parse_bool, parse_double, parse_int
+from katacli.gtp.errors import GtpError
 
 LZ_COMMANDS = ("lz-analyze", "lz-genmove_analyze")
 KATA_COMMANDS = ("kata-analyze", "kata-genmove_analyze", "kata-search_analyze", "kata-search_analyze_cancellable")

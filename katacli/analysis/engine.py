@@ -17,15 +17,15 @@ from __future__ import annotations
 import random
 from typing import Optional, TextIO
 
-from katacli.engine.analysis.actions import ActionHandler
-from katacli.engine.analysis.backend import AnalysisBackend
-from katacli.engine.analysis.output import JsonLineWriter
-from katacli.engine.analysis.protocol import (
+from katacli.analysis.actions import ActionHandler
+from katacli.analysis.backend import AnalysisBackend
+from katacli.analysis.output import JsonLineWriter
+from katacli.analysis.protocol import (
     QueryError, dumps, error, field_error, id_of, loads, parse_error_message,
 )
-from katacli.engine.analysis.query import QueryDefaults, QueryParser
-from katacli.engine.analysis.scheduler import RequestQueue
-from katacli.engine.analysis.worker import AnalysisWorker
+from katacli.analysis.query import QueryDefaults, QueryParser
+from katacli.analysis.scheduler import RequestQueue
+from katacli.analysis.worker import AnalysisWorker
 
 # How long quitting without waiting gives each analysis thread to notice, seconds.
 QUIT_JOIN_SECONDS = 5.0

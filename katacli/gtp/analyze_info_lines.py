@@ -29,7 +29,7 @@ RAW_ST_WR_ERROR_SCALE = 2.0
 
 @dataclass(frozen=True)
 class AnalyzeOptions:
-    """What an analysis command asked for (see :mod:`katacli.engine.analyze_args`)."""
+    """What an analysis command asked for (see :mod:`katacli.gtp.analyze_args`)."""
 
     lz: bool = False  # lz-analyze style integers
     kata: bool = False  # kata-analyze; neither lz nor kata means Sabaki's analyze
@@ -59,7 +59,7 @@ def round_half_away(value: float) -> float:
     return math.copysign(math.floor(abs(value) + 0.5), value)
 
 
-class AnalysisFormatter:
+class InfoLineFormatter:
     """Formats search snapshots (:class:`katacli.search.results.SearchAnalysis`) for one analysis command."""
 
     def __init__(self, options: AnalyzeOptions, x_size: int, y_size: int, perspective: str | None,

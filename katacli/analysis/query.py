@@ -22,16 +22,15 @@ from typing import Callable, Optional
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
 
-from katacli.config import Config, ConfigError
-from katacli.engine.analysis.fields import (
+from katacli.analysis.fields import (
     read_bool, read_int, read_int_list, read_locations, read_moves, read_number, read_player,
 )
-from katacli.engine.analysis.protocol import QueryError, field_warning
-from katacli.engine.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
+from katacli.analysis.protocol import QueryError, field_warning
+from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
+from katacli.config import Config, ConfigError
+from katacli.engine_common import network_supported_rules
 from katacli.game.coords import BLACK, WHITE, format_vertex
-from katacli.game.rules import (
-    KoRule, Rules, RulesError, ScoringRule, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32,
-)
+from katacli.game.rules import Rules, RulesError, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN
 from katacli.search.params import SearchParams, config_key_of
 from katacli.search.restrictions import MoveRestrictions, RestrictionError
@@ -94,15 +93,6 @@ def perspective_from_config(cfg: Config) -> Optional[str]:
     return _PERSPECTIVES.get(str(cfg.get("reportAnalysisWinratesAs", MODE)).upper())
 
 
-def rules_supported_by_network(rules: Rules) -> Rules:
-    """The nearest rules a (version 7+) network can evaluate: KataGo's ModelDesc::getSupportedRules."""
-    if rules.ko == KoRule.SPIGHT:
-        rules = dataclasses.replace(rules, ko=KoRule.SITUATIONAL)
-    if rules.has_button and rules.scoring != ScoringRule.AREA:
-        rules = dataclasses.replace(rules, has_button=False)
-    return rules
-
-
 def handicap_stones_on_board(stones: list) -> int:
     """KataGo's count: only Black stones and at least two of them, else 0."""
     if any(player == WHITE for player, _ in stones):
@@ -138,7 +128,7 @@ class QueryParser:
         restrictions = self._restrictions(query, x_size, y_size)
 
         if self.defaults.has_network:
-            supported = rules_supported_by_network(rules)
+            supported = network_supported_rules(rules)
             if supported != rules:
                 warn(field_warning(query_id, "rules", f"Rules {rules} not supported by neural net, using {supported} "
                                                       "instead"))
