@@ -188,6 +188,7 @@ def test_json_output(tmp_path):
     assert [x["num_threads"] for x in data["results"]] == [1, 4]
     assert data["recommended_threads"] in (1, 4)
     assert "Testing different numbers of threads (board size 9x9)" in r.stderr
+    assert data["peak_resident_mb"] > 10 and "Peak resident memory of this process:" in r.stderr
 
 
 @pytest.mark.parametrize("model", [TINY_MODEL, SHARED_MODEL], ids=["bundled-tiny", "shared-b4c32"])

@@ -13,6 +13,7 @@ network actually evaluated.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
@@ -151,3 +152,17 @@ def gtp_benchmark_line(params, evaluator, visits: int, board_len: int, stop: Opt
     params = benchmark_params(params, visits, full_search_after_passes=False)
     result = run_benchmark(positions, params, evaluator, stop=stop, seed=seed)
     return result.summary_line()
+
+
+# ru_maxrss units: kilobytes on Linux, bytes on macOS.
+_RSS_UNITS_PER_MB = 1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0
+
+
+def peak_resident_mb() -> Optional[float]:
+    """This process's peak resident memory in MB (network, torch, search trees), or None where the
+    operating system does not report it."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / _RSS_UNITS_PER_MB

@@ -238,6 +238,7 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
 
 
 def run(options: BenchmarkOptions) -> int:
+    from katacli.benchmarking.core import peak_resident_mb
     from katacli.benchmarking.network import default_visits, warm_up
     from katacli.benchmarking.positions import BenchmarkError
     from katacli.benchmarking.recommend import elo_effect, recommend
@@ -289,10 +290,14 @@ def run(options: BenchmarkOptions) -> int:
         return EXIT_INTERRUPTED
     recommendation = recommend(results, options.seconds_per_move)
     _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
+    peak_mb = peak_resident_mb()
+    if peak_mb is not None:
+        report.line(f"Peak resident memory of this process: {peak_mb:.0f} MB (network, torch and search trees)")
     if options.as_json:
         data = recommendation.to_dict()
         data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),
-                    engine="rollouts" if evaluator is None else "network", model=options.model)
+                    engine="rollouts" if evaluator is None else "network", model=options.model,
+                    peak_resident_mb=None if peak_mb is None else round(peak_mb, 1))
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     return 0
 
