@@ -162,7 +162,7 @@ def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
 
 
 def test_threads_are_shared_out_evenly():
-    from katacli.selfplay.processes import default_num_processes, split_threads
+    from katacli.worker_processes import default_num_processes, split_threads
 
     assert split_threads(16, 2) == [8, 8] and split_threads(5, 3) == [2, 2, 1]
     assert default_num_processes(1, "cpu") == 1 and default_num_processes(64, "cuda") == 1

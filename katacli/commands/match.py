@@ -31,7 +31,7 @@ EXIT_INTERRUPTED = 130
 
 def choose_num_processes(cfg, num_game_threads: int) -> int:
     """numMatchProcesses, else one per CPU core on the CPU and one with a GPU; never more than game threads."""
-    from katacli.selfplay.processes import default_num_processes
+    from katacli.worker_processes import default_num_processes
 
     if cfg.is_set("numMatchProcesses"):
         wanted = cfg.get("numMatchProcesses", "gtp")

@@ -104,7 +104,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
     from katacli.selfplay.modelfiles import find_latest_model
-    from katacli.selfplay.processes import default_num_processes
+    from katacli.worker_processes import default_num_processes
 
     if max_games_total is not None and max_games_total <= 0:
         report_error_and_exit("-max-games-total must be a positive integer")

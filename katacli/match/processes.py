@@ -9,12 +9,9 @@ they die with the parent if it is killed, leaving only whole SGF files, as in on
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
-import multiprocessing as mp
 import os
-import queue
 import random
 import signal
 import sys
@@ -25,12 +22,11 @@ from typing import Callable, Optional
 
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
-from katacli.selfplay.processes import _die_with_parent, split_threads
+from katacli.worker_processes import WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads
 
 log = logging.getLogger("katacli.match")
 
 EXIT_WORKER_FAILED = 3
-TICK_SECONDS = 0.25
 SEED_STRIDE = 1 << 16
 
 
@@ -60,7 +56,7 @@ class _SharedNumbers:
 
 
 def worker_main(job: MatchJob, numbers: _SharedNumbers, events, parent_pid: int) -> None:
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's SIGTERM is the only stop a worker obeys
     runs: list = []
     stop = threading.Event()
@@ -71,14 +67,8 @@ def worker_main(job: MatchJob, numbers: _SharedNumbers, events, parent_pid: int)
             run.request_stop()
 
     signal.signal(signal.SIGTERM, on_term)
+    handler = open_worker_log("katacli.match", job.log_path, job.index)
     logger = logging.getLogger("katacli.match")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = None
-    if job.log_path:
-        handler = logging.FileHandler(job.log_path, encoding="utf-8")
-        handler.setFormatter(logging.Formatter(f"%(asctime)s [worker {job.index}] %(levelname)s %(message)s"))
-        logger.addHandler(handler)
     networks = None
     try:
         from katacli.match.runner import MatchNetworks, MatchRun, Pairer
@@ -101,8 +91,7 @@ def worker_main(job: MatchJob, numbers: _SharedNumbers, events, parent_pid: int)
     finally:
         if networks is not None:
             networks.close()
-        if handler is not None:
-            handler.close()
+        close_worker_log(handler)
 
 
 class MatchProcessRun:
@@ -111,15 +100,13 @@ class MatchProcessRun:
     def __init__(self, settings: MatchSettings, nn, num_processes: int, cpu_threads: int = 1,
                  sgf_dir: Optional[Path] = None, seed: Optional[int] = None, log_path: Optional[str] = None):
         self.settings = settings
-        self.ctx = mp.get_context("spawn")
-        self.numbers = _SharedNumbers(self.ctx)
-        self.events = self.ctx.Queue()
+        self.pool = WorkerPool("kata-match")
+        self.numbers = _SharedNumbers(self.pool.ctx)
         self.results = MatchResults(settings.bot_names())
         self.games_finished = 0
         self._moves: dict[int, int] = {}
         self._errors: list[str] = []
         self._stopped = False
-        self._procs: list = []
         rng = random.Random(seed)
         pair_seed = rng.getrandbits(32)
         self.jobs = []
@@ -140,10 +127,7 @@ class MatchProcessRun:
 
     def request_stop(self) -> None:
         self._stopped = True
-        for proc in self._procs:
-            if proc.is_alive() and proc.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
+        self.pool.stop_workers()
 
     def _absorb(self, kind: str, index: int, payload) -> None:
         if kind == "game":
@@ -156,52 +140,17 @@ class MatchProcessRun:
             self._errors.append(f"worker {index}: {payload}")
             self.request_stop()
 
-    def _drain(self, timeout: float) -> None:
-        try:
-            self._absorb(*self.events.get(timeout=timeout))
-            while True:
-                self._absorb(*self.events.get_nowait())
-        except queue.Empty:
-            pass
+    def _on_worker_died(self) -> None:
+        if not self._stopped:
+            self.request_stop()  # a worker died: end the match
 
     def run(self, on_tick: Optional[Callable] = None, handle_signals: bool = True) -> MatchResults:
-        in_main = handle_signals and threading.current_thread() is threading.main_thread()
-        previous = {}
-        if in_main:  # workers start with SIGINT ignored (inherited); the parent's handlers come after
-            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
-        package_root = str(Path(__file__).resolve().parents[2])
-        saved_path = list(sys.path)
-        sys.path.insert(0, package_root)  # workers import the same (compiled) katacli as this process
-        try:
-            for job in self.jobs:
-                proc = self.ctx.Process(target=worker_main, args=(job, self.numbers, self.events, os.getpid()),
-                                        name=f"kata-match-{job.index}")
-                proc.start()
-                self._procs.append(proc)
-            sys.path[:] = saved_path
-            if in_main:
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, lambda *_: self.request_stop())
-            while any(p.is_alive() for p in self._procs):
-                self._drain(TICK_SECONDS)
-                if any(p.exitcode not in (0, None) for p in self._procs) and not self._stopped:
-                    self.request_stop()  # a worker died: end the match
-                if on_tick is not None:
-                    on_tick(self)
-            for proc in self._procs:
-                proc.join()
-            self._drain(0.0)
-        finally:
-            sys.path[:] = saved_path
-            for proc in self._procs:
-                if proc.is_alive():
-                    proc.kill()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        self.pool.run(worker_main, [(job.index, (job, self.numbers, self.pool.events, os.getpid()))
+                                    for job in self.jobs],
+                      self._absorb, lambda *_: self.request_stop(), self._on_worker_died,
+                      on_tick=None if on_tick is None else (lambda: on_tick(self)), handle_signals=handle_signals)
         if self._errors:
             raise RuntimeError("; ".join(self._errors))
-        failed = [p for p in self._procs if p.exitcode not in (0, None)]
-        if failed and not self._stopped:
-            raise RuntimeError(", ".join(f"{p.name} exited with status {p.exitcode}" for p in failed))
+        if self.pool.failed() and not self._stopped:
+            raise RuntimeError(self.pool.failure_text())
         return self.results

@@ -7,60 +7,40 @@ own output files, get through far more games than any number of threads in one.
 
 The parent only supervises: it starts the workers, shows their combined progress and
 passes a stop (Ctrl-C, SIGTERM) on to them as SIGTERM; a second one makes them exit at
-once, as in a single process. Workers ignore SIGINT themselves (the terminal sends it to
-the whole process group, and the parent's SIGTERM must be the only stop they see). They
-claim games from a shared counter, so ``-max-games-total`` is exact, and write complete
-files under the same output directory with their own run ids. A worker dies with the
-parent (PR_SET_PDEATHSIG on Linux, a parent-pid check elsewhere), so killing the parent
-with SIGKILL ends the whole run and, as in one process, leaves only complete files.
+once, as in a single process. Workers claim games from a shared counter, so
+``-max-games-total`` is exact, and write complete files under the same output directory with
+their own run ids. The process handling (SIGINT, dying with the parent, supervision) is
+:mod:`katacli.worker_processes`, shared with ``kata match``.
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import logging
-import multiprocessing as mp
 import os
-import queue
 import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Optional
 
 from katacli.config import Enabled
-from katacli.selfplay.stats import TICK_SECONDS, RunStats
+from katacli.selfplay.stats import RunStats
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.settings import NNSettings
+from katacli.worker_processes import (
+    EXIT_INTERRUPTED, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
+)
 
 log = logging.getLogger("katacli.selfplay")
 
 EXIT_WORKER_FAILED = 3
-EXIT_INTERRUPTED = 130
 # Workers report their counters at most this often, seconds.
 REPORT_SECONDS = 0.5
-# How often a worker without PR_SET_PDEATHSIG checks that its parent still lives, seconds.
-PARENT_CHECK_SECONDS = 1.0
-PR_SET_PDEATHSIG = 1
 SEED_STRIDE = 1 << 16
 COUNTER_FIELDS = ("games_started", "games_finished", "games_dropped", "moves_played", "rows_written",
                   "rows_produced", "files_written", "queued_games")
-
-
-def default_num_processes(num_game_threads: int, device: str) -> int:
-    """One worker per CPU core on the CPU (never more than games); one with a GPU."""
-    if device.startswith("cuda"):
-        return 1
-    return max(1, min(os.cpu_count() or 1, num_game_threads))
-
-
-def split_threads(num_game_threads: int, num_processes: int) -> list[int]:
-    """numGameThreads shared out as evenly as possible."""
-    base, extra = divmod(num_game_threads, num_processes)
-    return [base + (1 if i < extra else 0) for i in range(num_processes)]
 
 
 @dataclass(frozen=True)
@@ -100,26 +80,9 @@ class SharedGameCounter:
 # ---------------------------------------------------------------------------- worker side
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-                if os.getppid() != parent_pid:  # the parent died before prctl took effect
-                    os._exit(EXIT_INTERRUPTED)
-                return
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(PARENT_CHECK_SECONDS)
-        os._exit(EXIT_INTERRUPTED)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
 def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: int) -> None:
     """Entry point of a worker process: play this worker's share of the games."""
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A stop that arrives while this worker is still loading must not kill it uncleanly.
     early_stop = threading.Event()
@@ -131,13 +94,8 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
             run.request_stop()
 
     signal.signal(signal.SIGTERM, stop_while_loading)
+    handler = open_worker_log("katacli.selfplay", job.log_path, job.index)
     logger = logging.getLogger("katacli.selfplay")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    logging.raiseExceptions = False  # a log line that cannot be written (full disk) is dropped quietly
-    handler = logging.FileHandler(job.log_path, encoding="utf-8")  # appends: all workers share the log
-    handler.setFormatter(logging.Formatter(f"%(asctime)s [worker {job.index}] %(levelname)s %(message)s"))
-    logger.addHandler(handler)
     manager = None
     try:
         from katacli.selfplay.models import ModelManager
@@ -170,8 +128,7 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     finally:
         if manager is not None:
             manager.close()
-        with contextlib.suppress(OSError):  # its last flush may meet the same full disk
-            handler.close()
+        close_worker_log(handler)
 
 
 def _counters(stats: RunStats) -> dict:
@@ -193,36 +150,28 @@ class ProcessRun:
 
     def __init__(self, jobs: list[WorkerJob], max_games_total: Optional[int]):
         self.jobs = jobs
-        self.ctx = mp.get_context("spawn")  # a clean interpreter: no inherited torch threads or locks
-        self.counter = SharedGameCounter(self.ctx, max_games_total)
-        self.events = self.ctx.Queue()
+        self.pool = WorkerPool("kata-selfplay")
+        self.counter = SharedGameCounter(self.pool.ctx, max_games_total)
         self.stats = RunStats(current_model="")
         self._latest: dict[int, dict] = {}
         self._errors: list[str] = []
         self._signals = 0
-        self._procs: list = []
 
     def _on_signal(self, signum, frame) -> None:
         self._signals += 1
         self.stats.stopping = True
-        self._stop_workers()
+        self.pool.stop_workers()
         if self._signals == 1:
             log.info("stopping: workers finish writing completed games")
         else:  # a second Ctrl-C: leave at once, as a single process does (workers die with us)
             log.warning("second signal: exiting without writing buffered games")
             os._exit(EXIT_INTERRUPTED)
 
-    def _stop_workers(self) -> None:
-        for proc in self._procs:
-            if proc.is_alive() and proc.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-
     def _absorb(self, kind: str, index: int, payload) -> None:
         if kind == "error":
             self._errors.append(f"worker {index}: {payload}")
             self.stats.stopping = True
-            self._stop_workers()
+            self.pool.stop_workers()
         else:
             self._latest[index] = payload
         for name in COUNTER_FIELDS:
@@ -231,60 +180,23 @@ class ProcessRun:
         if models:
             self.stats.current_model = max(set(models), key=models.count)
 
-    def _drain(self, timeout: float) -> None:
-        try:
-            self._absorb(*self.events.get(timeout=timeout))
-            while True:
-                self._absorb(*self.events.get_nowait())
-        except queue.Empty:
-            pass
+    def _on_worker_died(self) -> None:
+        if not self.stats.stopping:
+            self.stats.stopping = True  # a worker died (killed, out of memory): end the run
+            self.pool.stop_workers()
 
     def run(self, on_tick: Optional[Callable[[RunStats], None]] = None) -> RunStats:
         """Run every job to the end; raises WorkerFailed if a worker failed."""
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = {}
-        if in_main:  # workers start with SIGINT ignored (inherited), the parent's handlers come after
-            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
-        # Workers get this process's sys.path: put the directory katacli was imported from first, so
-        # that they load the same (compiled) package even when a source checkout is on the path too.
-        package_root = str(Path(__file__).resolve().parents[2])
-        saved_path = list(sys.path)
-        sys.path.insert(0, package_root)
-        try:
-            for job in self.jobs:
-                proc = self.ctx.Process(target=worker_main, args=(job, self.counter, self.events, os.getpid()),
-                                        name=f"kata-selfplay-{job.index}")
-                proc.start()
-                self._procs.append(proc)
-            sys.path[:] = saved_path
-            if in_main:
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, self._on_signal)
-            while any(p.is_alive() for p in self._procs):
-                self._drain(TICK_SECONDS)
-                if not self.stats.stopping and any(p.exitcode not in (0, None) for p in self._procs):
-                    self.stats.stopping = True  # a worker died (killed, out of memory): end the run
-                    self._stop_workers()
-                if on_tick is not None:
-                    on_tick(self.stats)
-            for proc in self._procs:
-                proc.join()
-            self._drain(0.0)
-        finally:
-            sys.path[:] = saved_path
-            for proc in self._procs:
-                if proc.is_alive():
-                    proc.kill()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        self.pool.run(worker_main, [(job.index, (job, self.counter, self.pool.events, os.getpid()))
+                                    for job in self.jobs],
+                      self._absorb, self._on_signal, self._on_worker_died,
+                      on_tick=None if on_tick is None else (lambda: on_tick(self.stats)))
         if on_tick is not None:
             on_tick(self.stats)
-        failed = [p for p in self._procs if p.exitcode not in (0, None)]
         if self._errors:
             raise WorkerFailed("; ".join(self._errors))
-        if failed:
-            raise WorkerFailed(", ".join(f"{p.name} exited with status {p.exitcode}" for p in failed))
+        if self.pool.failed():
+            raise WorkerFailed(self.pool.failure_text())
         return self.stats
 
 
@@ -302,4 +214,4 @@ def make_jobs(settings: SelfplaySettings, num_processes: int, **common) -> list[
     return jobs
 
 
-__all__ = ["ProcessRun", "WorkerFailed", "WorkerJob", "default_num_processes", "make_jobs", "split_threads"]
+__all__ = ["ProcessRun", "WorkerFailed", "WorkerJob", "make_jobs"]
