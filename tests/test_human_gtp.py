@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
-from test_gtp_rawnn import OWNERSHIP_CELL, parse_blocks  # noqa: F401  (layout checks shared with kata-raw-nn)
+from test_gtp_rawnn import assert_blocks_match, parse_blocks  # the layout and number checks of kata-raw-nn
 from test_gtp_support import SHARED, feed, make_engine
 
 REFERENCE = SHARED / "reference" / "kata-raw-human-nn.jsonl"
@@ -23,9 +22,6 @@ if not REFERENCE.exists():
 
 MAIN_MODEL = "g170-b6c96-s175395328-d26788732.bin.gz"
 HUMAN_MODEL = "human/test-b3c48nbt-humanmeta.bin.gz"
-PROB_TOLERANCE = 1e-4
-SCORE_TOLERANCE = 0.01
-SCORE_SQ_RELATIVE_TOLERANCE = 1e-3
 HUMAN_SCALAR_LINES = [
     ("whiteWin", r"-?\d+\.\d{6}"), ("whiteLoss", r"-?\d+\.\d{6}"), ("noResult", r"-?\d+\.\d{6}"),
     ("whiteScore", r"-?\d+\.\d{3}"), ("whiteScoreSq", r"-?\d+\.\d{3}"),
@@ -50,21 +46,8 @@ def test_kata_raw_human_nn_matches_katago(case):
     assert answer.startswith("=77 ") and answer.endswith("\n\n"), answer
     session = engine.session
     blocks = parse_blocks(answer[len("=77 "):-2], session.x_size, session.y_size, HUMAN_SCALAR_LINES)
-    assert len(blocks) == len(case["expected"])
-    for got, want in zip(blocks, case["expected"]):
-        assert got["symmetry"] == want["symmetry"]
-        for key in ("whiteWin", "whiteLoss", "noResult", "policyPass"):
-            assert abs(got[key] - want[key]) <= PROB_TOLERANCE, key
-        for key in ("whiteScore", "shorttermWinlossError", "shorttermScoreError"):
-            assert abs(got[key] - want[key]) <= SCORE_TOLERANCE, key
-        sq = want["whiteScoreSq"]
-        assert abs(got["whiteScoreSq"] - sq) <= max(SCORE_SQ_RELATIVE_TOLERANCE * abs(sq), 0.001)
-        assert [p is None for p in got["policy"]] == [p is None for p in want["policy"]]
-        legal = [i for i, p in enumerate(want["policy"]) if p is not None]
-        diff = np.abs(np.array([got["policy"][i] for i in legal]) - np.array([want["policy"][i] for i in legal]))
-        assert diff.max(initial=0.0) <= PROB_TOLERANCE
-        own = np.abs(np.array(got["whiteOwnership"]) - np.array(want["whiteOwnership"]))
-        assert own.max() <= PROB_TOLERANCE
+    assert_blocks_match(blocks, case["expected"], score_keys=("whiteScore", "shorttermWinlossError",
+                                                               "shorttermScoreError"), score_sq_key="whiteScoreSq")
 
 
 def test_profiles_change_the_human_policy_but_not_the_main_net():
@@ -115,8 +98,6 @@ HUMAN_CONFIGS = ("gtp_human5k_example.cfg", "gtp_human9d_search_example.cfg")
 def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
     """configs/ holds KataGo's two human-SL example configs (same keys and values, katacli's comments):
     `kata gtp -model M -human-model H -config C` starts without a warning and plays a short game."""
-    import subprocess
-
     from katacli.gtp.client import GtpClient
     from test_gtp_support import REPO, model_path, python_cli
 

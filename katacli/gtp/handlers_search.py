@@ -381,14 +381,20 @@ def cmd_kata_raw_nn(engine, command: Command) -> str:
     evaluator = engine.evaluator
     if evaluator is None:
         raise GtpError("kata-raw-nn needs a neural network: start the engine with -model")
-    analysis = engine.params.analysis
+    if evaluator.needs_metadata and not engine.params.analysis.human_profile.is_set:
+        raise GtpError("Cannot run kata-raw-nn, the model needs the humanSLProfile parameter to be set")
+    return _raw_nn_text(engine, evaluator, pla, symmetries, optimism, human=False)
+
+
+def _raw_nn_text(engine, evaluator, pla: int, symmetries, optimism: float, human: bool) -> str:
+    """kata-raw-nn / kata-raw-human-nn: the net on the current position for ``pla``, as KataGo prints it
+    (the analysis parameters' playout doubling advantage, from ``pla``'s side, and humanSLProfile)."""
+    session, analysis = engine.session, engine.params.analysis
     pda = analysis.playout_doubling_advantage
     if analysis.playout_doubling_advantage_pla not in (None, "B" if pla == BLACK else "W"):
         pda = -pda
-    if evaluator.needs_metadata and not analysis.human_profile.is_set:
-        raise GtpError("Cannot run kata-raw-nn, the model needs the humanSLProfile parameter to be set")
     outputs = evaluate_raw(evaluator, session.state, pla, symmetries, optimism, pda, profile=analysis.human_profile)
-    return format_raw_nn(outputs, session.x_size, session.y_size)
+    return format_raw_nn(outputs, session.x_size, session.y_size, human=human)
 
 
 def cmd_kata_raw_human_nn(engine, command: Command) -> str:
@@ -405,12 +411,7 @@ def cmd_kata_raw_human_nn(engine, command: Command) -> str:
         raise GtpError("Cannot run kata-raw-human-nn, -human-model was not provided")
     if not engine.human_profile_usable(params):
         raise GtpError("Cannot run kata-raw-human-nn, humanSLProfile parameter was not set")
-    analysis = engine.params.analysis
-    pda = analysis.playout_doubling_advantage
-    if analysis.playout_doubling_advantage_pla not in (None, "B" if pla == BLACK else "W"):
-        pda = -pda
-    outputs = evaluate_raw(human, session.state, pla, symmetries, optimism, pda, profile=analysis.human_profile)
-    return format_raw_nn(outputs, session.x_size, session.y_size, human=True)
+    return _raw_nn_text(engine, human, pla, symmetries, optimism, human=True)
 
 
 def cmd_kata_benchmark(engine, command: Command) -> str | None:
