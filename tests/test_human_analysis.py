@@ -34,13 +34,15 @@ def katrain_engine(tmp_path):
 def raw_human_policy(profile: str, moves, size: int, white_to_move: bool) -> np.ndarray:
     """The human net's policy (board points, then pass) for this position, straight from the network,
     with the input settings an analysis search uses (passing hacks as configured)."""
+    import dataclasses
+
     import torch
 
-    from cython_ext.features import encode_v7
     from katacli.game.session import session_from_gtp_setup
-    from katacli.nn.evaluator import NNEvaluator, NNRequest
+    from katacli.nn.evaluator import NNEvaluator
     from katacli.nn.human_profile import parse_human_profile
     from katacli.search.params import SearchParams
+    from katacli.search.raw_eval import position_request
 
     torch.set_num_threads(1)
     evaluator = NNEvaluator.from_file(HUMAN_MODEL, device="cpu", default_symmetry=0)
@@ -49,13 +51,9 @@ def raw_human_policy(profile: str, moves, size: int, white_to_move: bool) -> np.
     state = session_from_gtp_setup(commands).state
     # The query gives the stones as initialStones: no move history reaches the network.
     state.reset_history_keep_board(2 if white_to_move else 1)
-    spatial = np.zeros((22, size, size), np.float32)
-    global_features = np.zeros(19, np.float32)
-    legal = np.zeros(size * size + 1, np.uint8)
-    encode_v7(state, 0, spatial, global_features, legal)
-    request = NNRequest(spatial, global_features, legal.astype(bool), board_x=size, board_y=size,
-                        white_to_move=white_to_move, meta=parse_human_profile(profile).row(white_to_move, size * size),
-                        enable_passing_hacks=SearchParams.defaults("analysis").enable_passing_hacks)
+    request = position_request(state, state.next_player, meta_profile=parse_human_profile(profile),
+                               needs_metadata=True)
+    request = dataclasses.replace(request, enable_passing_hacks=SearchParams.defaults("analysis").enable_passing_hacks)
     out = evaluator.evaluate([request])[0]
     return np.append(np.asarray(out.policy, np.float64), out.policy_pass)
 

@@ -21,6 +21,7 @@ other player, so one profile gives different rows for Black and White to move.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -196,8 +197,11 @@ def _parse_year(text: str) -> Optional[int]:
         return None
 
 
+@functools.lru_cache(maxsize=None)
 def parse_human_profile(name: str) -> HumanProfile:
     """Parse a ``humanSLProfile`` value; raises :class:`HumanProfileError` with KataGo's message.
+
+    Cached: searches ask for the profile of their parameters on every batch.
 
     >>> parse_human_profile("rank_3k_5d").metadata.inverse_white_rank
     5
