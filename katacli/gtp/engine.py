@@ -143,12 +143,6 @@ class GtpEngine:
         """The -human-model network, or None without one (waits while it loads)."""
         return self.human_loader.get()
 
-    def human_profile_usable(self, params) -> bool:
-        """Whether the human net can be used with these parameters (KataGo: a profile is set, or the
-        net does not need one)."""
-        human = self.human_evaluator
-        return human is not None and (params.human_profile.is_set or not human.needs_metadata)
-
     @property
     def bot(self):
         """The search adapter, created on first use."""

@@ -409,7 +409,9 @@ def cmd_kata_raw_human_nn(engine, command: Command) -> str:
     human = engine.human_evaluator
     if human is None:
         raise GtpError("Cannot run kata-raw-human-nn, -human-model was not provided")
-    if not engine.human_profile_usable(params):
+    from katacli.search.evaluation import human_net_usable
+
+    if not human_net_usable(human, params):
         raise GtpError("Cannot run kata-raw-human-nn, humanSLProfile parameter was not set")
     return _raw_nn_text(engine, human, pla, symmetries, optimism, human=True)
 
