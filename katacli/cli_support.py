@@ -105,6 +105,16 @@ def write_failure_message(exc: OSError, what: str) -> str:
             "whole; run the same command again to go on")
 
 
+def check_models_or_exit(model: str | None, human_model: str | None) -> None:
+    """``-model`` and ``-human-model`` checked as :func:`check_model_or_exit` does; a human net needs a main one."""
+    from katacli.nn.modelfile import HUMAN_MODEL_WITHOUT_MODEL
+
+    check_model_or_exit(model)
+    check_model_or_exit(human_model, flag="-human-model")
+    if human_model is not None and model is None:
+        report_error_and_exit(HUMAN_MODEL_WITHOUT_MODEL)
+
+
 def check_model_or_exit(path: str | None, flag: str = "-model") -> None:
     """Check a model file before a command starts (exists, gzip whole, header and version readable);
     a bad one prints one ``error:`` line and exits 1. Loading the weights may then go on in the

@@ -17,14 +17,26 @@ DEFAULT_VISITS_ROLLOUTS = 800
 ENGINE_MODE = "gtp"
 
 
-def check_model_path(model_path: str) -> None:
+def check_model_path(model_path: str, flag: str = "-model") -> None:
     """A missing, truncated or non-KataGo model file is a BenchmarkError, found before anything is timed."""
     from katacli.nn.modelfile import ModelFileError, check_model_file
 
     try:
         check_model_file(model_path)
     except ModelFileError as exc:
-        raise BenchmarkError(f"-model: {exc}") from None
+        raise BenchmarkError(f"{flag}: {exc}") from None
+
+
+def check_model_paths(model_path: Optional[str], human_model_path: Optional[str]) -> None:
+    """``-model`` and ``-human-model`` (which needs a main network), as :func:`check_model_path` checks one."""
+    from katacli.nn.modelfile import HUMAN_MODEL_WITHOUT_MODEL
+
+    if model_path is not None:
+        check_model_path(model_path)
+    if human_model_path is not None:
+        if model_path is None:
+            raise BenchmarkError(HUMAN_MODEL_WITHOUT_MODEL)
+        check_model_path(human_model_path, "-human-model")
 
 
 def load_evaluator(model_path: str, nn_settings, max_batch_size: int):

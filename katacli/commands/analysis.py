@@ -9,8 +9,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    check_model_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
-    model_option, override_config_option, report_error_and_exit,
+    check_models_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
+    model_option, override_config_option,
 )
 
 EXIT_STARTUP_ERROR = 1
@@ -44,10 +44,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
                  analysis_threads: Optional[int], quit_without_waiting: bool,
                  human_model: Optional[str] = None) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
-    check_model_or_exit(model)
-    check_model_or_exit(human_model, flag="-human-model")
-    if human_model is not None and model is None:
-        report_error_and_exit("-human-model needs a main network too: pass -model")
+    check_models_or_exit(model, human_model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.analysis.output import JsonLineWriter

@@ -61,16 +61,11 @@ class BenchmarkOptions:
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
     """Check the options that need no loading; returns the thread counts asked for (None: tune)."""
-    from katacli.benchmarking.network import check_model_path
+    from katacli.benchmarking.network import check_model_paths
     from katacli.benchmarking.positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
     from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
 
-    if options.model is not None:
-        check_model_path(options.model)
-    if options.human_model is not None:
-        if options.model is None:
-            raise BenchmarkError("-human-model needs a main network too: pass -model")
-        check_model_path(options.human_model)
+    check_model_paths(options.model, options.human_model)
     if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
         raise BenchmarkError(f"Number of visits to use: invalid value {options.visits} "
                              f"(must be {MIN_VISITS} to {MAX_VISITS})")

@@ -459,19 +459,14 @@ def choices_from_flags(options: GenconfigOptions):
 
 
 def validate(options: GenconfigOptions) -> None:
-    from katacli.benchmarking.network import check_model_path
+    from katacli.benchmarking.network import check_model_paths
     from katacli.benchmarking.positions import BenchmarkError
     from katacli.benchmarking.runner import MAX_THREADS_PER_SEARCH
 
-    if options.model is not None:
-        check_model_path(options.model)
-    if options.human_model is not None:
-        if options.model is None:
-            raise BenchmarkError("-human-model needs a main network too: pass -model")
-        check_model_path(options.human_model)
-        if options.non_interactive and options.human_profile is None:
-            raise BenchmarkError("-human-model is only used to imitate a human: pass --human-profile too "
-                                 f"(e.g. {DEFAULT_HUMAN_PROFILE})")
+    check_model_paths(options.model, options.human_model)
+    if options.human_model is not None and options.non_interactive and options.human_profile is None:
+        raise BenchmarkError("-human-model is only used to imitate a human: pass --human-profile too "
+                             f"(e.g. {DEFAULT_HUMAN_PROFILE})")
     check_output_path(options.output)
     if options.threads is not None and not 1 <= options.threads <= MAX_THREADS_PER_SEARCH:
         raise BenchmarkError(f"--threads must be from 1 to {MAX_THREADS_PER_SEARCH}")

@@ -11,8 +11,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    check_model_or_exit, config_option, human_model_option, model_option, override_config_option,
-    report_error_and_exit,
+    check_models_or_exit, config_option, human_model_option, model_option, override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
 
@@ -42,10 +41,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     from katacli.gtp.errors import EngineStartupError
     from katacli.gtp.protocol import ResponseWriter
 
-    check_model_or_exit(model)
-    check_model_or_exit(human_model, flag="-human-model")
-    if human_model is not None and model is None:
-        report_error_and_exit("-human-model needs a main network too: pass -model")
+    check_models_or_exit(model, human_model)
     prepared = prepare_config(config, override_config, model is not None, human_model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}

@@ -772,6 +772,10 @@ def _decompressed_prefix(path: str, gzipped: bool) -> bytes:
     return bytes(prefix)
 
 
+# What every command says to -human-model without -model (KataGo also needs both).
+HUMAN_MODEL_WITHOUT_MODEL = "-human-model needs a main network too: pass -model"
+
+
 def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
     """Check a model file quickly enough to do before a command starts serving: it exists, is a
     file, its gzip stream is whole (every byte read, CRC checked, nothing kept in memory) and its
