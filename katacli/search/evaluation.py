@@ -98,10 +98,6 @@ class NetworkLeafEvaluator:
         self.num_evals = 0
         self.num_batches = 0
 
-    def evaluate(self, tree, num_leaves: int, params) -> list:
-        """One output per waiting leaf (the main net only)."""
-        return self.evaluate_with_human(tree, num_leaves, params)[0]
-
     def evaluate_with_human(self, tree, num_leaves: int, params, root_human_only: bool = False):
         """(main outputs, human outputs or None): per leaf, the human entry is None where not needed.
 

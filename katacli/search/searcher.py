@@ -28,7 +28,7 @@ from cython_ext.history import GameState
 from cython_ext.search_tree import SearchTree
 from cython_ext import search_results as sr
 
-from katacli.search.evaluation import NetworkLeafEvaluator, human_net_needed_in_tree, human_net_usable
+from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.results import (
