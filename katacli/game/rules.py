@@ -76,6 +76,8 @@ _WHB_TEXT = {WhiteHandicapBonus.ZERO: "0", WhiteHandicapBonus.N_MINUS_ONE: "N-1"
 
 # Range KataGo accepts for komi from users (GTP `komi`, JSON rules).
 MIN_USER_KOMI = -400.0
+# Komi is kept within this many points beyond the board area either way (KataGo's NNPos::KOMI_CLIP_RADIUS).
+KOMI_CLIP_RADIUS = 20.0
 MAX_USER_KOMI = 400.0
 DEFAULT_KOMI = 7.5
 TERRITORY_DEFAULT_KOMI = 6.5
@@ -134,6 +136,15 @@ def parse_komi(text: str) -> float:
     if not komi_is_int_or_half_int(komi):
         raise RulesError("komi must be an integer or half-integer")
     return komi
+
+
+def round_and_clip_komi(komi: float, x_size: int, y_size: int) -> float:
+    """Komi on the half-point grid (halves rounded away from zero, as C's round), within
+    KOMI_CLIP_RADIUS points beyond the board area either way (KataGo's PlayUtils::roundAndClipKomi)."""
+    limit = KOMI_CLIP_RADIUS + x_size * y_size
+    komi = min(max(komi, -limit), limit)
+    doubled = 2.0 * komi
+    return 0.5 * math.copysign(math.floor(abs(doubled) + 0.5), doubled)
 
 
 def format_komi(komi: float) -> str:

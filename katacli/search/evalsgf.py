@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
-from katacli.game.rules import Rules, RulesError
+from katacli.game.rules import KOMI_CLIP_RADIUS, Rules, RulesError
 from katacli.game.session import GameSession, SessionError
 from katacli.game.sgf import SgfError, SgfGame
 from katacli.search.print_tree import tree_lines
@@ -24,8 +24,6 @@ PV_PRINT_LEN = 25
 CENTI = 100.0
 # KataGo's default rules for an SGF without RU (Rules::getTrompTaylorish).
 DEFAULT_RULES = "tromp-taylor"
-# KataGo refuses komi beyond the board area plus this (NNPos::KOMI_CLIP_RADIUS).
-KOMI_CLIP_RADIUS = 20.0
 
 
 class EvalSgfError(ValueError):

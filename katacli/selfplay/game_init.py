@@ -16,12 +16,10 @@ from typing import Optional
 
 from cython_ext.history import GameState
 from katacli.game.coords import BLACK, WHITE
-from katacli.game.rules import Rules, ScoringRule
+from katacli.game.rules import Rules, ScoringRule, round_and_clip_komi
 from katacli.search.params import SearchParams
 from katacli.selfplay.settings import GameSetupSettings, PlaySettings
 
-# Komi is kept within this many points beyond the board area either way (KataGo's NNPos).
-KOMI_CLIP_RADIUS = 20.0
 # Komi noise is drawn from a normal distribution cut off at this many standard deviations.
 KOMI_NOISE_TRUNCATION = 3.0
 # Komi spreads are given for 19x19 and scaled by sqrt(area) / this.
@@ -45,13 +43,6 @@ def default_max_extra_black(sqrt_board_area: float) -> int:
         if sqrt_board_area <= limit:
             return stones
     return _LARGE_BOARD_MAX_EXTRA_BLACK
-
-
-def round_and_clip_komi(komi: float, x_size: int, y_size: int) -> float:
-    limit = KOMI_CLIP_RADIUS + x_size * y_size
-    komi = min(max(komi, -limit), limit)
-    doubled = 2.0 * komi
-    return 0.5 * math.copysign(math.floor(abs(doubled) + 0.5), doubled)  # C's round(): halves away from zero
 
 
 @dataclass
