@@ -117,3 +117,92 @@ def test_human_model_policy_is_printed_too():
     assert lines.count("Root policy: ") == 1 and lines.count("Root human policy: ") == 1
     start = lines.index("Root human policy: ")
     assert lines[start + 10].startswith("Pass ")
+
+
+G170 = "g170-b6c96-s175395328-d26788732.bin.gz"
+
+
+def _raw_nn_block(lines: list[str]) -> dict:
+    """The numbers of one -raw-nn debug block: name -> value (percent signs and 'c' stripped)."""
+    values = {}
+    for line in lines:
+        name, _, rest = line.partition(" ")
+        if name in ("Win", "Loss", "NoResult", "ScoreMean", "Lead", "STWinlossError", "STScoreError"):
+            values[name] = float(rest.rstrip("c"))
+    return values
+
+
+def test_raw_nn_matches_gtp_kata_raw_nn_for_the_same_position():
+    from test_gtp_support import model_path, run_session
+
+    net = model_path(G170)
+    result = evalsgf(str(GAME), "-m", "9", "-model", str(net), "-raw-nn")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("Rules: ") and lines[1] == "Encore phase 0" and lines[2].startswith("MoveNum: 9 ")
+    assert "Root visits" not in result.output  # -raw-nn evaluates, it does not search
+    printed = _raw_nn_block(lines)
+    policy_rows = lines[lines.index("Policy") + 2:lines.index("Policy") + 11]
+    assert all(len(row.split()) == 9 for row in policy_rows)
+    permille = sum(int(v) for row in policy_rows for v in row.split() if v != "-")
+    permille += int(lines[lines.index("Policy") + 1].removeprefix("Pass"))
+    assert abs(permille - 1000) <= 9  # each cell is rounded to a thousandth
+    gtp = run_session([f"loadsgf {GAME} 10", "kata-raw-nn 0"], model=G170, scripted=False)
+    raw = dict(line.split(" ", 1) for line in gtp.splitlines() if line.startswith(("whiteWin ", "whiteLoss ", "whiteLead ")))
+    assert printed["Win"] == pytest.approx(float(raw["whiteWin"]) * 100, abs=0.006)
+    assert printed["Loss"] == pytest.approx(float(raw["whiteLoss"]) * 100, abs=0.006)
+    assert printed["Lead"] == pytest.approx(float(raw["whiteLead"]), abs=0.006)
+
+
+def test_print_json_is_the_analysis_engine_json():
+    import json
+
+    result = evalsgf(str(GAME), "-m", "9", "-v", "16", "-model", str(TINY_MODEL), "-print-json", "-print-policy",
+                     "-print-ownership")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("{"))
+    data = json.loads(line)
+    assert set(data) == {"moveInfos", "rootInfo", "policy", "ownership"}
+    assert data["rootInfo"]["visits"] == 16 and data["rootInfo"]["currentPlayer"] == "B"
+    assert sum(info["visits"] for info in data["moveInfos"]) == 15
+    assert len(data["policy"]) == 82 and len(data["ownership"]) == 81
+    assert all(len(info["pv"]) <= 8 and len(info["pvVisits"]) == len(info["pv"]) for info in data["moveInfos"])
+    assert line == json.dumps(data, sort_keys=True, separators=(",", ":"))  # KataGo's key order and spacing
+
+
+def test_score_now_dirichlet_shape_and_lead():
+    result = evalsgf(str(GAME), "-m", "9", "-v", "8", "-model", str(TINY_MODEL), "-print-score-now",
+                     "-print-dirichlet-shape", "-print-lead")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    start = lines.index("Score now (ROOT position):")
+    area = lines[start + 1:start + 10]
+    assert all(len(row) == 9 and set(row) <= set("XO.") for row in area) and lines[start + 10] == ""
+    assert lines[start + 11] == "Komi: 6.5" and lines[start + 12].startswith("WBonus: ")
+    assert re.fullmatch(r"Final: RE\[(B\+|W\+)[\d.]+\]|Final: RE\[0\]", lines[start + 13])
+    shape = lines.index("Dirichlet alphas with 10.83 total concentration: ")
+    alphas = [float(v) for row in lines[shape + 1:shape + 10] for v in row.split() if v != "-"]
+    assert sum(alphas) == pytest.approx(10.83, abs=0.01) and min(alphas) > 0
+    lead = [line for line in lines if line.startswith("LEAD: ")]
+    assert len(lead) == 1 and abs(float(lead[0].split()[1])) < 9 * 9 + 20
+
+
+def test_dump_npz_input(tmp_path):
+    import numpy as np
+
+    target = tmp_path / "input.npz"
+    result = evalsgf(str(GAME), "-m", "9", "-v", "4", "-model", str(TINY_MODEL), "-dump-npz-input-to", str(target))
+    assert result.exit_code == 0, result.output
+    assert f"Wrote to {target}" in result.output and any(line.startswith("Win ") for line in result.output.splitlines())
+    with np.load(target) as data:
+        spatial, global_features = data["binaryInputNCHW"], data["globalInputNC"]
+    assert spatial.shape == (1, 22, 9, 9) and global_features.shape == (1, 19)
+    assert spatial[0, 0].sum() == 81  # feature 0: on the board
+    bad = evalsgf(str(GAME), "-m", "9", "-v", "4", "-dump-npz-input-to", str(tmp_path / "no" / "such" / "x.npz"))
+    assert bad.exit_code == 1 and "-dump-npz-input-to: cannot write" in bad.output
+
+
+def test_raw_nn_and_lead_need_a_network():
+    for flag in ("-raw-nn", "-print-lead"):
+        result = evalsgf(str(GAME), "-m", "5", flag)
+        assert result.exit_code == 1 and f"{flag} needs a network (-model)" in result.output

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from katacli.analysis.protocol import round_dynamic, round_static
-from katacli.analysis.request import AnalysisRequest
+from katacli.analysis.request import AnalysisRequest, ReportOptions
 from katacli.game.coords import BLACK, WHITE, format_vertex
 
 # KataGo's PVs hold the move itself plus analysisPVLen more.
@@ -45,8 +45,7 @@ def _vertex(point, state) -> str:
     return format_vertex(point, state.x_size, state.y_size)
 
 
-def _move_info(info, request: AnalysisRequest) -> dict:
-    state, report = request.state, request.report
+def _move_info(info, state, report: ReportOptions, prevent_encore: bool) -> dict:
     out = {
         "move": _vertex(info.move, state),
         "visits": info.visits,
@@ -72,7 +71,7 @@ def _move_info(info, request: AnalysisRequest) -> dict:
         out["noResultValue"] = round_dynamic(info.no_result)
     if info.is_symmetry_of is not None:
         out["isSymmetryOf"] = _vertex(info.is_symmetry_of, state)
-    length = pv_length_up_to_phase_end(state, info.pv, request.prevent_encore)
+    length = pv_length_up_to_phase_end(state, info.pv, prevent_encore)
     out["pv"] = [_vertex(point, state) for point in info.pv[:length]]
     if report.include_pv_visits:
         out["pvVisits"] = list(info.pv_visits[:length])
@@ -119,9 +118,9 @@ def _root_info(root, has_network: bool) -> dict:
     return out
 
 
-def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool, has_network: bool) -> Optional[dict]:
-    """The response for the search's current state, or None when it has nothing to report yet (no root)."""
-    report = request.report
+def search_json(searcher, state, report: ReportOptions, *, prevent_encore: bool, has_network: bool) -> Optional[dict]:
+    """moveInfos, rootInfo and the asked-for policy and ownership of a search of ``state``: KataGo's
+    Search::getAnalysisJson (also printed by ``kata evalsgf -print-json``). None before the root has a visit."""
     analysis = searcher.analysis(
         max_pv_len=report.pv_len + PV_FIRST_MOVE,
         include_ownership=report.include_ownership, include_ownership_stdev=report.include_ownership_stdev,
@@ -132,10 +131,7 @@ def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool
         return None
     analysis = analysis.oriented(report.perspective)
     response = {
-        "id": request.query_id,
-        "turnNumber": request.turn_number,
-        "isDuringSearch": during_search,
-        "moveInfos": [_move_info(info, request) for info in analysis.moves],
+        "moveInfos": [_move_info(info, state, report, prevent_encore) for info in analysis.moves],
         "rootInfo": _root_info(analysis.root, has_network),
     }
     if report.include_policy:
@@ -149,3 +145,12 @@ def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool
     if report.include_ownership_stdev and analysis.ownership_stdev is not None:
         response["ownershipStdev"] = round_static(analysis.ownership_stdev)
     return response
+
+
+def analysis_response(request: AnalysisRequest, searcher, *, during_search: bool, has_network: bool) -> Optional[dict]:
+    """The response for the search's current state, or None when it has nothing to report yet (no root)."""
+    body = search_json(searcher, request.state, request.report, prevent_encore=request.prevent_encore,
+                       has_network=has_network)
+    if body is None:
+        return None
+    return {"id": request.query_id, "turnNumber": request.turn_number, "isDuringSearch": during_search, **body}

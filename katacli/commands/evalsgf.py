@@ -30,6 +30,8 @@ Without -model the position is searched by random playouts (KataGo requires a ne
 """
 
 EXIT_ERROR = 1
+# -print-json's principal variations: the move and this many more (KataGo's evalsgf uses 7).
+JSON_PV_LEN = 7
 
 
 def _one_of(first: Optional[str], second: Optional[str], names: str) -> str:
@@ -67,13 +69,32 @@ def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config:
     evaluator = _load_network(model, nn_settings, params) if model else None
     human = _load_network(human_model, nn_settings, params) if human_model else None
     try:
-        run_evalsgf(game, request, params, evaluator, human, perspective, seed, say=print)
+        run_evalsgf(game, request, params, evaluator, human, perspective, seed, say=print,
+                    search_json=_json_printer(request, has_network=evaluator is not None))
     except EvalSgfError as exc:
         report_error_and_exit(str(exc))
     except KeyboardInterrupt:
         print("Interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+def _json_printer(request, has_network: bool):
+    """-print-json's line: the analysis engine's JSON of the search (KataGo's getAnalysisJson with a
+    7-move PV, PV visits, and policy / ownership when -print-policy / -print-ownership ask)."""
+    from katacli.analysis.protocol import dumps
+    from katacli.analysis.request import ReportOptions
+    from katacli.analysis.responses import search_json
+    from katacli.game.coords import BLACK
+
+    def print_json(searcher, state, perspective: int):
+        report = ReportOptions(perspective="B" if perspective == BLACK else "W", pv_len=JSON_PV_LEN,
+                               include_ownership=request.print_ownership, include_policy=request.print_policy,
+                               include_pv_visits=True)
+        body = search_json(searcher, state, report, prevent_encore=False, has_network=has_network)
+        return dumps(body) if body is not None else None
+
+    return print_json
 
 
 def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads: Optional[int]):
@@ -140,6 +161,19 @@ def register(app: typer.Typer) -> None:
         print_log_policy: bool = typer.Option(False, "--print-log-policy", help="Print the log of the root policy."),
         print_max_depth: int = typer.Option(1, "--print-max-depth", metavar="DEPTH",
                                             help="How many levels of the tree to print below the branch."),
+        print_dirichlet_shape: bool = typer.Option(False, "--print-dirichlet-shape",
+                                                   help="Print how root Dirichlet noise would spread over the moves."),
+        print_score_now: bool = typer.Option(False, "--print-score-now",
+                                             help="Print the area and result if the game were scored as it stands."),
+        print_lead: bool = typer.Option(False, "--print-lead",
+                                        help="Print White's lead, found by short searches at several komis."),
+        print_json: bool = typer.Option(False, "--print-json",
+                                        help="Print the search as one line of analysis-engine JSON."),
+        raw_nn: bool = typer.Option(False, "--raw-nn",
+                                    help="Print one raw network evaluation of each position instead of searching."),
+        dump_npz_input_to: Optional[str] = typer.Option(None, "--dump-npz-input-to", metavar="NPZFILE",
+                                                        help="Write the network's input for the position to this "
+                                                             ".npz file and print the network's output."),
     ) -> None:
         if sgf_file and sgf:
             report_error_and_exit("give the SGF file once, either as an argument or with -sgf")
@@ -153,5 +187,7 @@ def register(app: typer.Typer) -> None:
             avoid_moves=avoid_moves or "", override_komi=override_komi, override_rules=override_rules,
             print_ownership=print_ownership, print_root_nn_values=print_root_nn_values, print_policy=print_policy,
             print_log_policy=print_log_policy, print_max_depth=print_max_depth,
+            print_dirichlet_shape=print_dirichlet_shape, print_score_now=print_score_now, print_lead=print_lead,
+            print_json=print_json, raw_nn=raw_nn, dump_npz_input_to=dump_npz_input_to,
         )
         raise typer.Exit(run(path, model, human_model, config, override_config, request_args, visits, threads))

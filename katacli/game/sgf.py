@@ -144,6 +144,20 @@ class SgfGame:
 
 # ---- reading ------------------------------------------------------------------
 
+def game_result_tag(state) -> str:
+    """SGF RE of a finished game (KataGo's WriteSgf::gameResultNoSgfTag): "B+3.5", "W+R", "0" for a
+    draw, "Void" for no result; "" while the game goes on."""
+    if not state.is_game_finished:
+        return ""
+    if state.is_no_result:
+        return "Void"
+    if state.is_resignation and state.winner in (BLACK, WHITE):
+        return ("B" if state.winner == BLACK else "W") + "+R"
+    if state.winner not in (BLACK, WHITE):
+        return "0"
+    return ("B" if state.winner == BLACK else "W") + "+" + format_komi(abs(state.final_white_minus_black_score))
+
+
 def final_setup(setup) -> list[tuple[int, Point]]:
     """AB/AW/AE entries applied in order: the stones that remain, as (colour, (x, y))."""
     points: dict = {}

@@ -13,15 +13,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
+
 from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
 from katacli.game.rules import KOMI_CLIP_RADIUS, Rules, RulesError
 from katacli.game.session import GameSession, SessionError
-from katacli.game.sgf import SgfError, SgfGame
+from katacli.game.sgf import SgfError, SgfGame, game_result_tag
 from katacli.search.print_tree import tree_lines
 
 PV_PRINT_LEN = 25
 CENTI = 100.0
+MILLI = 1000.0
+# -print-dirichlet-shape prints the alphas scaled to this total concentration, as KataGo does.
+PRINTED_DIRICHLET_CONCENTRATION = 10.83
+# -print-lead: visits of each komi probe (KataGo's evalsgf passes 20 to computeLead).
+LEAD_PROBE_VISITS = 20
+COLOR_CHARS = {BLACK: "X", WHITE: "O"}
 # KataGo's default rules for an SGF without RU (Rules::getTrompTaylorish).
 DEFAULT_RULES = "tromp-taylor"
 
@@ -44,6 +52,12 @@ class EvalSgfRequest:
     print_policy: bool = False
     print_log_policy: bool = False
     print_max_depth: int = 1
+    print_dirichlet_shape: bool = False
+    print_score_now: bool = False
+    print_lead: bool = False
+    print_json: bool = False
+    raw_nn: bool = False
+    dump_npz_input_to: Optional[str] = None
 
 
 def parse_moves(text: str, x_size: int, y_size: int, what: str) -> list:
@@ -144,6 +158,10 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
             if policy is not None:
                 lines += [title] + _policy_grid(policy, state.x_size, state.y_size, "  _  ",
                                                 lambda p: "%+5.2f" % math.log(p) if p > 0 else " -inf")
+    if request.print_dirichlet_shape:
+        lines += _dirichlet_shape_lines(searcher.root_policy(), state.x_size, state.y_size)
+    if request.print_score_now:
+        lines += score_now_lines(state)
     rows = getattr(evaluator, "num_positions_evaluated", 0)
     batches = getattr(evaluator, "num_batches", 0)
     pv = searcher.principal_variation(PV_PRINT_LEN)
@@ -153,6 +171,57 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
               "PV: " + " ".join(format_vertex(m, state.x_size, state.y_size) for m in pv), "Tree:"]
     lines += tree_lines(searcher, request.print_branch, perspective, request.print_max_depth)
     return lines
+
+
+def _dirichlet_shape_lines(root_policy, x_size: int, y_size: int) -> list[str]:
+    """The root noise's alphas scaled to KataGo's printed concentration (board points only, as KataGo)."""
+    from katacli.search.searcher import dirichlet_alpha_shape
+
+    if root_policy is None:
+        return []
+    board = np.asarray(root_policy[:x_size * y_size], np.float64)
+    alpha = dirichlet_alpha_shape(board) * PRINTED_DIRICHLET_CONCENTRATION
+    lines = [f"Dirichlet alphas with {PRINTED_DIRICHLET_CONCENTRATION:g} total concentration: "]
+    for y in range(y_size):
+        lines.append("".join(("  -  " if a < 0 else "%5.4f" % a) + " " for a in alpha[y * x_size:(y + 1) * x_size]))
+    lines.append("Pass " + "  -  ")  # pass takes no share of the noise's shape
+    return lines
+
+
+def score_now_lines(state) -> list[str]:
+    """The game ended and scored as it stands (KataGo's endAndScoreGameNow): area, komi, bonus, result."""
+    scored = state.copy()
+    rows, _ = scored.area_now()
+    scored.end_and_score_now()
+    lines = ["Score now (ROOT position):"]
+    lines += ["".join(COLOR_CHARS.get(c, ".") for c in row) for row in rows]
+    lines += ["", f"Komi: {_g(scored.komi)}", f"WBonus: {_g(scored.white_bonus_score)}",
+              "Final: " + (f"RE[{game_result_tag(scored)}]" if scored.is_game_finished else "")]
+    return lines
+
+
+def network_debug_lines(output, x_size: int, y_size: int) -> list[str]:
+    """One network output as KataGo's NNOutput::debugPrint shows it (White's view; policy and
+    ownership in thousandths)."""
+    lines = [f"Win {output.white_win * CENTI:.2f}c", f"Loss {output.white_loss * CENTI:.2f}c",
+             f"NoResult {output.no_result * CENTI:.2f}c", f"ScoreMean {output.white_score_mean:.2f}",
+             f"ScoreMeanSq {output.white_score_mean_sq:.1f}", f"Lead {output.white_lead:.2f}",
+             f"VarTimeLeft {output.var_time_left:.1f}",
+             f"STWinlossError {output.shortterm_winloss_error * CENTI:.2f}c",
+             f"STScoreError {output.shortterm_score_error:.2f}", f"OptimismUsed {output.policy_optimism:.2f}",
+             "Policy", "Pass%4d " % _c_round(output.policy_pass * MILLI)]
+    for y in range(y_size):
+        lines.append("".join("   - " if p < 0 else "%4d " % _c_round(p * MILLI)
+                             for p in output.policy[y * x_size:(y + 1) * x_size]))
+    for y in range(y_size):
+        lines.append("".join("%5d " % _c_round(v * MILLI) for v in output.white_ownership[y * x_size:(y + 1) * x_size]))
+    lines.append("")
+    return lines
+
+
+def _c_round(x: float) -> int:
+    """C's round(): halves away from zero."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
 def _root_network_output(evaluator, state):
@@ -176,18 +245,86 @@ def _g(x: float) -> str:
     return "%g" % x
 
 
+def raw_nn_lines(evaluator, human_evaluator, params, session: GameSession) -> list[str]:
+    """-raw-nn: the position, then each network's single evaluation (symmetry 0, uncached)."""
+    from katacli.search.raw_eval import evaluate_raw
+
+    state = session.state
+    lines = [f"Rules: {session.rules}", f"Encore phase {state.encore_phase}"]
+    lines += board_diagram(state.colors(), state.moves, state.board().pos_hash)
+    for net in (evaluator, human_evaluator):
+        if net is None:
+            continue
+        profile = params.human_profile if getattr(net, "needs_metadata", False) else None
+        if profile is not None and not profile.is_set:
+            raise EvalSgfError("-raw-nn: the human model needs a humanSLProfile in the config")
+        output = evaluate_raw(net, state, state.next_player, [0], 0.0, profile=profile)[0]
+        lines += network_debug_lines(output, state.x_size, state.y_size)
+    return lines
+
+
+def lead_lines(params, evaluator, state, seed: Optional[int]) -> list[str]:
+    """-print-lead: White's lead found by short noiseless searches at several komis (KataGo's computeLead)."""
+    from katacli.game.rules import ScoringRule
+    from katacli.search import Searcher
+    from katacli.search.fair_komi import CachedProbe, lead_by_komi, noiseless_params
+
+    probe_params = noiseless_params(params, LEAD_PROBE_VISITS)
+
+    def probe(komi: float) -> tuple[float, float]:
+        position = state.copy()
+        position.set_komi(komi)
+        searcher = Searcher(position, probe_params, evaluator, seed=seed)
+        searcher.run()
+        values = searcher.root_values(pruned=False)
+        return (values["lead"], values["win_loss"]) if values else (0.0, 0.0)
+
+    rules = state.rules_tuple
+    coarse = rules[1] == ScoringRule.AREA and not rules[4]
+    return [f"LEAD: {_g(lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state.komi, coarse))}"]
+
+
+def dump_network_input(path: str, evaluator, params, state) -> list[str]:
+    """-dump-npz-input-to: the root's network input (symmetry 0, the root's policy optimism) as
+    binaryInputNCHW / globalInputNC in an npz file, then the network's output for it."""
+    from katacli.search.raw_eval import evaluate_raw, position_request
+
+    request = position_request(state, state.next_player, 0, params.root_policy_optimism)
+    try:
+        with open(path, "wb") as out:
+            np.savez(out, binaryInputNCHW=request.spatial[np.newaxis], globalInputNC=request.global_features[np.newaxis])
+    except OSError as exc:
+        raise EvalSgfError(f"-dump-npz-input-to: cannot write {path}: {exc.strerror or exc}") from None
+    lines = [f"Wrote to {path}"]
+    if evaluator is not None:
+        output = evaluate_raw(evaluator, state, state.next_player, [0], params.root_policy_optimism)[0]
+        lines += network_debug_lines(output, state.x_size, state.y_size)
+    return lines
+
+
 def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human_evaluator, perspective_setting,
-                seed: Optional[int], say: Callable[[str], None]) -> None:
-    """Search each move number from request.move_num to request.move_num_end and ``say`` the report lines."""
+                seed: Optional[int], say: Callable[[str], None],
+                search_json: Optional[Callable[[object, object, int], Optional[str]]] = None) -> None:
+    """Search each move number from request.move_num to request.move_num_end and ``say`` the report lines.
+
+    ``search_json(searcher, state, perspective)``: the line -print-json prints (the analysis engine's
+    JSON, which lives in a layer above this one).
+    """
     from katacli.search import Searcher
     from katacli.search.restrictions import MoveRestrictions
 
     rules = initial_rules(game, request, say)
     last = max(request.move_num, request.move_num_end if request.move_num_end is not None else request.move_num)
     set_up(game, rules, request.move_num, request)  # errors before any network work
+    if (request.raw_nn or request.print_lead) and evaluator is None:
+        raise EvalSgfError(f"{'-raw-nn' if request.raw_nn else '-print-lead'} needs a network (-model)")
     for move_num in range(request.move_num, last + 1):
         session = set_up(game, rules, move_num, request)
         state = session.state
+        if request.raw_nn:
+            for line in raw_nn_lines(evaluator, human_evaluator, params, session):
+                say(line)
+            continue
         perspective = {"B": BLACK, "W": WHITE}.get(perspective_setting, state.next_player)
         for line in position_text(session, request.print_branch):
             say(line)
@@ -197,7 +334,19 @@ def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human
             for pla in (BLACK, WHITE):
                 restrictions.avoid(pla, request.avoid_moves, 1)
             searcher.set_restrictions(restrictions)
+        if request.print_json and request.print_ownership:
+            searcher.set_keep_ownership(True)  # the JSON's ownership is the search's, not the raw net's
         started = time.monotonic()
         searcher.run()
         for line in search_report(searcher, evaluator, session, request, perspective, time.monotonic() - started):
             say(line)
+        if request.print_lead:
+            for line in lead_lines(params, evaluator, state, seed):
+                say(line)
+        if request.print_json and search_json is not None:
+            text = search_json(searcher, state, perspective)
+            if text is not None:
+                say(text)
+        if request.dump_npz_input_to:
+            for line in dump_network_input(request.dump_npz_input_to, evaluator, params, state):
+                say(line)

@@ -11,6 +11,7 @@ import math
 from typing import Callable
 
 from katacli.game.rules import round_and_clip_komi
+from katacli.search.params import SearchParams
 
 KomiProbe = Callable[[float], "tuple[float, float]"]
 
@@ -25,6 +26,16 @@ WRONG_WAY_WINLOSS = 0.1
 WRONG_WAY_WINLOSS_GUARD = 0.75
 # Komi steps are half points; a window this wide is one step.
 HALF_POINT_WINDOW = 0.50001
+
+
+def noiseless_params(params: SearchParams, visits: int) -> SearchParams:
+    """Parameters for komi and lead estimation searches (KataGo's getNoiselessParams)."""
+    return params.replace(
+        max_visits=visits, max_playouts=visits, root_noise_enabled=False, root_policy_temperature=1.0,
+        root_policy_temperature_early=1.0, root_fpu_reduction_max=params.fpu_reduction_max,
+        root_fpu_loss_prop=params.fpu_loss_prop, root_desired_per_child_visits_coeff=0.0,
+        root_num_symmetries_to_sample=1, search_factor_after_one_pass=1.0, search_factor_after_two_pass=1.0,
+    )
 
 
 class CachedProbe:

@@ -485,11 +485,8 @@ class Searcher:
         """Mix in Dirichlet noise whose alphas are half uniform, half shaped by the log policy (KataGo's)."""
         p = self.params
         n = len(probs)
-        log_policy = np.log(np.minimum(0.01, probs) + 1e-20)
-        alpha = np.maximum(0.0, log_policy - log_policy.mean())
-        total = alpha.sum()
         uniform = 1.0 / n
-        alpha = np.full(n, uniform) if total <= 0.0 else 0.5 * (alpha / total + uniform)
+        alpha = dirichlet_alpha_shape(probs)
         rng = np.random.default_rng(self._rng.getrandbits(63))
         draws = rng.gamma(np.maximum(alpha * p.root_dirichlet_noise_total_concentration, 1e-300))
         draws = draws / draws.sum() if draws.sum() > 0 else np.full(n, uniform)
@@ -770,6 +767,23 @@ HUMAN_TREE_SETTINGS = (
     "human_sl_pla_explore_prob_weightless", "human_sl_pla_explore_prob_weightful",
     "human_sl_opp_explore_prob_weightless", "human_sl_opp_explore_prob_weightful",
 )
+
+
+def dirichlet_alpha_shape(probs: np.ndarray) -> np.ndarray:
+    """How root Dirichlet noise spreads its concentration over the legal moves (``probs`` >= 0): half
+    uniform, half by how far each move's log policy (capped at 1%) is above the mean (KataGo's
+    computeDirichletAlphaDistribution). Sums to 1 over the legal moves; -1 where illegal."""
+    probs = np.asarray(probs, np.float64)
+    legal = probs >= 0
+    count = int(legal.sum())
+    if count == 0:
+        raise ValueError("no legal move to spread Dirichlet noise over")
+    log_policy = np.log(np.minimum(0.01, np.where(legal, probs, 0.0)) + 1e-20)
+    alpha = np.where(legal, np.maximum(0.0, log_policy - log_policy[legal].mean()), 0.0)
+    total = alpha.sum()
+    uniform = 1.0 / count
+    alpha = np.full(len(probs), uniform) if total <= 0.0 else 0.5 * (alpha / total + uniform)
+    return np.where(legal, alpha, -1.0)
 
 
 def _human_settings(params: SearchParams) -> tuple:

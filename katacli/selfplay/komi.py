@@ -8,9 +8,9 @@ import random
 from cython_ext.history import GameState
 from katacli.game.coords import WHITE
 from katacli.game.rules import ScoringRule, round_and_clip_komi
-from katacli.search.fair_komi import CachedProbe, lead_by_komi, naive_even_komi
+from katacli.search.fair_komi import CachedProbe, lead_by_komi, naive_even_komi, noiseless_params
 from katacli.search.params import SearchParams
-from katacli.selfplay.searching import MoveSearchRequest, SelfplaySearch, noiseless_params
+from katacli.selfplay.searching import MoveSearchRequest, SelfplaySearch
 
 
 def _search_probe(searcher: SelfplaySearch, state: GameState, params: SearchParams, visits: int,

@@ -143,15 +143,6 @@ def params_for_move(params: SearchParams, limits: SearchLimits) -> SearchParams:
     return params.replace(**changes)
 
 
-def noiseless_params(params: SearchParams, visits: int) -> SearchParams:
-    """Parameters for komi and lead estimation searches (KataGo's getNoiselessParams)."""
-    return params.replace(
-        max_visits=visits, max_playouts=visits, root_noise_enabled=False, root_policy_temperature=1.0,
-        root_policy_temperature_early=1.0, root_fpu_reduction_max=params.fpu_reduction_max,
-        root_fpu_loss_prop=params.fpu_loss_prop, root_desired_per_child_visits_coeff=0.0,
-        root_num_symmetries_to_sample=1, search_factor_after_one_pass=1.0, search_factor_after_two_pass=1.0,
-    )
-
 
 def surprise_and_entropies(selection: dict, root_policy: dict) -> tuple[float, float]:
     """(policy surprise = KL(search target || root policy), search entropy)."""
