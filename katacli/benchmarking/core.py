@@ -13,9 +13,10 @@ network actually evaluated.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 # KataGo's stand-ins for "no limit" on playouts and time.
@@ -37,6 +38,8 @@ class BenchmarkResult:
     nn_evals: int = 0
     nn_batches: int = 0
     max_batch_size: Optional[int] = None  # the network's batch limit during the run (None: no network)
+    position_speeds: list = field(default_factory=list)  # visits/s of each position searched, in order
+    remeasured: int = 0  # how many times the positions were searched again because the figures were noisy
 
     @property
     def seconds(self) -> float:
@@ -45,6 +48,21 @@ class BenchmarkResult:
     @property
     def visits_per_second(self) -> float:
         return self.total_visits / self.seconds
+
+    @property
+    def median_visits_per_second(self) -> float:
+        """The median over positions: what the recommendation uses, since a burst of other work on the
+        machine slows a few positions, which moves the total but hardly the median."""
+        return statistics.median(self.position_speeds) if self.position_speeds else self.visits_per_second
+
+    def merged(self, other: "BenchmarkResult") -> "BenchmarkResult":
+        """This run and a repeat of it on the same positions, as one result."""
+        return dataclasses.replace(
+            self, positions_searched=self.positions_searched + other.positions_searched,
+            total_positions=self.total_positions + other.total_positions,
+            total_visits=self.total_visits + other.total_visits, total_seconds=self.total_seconds + other.total_seconds,
+            nn_evals=self.nn_evals + other.nn_evals, nn_batches=self.nn_batches + other.nn_batches,
+            position_speeds=self.position_speeds + other.position_speeds, remeasured=self.remeasured + 1)
 
     @property
     def nn_evals_per_second(self) -> float:
@@ -79,7 +97,8 @@ class BenchmarkResult:
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
-        data.update(visits_per_second=self.visits_per_second, nn_evals_per_second=self.nn_evals_per_second,
+        data.update(visits_per_second=self.visits_per_second, median_visits_per_second=self.median_visits_per_second,
+                    nn_evals_per_second=self.nn_evals_per_second,
                     nn_batches_per_second=self.nn_batches_per_second, average_batch_size=self.average_batch_size)
         return data
 
@@ -132,6 +151,7 @@ def run_benchmark(positions: Sequence, params, evaluator, *, stop: Optional[thre
             # A network front end without counters: count what the search sent it.
             evals_after, batches_after = evals_before + stats.leaves_evaluated, batches_before + stats.batches
         result.positions_searched += 1
+        result.position_speeds.append(stats.visits / max(stats.seconds, MIN_SECONDS))
         result.total_visits += stats.visits
         result.total_seconds += stats.seconds
         result.nn_evals += evals_after - evals_before

@@ -8,8 +8,11 @@ KataGo weighs the two with a rough model fitted to test matches, which this modu
 * each thread costs about :data:`ELO_COST_PER_THREAD_AT_800_VISITS` Elo in an 800-visit search, less in
   longer searches (about 2 Elo at 5000 visits), because a big tree hides the parallel-pick noise.
 
-The recommended setting maximises gain minus cost for the expected time per move. The model is
-approximate; it is a starting point, not a verdict.
+The recommended setting maximises gain minus cost for the expected time per move, with two guards
+against a busy machine: speeds are the median over positions (a burst of other work slows a few), and
+a count with more threads is recommended only when its estimate beats the best one with fewer threads
+by more than the measurement noise (:mod:`katacli.benchmarking.noise`). The model is approximate; it
+is a starting point, not a verdict.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from katacli.benchmarking.core import BenchmarkResult
+from katacli.benchmarking.noise import relative_spread
 
 ELO_PER_SPEED_DOUBLING = 250.0
 ELO_COST_PER_THREAD_AT_800_VISITS = 7.0
@@ -25,6 +29,8 @@ ELO_COST_PER_THREAD_AT_800_VISITS = 7.0
 THREAD_COST_PIVOT_VISITS = 800.0
 THREAD_COST_DECAY_EXPONENT = 0.85
 DEFAULT_SECONDS_PER_MOVE = 5.0
+# Speeds measured on the same positions disagree by at least this much even on a quiet machine.
+MIN_RELATIVE_NOISE = 0.05
 
 # Automatic tuning tries thread counts of the form {1, 3, 5} * 2^k: dense where it matters (few threads),
 # sparse where neighbouring counts perform alike.
@@ -46,7 +52,7 @@ def thread_cost_elo(num_threads: int, visits_per_move: float) -> float:
 
 def elo_effect(result: BenchmarkResult, seconds_per_move: float) -> float:
     """Net strength of a setting on an absolute scale (only differences between settings mean anything)."""
-    speed = max(result.visits_per_second, 1e-9)
+    speed = max(result.median_visits_per_second, 1e-9)
     gain = ELO_PER_SPEED_DOUBLING * math.log2(speed)
     return gain - thread_cost_elo(result.num_threads, speed * seconds_per_move)
 
@@ -92,12 +98,24 @@ class Recommendation:
         }
 
 
+def noise_margin_elo(result: BenchmarkResult, baseline: BenchmarkResult) -> float:
+    """How many Elo of estimated difference the measurement noise of ``result`` could explain."""
+    repeats = len(result.position_speeds) // max(1, len(baseline.position_speeds))
+    spread = relative_spread(result.position_speeds, baseline.position_speeds * max(1, repeats))
+    return ELO_PER_SPEED_DOUBLING * math.log2(1.0 + max(spread, MIN_RELATIVE_NOISE))
+
+
 def recommend(results: Sequence[BenchmarkResult], seconds_per_move: float = DEFAULT_SECONDS_PER_MOVE) -> Recommendation:
-    """The setting with the best estimated strength; the first result is the baseline others compare to."""
+    """The setting with the best estimated strength, preferring fewer threads unless more are better by
+    more than the noise; the first result is the baseline others compare to."""
     if not results:
         raise ValueError("no benchmark results to recommend from")
     effects = [elo_effect(r, seconds_per_move) for r in results]
-    best = max(range(len(results)), key=lambda i: (effects[i], -i))
+    by_threads = sorted(range(len(results)), key=lambda i: (results[i].num_threads, i))
+    best = by_threads[0]
+    for i in by_threads[1:]:
+        if effects[i] > effects[best] + noise_margin_elo(results[i], results[0]):
+            best = i
     return Recommendation(tuple(results), seconds_per_move, best)
 
 

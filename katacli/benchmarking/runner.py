@@ -11,6 +11,7 @@ from typing import Callable, Optional, Sequence
 
 from katacli.benchmarking.core import BenchmarkResult, benchmark_params, run_benchmark
 from katacli.benchmarking.network import engine_batch_size
+from katacli.benchmarking.noise import MAX_REMEASURES, NOISY_SPREAD, relative_spread
 from katacli.benchmarking.recommend import AutotuneRound, autotune_threads
 
 # KataGo's bounds for --fixed-batch-size.
@@ -51,7 +52,8 @@ class Benchmarker:
     def __init__(self, positions: Sequence, params, evaluator, visits: int, *,
                  batch_policy: BatchSizePolicy = BatchSizePolicy(), seed: Optional[int] = None,
                  on_progress: Optional[Callable[[BenchmarkResult], None]] = None,
-                 on_result: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None):
+                 on_result: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None,
+                 on_noise: Optional[Callable[[BenchmarkResult, float], None]] = None):
         self.positions = list(positions)
         self.params = params
         self.evaluator = evaluator
@@ -61,17 +63,35 @@ class Benchmarker:
         self.seed = seed
         self.on_progress = on_progress
         self.on_result = on_result
+        self.on_noise = on_noise
+        self.baseline: Optional[BenchmarkResult] = None  # the first count measured
 
     def measure(self, num_threads: int) -> BenchmarkResult:
+        """Search the positions with ``num_threads``; again (up to MAX_REMEASURES times) while the speeds
+        compared with the baseline's, position by position, scatter more than NOISY_SPREAD."""
+        result = self._search_positions(num_threads)
+        if self.baseline is None:
+            self.baseline = result
+        else:
+            base = self.baseline.position_speeds
+            while result.remeasured < MAX_REMEASURES:
+                spread = relative_spread(result.position_speeds, base * (result.remeasured + 1))
+                if spread <= NOISY_SPREAD:
+                    break
+                if self.on_noise is not None:
+                    self.on_noise(result, spread)
+                result = result.merged(self._search_positions(num_threads))
+        if self.on_result is not None:
+            self.on_result(result)
+        return result
+
+    def _search_positions(self, num_threads: int) -> BenchmarkResult:
         for evaluator in (self.evaluator, self.human_evaluator):
             if evaluator is not None:
                 evaluator.max_batch_size = self.batch_policy.size_for(num_threads)
         params = benchmark_params(self.params, self.visits, num_threads)
-        result = run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed,
-                               human_evaluator=self.human_evaluator)
-        if self.on_result is not None:
-            self.on_result(result)
-        return result
+        return run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed,
+                             human_evaluator=self.human_evaluator)
 
     def run_thread_counts(self, thread_counts: Sequence[int]) -> list[BenchmarkResult]:
         """Each count in the order given (the first is the baseline of the Elo comparison)."""

@@ -53,7 +53,8 @@ def calibrated_visits(result: BenchmarkResult) -> int:
 def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = None,
          num_positions: int = DEFAULT_TUNING_POSITIONS, say: Callable[[str], None] = print,
          on_result: Optional[Callable[[BenchmarkResult], None]] = None,
-         on_progress: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None) -> TuningOutcome:
+         on_progress: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None,
+         on_noise: Optional[Callable[[BenchmarkResult, float], None]] = None) -> TuningOutcome:
     """Tune numSearchThreads for this network on the bundled 19x19 game (``human_evaluator``: a -human-model
     net searched beside it, as `kata gtp -human-model` will)."""
     from katacli.benchmarking.network import default_visits, warm_up
@@ -64,11 +65,12 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
         say(f"Running quick initial benchmark at {CALIBRATION_THREADS} threads!")
         quick = Benchmarker(benchmark_positions(TUNING_BOARD_LEN, CALIBRATION_POSITIONS), params, evaluator,
                             default_visits(evaluator), on_result=on_result, on_progress=on_progress,
-                            human_evaluator=human_evaluator)
+                            human_evaluator=human_evaluator, on_noise=on_noise)
         visits = calibrated_visits(quick.measure(CALIBRATION_THREADS))
     say(f"Tuning using {visits} visits.")
     benchmarker = Benchmarker(benchmark_positions(TUNING_BOARD_LEN, num_positions), params, evaluator, visits,
-                              on_result=on_result, on_progress=on_progress, human_evaluator=human_evaluator)
+                              on_result=on_result, on_progress=on_progress, human_evaluator=human_evaluator,
+                              on_noise=on_noise)
     results = benchmarker.autotune(seconds_per_move, on_round=lambda r: say(
         "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))))
     return TuningOutcome(visits, recommend(results, seconds_per_move))

@@ -22,6 +22,9 @@ It searches positions from a bundled game (or -sgf FILE) with each thread count 
 visits per second, network evaluations per second and the average batch size. Then it estimates which
 count plays strongest: more threads search faster, but each thread makes the search a little worse;
 the estimate weighs both for the time per move you expect (-time, default 5 seconds).
+Other programs running at the same time make the figures noisy: the estimate uses each count's median
+over positions, a count whose speeds scatter against the first count's is searched again, and more
+threads are recommended only when they are better by more than the noise.
 
 \b
 Examples:
@@ -118,18 +121,24 @@ class Report:
             self.console.file.write("\r")
         self.line(result.summary_line(elo_diff, is_baseline))
 
+    def noise(self, result, spread: float) -> None:
+        if self.live:
+            self.console.file.write("\r")
+        self.line(f"numSearchThreads = {result.num_threads:2d}: speeds scatter by {spread:.0%} against the first count, "
+                  "position by position (is the machine busy?): searching the positions again")
+
     def table(self, recommendation) -> None:
         from rich.table import Table
 
         table = Table(title="Benchmark summary", title_justify="left")
-        for name in ("threads", "batch max", "visits/s", "nnEvals/s", "batch avg", "secs", "Elo"):
+        for name in ("threads", "batch max", "visits/s", "median", "nnEvals/s", "batch avg", "secs", "Elo"):
             table.add_column(name, justify="right", no_wrap=True)
         table.add_column("", no_wrap=True)
         for i, r in enumerate(recommendation.results):
             best = i == recommendation.best_index
             elo = "baseline" if i == 0 else f"{recommendation.elo_vs_baseline(i):+.0f}"
             table.add_row(str(r.num_threads), "-" if r.max_batch_size is None else str(r.max_batch_size),
-                          f"{r.visits_per_second:.1f}", f"{r.nn_evals_per_second:.1f}", f"{r.average_batch_size:.2f}",
+                          f"{r.visits_per_second:.1f}", f"{r.median_visits_per_second:.1f}", f"{r.nn_evals_per_second:.1f}", f"{r.average_batch_size:.2f}",
                           f"{r.total_seconds:.1f}", elo, "<- recommended" if best else "",
                           style="bold green" if best else None)
         self.console.print(table)
@@ -237,9 +246,11 @@ def run(options: BenchmarkOptions) -> int:
     from katacli.benchmarking.network import default_visits, warm_up
     from katacli.benchmarking.positions import BenchmarkError
     from katacli.benchmarking.recommend import elo_effect, recommend
+    from katacli.benchmarking.noise import busy_machine_warning
     from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
 
     report = Report(to_stderr=options.as_json)
+    busy = busy_machine_warning()  # before this process adds its own load
     try:
         thread_counts = validate(options)
         cfg, params, positions, evaluator, game, human_evaluator = _load(options, report)
@@ -247,6 +258,8 @@ def run(options: BenchmarkOptions) -> int:
         report_error_and_exit(str(exc))
     visits = options.visits if options.visits is not None else default_visits(evaluator)
     _header(report, options, cfg, params, evaluator, visits)
+    if busy:
+        report.line(busy)
     warm_up(evaluator, params, game.x_size, game.y_size)
     if evaluator is None and thread_counts is None:
         report.line("The rollout engine evaluates one leaf at a time, so numSearchThreads does not change its speed: "
@@ -267,7 +280,8 @@ def run(options: BenchmarkOptions) -> int:
 
     benchmarker = Benchmarker(positions, params, evaluator, visits,
                               batch_policy=BatchSizePolicy(options.fixed_batch_size, options.half_batch_size),
-                              on_progress=report.progress, on_result=on_result, human_evaluator=human_evaluator)
+                              on_progress=report.progress, on_result=on_result, human_evaluator=human_evaluator,
+                              on_noise=report.noise)
     size_text = f"board size {game.x_size}x{game.y_size}"
     try:
         if tuned:

@@ -369,6 +369,11 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     cfg = Config.from_text(render_config(tuned_choices), source="<answers so far>", mode="benchmark")
     params = SearchParams.from_config(cfg, "benchmark", has_human_model=with_human)
     nn_settings = NNSettings.from_config(cfg, "benchmark")
+    from katacli.benchmarking.noise import busy_machine_warning
+
+    busy = busy_machine_warning()  # before this process adds its own load
+    if busy:
+        wizard.say(busy)
     wizard.say("Loading model and initializing benchmark...")
     evaluator = load_evaluator(options.model, nn_settings, max_batch_size=1)
     human_evaluator = load_evaluator(options.human_model, nn_settings, max_batch_size=1) if with_human else None
@@ -377,7 +382,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     report = Report(console=wizard.console)
     outcome = tune(evaluator, params, options.seconds_per_move, visits=options.tune_visits,
                    num_positions=options.tune_positions, say=wizard.say, on_result=report.result,
-                   on_progress=report.progress, human_evaluator=human_evaluator)
+                   on_progress=report.progress, human_evaluator=human_evaluator, on_noise=report.noise)
     for line in outcome.recommendation.explanation():
         wizard.say(line)
     report.table(outcome.recommendation)
