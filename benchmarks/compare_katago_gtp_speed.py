@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""GTP game speed, side by side with KataGo: start-up, the first move, the first analysis line, and a
+game's moves with tree reuse, optionally beside busy loops (contention).
+
+    python3 benchmarks/compare_katago_gtp_speed.py --katago /path/to/katago --model NET.bin.gz \\
+        [--config configs/gtp_example.cfg] [--visits 600] [--first-visits 1500] [--moves 8] [--size 19]
+        [--busy-loops 1] [--json]
+
+For each engine in turn (never both at once): start it and time the first answer (`name`), then
+``genmove`` with --first-visits visits (the first move pays for whatever the engine sets up lazily),
+then --moves more genmoves alternating colours with --visits visits each, timing each (the tree is
+reused between them as in a real game); then `clear_board` and the time to the first
+`kata-analyze` info line, as Lizzie or KaTrain see it. With --busy-loops N, N processes spin beside
+the engine the whole time, as other programs on a user's machine do.
+
+Printed: a table of seconds per stage for both engines and kata's speed-up (KataGo's time / kata's
+time; above 1 means kata is faster).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+try:
+    from katacli.gtp.client import GtpClient, GtpClientError
+except ImportError:  # a source checkout built in place
+    sys.path.insert(0, str(REPO))
+    from katacli.gtp.client import GtpClient, GtpClientError
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from busy_loop import BusyLoops  # noqa: E402
+
+MOVE_TIMEOUT_SECONDS = 3600.0
+ANALYZE_INTERVAL_CENTISECONDS = 10
+SHARED_OVERRIDES = ("ponderingEnabled=false", "maxTime=1000000", "maxPlayouts=1000000000", "allowResignation=false")
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def first_info_line(engine: GtpClient) -> float:
+    """Seconds from sending kata-analyze to its first info line; the analysis is then stopped."""
+    started = time.perf_counter()
+    engine.send_line(f"kata-analyze {ANALYZE_INTERVAL_CENTISECONDS}")
+    while True:
+        line = engine.read_line(MOVE_TIMEOUT_SECONDS)
+        if line.startswith("info "):
+            elapsed = time.perf_counter() - started
+            break
+    engine.send_line("name")  # any command ends the analysis; skip to its answer
+    while not engine.read_line(MOVE_TIMEOUT_SECONDS).startswith("= KataGo"):
+        pass
+    engine.read_line(MOVE_TIMEOUT_SECONDS)  # the blank line after the answer
+    return elapsed
+
+
+def measure(name: str, argv: list[str], args, log) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    stages: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cwd:  # KataGo's gtp_example.cfg writes logs to ./gtp_logs
+        started = time.perf_counter()
+        engine = GtpClient(argv, name=name, cwd=cwd, env=env)
+        try:
+            engine.command("name", MOVE_TIMEOUT_SECONDS)
+            stages["start-up (first answer)"] = time.perf_counter() - started
+            engine.command(f"boardsize {args.size}")
+            engine.command("clear_board")
+            engine.command(f"kata-set-param maxVisits {args.first_visits}")
+            stages[f"first genmove ({args.first_visits} visits)"] = timed(
+                lambda: engine.command("genmove b", MOVE_TIMEOUT_SECONDS))
+            engine.command(f"kata-set-param maxVisits {args.visits}")
+            colour, total = "w", 0.0
+            for _ in range(args.moves):
+                total += timed(lambda: engine.command(f"genmove {colour}", MOVE_TIMEOUT_SECONDS))
+                colour = "b" if colour == "w" else "w"
+            stages[f"{args.moves} more genmoves ({args.visits} visits, tree reuse)"] = total
+            engine.command("clear_board")
+            stages["first kata-analyze info line"] = first_info_line(engine)
+        finally:
+            engine.close()
+    for stage, seconds in stages.items():
+        log(f"{name}: {stage}: {seconds:.2f} s")
+    return stages
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--katago", default=os.environ.get("KATAGO_BINARY"), help="KataGo binary ($KATAGO_BINARY)")
+    parser.add_argument("--model", required=True, help="network for both engines")
+    parser.add_argument("--config", default=str(REPO / "configs" / "gtp_example.cfg"))
+    parser.add_argument("--visits", type=int, default=600, help="visits of the game's moves after the first")
+    parser.add_argument("--first-visits", type=int, default=1500, help="visits of the first genmove")
+    parser.add_argument("--moves", type=int, default=8, help="genmoves after the first")
+    parser.add_argument("--size", type=int, default=19)
+    parser.add_argument("--busy-loops", type=int, default=0, help="processes spinning beside the engine")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.katago:
+        parser.error("give --katago (or set KATAGO_BINARY)")
+    if min(args.visits, args.first_visits, args.moves) < 1 or args.busy_loops < 0:
+        parser.error("--visits, --first-visits and --moves must be at least 1, --busy-loops at least 0")
+    overrides = ",".join(SHARED_OVERRIDES)
+    engines = {
+        "kata": [sys.executable, "-m", "katacli.cli", "gtp", "-model", args.model, "-config", args.config,
+                 "-override-config", overrides],
+        "katago": [args.katago, "gtp", "-model", args.model, "-config", args.config,
+                   "-override-config", overrides + ",logToStderr=false"],
+    }
+    log = (lambda text: print(text, file=sys.stderr, flush=True))
+    results = {}
+    try:
+        with BusyLoops(args.busy_loops):
+            for name, command in engines.items():
+                log(f"$ {' '.join(shlex.quote(a) for a in command)}")
+                results[name] = measure(name, command, args, log)
+    except (GtpClientError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"busy_loops": args.busy_loops, "size": args.size, "seconds": results}, indent=1))
+        return 0
+    print(f"{args.size}x{args.size}, {args.busy_loops} busy loop(s) beside the engine")
+    print(f"{'stage':<52}{'kata s':>9}{'KataGo s':>10}{'speed-up':>10}")
+    for stage in results["kata"]:
+        mine, theirs = results["kata"][stage], results["katago"][stage]
+        print(f"{stage:<52}{mine:>9.2f}{theirs:>10.2f}{theirs / max(mine, 1e-9):>9.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
