@@ -83,3 +83,13 @@ def test_a_net_that_cannot_be_traced_runs_eagerly(caplog):
         out = forward(spatial, global_features, None, True)
     torch.testing.assert_close(out[0], spatial.reshape(2, -1).sum(1) * 2.0)
     assert forward.failed and "running it eagerly" in caplog.text
+
+
+def test_warm_up_builds_the_trace_without_counting_evaluations():
+    tiny = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+    evaluator = NNEvaluator.from_file(tiny, device="cpu")
+    assert isinstance(evaluator._run_net, TracedForward) and not evaluator._run_net._traces
+    evaluator.warm_up(9, 7)
+    shapes = {key[:3] for key in evaluator._run_net._traces}
+    assert (22, 7, 9) in shapes  # the 9x7 trace now exists; the first real 9x7 evaluation reuses it
+    assert evaluator.num_positions_evaluated == 0 and evaluator.num_batches == 0

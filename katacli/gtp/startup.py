@@ -27,7 +27,7 @@ def extract_nogo(cfg: Config) -> bool:
 
 def _make_loader(model_path: str, settings, log, human: bool = False, profile_set: bool = False):
     """Loads the network in the background; ``human``: the -human-model net (KataGo's warnings)."""
-    from katacli.gtp.engine import ModelLoader
+    from katacli.gtp.engine import DEFAULT_BOARD_LEN, ModelLoader
 
     nn = settings.nn
     what = "human SL model" if human else "model"
@@ -46,6 +46,10 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
             model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
             default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,
             seed=stable_seed(nn.rand_seed))
+        # Build and optimise the traced network now, while the protocol is already answering, rather
+        # than in the first genmove (seconds on a CPU).
+        board_x, board_y = settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
+        evaluator.warm_up(board_x, board_y)
         log.write(f"Loaded {what} {model_path}")
         if settings.startup_print_message_to_stderr:
             log.info(f"{'Human SL model' if human else 'Model'} name: {evaluator.model_name}")

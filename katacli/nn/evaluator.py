@@ -39,6 +39,9 @@ from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
 from katacli.nn.traced import TracedForward
 
 DEFAULT_MAX_BATCH_SIZE = 256
+# warm_up: evaluations of a blank position that build the traced network and let TorchScript's
+# profiling executor optimise it (its first runs are several times slower than later ones).
+WARM_UP_ROUNDS = 3
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -178,6 +181,24 @@ class NNEvaluator:
                 results[i] = result
                 self.store_cache(requests[i], result)
         return results
+
+    def warm_up(self, board_x: int, board_y: int, rounds: int = WARM_UP_ROUNDS) -> None:
+        """Evaluate a blank board_x by board_y position a few times, so that the first real evaluation
+        at that size does not pay for tracing and optimising the network (seconds on a CPU). Nets that
+        take SGF metadata are skipped (their input needs a profile). The counters are left as they were."""
+        if self.needs_metadata:
+            return
+        from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
+
+        spatial = np.zeros((NUM_SPATIAL_FEATURES_V7, board_y, board_x), np.float32)
+        spatial[0] = 1.0  # feature 0: on the board
+        blank = NNRequest(spatial, np.zeros(NUM_GLOBAL_FEATURES_V7, np.float32),
+                          np.ones(board_x * board_y + 1, bool), board_x=board_x, board_y=board_y,
+                          white_to_move=False, symmetry=0)
+        evaluated, batches = self.num_positions_evaluated, self.num_batches
+        for _ in range(rounds):
+            self.evaluate_uncached([blank])
+        self.num_positions_evaluated, self.num_batches = evaluated, batches
 
     def lookup_cache(self, request: NNRequest) -> Optional[NNOutput]:
         if self.cache is None or request.cache_key is None:
