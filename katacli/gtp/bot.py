@@ -253,7 +253,7 @@ class SearchBot(Bot):
         elif move != RESIGN:
             prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
         return SearchOutcome(move=move, win_loss=values.get("win_loss", 0.0), lead=values.get("lead", 0.0),
-                             visits=stats.visits, move_prior=prior)
+                             visits=stats.visits, move_prior=prior, new_playouts=stats.playouts)
 
     def analyze(self, request: SearchRequest, stop: threading.Event, on_snapshot: SnapshotCallback) -> None:
         searcher = self._prepare(request, request.want_ownership or request.want_moves_ownership)

@@ -185,7 +185,8 @@ def _search_summary(engine, pla: int, outcome: SearchOutcome, elapsed: float) ->
     if engine.settings.report_winrates_as == "B" or (engine.settings.report_winrates_as is None and pla == BLACK):
         winrate, lead = 1.0 - winrate, -lead
     move = format_vertex(outcome.move, engine.session.x_size, engine.session.y_size)
-    return f"Visits {outcome.visits} Winrate {winrate * 100:.2f}% ScoreLead {lead:.1f} Move {move} Time {elapsed:.2f}s"
+    return (f"Visits {outcome.visits} (new playouts {outcome.new_playouts}) Winrate {winrate * 100:.2f}% "
+            f"ScoreLead {lead:.1f} Move {move} Time {elapsed:.2f}s")
 
 
 def _delay_move(engine, outcome: SearchOutcome) -> None:

@@ -42,3 +42,4 @@ class SearchOutcome:
     lead: float  # root expected lead for White
     visits: int
     move_prior: float = 0.0  # the network's prior for the move (delayMoveScale uses it)
+    new_playouts: int = 0  # playouts this search added (visits - new_playouts came from tree reuse)
