@@ -157,15 +157,16 @@ def test_excludes_name_files_by_katago_hash(tmp_path):
 # ---------------------------------------------------------------------------- weighted draws
 
 def test_draws_follow_weight_and_turn_lambda():
-    samples = [sample(moves=(), initial_turn_number=turn, weight=w) for turn, w in ((0, 1.0), (1, 1.0), (2, 3.0), (4, 0.0))]
+    turns_and_weights = ((0, 1.0), (1, 1.0), (2, 3.0), (4, 0.0))
+    samples = [sample(moves=(), initial_turn_number=turn, weight=w) for turn, w in turns_and_weights]
     lam = 0.7
     pool = WeightedPositions(samples, lam, "start positions")
     rng = random.Random(5)
     draws = 40000
     counts = Counter(pool.choose(rng).initial_turn_number for _ in range(draws))
-    expected = [math.exp(-turn * lam) * w for turn, w in ((0, 1.0), (1, 1.0), (2, 3.0), (4, 0.0))]
+    expected = [math.exp(-turn * lam) * w for turn, w in turns_and_weights]
     total = sum(expected)
-    for (turn, _), e in zip(((0, 1.0), (1, 1.0), (2, 3.0), (4, 0.0)), expected):
+    for (turn, _), e in zip(turns_and_weights, expected):
         share = e / total
         # Within five binomial standard deviations.
         assert abs(counts[turn] / draws - share) <= 5 * math.sqrt(share * (1 - share) / draws) + 1e-12
@@ -227,7 +228,8 @@ def test_hint_files_skip_and_count_bad_lines(tmp_path):
 
 
 @pytest.mark.parametrize("make, key, message", [
-    (lambda tmp: StartPositionSettings(sgf_dirs=(str(tmp / "missing"),)), "startPosesFromSgfDir", "missing does not exist"),
+    (lambda tmp: StartPositionSettings(sgf_dirs=(str(tmp / "missing"),)), "startPosesFromSgfDir",
+     "missing does not exist"),
     (lambda tmp: StartPositionSettings(hint_dirs=(str(tmp / "f.txt"),)), "hintPosesDir", "f.txt is not a directory"),
     (lambda tmp: StartPositionSettings(hint_dirs=(str(tmp),)), "hintPosesDir", "cannot read .*gone.hintposes.txt"),
     (lambda tmp: StartPositionSettings(sgf_dirs=(str(tmp),)), "startPosesFromSgfDir", "gone.sgf"),

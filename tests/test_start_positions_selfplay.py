@@ -23,7 +23,14 @@ from katacli.selfplay.game_init import GameInitializer
 from katacli.selfplay.rows import game_rows
 from katacli.selfplay.start_positions import PositionSample
 
-from test_selfplay_support import EXAMPLE_CONFIG, TINY_OVERRIDES, play_games, random_handle, subprocess_env, tiny_settings
+from test_selfplay_support import (
+    EXAMPLE_CONFIG,
+    TINY_OVERRIDES,
+    play_games,
+    random_handle,
+    subprocess_env,
+    tiny_settings,
+)
 
 TINY_NET = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
 CLI = [sys.executable, "-m", "katacli.cli", "selfplay"]
@@ -160,6 +167,7 @@ def test_selfplay_games_start_from_the_given_positions(tmp_path, kind):
             assert "gtype=hintpos" in text or ("gtype=hintfork" in text and moves[2] == (BLACK, (0, 6)))
         assert set(rows[:, GT.GAME_MODE]) <= {MODE_HINTPOS, MODE_HINTFORK} and MODE_HINTPOS in rows[:, GT.GAME_MODE]
         assert (rows[:, GT.ROW_WEIGHT] == 0.5).all() and (rows[:, GT.INITIAL_TURN_NUMBER] == 10).all()
+        assert all("initTurnNum=10" in text for text in games)
 
 
 @pytest.mark.parametrize("keys, message", [
