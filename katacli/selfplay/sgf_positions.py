@@ -21,7 +21,7 @@ from typing import Callable
 
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState, IllegalMoveError
-from katacli.game.coords import BLACK, WHITE, opponent
+from katacli.game.coords import BLACK, WHITE, format_vertex, opponent
 from katacli.game.rules import KoRule, Rules
 from katacli.game.sgf import EMPTY, SgfError
 from katacli.game.sgf_variations import FILE_HASH_HEX_DIGITS, SgfTree, SgfVariation
@@ -173,7 +173,8 @@ def _replay_node(node, node_idx: int, is_root: bool, walk: _Walk, next_player: i
             try:
                 board.set_stone(xy, color)
             except ValueError:
-                raise SgfError(f"illegal placements: a group without liberties at {xy}") from None
+                raise SgfError("illegal placements: a group without liberties at "
+                               f"{_vertex(walk.state, xy)}") from None
         # Each net added stone counts as half a turn, and a board has had at least one turn per stone.
         turn = walk.turn_number_now() + ((net_added + 1) // 2 if net_added > 0 else 0)
         turn = max(turn, _num_stones(board))
@@ -184,7 +185,7 @@ def _replay_node(node, node_idx: int, is_root: bool, walk: _Walk, next_player: i
     for pla, xy in node.moves:
         state = walk.state
         if xy is not None and not state.board().is_legal(xy, pla, True):
-            raise SgfError(f"illegal move {pla_name(pla)} {xy} at turn {walk.turn_number_now()} "
+            raise SgfError(f"illegal move {pla_name(pla)} {_vertex(state, xy)} at turn {walk.turn_number_now()} "
                            "(occupied, suicide or ko)")
         superko = xy is not None and xy in state.superko_banned_points()
         if superko or pla != state.next_player:
@@ -195,7 +196,8 @@ def _replay_node(node, node_idx: int, is_root: bool, walk: _Walk, next_player: i
         try:
             walk.state.play_tolerant(xy, pla)
         except IllegalMoveError:
-            raise SgfError(f"move {pla_name(pla)} {xy} cannot be played at turn {walk.turn_number_now()}") from None
+            raise SgfError(f"move {pla_name(pla)} {_vertex(walk.state, xy)} cannot be played "
+                           f"at turn {walk.turn_number_now()}") from None
         next_player = opponent(pla)
         _maybe_emit(walk, next_player, seen, on_sample)
     return next_player
@@ -203,4 +205,8 @@ def _replay_node(node, node_idx: int, is_root: bool, walk: _Walk, next_player: i
 
 def pla_name(pla: int) -> str:
     return "B" if pla == BLACK else "W"
+
+
+def _vertex(state: GameState, xy) -> str:
+    return format_vertex(xy, state.x_size, state.y_size)
 
