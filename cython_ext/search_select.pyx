@@ -3,7 +3,7 @@
 from libc.stdint cimport int64_t
 from libc.math cimport sqrt, log, pow, fabs
 
-from cython_ext.board cimport Loc, Color, C_WHITE, PASS_LOC
+from cython_ext.board cimport Loc, Color, C_WHITE, PASS_LOC, NULL_LOC
 from cython_ext.history cimport History, history_pass_would_end_phase
 from cython_ext.search_values cimport score_utility_diff, utility_radius
 from cython_ext.playout cimport rng_uniform, rng_gaussian
@@ -118,6 +118,23 @@ cdef inline void _wide_root_noise(TreeCore* t, double* utility, double* prior, C
             utility[0] -= bonus
 
 
+# ---- root hint (self-play hint positions; KataGo's "hack for hintloc") -----------------------------
+# Hint share: the hinted move is forced whenever its weight plus one visit's worth stays below this
+# share of some other child's weight.
+cdef double ROOT_HINT_WEIGHT_SHARE = 0.8
+
+
+cdef bint root_hint_needs_visit(const TreeCore* t, const Node* n, double hint_weight, int64_t hint_visits,
+                                double parent_weight_per_visit) noexcept nogil:
+    """Whether the root's hinted child (weight hint_weight, virtual losses included) must be searched now."""
+    cdef double per_visit = (hint_weight + parent_weight_per_visit) / (hint_visits + 1.0)
+    cdef int j
+    for j in range(n.num_children):
+        if hint_weight + per_visit < child_weight(&n.children[j]) * ROOT_HINT_WEIGHT_SHARE:
+            return True
+    return False
+
+
 cdef inline bint _avoided(const TreeCore* t, Color pla, Loc move, int depth) noexcept nogil:
     return t.has_avoid[pla - 1] and depth < t.avoid_until[pla - 1][move]
 
@@ -215,6 +232,14 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                         best_slot = i
                         best_edge = s.edge
                     continue
+            if t.cfg.root_hint_loc != NULL_LOC and s.move == t.cfg.root_hint_loc and \
+                    root_hint_needs_visit(t, n, w, c.stats.visits, parent_weight_per_visit):
+                value = FORCED_EXPLORE_SELECTION_VALUE
+                if value > best_value:
+                    best_value = value
+                    best_slot = i
+                    best_edge = s.edge
+                continue
             if t.cfg.wide_root_noise > 0.0 and p >= 0.0:
                 _wide_root_noise(t, &u, &p, pla)
         value = explore_selection_value(scaling, p, w, u, pla)

@@ -14,7 +14,7 @@ from libc.math cimport sqrt
 import numpy as np
 
 from cython_ext.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, loc_of, loc_x, loc_y,
+    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, loc_of, loc_x, loc_y,
 )
 from cython_ext.rules cimport KO_SIMPLE
 from cython_ext.history cimport (
@@ -258,6 +258,20 @@ cdef class SearchTree:
         free(self.t.root_priors)
         self.t.root_priors = NULL
         svb_reset(&self.t)
+
+    def set_root_hint(self, xy, bint has_hint=True):
+        """The root move (x, y), or None for pass, that selection keeps searching almost as often as the
+        most searched move (self-play hint positions); has_hint=False removes it."""
+        if not has_hint:
+            self.t.cfg.root_hint_loc = NULL_LOC
+            return
+        if xy is None:
+            self.t.cfg.root_hint_loc = PASS_LOC
+            return
+        x, y = xy
+        if not (0 <= x < self.t.x_size and 0 <= y < self.t.y_size):
+            raise ValueError(f"hint point {xy} is off the {self.t.x_size}x{self.t.y_size} board")
+        self.t.cfg.root_hint_loc = loc_of(x, y, self.t.x_size)
 
     def advance(self, xy, int pla, bint prevent_encore=True):
         """Play a move at the root, keeping the chosen child's subtree when there is one.

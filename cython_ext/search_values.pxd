@@ -73,6 +73,9 @@ cdef struct SearchConfig:
     double lcb_stdevs
     double min_visit_prop_for_lcb
     bint use_non_buggy_lcb
+    # Self-play hint (KataGo's Search::setRootHintLoc): a root move searched almost as often as the
+    # most searched one. A Loc, 0 (NULL_LOC) for none; set by SearchTree.set_root_hint, not from params.
+    int root_hint_loc
     double root_ending_bonus_points
     bint root_prune_useless_moves
     bint root_symmetry_pruning

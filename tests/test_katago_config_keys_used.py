@@ -44,6 +44,8 @@ SAMPLE_VALUES = {
     "searchRandSeed": "seed", "humanSLProfile": "rank_5k",
 }
 PATH_KINDS = ("logDir", "logDirDated", "logFile", "homeDataDir", "startPosesFromSgfDir", "hintPosesDir")
+# Self-play reads these at start-up (as KataGo does) and stops when one does not exist.
+DIRECTORIES_READ_AT_STARTUP = ("startPosesFromSgfDir", "hintPosesDir")
 INDIVIDUAL_RULES = {"koRule": "SIMPLE", "scoringRule": "AREA", "multiStoneSuicideLegal": "false"}
 # Keys read only when another is absent: key -> the keys it gives way to.
 TAKES_THE_PLACE_OF = {"komiMean": ("komiAuto",), "komiAuto": ("komiMean",), "forkSidePositionProb": ("sidePositionProb",),
@@ -63,6 +65,8 @@ def sample_value(key: str, mode: str, tmp_path: Path) -> str:
     if key in SAMPLE_VALUES:
         return SAMPLE_VALUES[key]
     if key in PATH_KINDS:
+        if key in DIRECTORIES_READ_AT_STARTUP:
+            (tmp_path / key).mkdir(exist_ok=True)
         return str(tmp_path / key)
     spec = config_keys.get_spec(key)
     if spec.choices:

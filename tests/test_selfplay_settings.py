@@ -59,7 +59,9 @@ def test_board_size_weights_follow_katago():
     ("forkGameMinChoices=5,forkGameMaxChoices=3", "forkGameMinChoices"),
     ("normalAsymmetricPlayoutProb=0.5,maxAsymmetricRatio=8", "maxAsymmetricRatio"),
     ("useReanalyze=true", "not supported"),
-    ("startPosesProb=0.5", "not supported"),
+    ("startPosesProb=0.5", "needs startPosesFromSgfDir"),
+    ("hintPosesProb=0.5", "needs hintPosesDir"),
+    ("startPosesFromSgfDir=/nonexistent-katacli-dir", "does not exist"),
     ("koRules=WEIRD", "koRules"),
     ("maxVisits=", "maxVisits must be set"),
 ])

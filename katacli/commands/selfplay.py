@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import typer
 
@@ -116,6 +116,8 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     cfg = load_config(config, override_config, mode="selfplay")
     with exit_on_config_error():
         settings, nn, cpu_threads, pass_alive, log_to_stdout, num_processes = read_selfplay_config(cfg)
+    for warning in settings.positions.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
     models_path, out_path = Path(models_dir), Path(output_dir)
     if models_path.exists() and not models_path.is_dir():
@@ -164,20 +166,24 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
                                                    manager.latest_name(), log_path)
         return run
 
-    return _run_logged(out_path, run.run_id, cfg, log_to_stdout, quiet, start, Exception, close=manager.close)
+    return _run_logged(out_path, run.run_id, cfg, log_to_stdout, quiet, start, Exception, close=manager.close,
+                       startup_lines=settings.positions.log_lines)
 
 
 def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bool, start, failures,
-                close=None) -> int:
+                close=None, startup_lines: Sequence[str] = ()) -> int:
     """What both ways of running share: write the settings used and open the log (both named by the
-    run id), make the run with ``start(log_path)``, play it under the progress display, report a
-    failure (an exception of type ``failures``), then ``close()`` and close the log."""
+    run id) with ``startup_lines`` (what loading start positions found), make the run with
+    ``start(log_path)``, play it under the progress display, report a failure (an exception of type
+    ``failures``), then ``close()`` and close the log."""
     from katacli.selfplay.progress import ProgressDisplay
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
     for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
         logging.getLogger("katacli.selfplay").info(warning)
+    for line in startup_lines:
+        logging.getLogger("katacli.selfplay").info(line)
     (out_path / f"selfplay-{stamp}-{run_id}.cfg").write_text(
         "".join(f"{k} = {v}\n" for k, v in cfg.as_dict().items()), encoding="utf-8")
     display = ProgressDisplay(live=False if quiet else None)
@@ -229,7 +235,8 @@ def _run_processes(settings, nn, cfg, models_path: Path, out_path: Path, num_pro
                          log_path=str(log_path))
         return ProcessRun(jobs, max_games_total)
 
-    return _run_logged(out_path, run_id, cfg, log_to_stdout, quiet, start, WorkerFailed)
+    return _run_logged(out_path, run_id, cfg, log_to_stdout, quiet, start, WorkerFailed,
+                       startup_lines=settings.positions.log_lines)
 
 
 def register(app: typer.Typer) -> None:

@@ -170,6 +170,11 @@ def final_setup(setup) -> list[tuple[int, Point]]:
 
 
 def load_sgf(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:
+    return read_sgf(read_file_bytes(path), file_name=path, max_board_len=max_board_len)
+
+
+def read_file_bytes(path: str) -> bytes:
+    """A game record file's bytes; SgfError naming the file when it cannot be read or is far too large."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device could block or never end
             raise SgfError(f"{path}: not a regular file")
@@ -179,7 +184,7 @@ def load_sgf(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:
         raise SgfError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
     if len(data) > MAX_SGF_FILE_BYTES:
         raise SgfError(f"{path}: larger than {MAX_SGF_FILE_BYTES >> 20} MB, not a game record")
-    return read_sgf(data, file_name=path, max_board_len=max_board_len)
+    return data
 
 
 def read_sgf(data: str | bytes, file_name: str | None = None, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:

@@ -52,6 +52,10 @@ TEMPERATURE_ARGMAX_THRESHOLD = 1e-4
 MAX_STEP_BUDGET = 1 << 30
 # Give up after this many steps in a row that finished no playout (everything uncounted or blocked).
 MAX_IDLE_STEPS = 100
+# Share of the root policy moved onto a self-play hint move (about what root noise would give it).
+ROOT_HINT_POLICY_SHARE = 0.02
+# (has a hint, the move): no hint.
+NO_ROOT_HINT = (False, None)
 
 
 @dataclass
@@ -107,6 +111,7 @@ class Searcher:
         self._time_carried_over = 0.0
         self._pla_search_is_for = 0
         self.restrictions: Optional[MoveRestrictions] = None
+        self._root_hint: tuple[bool, object] = NO_ROOT_HINT
         self.last_stats = SearchStats()
         self._make_tree(state)
 
@@ -121,6 +126,7 @@ class Searcher:
         self.tree.seed(self._seed)
         self.tree.set_root(state)
         self._apply_restrictions()
+        self.tree.set_root_hint(self._root_hint[1], self._root_hint[0])
 
     def _configure_tree(self) -> None:
         self.tree.configure(self.params, self.pass_alive_suicide_override, self._nn_has_shortterm_error)
@@ -162,6 +168,19 @@ class Searcher:
         with self._lock:
             self.restrictions = restrictions
             self._apply_restrictions()
+
+    def set_root_hint(self, move, has_hint: bool = True) -> None:
+        """A root move, (x, y) or None for pass, to search almost as often as the most searched one, with a
+        little policy moved to it (KataGo's setRootHintLoc, for self-play hint positions); has_hint=False
+        removes it. A new hint clears the tree, so that the root is evaluated and noised with it."""
+        self._ensure_idle()
+        with self._lock:
+            hint = (True, move) if has_hint else NO_ROOT_HINT
+            if has_hint and hint != self._root_hint:
+                self.tree.clear()
+                self._root_human = None
+            self._root_hint = hint
+            self.tree.set_root_hint(move, has_hint)
 
     # ---- position ----------------------------------------------------------------------------
     def set_position(self, state: GameState) -> None:
@@ -463,7 +482,9 @@ class Searcher:
     def _apply_root_noise_and_temperature(self) -> None:
         """Root policy temperature and Dirichlet noise (KataGo's maybeAddPolicyNoiseAndTemp)."""
         p = self.params
-        if not p.root_noise_enabled and p.root_policy_temperature == 1.0 and p.root_policy_temperature_early == 1.0:
+        has_hint = self._root_hint[0]
+        if not p.root_noise_enabled and p.root_policy_temperature == 1.0 and p.root_policy_temperature_early == 1.0 \
+                and not has_hint:
             self.tree.set_root_priors(None)
             return
         moves, priors = self.tree.root_edges()
@@ -479,6 +500,12 @@ class Searcher:
             probs = probs / probs[positive].sum() * positive + np.where(positive, 0.0, probs)
         if p.root_noise_enabled:
             probs = self._dirichlet_noised(probs)
+        if has_hint and self._root_hint[1] in moves:
+            # About as much policy as noise would give it, taken evenly from every legal move.
+            hint_idx = moves.index(self._root_hint[1])
+            moved = probs.sum() * ROOT_HINT_POLICY_SHARE
+            probs = probs * (1.0 - ROOT_HINT_POLICY_SHARE)
+            probs[hint_idx] += moved
         self.tree.set_root_priors(probs.astype(np.float32))
 
     def _dirichlet_noised(self, probs: np.ndarray) -> np.ndarray:

@@ -3,7 +3,8 @@
 An early fork restarts near the opening with an alternative move; a late fork
 anywhere in the game. The alternative is the best, by the raw net's score, of a few
 random legal moves. Seki forks replay the end of a game that left unowned points
-under freshly drawn scoring rules, to teach how rulesets score seki.
+under freshly drawn scoring rules, to teach how rulesets score seki. A hint fork plays a
+hint position's hinted move where the game chose another (KataGo's maybeHintForkGame).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import math
 import random
 
 from katacli.game.rules import Rules
-from katacli.selfplay.game_init import ForkPosition, ForkStore, GameInitializer
+from katacli.selfplay.game_init import ForkPosition, ForkStore, GameInitializer, GameStart
 from katacli.selfplay.net import NetEvaluator
 from katacli.selfplay.opening import best_fork_move, replay_to_move
 from katacli.selfplay.records import FinishedGame
@@ -49,7 +50,8 @@ def maybe_fork_game(game: FinishedGame, store: ForkStore, play: PlaySettings, rn
     move = best_fork_move(net, state, candidates)
     state.play(move, state.next_player)
     if not state.is_game_finished:
-        store.add(ForkPosition(state, is_seki_fork=False, training_weight=game.training_weight))
+        store.add(ForkPosition(state, is_seki_fork=False, training_weight=game.training_weight,
+                               initial_turn_number=game.initial_turn_number))
 
 
 def maybe_seki_fork_game(game: FinishedGame, store: ForkStore, play: PlaySettings, initializer: GameInitializer,
@@ -69,7 +71,26 @@ def maybe_seki_fork_game(game: FinishedGame, store: ForkStore, play: PlaySetting
         state = replay_to_move(game.end_state, move_idx, rules.to_core_tuple(), game.initial_encore_phase,
                                game.pass_alive_under_suicide)
         if not state.is_game_finished:
-            store.add_seki(ForkPosition(state, is_seki_fork=True, training_weight=game.training_weight), rng)
+            store.add_seki(ForkPosition(state, is_seki_fork=True, training_weight=game.training_weight,
+                                        initial_turn_number=game.initial_turn_number), rng)
+
+
+def maybe_hint_fork_game(game: FinishedGame, store: ForkStore, start: GameStart) -> None:
+    """A game from a hint position that did not play the hinted move: a new game plays it there."""
+    if game.initial_encore_phase != 0 or not start.hint_applies(game.start_state):
+        return
+    played = game.end_state.moves
+    turn = len(game.start_state.moves)
+    if len(played) <= turn or played[turn][1] == start.hint_move:
+        return
+    state = game.start_state.copy()
+    pla = state.next_player
+    if state.is_game_finished or not state.is_legal(start.hint_move, pla):
+        return
+    state.play(start.hint_move, pla)
+    if not state.is_game_finished:
+        store.add(ForkPosition(state, is_seki_fork=False, training_weight=game.training_weight, is_hint_fork=True,
+                               initial_turn_number=game.initial_turn_number))
 
 
 def _rules_of(game: FinishedGame) -> Rules:

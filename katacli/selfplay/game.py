@@ -9,6 +9,7 @@ weighting, side positions, lead estimates, and forks for later games.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from dataclasses import dataclass
@@ -17,7 +18,16 @@ from typing import Callable, Optional, Protocol
 from cython_ext.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
-from katacli.data.schema import MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDICAP, MODE_NORMAL
+from katacli.data.schema import (
+    MODE_ASYM,
+    MODE_CLEANUP,
+    MODE_FORK,
+    MODE_HANDICAP,
+    MODE_HINTFORK,
+    MODE_HINTPOS,
+    MODE_NORMAL,
+    MODE_SGFPOS,
+)
 from katacli.selfplay import finish, forks
 from katacli.selfplay.game_init import ForkStore, GameInitializer, GameStart, gaussian_truncated
 from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
@@ -108,7 +118,7 @@ class GameRunner:
         model = models.acquire()
         game: Optional[_Game] = None
         try:
-            initializer = GameInitializer(s.game, s.play, s.search, model.pass_alive_under_suicide)
+            initializer = GameInitializer(s.game, s.play, s.search, model.pass_alive_under_suicide, s.positions)
             fork = self.fork_store.take(rng)
             used_seki_fork = False
             if fork is None and s.play.seki_fork_hack_prob > 0 and rng.random() < s.play.seki_fork_hack_prob:
@@ -122,6 +132,7 @@ class GameRunner:
             forks.maybe_fork_game(finished, self.fork_store, s.play, rng, game.model.net)
             if not used_seki_fork:
                 forks.maybe_seki_fork_game(finished, self.fork_store, s.play, initializer, rng)
+            forks.maybe_hint_fork_game(finished, self.fork_store, start)
             return finished
         finally:
             models.release(game.model if game is not None else model)
@@ -199,16 +210,23 @@ class _Game:
             mode = MODE_HANDICAP
         if start.playout_doubling_advantage != 0:
             mode = MODE_ASYM
-        if start.is_fork:
+        if start.is_sgf_pos:
+            mode = MODE_SGFPOS
+        if start.is_hint_pos:
+            mode = MODE_HINTPOS
+        if start.is_hint_fork:
+            mode = MODE_HINTFORK
+        elif start.is_fork:
             mode = MODE_FORK
 
+        init_area_prop = p.start_poses_policy_init_area_prop if start.is_sgf_pos else p.policy_init_area_prop
         if p.init_games_with_policy and start.allow_policy_init and not state.is_game_finished \
-                and p.policy_init_area_prop > 0:
+                and init_area_prop > 0:
             # Open under a differently noised komi, for a little mixing of openings across komi.
             kept_komi = state.komi
             plan.set_with_noise(state, rng)
             play_policy_opening(net, state, rng, end_if_all_pass_alive=self.end_if_pass_alive,
-                                area_prop=p.policy_init_area_prop, gamma_shape=p.policy_init_gamma_shape,
+                                area_prop=init_area_prop, gamma_shape=p.policy_init_gamma_shape,
                                 temperature=p.policy_init_area_temperature, draw_equivalent_wins_for_white=self.dew)
             state.set_komi(kept_komi)
             compensate = p.compensate_after_policy_init_prob > 0 and rng.random() < p.compensate_after_policy_init_prob
@@ -220,7 +238,8 @@ class _Game:
                 plan.set_with_noise(state, rng)
 
         self.began_in_encore = 0
-        if state.rules_tuple[1] == ScoringRule.TERRITORY and state.encore_phase == 0 \
+        # Hint positions are studied as given, never moved on into the encore.
+        if not start.is_hint_pos and state.rules_tuple[1] == ScoringRule.TERRITORY and state.encore_phase == 0 \
                 and not state.is_game_finished and rng.random() < CLEANUP_TRAINING_PROB:
             shape = 0.8 + p.policy_init_gamma_shape * 0.2
             play_policy_opening(net, state, rng, end_if_all_pass_alive=self.end_if_pass_alive,
@@ -257,10 +276,15 @@ class _Game:
             if self.should_stop():
                 return None
             pla = state.next_player
-            limits = search_limits(self.params, p, pla, rng, history_win_loss, pda, pda_pla)
+            hint_now = self.start.hint_applies(state)
+            has_hint_turn = self.start.has_hint or self.start.is_hint_fork
+            limits = search_limits(self.params, p, pla, rng, history_win_loss, pda, pda_pla, hint_now=hint_now,
+                                   turns_since_hint=len(state.moves) - self.start.hint_turn if has_hint_turn else None)
             result = self.search.search(MoveSearchRequest(state, params_for_move(self.params, limits),
                                                           reuse_tree=limits.reuse_tree,
-                                                          center_score=limits.center_score))
+                                                          center_score=limits.center_score,
+                                                          has_root_hint=hint_now,
+                                                          root_hint_move=self.start.hint_move))
             move = result.move
             if not state.is_legal(move, pla):
                 raise RuntimeError(f"search returned the illegal move {move} for player {pla}")
@@ -321,8 +345,12 @@ class _Game:
             pass_alive_under_suicide=self.model.pass_alive_under_suicide, start_turn_idx=start_turn_idx,
             changed_nets=self.changed_nets, model_name=self.model.name,
             handicap_for_sgf=handicap_probe.num_handicap_stones(), scored_state=scored,
-            initial_encore_phase=self.began_in_encore,
+            initial_encore_phase=self.began_in_encore, initial_turn_number=self.start.initial_turn_number,
         )
+        if self.start.has_hint and turns:
+            # The hint turn's values are skewed by the visits forced onto the hinted move: it takes the
+            # next turn's (or the outcome's) value targets instead, as KataGo does.
+            turns[0].targets.value = dataclasses.replace(game.white_value_targets[1])
 
         area = state.x_size * state.y_size
         surprise = finish.value_surprise_by_turn(turns, final, area, p.use_search_value_surprise)

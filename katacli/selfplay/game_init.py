@@ -4,7 +4,10 @@ Follows KataGo's GameInitializer (play.cpp) and PlayUtils' komi helpers: rules a
 drawn from the configured lists, the board size by the bSizeRelProbs weights, komi
 around komiMean (or a fair komi when komiAuto) with occasional wide spreads, and a
 share of games get handicap stones or unequal visits for the two sides. Games may
-instead start from a fork of an earlier game (:class:`ForkStore`).
+instead start from a fork of an earlier game (:class:`ForkStore`), or from a start or
+hint position (:mod:`katacli.selfplay.position_pools`): its moves are replayed under the
+game's rules, komi is drawn around komiMean without handicap, and a hint that survives
+the replay makes the first search study the hinted move.
 """
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ from cython_ext.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, ScoringRule, round_and_clip_komi
 from katacli.search.params import SearchParams
+from katacli.selfplay.position_pools import PositionPools
 from katacli.selfplay.settings import GameSetupSettings, PlaySettings
+from katacli.selfplay.start_positions import PositionSample
 
 # Komi noise is drawn from a normal distribution cut off at this many standard deviations.
 KOMI_NOISE_TRUNCATION = 3.0
@@ -83,6 +88,8 @@ class ForkPosition:
     state: GameState
     is_seki_fork: bool
     training_weight: float
+    is_hint_fork: bool = False       # the hinted move played where the game played another
+    initial_turn_number: int = 0
 
 
 class ForkStore:
@@ -138,17 +145,30 @@ class GameStart:
     training_weight: float = 1.0
     playout_doubling_advantage: float = 0.0
     pda_player: int = 0              # 0: nobody (equal visits)
+    is_sgf_pos: bool = False         # from a start position (or a hint position whose hint did not survive)
+    is_hint_pos: bool = False        # from a hint position: the first search studies hint_move
+    is_hint_fork: bool = False
+    has_hint: bool = False
+    hint_move: Optional[tuple] = None   # (x, y) or None (pass), when has_hint
+    hint_turn: int = -1              # moves in the history when the hint (or hint fork) applies
+    hint_pos_hash: int = 0           # the board the hint is for
+    initial_turn_number: int = 0     # turn number of the history's first board (KataGo's initialTurnNumber)
+
+    def hint_applies(self, state: GameState) -> bool:
+        """Whether `state` is the position the hint was given for (KataGo checks turn and board)."""
+        return self.has_hint and len(state.moves) == self.hint_turn and state.board().pos_hash == self.hint_pos_hash
 
 
 class GameInitializer:
     """Draws each new game's setup. Thread-safe when every thread passes its own rng."""
 
     def __init__(self, game: GameSetupSettings, play: PlaySettings, search: SearchParams,
-                 pass_alive_under_suicide: bool = False):
+                 pass_alive_under_suicide: bool = False, positions: Optional[PositionPools] = None):
         self.game = game
         self.play = play
         self.search = search
         self.pass_alive_under_suicide = pass_alive_under_suicide
+        self.positions = positions
 
     # ---- rules
     def random_rules(self, rng: random.Random) -> Rules:
@@ -216,20 +236,28 @@ class GameInitializer:
             plan.set_with_noise(state, rng)
             plan.make_game_fair = rng.random() < self.game.fork_compensate_komi_prob
             return GameStart(state, plan, params, is_fork=True, is_seki_fork=fork.is_seki_fork,
-                             allow_policy_init=False, training_weight=fork.training_weight)
+                             allow_policy_init=False, training_weight=fork.training_weight,
+                             is_hint_fork=fork.is_hint_fork, hint_turn=len(state.moves) if fork.is_hint_fork else -1,
+                             initial_turn_number=fork.initial_turn_number)
 
         g = self.game
         x_size, y_size = rng.choices(g.board_sizes, weights=g.board_size_weights)[0]
         rules = self.random_rules(rng)
-        state = GameState(x_size, y_size, rules.to_core_tuple(), BLACK)
-        state.set_always_pass_alive_under_suicide_rules(self.pass_alive_under_suicide)
-        sqrt_area = math.sqrt(x_size * y_size)
-        plan = self.choose_komi_plan(g.komi_mean, sqrt_area, g.handicap_prob, rng)
-        plan.set_with_noise(state, rng)
-        make_fair_prob = g.handicap_compensate_komi_prob if plan.extra_black > 0 else 0.0
-        if g.handicap_komi_interp_zero_prob > 0 and plan.extra_black > 0:
-            plan.interp_zero = rng.random() < g.handicap_komi_interp_zero_prob
-        start = GameStart(state, plan, params)
+        sample = self.positions.choose(rng) if self.positions is not None else None
+        if sample is not None:
+            start = self._from_sample(sample, rules, params, rng)
+            make_fair_prob = g.sgf_compensate_komi_prob
+        else:
+            state = GameState(x_size, y_size, rules.to_core_tuple(), BLACK)
+            state.set_always_pass_alive_under_suicide_rules(self.pass_alive_under_suicide)
+            sqrt_area = math.sqrt(x_size * y_size)
+            plan = self.choose_komi_plan(g.komi_mean, sqrt_area, g.handicap_prob, rng)
+            plan.set_with_noise(state, rng)
+            make_fair_prob = g.handicap_compensate_komi_prob if plan.extra_black > 0 else 0.0
+            if g.handicap_komi_interp_zero_prob > 0 and plan.extra_black > 0:
+                plan.interp_zero = rng.random() < g.handicap_komi_interp_zero_prob
+            start = GameStart(state, plan, params)
+        plan = start.komi
 
         p = self.play
         asym_prob = p.handicap_asymmetric_playout_prob if plan.extra_black > 0 else p.normal_asymmetric_playout_prob
@@ -244,3 +272,22 @@ class GameInitializer:
             plan.make_game_fair = rng.random() < make_fair_prob
         plan.make_game_fair_for_empty_board = g.komi_auto and not plan.make_game_fair
         return start
+
+    def _from_sample(self, sample: PositionSample, rules: Rules, params: SearchParams,
+                     rng: random.Random) -> GameStart:
+        """A game from a start or hint position, under this game's rules (no handicap)."""
+        g = self.game
+        state, hint_kept = sample.game_state(rules.to_core_tuple())
+        state.set_always_pass_alive_under_suicide_rules(self.pass_alive_under_suicide)
+        plan = self.choose_komi_plan(g.komi_mean, math.sqrt(state.x_size * state.y_size), 0.0, rng)
+        plan.set_with_noise(state, rng)
+        if g.sgf_komi_interp_zero_prob > 0:
+            plan.interp_zero = rng.random() < g.sgf_komi_interp_zero_prob
+        return GameStart(
+            state, plan, params,
+            # Start positions may open with a few policy moves; hint positions are studied as they are.
+            allow_policy_init=not hint_kept, training_weight=sample.training_weight,
+            is_sgf_pos=not hint_kept, is_hint_pos=hint_kept, has_hint=hint_kept,
+            hint_move=sample.hint_move if hint_kept else None, hint_turn=len(state.moves),
+            hint_pos_hash=state.board().pos_hash, initial_turn_number=sample.initial_turn_number,
+        )

@@ -6,6 +6,8 @@ Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsT
   and root noise must act afresh); unrecorded cheap searches keep the tree;
 * when asked (moves with altered visits on a cleared tree), 10 visits are searched first
   so the dynamic score utility is centred on a sensible score, then the rest;
+* a hint position's first search is told the hinted move (:meth:`Searcher.set_root_hint`), which it
+  searches almost as often as its best move;
 * the move is drawn with LCB switched off, while the policy target (play selection
   values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
 * values are the root node's averages; the raw network's view is the root's own
@@ -91,7 +93,13 @@ class MctsSelfplaySearch:
         if request.center_score and not kept and params.max_visits > SCORE_CENTERING_VISITS \
                 and params.max_playouts > SCORE_CENTERING_VISITS:
             searcher.run(max_visits=SCORE_CENTERING_VISITS)
-        searcher.run(max_visits=params.max_visits, max_playouts=params.max_playouts)
+        if request.has_root_hint:  # clears the tree, so the root is noised with the hint (as KataGo)
+            searcher.set_root_hint(request.root_hint_move)
+        try:
+            searcher.run(max_visits=params.max_visits, max_playouts=params.max_playouts)
+        finally:
+            if request.has_root_hint:
+                searcher.set_root_hint(None, has_hint=False)
         move = searcher.choose_move()
         searcher.set_params(params)
 

@@ -55,8 +55,8 @@ GAME_TYPE_NAMES = {MODE_NORMAL: "normal", MODE_CLEANUP: "cleanuptraining", MODE_
 def game_comment(game: FinishedGame) -> str:
     """The root comment KataGo's self-play SGFs carry: where training starts, the game's hash and type."""
     low, high = game.game_hash
-    # Games start from an empty or set-up board, never mid-record, so the initial turn number is 0.
-    parts = [f"startTurnIdx={game.start_turn_idx}", "initTurnNum=0",
+    # The turn number of the history's first board: 0 unless the game began at a start or hint position.
+    parts = [f"startTurnIdx={game.start_turn_idx}", f"initTurnNum={game.initial_turn_number}",
              f"gameHash={high:016X}{low:016X}", f"gtype={GAME_TYPE_NAMES.get(game.mode, 'other')}"]
     if game.initial_encore_phase:
         parts.append(f"beganInEncorePhase={game.initial_encore_phase}")

@@ -225,7 +225,7 @@ def _add_row(buf: RowBuffer, ctx: _RowContext, state: GameState, pla: int, *, tu
     g[GT.FIRST_TRAINING_TURN] = game.start_turn_idx
     g[GT.NUM_EXTRA_BLACK] = game.num_extra_black
     g[GT.GAME_MODE] = game.mode
-    g[GT.INITIAL_TURN_NUMBER] = 0
+    g[GT.INITIAL_TURN_NUMBER] = game.initial_turn_number
     g[GT.RAW_WINLOSS] = targets.raw_white_win_loss if pla == WHITE else -targets.raw_white_win_loss
     g[GT.RAW_SCORE_MEAN] = targets.raw_white_score_mean if pla == WHITE else -targets.raw_white_score_mean
     g[GT.RAW_POLICY_ENTROPY] = targets.raw_policy_entropy

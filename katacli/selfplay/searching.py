@@ -34,6 +34,12 @@ POLICY_TARGET_SCALE_MAX_TO_AT_LEAST = 10.0
 MIN_ASYMMETRIC_VISITS = 5
 # Probabilities below this count as zero in the surprise and entropy sums.
 MIN_PROB = 1e-100
+# A hint move's search gets this many times the visits (KataGo's).
+HINT_VISITS_FACTOR = 4.0
+MAX_HINT_VISITS = 1 << 50
+# For this many turns after a hint (or the start of a hint fork), cheap searches are half as likely.
+HINT_CHEAP_SEARCH_TURNS = 6
+HINT_CHEAP_SEARCH_FACTOR = 0.5
 
 
 @dataclass
@@ -44,6 +50,9 @@ class MoveSearchRequest:
     # True: first search a few visits to centre the dynamic score utility (KataGo does this for
     # moves whose visits were altered and whose tree was cleared).
     center_score: bool = False
+    # A root move to study (a hint position's first search): searched almost as often as the best.
+    has_root_hint: bool = False
+    root_hint_move: Move = None
 
 
 @dataclass
@@ -82,6 +91,7 @@ class SearchLimits:
     visits_altered: bool = False    # cheap, reduced or asymmetric (KataGo's doAlterVisitsPlayouts)
     playout_doubling_advantage: float = 0.0
     pda_player: int = 0
+    is_hint_search: bool = False    # the hint position's own turn: the hinted move is studied
 
     @property
     def center_score(self) -> bool:
@@ -89,14 +99,24 @@ class SearchLimits:
 
 
 def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: random.Random,
-                  history_win_loss: list[float], pda: float, pda_player: int) -> SearchLimits:
-    """How to search this move: cheap or full, reduced visits when decided, asymmetric playouts."""
+                  history_win_loss: list[float], pda: float, pda_player: int,
+                  hint_now: bool = False, turns_since_hint: Optional[int] = None) -> SearchLimits:
+    """How to search this move: cheap or full, reduced visits when decided, asymmetric playouts.
+
+    hint_now: this is a hint position's turn (four times the visits, never cheap or reduced);
+    turns_since_hint: moves since a hint or the start of a hint fork (None: no hint in this game)."""
     visits = params.max_visits
     target_weight = 1.0
     is_cheap = altered = False
     remove_noise = False
     reuse_tree = False
-    if play.cheap_search_prob > 0.0 and rng.random() < play.cheap_search_prob:
+    cheap_prob = play.cheap_search_prob
+    if hint_now:
+        altered = True
+        visits = math.ceil(min(MAX_HINT_VISITS, visits * HINT_VISITS_FACTOR))
+    if turns_since_hint is not None and turns_since_hint < HINT_CHEAP_SEARCH_TURNS:
+        cheap_prob *= HINT_CHEAP_SEARCH_FACTOR
+    if not hint_now and cheap_prob > 0.0 and rng.random() < cheap_prob:
         is_cheap = altered = True
         visits = min(visits, play.cheap_search_visits)
         target_weight *= play.cheap_search_target_weight
@@ -104,7 +124,7 @@ def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: rando
             # Not recorded: keep the tree and play the plain search's move.
             reuse_tree = True
             remove_noise = True
-    elif play.reduce_visits:
+    elif not hint_now and play.reduce_visits:
         lookback = play.reduce_visits_threshold_lookback
         if len(history_win_loss) >= lookback:
             recent = history_win_loss[len(history_win_loss) - lookback:]
@@ -116,7 +136,7 @@ def search_limits(params: SearchParams, play: PlaySettings, pla: int, rng: rando
                 visits = c_round(visits + prop * (play.reduced_visits_min - visits))
                 visits = max(visits, play.reduced_visits_min)
                 target_weight = target_weight + prop * (play.reduced_visits_weight - target_weight)
-    limits = SearchLimits(visits, remove_noise, reuse_tree, target_weight, is_cheap, altered)
+    limits = SearchLimits(visits, remove_noise, reuse_tree, target_weight, is_cheap, altered, is_hint_search=hint_now)
     if pda != 0.0 and pda_player:
         factor = 2.0 ** pda
         factor = 2.0 * (factor / (factor + 1.0)) if pla == pda_player else 2.0 * (1.0 / (factor + 1.0))

@@ -11,11 +11,12 @@ key(s), so the command can print it without a traceback.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from katacli.config import Config, ConfigError
 from katacli.game.rules import KoRule, ScoringRule, TaxRule
 from katacli.search.params import SearchParams
+from katacli.selfplay.position_pools import PositionPools, StartPositionSettings, load_position_pools
 
 MODE = "selfplay"
 # KataGo refuses relative board-size weights that sum to (almost) nothing.
@@ -63,6 +64,8 @@ class GameSetupSettings:
     no_result_stdev: float
     draw_rand_radius: float
     num_extra_black_fixed: int
+    sgf_compensate_komi_prob: float = 0.0      # games from start or hint positions
+    sgf_komi_interp_zero_prob: float = 0.0
 
     @property
     def max_board_x(self) -> int:
@@ -110,6 +113,7 @@ class PlaySettings:
     normal_asymmetric_playout_prob: float
     max_asymmetric_ratio: float
     min_asymmetric_compensate_komi_prob: float
+    start_poses_policy_init_area_prop: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,18 +122,24 @@ class SelfplaySettings:
     game: GameSetupSettings
     play: PlaySettings
     search: SearchParams
+    start_positions: StartPositionSettings = StartPositionSettings()
+    # Loaded from the directories start_positions names (KataGo reads them when the run starts).
+    positions: PositionPools = field(default_factory=PositionPools)
 
     @classmethod
     def from_config(cls, cfg: Config) -> "SelfplaySettings":
-        """Read and cross-check everything; raises ConfigError."""
+        """Read and cross-check everything, and load the start and hint positions the config names;
+        raises ConfigError (PositionLoadError naming a directory or file that cannot be read)."""
         search = SearchParams.from_config(cfg, MODE)
         runner = _runner_settings(cfg)
         game = _game_setup_settings(cfg)
         play = _play_settings(cfg)
+        start_positions = _start_position_settings(cfg)
         _check_unsupported(cfg)
         _check_search(game, search)
         _check_combinations(runner, game, play, search)
-        return cls(runner, game, play, search)
+        positions = load_position_pools(start_positions, runner.data_board_len)
+        return cls(runner, game, play, search, start_positions, positions)
 
 
 def _get(cfg: Config, key: str):
@@ -237,6 +247,30 @@ def _game_setup_settings(cfg: Config) -> GameSetupSettings:
         no_result_stdev=_get(cfg, "noResultStdev"),
         draw_rand_radius=_get(cfg, "drawRandRadius"),
         num_extra_black_fixed=_get(cfg, "numExtraBlackFixed") if cfg.is_set("numExtraBlackFixed") else 0,
+        sgf_compensate_komi_prob=_get(cfg, "sgfCompensateKomiProb"),
+        sgf_komi_interp_zero_prob=_get(cfg, "sgfKomiInterpZeroProb"),
+    )
+
+
+def _start_position_settings(cfg: Config) -> StartPositionSettings:
+    """As KataGo: the directory keys switch the loading on; their probabilities are read with them."""
+    sgf_dirs = tuple(_get(cfg, "startPosesFromSgfDir")) if cfg.is_set("startPosesFromSgfDir") else None
+    hint_dirs = tuple(_get(cfg, "hintPosesDir")) if cfg.is_set("hintPosesDir") else None
+    start_prob, hint_prob = _get(cfg, "startPosesProb"), _get(cfg, "hintPosesProb")
+    if start_prob > 0 and sgf_dirs is None:
+        raise ConfigError(f"startPosesProb = {start_prob:g} needs startPosesFromSgfDir (directories of SGFs "
+                          "whose positions games start from)")
+    if hint_prob > 0 and hint_dirs is None:
+        raise ConfigError(f"hintPosesProb = {hint_prob:g} needs hintPosesDir (directories of *.hintposes.txt, "
+                          "*.startposes.txt or *.bookposes.txt files)")
+    return StartPositionSettings(
+        sgf_dirs=sgf_dirs,
+        sgf_excludes=tuple(_get(cfg, "startPosesSgfExcludes") or ()),
+        start_poses_prob=start_prob,
+        load_prob=_get(cfg, "startPosesLoadProb"),
+        turn_weight_lambda=_get(cfg, "startPosesTurnWeightLambda"),
+        hint_dirs=hint_dirs,
+        hint_poses_prob=hint_prob,
     )
 
 
@@ -282,22 +316,15 @@ def _play_settings(cfg: Config) -> PlaySettings:
         normal_asymmetric_playout_prob=_get(cfg, "normalAsymmetricPlayoutProb"),
         max_asymmetric_ratio=_get(cfg, "maxAsymmetricRatio"),
         min_asymmetric_compensate_komi_prob=_get(cfg, "minAsymmetricCompensateKomiProb"),
+        start_poses_policy_init_area_prop=_get(cfg, "startPosesPolicyInitAreaProp"),
     )
 
 
 # Keys KataGo's self-play knows that katacli does not act on yet, with the value that
 # means "off"; any other value is refused rather than silently ignored.
 _UNSUPPORTED_UNLESS_OFF = {
-    "startPosesProb": 0.0,
-    "hintPosesProb": 0.0,
     "useReanalyze": False,
 }
-
-
-# Details of start and hint positions, which act only with startPosesProb / hintPosesProb above 0 (as in
-# KataGo, where they do nothing either while those are 0).
-_START_POSITION_DETAILS = ("startPosesFromSgfDir", "hintPosesDir", "startPosesLoadProb", "startPosesTurnWeightLambda",
-                           "startPosesPolicyInitAreaProp", "sgfCompensateKomiProb", "sgfKomiInterpZeroProb")
 
 
 def _check_unsupported(cfg: Config) -> None:
@@ -308,9 +335,6 @@ def _check_unsupported(cfg: Config) -> None:
     inputs_version = cfg.get("inputsVersion", MODE) if cfg.is_set("inputsVersion") else None
     if inputs_version not in (None, 7):
         raise ConfigError(f"inputsVersion = {inputs_version}: kata selfplay writes V7 inputs only")
-    for key in _START_POSITION_DETAILS:
-        if cfg.is_set(key):
-            cfg.mark_used(key)  # read but only meaningful with startPosesProb / hintPosesProb above
 
 
 def _check_combinations(runner: RunnerSettings, game: GameSetupSettings, play: PlaySettings,
