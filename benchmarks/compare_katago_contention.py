@@ -13,6 +13,7 @@ ratio to KataGo.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -22,6 +23,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if importlib.util.find_spec("katacli") is not None:  # an installed katacli: the benchmark runs it
+    KATA_ENV = dict(os.environ)
+else:  # a source checkout built in place
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
 
@@ -36,9 +41,8 @@ def visits_per_second(output: str) -> dict[int, float]:
 
 
 def run(command: list[str]) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     with tempfile.TemporaryDirectory() as cwd:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=RUN_TIMEOUT_SECONDS)
+        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=KATA_ENV, timeout=RUN_TIMEOUT_SECONDS)
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-500:]}")
     return done.stdout + done.stderr

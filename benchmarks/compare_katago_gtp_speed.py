@@ -30,9 +30,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 try:
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ)  # an installed katacli: the engines run it too
 except ImportError:  # a source checkout built in place
     sys.path.insert(0, str(REPO))
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
 
@@ -64,11 +66,10 @@ def first_info_line(engine: GtpClient) -> float:
 
 
 def measure(name: str, argv: list[str], args, log) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     stages: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as cwd:  # KataGo's gtp_example.cfg writes logs to ./gtp_logs
         started = time.perf_counter()
-        engine = GtpClient(argv, name=name, cwd=cwd, env=env)
+        engine = GtpClient(argv, name=name, cwd=cwd, env=KATA_ENV)
         try:
             engine.command("name", MOVE_TIMEOUT_SECONDS)
             stages["start-up (first answer)"] = time.perf_counter() - started

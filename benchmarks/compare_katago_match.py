@@ -34,9 +34,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 try:
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ)  # an installed katacli: the engines run it too
 except ImportError:  # a source checkout built in place
     sys.path.insert(0, str(REPO))
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
 from katacli.game.rules import Rules
@@ -174,10 +176,9 @@ def engine_commands(args) -> dict:
 def run(args, log) -> list[Game]:
     rng = random.Random(args.seed)
     commands = engine_commands(args)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     games: list[Game] = []
     with tempfile.TemporaryDirectory() as cwd:  # KataGo's gtp_example.cfg writes logs to ./gtp_logs
-        engines = {name: GtpClient(commands[name], name=name, cwd=cwd, env=env) for name in ENGINES}
+        engines = {name: GtpClient(commands[name], name=name, cwd=cwd, env=KATA_ENV) for name in ENGINES}
         try:
             for pair in range(1, args.pairs + 1):
                 opening = random_opening(rng, args.size, args.opening_moves)

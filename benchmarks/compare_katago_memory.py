@@ -24,9 +24,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 try:
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ)  # an installed katacli: the engines run it too
 except ImportError:  # a source checkout built in place
     sys.path.insert(0, str(REPO))
     from katacli.gtp.client import GtpClient, GtpClientError
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 
 KIB_PER_MB = 1024.0
 MOVE_TIMEOUT_SECONDS = 3600.0
@@ -45,9 +47,8 @@ def resident_mb(pid: int) -> float:
 
 def measure(name: str, argv: list[str], size: int, visit_counts: list[int], moves: int, log) -> list[dict]:
     rows = []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     with tempfile.TemporaryDirectory() as cwd:  # KataGo's gtp_example.cfg writes logs to ./gtp_logs
-        engine = GtpClient(argv, name=name, cwd=cwd, env=env)
+        engine = GtpClient(argv, name=name, cwd=cwd, env=KATA_ENV)
         try:
             engine.command(f"boardsize {size}")
             engine.command("clear_board")
