@@ -206,3 +206,21 @@ def test_raw_nn_and_lead_need_a_network():
     for flag in ("-raw-nn", "-print-lead"):
         result = evalsgf(str(GAME), "-m", "5", flag)
         assert result.exit_code == 1 and f"{flag} needs a network (-model)" in result.output
+
+
+def _root_child_visits(output: str) -> dict:
+    tree = output.splitlines()[output.splitlines().index("Tree:") + 3:]
+    return {m.group(1).split()[0]: int(m.group(2)) for m in map(CHILD_LINE.match, tree) if m}
+
+
+def test_hint_loc_searches_the_hinted_move_almost_as_much_as_the_best():
+    plain = evalsgf(str(GAME), "-m", "9", "-v", "200", "-model", str(TINY_MODEL))
+    assert plain.exit_code == 0, plain.output
+    visits = _root_child_visits(plain.output)
+    hint = min(visits, key=visits.get)  # the least searched move without a hint
+    hinted = evalsgf(str(GAME), "-m", "9", "-v", "200", "-model", str(TINY_MODEL), "-hint-loc", hint)
+    assert hinted.exit_code == 0, hinted.output
+    with_hint = _root_child_visits(hinted.output)
+    assert with_hint[hint] > visits[hint] and with_hint[hint] >= 0.5 * max(with_hint.values())
+    two = evalsgf(str(GAME), "-m", "9", "-hint-loc", "A1 B1")
+    assert two.exit_code == 1 and "-hint-loc: give one move" in two.output

@@ -55,12 +55,14 @@ def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config:
         game = load_sgf(sgf_path)
     except SgfError as exc:
         report_error_and_exit(str(exc))
-    texts = {name: request_args.pop(name) for name in ("print_branch", "extra_moves", "avoid_moves")}
+    texts = {name: request_args.pop(name) for name in ("print_branch", "extra_moves", "avoid_moves", "hint_loc")}
     try:
         moves = {name: parse_moves(text, game.x_size, game.y_size, "-" + name.replace("_", "-"))
                  for name, text in texts.items()}
     except EvalSgfError as exc:
         report_error_and_exit(str(exc))
+    if len(moves["hint_loc"]) > 1:
+        report_error_and_exit("-hint-loc: give one move, e.g. -hint-loc D4")
     request = EvalSgfRequest(**request_args, **moves)
 
     cfg = load_config(config, override_config, mode="gtp")
@@ -145,6 +147,9 @@ def register(app: typer.Typer) -> None:
         extra_alias: Optional[str] = typer.Option(None, "-e", "--extra", metavar="MOVES", help="Same as -extra-moves."),
         avoid_moves: Optional[str] = typer.Option(None, "--avoid-moves", metavar="MOVES",
                                                   help="Do not play these moves at the root."),
+        hint_loc: Optional[str] = typer.Option(None, "--hint-loc", metavar="MOVE",
+                                               help="Search this root move almost as often as the most "
+                                                    "searched one (a self-play hint)."),
         visits: Optional[int] = typer.Option(None, "-v", "--visits", metavar="VISITS",
                                              help="Visits (and playouts) for the search, instead of the config's."),
         threads: Optional[int] = typer.Option(None, "-t", "--threads", metavar="THREADS",
@@ -184,7 +189,7 @@ def register(app: typer.Typer) -> None:
             move_num=move_num, move_num_end=move_num_end,
             print_branch=_one_of(print_branch, print_alias, "-print-branch and -print"),
             extra_moves=_one_of(extra_moves, extra_alias, "-extra-moves and -extra"),
-            avoid_moves=avoid_moves or "", override_komi=override_komi, override_rules=override_rules,
+            avoid_moves=avoid_moves or "", hint_loc=hint_loc or "", override_komi=override_komi, override_rules=override_rules,
             print_ownership=print_ownership, print_root_nn_values=print_root_nn_values, print_policy=print_policy,
             print_log_policy=print_log_policy, print_max_depth=print_max_depth,
             print_dirichlet_shape=print_dirichlet_shape, print_score_now=print_score_now, print_lead=print_lead,

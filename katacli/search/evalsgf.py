@@ -58,6 +58,7 @@ class EvalSgfRequest:
     print_json: bool = False
     raw_nn: bool = False
     dump_npz_input_to: Optional[str] = None
+    hint_loc: list = field(default_factory=list)  # at most one move, parsed by parse_moves
 
 
 def parse_moves(text: str, x_size: int, y_size: int, what: str) -> list:
@@ -329,6 +330,8 @@ def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human
         for line in position_text(session, request.print_branch):
             say(line)
         searcher = Searcher(state, params, evaluator, seed=seed, human_evaluator=human_evaluator)
+        if request.hint_loc:
+            searcher.set_root_hint(request.hint_loc[0])
         if request.avoid_moves:
             restrictions = MoveRestrictions(state.x_size, state.y_size)
             for pla in (BLACK, WHITE):
