@@ -5,6 +5,7 @@ results all need (inline here so the hot loops pay no cross-module call).
 
 The search is split by phase, as KataGo splits search*.cpp:
   search_nodes    this file: structs, node allocation/edges/children, the SVB table
+  search_graph    graph search: graph hashes, the node table, mark-and-sweep, whole-graph walks
   search_select   selection: FPU, exploration scaling, select_child (incl. human-SL picks)
   search_backup   backup: leaf values, recompute_stats, downweighting, noise pruning
   search_leaf     leaf evaluation plumbing: terminal scores, features + cache keys,
