@@ -8,7 +8,8 @@ import pytest
 from cython_ext.history import GameState
 from cython_ext import search_results as sr
 
-from katacli.search import Searcher
+from katacli.config import Config
+from katacli.search import SearchParams, Searcher
 from katacli.search.fakes import MaterialEvaluator
 
 from test_search_core import BLACK, WHITE, plain_params, state_from
@@ -154,6 +155,22 @@ def test_tree_reuse_keeps_the_graph_and_frees_the_rest():
     searcher.run(max_visits=kept_visits + 300)
     assert tree.root_visits == kept_visits + 300
     assert tree.check_invariants() and tree.total_virtual_losses() == 0
+
+
+@pytest.mark.parametrize("mode", ["gtp", "analysis", "selfplay", "benchmark"])
+@pytest.mark.parametrize("text,graph,rep_bound", [
+    ("", True, 11),                                          # KataGo's defaults, every mode here
+    ("useGraphSearch = false\n", False, 11),
+    ("graphSearchRepBound = 5\ngraphSearchCatchUpLeakProb = 0.25\n", True, 5),
+])
+def test_config_keys_reach_the_search_core(mode, text, graph, rep_bound):
+    cfg = Config.from_text("numSearchThreads = 1\n" + text, mode=mode)
+    params = SearchParams.from_config(cfg)
+    assert cfg.check_unsupported_keys() == []          # honoured now: no start-up warning
+    searcher = Searcher(GameState(5), params, MaterialEvaluator(), seed=1)
+    searcher.run(max_visits=60)
+    assert searcher.tree.graph_search is graph and params.graph_search_rep_bound == rep_bound
+    assert (searcher.tree.table_node_count() > 0) is graph
 
 
 def test_switching_graph_search_off_clears_to_a_plain_tree():
