@@ -18,13 +18,16 @@ share one node) and/or off (a plain tree); the runs of the two modes alternate, 
 in the machine's load hits both alike.
 
 Recorded when graph search landed (2 cores shared with a training run and other jobs, load average
-about 7.5, so single figures swing by 2x; no katago binary here, so KataGo's Eigen figure could not
+7.5 to 10, so single figures swing by 2x; no katago binary here, so KataGo's Eigen figure could not
 be taken beside them): g170-b6c96, 19x19, 2 positions x 100 visits, numSearchThreads 2, torch
 threads 2, OMP_WAIT_POLICY=PASSIVE, --repeat 3:
 
     numSearchThreads graph   visits/s     best  nnEvals/s  avgBatch
                    2    on       81.1    128.0       78.3      1.96
                    2   off       53.3    112.4       53.3      1.96
+    (a second run, load average 10.4)
+                   2    on       81.7     83.7       79.3      1.96
+                   2   off       63.5     73.8       63.5      1.96
 
 With graph search a transposition adds a visit without a network evaluation (visits/s above
 nnEvals/s). The gap between the medians is mostly load noise (compare the best runs).
