@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Graph search: graph hashes, the node table, mark-and-sweep and whole-graph walks
 (contract: search_graph.pxd)."""
-from libc.stdint cimport int64_t, uint64_t, int16_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
