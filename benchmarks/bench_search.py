@@ -5,12 +5,32 @@ game (fresh tree and empty NN cache for each) and report totals. Usage::
 
     python benchmarks/bench_search.py [--model PATH] [--threads 1,2,4,8,16] [--visits 200]
                                       [--positions 3] [--torch-threads N] [--repeat 3]
+                                      [--graph-search on,off]
 
 Each configuration runs --repeat times; the median and the best visits/s are printed, since
 other processes on a shared machine make single runs noisy. On a machine that other jobs keep
 busy, OMP_WAIT_POLICY=PASSIVE in the environment avoids spinning OpenMP workers collapsing
 throughput; on an idle machine it costs batch-1 speed (about 2.5x on 2 cores), so it is not set
 here.
+
+--graph-search runs each configuration with useGraphSearch on (KataGo's default: transpositions
+share one node) and/or off (a plain tree); the runs of the two modes alternate, so that a change
+in the machine's load hits both alike.
+
+Recorded when graph search landed (2 cores shared with a training run and other jobs, load average
+7.5 to 10, so single figures swing by 2x; no katago binary here, so KataGo's Eigen figure could not
+be taken beside them): g170-b6c96, 19x19, 2 positions x 100 visits, numSearchThreads 2, torch
+threads 2, OMP_WAIT_POLICY=PASSIVE, --repeat 3:
+
+    numSearchThreads graph   visits/s     best  nnEvals/s  avgBatch
+                   2    on       81.1    128.0       78.3      1.96
+                   2   off       53.3    112.4       53.3      1.96
+    (a second run, load average 10.4)
+                   2    on       81.7     83.7       79.3      1.96
+                   2   off       63.5     73.8       63.5      1.96
+
+With graph search a transposition adds a visit without a network evaluation (visits/s above
+nnEvals/s). The gap between the medians is mostly load noise (compare the best runs).
 
 numSearchThreads is the number of leaves a search keeps in flight per network batch
 (see katacli.search); torch's intra-op threads are set separately (default: all cores).
@@ -55,8 +75,8 @@ def opening_positions(count: int) -> list[GameState]:
     return positions
 
 
-def bench(evaluator: NNEvaluator, positions: list[GameState], threads: int, visits: int) -> dict:
-    params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
+def bench(evaluator: NNEvaluator, positions: list[GameState], threads: int, visits: int, graph: bool) -> dict:
+    params = SearchParams().replace(num_search_threads=threads, max_visits=visits, use_graph_search=graph)
     total_visits = total_seconds = 0.0
     evals0, batches0 = evaluator.num_positions_evaluated, evaluator.num_batches
     for state in positions:
@@ -81,7 +101,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=3, help="positions along the opening (every 10 moves)")
     parser.add_argument("--torch-threads", type=int, default=os.cpu_count() or 1, help="torch intra-op threads")
     parser.add_argument("--repeat", type=int, default=3, help="runs per configuration (median and best reported)")
+    parser.add_argument("--graph-search", default="on,off", help="useGraphSearch modes to run: on, off or on,off")
     args = parser.parse_args()
+    modes = [{"on": True, "off": False}.get(m.strip()) for m in args.graph_search.split(",")]
+    if None in modes or not modes:
+        sys.exit(f"--graph-search takes on, off or on,off, not {args.graph_search!r}")
     if not Path(args.model).exists():
         sys.exit(f"model not found: {args.model}")
     set_cpu_threads(args.torch_threads)
@@ -93,14 +117,19 @@ def main() -> None:
     print(f"model {Path(args.model).name}, 19x19, {len(positions)} positions x {args.visits} visits, "
           f"torch threads {args.torch_threads}, {os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, "
           f"load average {load:.1f}")
-    print(f"{'numSearchThreads':>16} {'visits/s':>10} {'best':>8} {'nnEvals/s':>10} {'avgBatch':>9}")
+    print(f"{'numSearchThreads':>16} {'graph':>5} {'visits/s':>10} {'best':>8} {'nnEvals/s':>10} {'avgBatch':>9}")
     for threads in (int(t) for t in args.threads.split(",")):
-        rows = [bench(evaluator, positions, threads, args.visits) for _ in range(max(1, args.repeat))]
-        median = statistics.median(r["visits_per_s"] for r in rows)
-        best = max(r["visits_per_s"] for r in rows)
-        evals = statistics.median(r["evals_per_s"] for r in rows)
-        batch = statistics.median(r["avg_batch"] for r in rows)
-        print(f"{threads:>16} {median:>10.1f} {best:>8.1f} {evals:>10.1f} {batch:>9.2f}", flush=True)
+        rows = {graph: [] for graph in modes}
+        for _ in range(max(1, args.repeat)):
+            for graph in modes:
+                rows[graph].append(bench(evaluator, positions, threads, args.visits, graph))
+        for graph in modes:
+            median = statistics.median(r["visits_per_s"] for r in rows[graph])
+            best = max(r["visits_per_s"] for r in rows[graph])
+            evals = statistics.median(r["evals_per_s"] for r in rows[graph])
+            batch = statistics.median(r["avg_batch"] for r in rows[graph])
+            print(f"{threads:>16} {'on' if graph else 'off':>5} {median:>10.1f} {best:>8.1f} {evals:>10.1f} {batch:>9.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

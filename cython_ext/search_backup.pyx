@@ -9,6 +9,7 @@ from cython_ext.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
     node_direct_utility, direct_weight, svb_bias,
 )
+from cython_ext.search_graph cimport begin_walk
 
 
 # Value weighting: a child's stdev estimate from its weight, KataGo's constants.
@@ -248,11 +249,20 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
 
 
 cdef void recompute_tree(TreeCore* t, Node* n, bint is_root) noexcept nogil:
-    """Post-order refresh of every utility (after the dynamic score centre moved)."""
+    """Post-order refresh of every utility (after the dynamic score centre moved), each node once."""
+    _recompute_walk(t, n, is_root, begin_walk(t))
+
+
+cdef void _recompute_walk(TreeCore* t, Node* n, bint is_root, int64_t epoch) noexcept nogil:
     cdef int i
     cdef double u
+    if n.walk_mark == epoch or n.on_path > 0:
+        return   # done already, or a cycle back onto the walk's path: taken as done (KataGo too)
+    n.on_path += 1
     for i in range(n.num_children):
-        recompute_tree(t, n.children[i].node, False)
+        _recompute_walk(t, n.children[i].node, False, epoch)
+    n.on_path -= 1
+    n.walk_mark = epoch
     if n.num_children > 0 and n.state == NODE_EXPANDED:
         recompute_stats(t, n, is_root, 0)
     elif n.stats.weight_sum > 0.0:

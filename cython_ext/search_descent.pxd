@@ -4,6 +4,12 @@
 Owns one descent from the root (selection at each node, creating the child for a new edge with
 its terminal status and subtree-value-bias entry, virtual losses along the path) and collecting
 a batch of leaves for evaluation (see the DESCENT_* outcomes in search_nodes.pxd).
+
+In graph search a new edge may lead to a node another move order made (search_graph's table); a
+step onto a child with more visits than its edge only counts the edge visit (KataGo's catch-up),
+a step back onto the descent's own path (a cycle) counts the edge and ends the playout, and a move
+the shared node offers that this path's history forbids (superko, encore) sends the node back for
+evaluation from this history (LEAF_REINIT), counting the edge into it.
 """
 from cython_ext.history cimport History
 from cython_ext.search_nodes cimport TreeCore, Node, LeafSlot

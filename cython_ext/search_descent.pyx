@@ -1,19 +1,22 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Descents: walking from the root to a leaf, expanding a child, and collecting a batch
 (contract: search_descent.pxd)."""
-from libc.stdint cimport int16_t
+from libc.stdint cimport int16_t, int64_t
 from libc.stdlib cimport realloc
 
-from cython_ext.board cimport Loc, Color, NULL_LOC, PASS_LOC, opp_of
+from cython_ext.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, opp_of
 from cython_ext.history cimport (
-    History, history_copy, history_free, history_make_move_assume_legal,
+    History, history_copy, history_free, history_make_move_assume_legal, history_is_legal,
     history_should_suppress_end_game_from_friendly_pass,
 )
+from cython_ext.playout cimport rng_uniform
 from cython_ext.nogo cimport nogo_has_legal_move
 from cython_ext.search_nodes cimport (
-    TreeCore, Node, LeafSlot, NODE_UNEVALUATED, NODE_PENDING, LEAF_NEW, DESCENT_LEAF, DESCENT_DONE,
-    DESCENT_DONE_UNCOUNTED, DESCENT_BLOCKED, node_new, node_add_child, svb_get, svb_move_key,
+    TreeCore, Node, LeafSlot, NODE_UNEVALUATED, NODE_PENDING, LEAF_NEW, LEAF_REINIT, DESCENT_LEAF, DESCENT_DONE,
+    DESCENT_DONE_UNCOUNTED, DESCENT_BLOCKED, node_new, node_add_child, node_drop_edgeless_children, svb_get,
+    svb_move_key,
 )
+from cython_ext.search_graph cimport graph_hash_after_move, graph_find_or_new
 from cython_ext.search_select cimport select_child
 from cython_ext.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
 from cython_ext.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
@@ -50,16 +53,26 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
     cdef bint friendly_pass_suppression = False, force_non_terminal
     cdef Node* child
     cdef Loc parent_prev
+    cdef bint created = True
+    cdef Hash128 graph_hash
     if move == PASS_LOC and not t.nogo:
         friendly_pass_suppression = history_should_suppress_end_game_from_friendly_pass(h, pla)
     history_make_move_assume_legal(h, move, pla, False)
-    child = node_new(opp_of(pla))
+    force_non_terminal = not t.nogo and move == PASS_LOC and h.is_game_finished and (
+        (t.cfg.conservative_pass and is_root) or friendly_pass_suppression)
+    if t.graph_search:
+        # A transposition finds the node another move order made; it is already set up.
+        graph_hash = graph_hash_after_move(n.graph_hash, h, opp_of(pla), t.graph_rep_bound)
+        child = graph_find_or_new(t, graph_hash, force_non_terminal, opp_of(pla), &created)
+        if not created:
+            node_add_child(n, edge, child)
+            return child
+    else:
+        child = node_new(opp_of(pla))
     if t.nogo:
         if not nogo_has_legal_move(&h.board, opp_of(pla)):
             set_nogo_terminal(child, pla)
     else:
-        force_non_terminal = move == PASS_LOC and h.is_game_finished and (
-            (t.cfg.conservative_pass and is_root) or friendly_pass_suppression)
         child.force_non_terminal = force_non_terminal
         if h.is_game_finished and not force_non_terminal:
             child.is_terminal = True
@@ -72,6 +85,26 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
     return child
 
 
+cdef inline bint _catch_up_edge(TreeCore* t, Node* n, int slot) noexcept nogil:
+    """Graph search: a child that already has more visits than this edge (reached by another
+    parent) takes an edge visit without a descent (KataGo's maybeCatchUpEdgeVisits)."""
+    cdef int64_t edge_visits = n.children[slot].edge_visits
+    cdef int64_t child_visits = n.children[slot].node.stats.visits
+    if edge_visits >= child_visits:
+        return False
+    if t.graph_catch_up_leak_prob > 0.0 and rng_uniform(&t.rng) < t.graph_catch_up_leak_prob:
+        return False
+    return True
+
+
+cdef int _reinit_illegal_on_the_spot(TreeCore* t, Node* n, History* h, LeafSlot* ls, bint counted_playout) noexcept nogil:
+    """Rollout mode: re-evaluate a shared node whose chosen move is illegal on this path, then count the edge."""
+    rollout_evaluate(t, n, h, t.keep_ownership)
+    node_drop_edgeless_children(n)
+    backup(t, ls)
+    return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+
+
 cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
     """One descent from the root (h must be a fresh copy of the root history); see the DESCENT_* outcomes."""
     cdef Node* n = t.root
@@ -79,6 +112,8 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
     cdef int slot, edge
     cdef bint is_root, count_edge, count_playout, counted_playout = True
     leaf_slot_start(ls, n)
+    t.descent_epoch += 1
+    n.path_mark = t.descent_epoch
     while True:
         is_root = n == t.root
         if n.is_terminal and not is_root:
@@ -102,6 +137,15 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
             add_direct_eval_as_leaf(t, n, False)
             backup(t, ls)
             return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+        if t.graph_search and not is_root and not t.nogo and not history_is_legal(h, n.edges[edge].move, n.next_pla):
+            # A node shared with another move order whose history bans this move here (superko,
+            # encore): evaluate it again from this path's history; the edge into it still counts.
+            if t.rollouts:
+                return _reinit_illegal_on_the_spot(t, n, h, ls, counted_playout)
+            n.state = NODE_PENDING
+            ls.kind = LEAF_REINIT
+            ls.stops_below_root = ls.stops_below_root and counted_playout
+            return DESCENT_LEAF
         if not count_playout:
             counted_playout = False
         elif not count_edge:
@@ -114,6 +158,12 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
             history_make_move_assume_legal(h, n.children[slot].move, n.next_pla, False)
         child.virtual_losses += 1
         leaf_slot_push(ls, child, slot, count_edge)
+        if t.graph_search and (child.path_mark == t.descent_epoch or (count_edge and _catch_up_edge(t, n, slot))):
+            # A cycle back onto this descent's path, or a transposition ahead of this edge: count the
+            # edge visit and back up from here without going deeper (a weightless step counts nothing).
+            backup(t, ls)
+            return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
+        child.path_mark = t.descent_epoch
         n = child
 
 

@@ -5,6 +5,7 @@ results all need (inline here so the hot loops pay no cross-module call).
 
 The search is split by phase, as KataGo splits search*.cpp:
   search_nodes    this file: structs, node allocation/edges/children, the SVB table
+  search_graph    graph search: graph hashes, the node table, mark-and-sweep, whole-graph walks
   search_select   selection: FPU, exploration scaling, select_child (incl. human-SL picks)
   search_backup   backup: leaf values, recompute_stats, downweighting, noise pruning
   search_leaf     leaf evaluation plumbing: terminal scores, features + cache keys,
@@ -44,7 +45,12 @@ player without moves, a no-result cycle) and the node is not forced
 non-terminal (passes from the root under conservativePass, friendly-pass
 suppression): scored from the history's winner and final score.
 
-Graph search (transpositions) is not implemented: every node has one parent.
+Graph search (useGraphSearch, KataGo's default): positions reached by different move orders
+share one node. Every node but the root lives in the tree's node table (search_graph), keyed by a
+graph hash of the position bound with its recent history (graphSearchRepBound); a node may then
+have several parents, each counting its own edge visits, and a descent may meet a cycle. Walks
+over the whole graph visit each node once (walk marks); freeing is mark-and-sweep from the root.
+With useGraphSearch off every node has one parent and the node table stays empty.
 """
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
 from cython_ext.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
@@ -65,6 +71,8 @@ cdef enum:
 cdef enum:
     LEAF_NEW = 0          # a fresh node: store the eval, add it as the node's first visit, back up
     LEAF_ROOT_REINIT = 1  # the root again with root settings: replace its eval, no visit
+    LEAF_REINIT = 2       # graph search: a shared node whose chosen move is illegal on this path
+                          # (superko, encore): replace its eval from this history, count the edge visit
 
 # Where a node stands for the human-SL exploration probabilities (SearchConfig.human_explore_*).
 cdef enum:
@@ -144,6 +152,16 @@ cdef struct Node:
     int svb_entry               # -1: none
     double svb_last_delta_sum
     double svb_last_weight
+    # Graph search
+    Hash128 graph_hash          # the position bound with its recent history (search_graph)
+    int64_t walk_mark           # == TreeCore.walk_epoch: already seen by the current whole-graph walk
+    int64_t path_mark           # == TreeCore.descent_epoch: on the current descent's path (cycle check)
+    int32_t on_path             # on the path of a recursive walk in progress (cycle check)
+
+
+cdef struct NodeTableEntry:
+    Hash128 key                 # graph hash (xor a marker for forced non-terminal nodes)
+    Node* node                  # NULL: empty slot
 
 
 cdef struct SvbEntry:
@@ -211,18 +229,25 @@ cdef struct TreeCore:
     int svb_capacity
     int32_t* svb_index          # open addressing: entry index + 1, 0 empty
     int svb_index_size          # power of two
+    # Graph search (search_graph)
+    bint graph_search           # useGraphSearch
+    int graph_rep_bound         # graphSearchRepBound
+    double graph_catch_up_leak_prob
+    Hash128 root_graph_hash     # graph hash of the root position
+    NodeTableEntry* node_table  # open addressing on key.h0, every node but the root
+    int64_t node_table_size     # power of two (0: none yet)
+    int64_t node_table_count
+    int64_t walk_epoch
+    int64_t descent_epoch
 
 
 # ---- storage (search_nodes.pyx) -----------------------------------------------------------------
 cdef Node* node_new(Color next_pla) noexcept nogil
-cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the whole subtree, releasing SVB refs
+cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil           # this node only, releasing its SVB ref
+cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the whole subtree (tree search only)
 cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
 cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil
-# Whole-subtree checks for tests: virtual losses (0 between batches), node count, and visits of each
-# expanded node >= 1 + its children's edge visits (edge visits never above the child's visits).
-cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil
-cdef int64_t node_subtree_count(const Node* n) noexcept nogil
-cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil
+cdef void node_drop_edgeless_children(Node* n) noexcept nogil   # children whose move lost its edge
 
 # Subtree value bias table: entries keyed by a move's local situation, shared by every node with that key.
 cdef Hash128 svb_move_key(const History* h, Loc prev_move, Loc move, Color pla) noexcept nogil  # h: after move

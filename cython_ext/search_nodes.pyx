@@ -66,18 +66,24 @@ cdef void svb_release(TreeCore* t, Node* n) noexcept nogil:
     n.svb_entry = -1
 
 
-cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:
-    cdef int i
+cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil:
     if n == NULL:
         return
-    for i in range(n.num_children):
-        node_free_tree(t, n.children[i].node)
     svb_release(t, n)
     free(n.edges)
     free(n.children)
     free(n.ownership)
     free(n.human_priors)
     free(n)
+
+
+cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:
+    cdef int i
+    if n == NULL:
+        return
+    for i in range(n.num_children):
+        node_free_tree(t, n.children[i].node)
+    node_free_one(t, n)
 
 
 cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil:
@@ -133,6 +139,19 @@ cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int cou
         n.children[slot].edge = <int16_t>e
         if e >= 0:
             n.edges[e].slot = <int16_t>slot
+
+
+cdef void node_drop_edgeless_children(Node* n) noexcept nogil:
+    """Detach children whose move has no edge any more (a re-evaluation found it illegal); in graph
+    search they stay in the node table until the next sweep."""
+    cdef int i, kept = 0
+    for i in range(n.num_children):
+        if n.children[i].edge >= 0:
+            n.children[kept] = n.children[i]
+            n.edges[n.children[kept].edge].slot = <int16_t>kept
+            kept += 1
+    n.num_children = kept
+    n.next_new_edge = 0
 
 
 # ---- subtree value bias table -------------------------------------------------------------
@@ -233,41 +252,3 @@ cdef double svb_bias(const TreeCore* t, const Node* n) noexcept nogil:
     if e.weight_sum > SVB_MIN_WEIGHT:
         return t.cfg.subtree_value_bias_factor * e.delta_utility_sum / e.weight_sum
     return 0.0
-
-
-# ---- whole-subtree checks (tests, debugging) --------------------------------------------------
-cdef int64_t node_subtree_virtual_losses(const Node* n) noexcept nogil:
-    cdef int64_t total = 0
-    cdef int i
-    if n == NULL:
-        return 0
-    total = n.virtual_losses
-    for i in range(n.num_children):
-        total += node_subtree_virtual_losses(n.children[i].node)
-    return total
-
-
-cdef int64_t node_subtree_count(const Node* n) noexcept nogil:
-    cdef int64_t total = 1
-    cdef int i
-    if n == NULL:
-        return 0
-    for i in range(n.num_children):
-        total += node_subtree_count(n.children[i].node)
-    return total
-
-
-cdef bint node_subtree_visits_consistent(const Node* n) noexcept nogil:
-    cdef int64_t edge_sum = 0
-    cdef int i
-    if n == NULL:
-        return True
-    for i in range(n.num_children):
-        edge_sum += n.children[i].edge_visits
-        if n.children[i].edge_visits > n.children[i].node.stats.visits:
-            return False
-        if not node_subtree_visits_consistent(n.children[i].node):
-            return False
-    if n.state == NODE_EXPANDED and n.num_children > 0 and n.stats.visits < 1 + edge_sum:
-        return False
-    return True

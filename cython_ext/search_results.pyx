@@ -652,6 +652,13 @@ cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* 
     downweight_bad_children(t, n.num_children, total, total, 0.0, 0.0, out, self_utilities, visits)
 
 
+def node_identity(SearchTree tree, path=()):
+    """An id of the node reached from the root by the moves in `path` (None if the tree does not hold
+    that line): two lines share a node (a transposition, in graph search) exactly when their ids match."""
+    cdef Node* n = _node_along(&tree.t, path)
+    return None if n == NULL else <size_t>n
+
+
 def node_stats(SearchTree tree, path=()):
     """A node's own averages (White's view), reached from the root by the moves in `path`: visits, utility,
     result_utility, score_utility, score_mean, lead; None if the tree does not hold it or it has no weight."""
@@ -794,7 +801,9 @@ cdef bint _own_traverse(const TreeCore* t, const Node* n, double min_prop, doubl
     cdef double* weights
     if n == NULL or n.state != NODE_EXPANDED or n.ownership == NULL:
         return False
-    if desired >= min_prop and n.num_children > 0:
+    # A cycle back onto this walk's path (graph search) counts as a leaf, as KataGo does.
+    if desired >= min_prop and n.num_children > 0 and n.on_path == 0:
+        (<Node*>n).on_path += 1
         weights = <double*>malloc(n.num_children * sizeof(double))
         for i in range(n.num_children):
             weights[i] = child_weight(&n.children[i]) if n.children[i].node.stats.visits > 0 else 0.0
@@ -815,6 +824,7 @@ cdef bint _own_traverse(const TreeCore* t, const Node* n, double min_prop, doubl
                 elif not _own_traverse(t, n.children[i].node, min_prop, prune_prop, from_child, avg, sq):
                     self_prop += from_child
         free(weights)
+        (<Node*>n).on_path -= 1
     else:
         self_prop = desired
     for k in range(t.area):

@@ -14,7 +14,8 @@ from cython_ext.history cimport History, history_is_legal, history_suicide_legal
 from cython_ext.area cimport area_calculate, area_is_non_pass_alive_self_connection
 from cython_ext.search_values cimport SearchConfig
 from cython_ext.nogo cimport nogo_is_legal
-from cython_ext.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, svb_clear_unused
+from cython_ext.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, node_free_one, svb_clear_unused
+from cython_ext.search_graph cimport graph_copy_as_root, graph_sweep_unreachable, free_all_nodes
 from cython_ext.search_backup cimport recompute_stats, recompute_tree
 
 
@@ -173,13 +174,16 @@ cdef void filter_root_children(TreeCore* t) noexcept nogil:
         else:
             if r.children[i].edge >= 0:
                 r.edges[r.children[i].edge].slot = -1
-            node_free_tree(t, r.children[i].node)
+            if not t.graph_search:
+                node_free_tree(t, r.children[i].node)
             any_removed = True
     r.num_children = kept
     r.next_new_edge = 0
     if any_removed and r.state == NODE_EXPANDED:
         r.stats.visits = visits
         recompute_stats(t, r, True, 0)
+    if any_removed and t.graph_search:
+        graph_sweep_unreachable(t)   # a dropped child may still be reachable another way
 
 
 cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
@@ -224,7 +228,11 @@ cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
 
 cdef Node* root_take_child_subtree(TreeCore* t, Loc move) noexcept nogil:
     """Tree reuse once move is played at the root: free the old root with every other subtree and
-    return move's child, detached, if it was expanded (else NULL). t.root is NULL afterwards."""
+    return move's child, detached, if it was expanded (else NULL). t.root is NULL afterwards.
+
+    Graph search keeps the root out of the node table (no path can come back to it): the child is
+    copied out as the new root and whatever the copy cannot reach is swept, the original included
+    unless a cycle still leads to it (KataGo does the same)."""
     cdef Node* old = t.root
     cdef Node* child = NULL
     cdef int i
@@ -235,9 +243,19 @@ cdef Node* root_take_child_subtree(TreeCore* t, Loc move) noexcept nogil:
             child = old.children[i].node
             if child.state != NODE_EXPANDED:
                 child = NULL
-            else:
+            elif not t.graph_search:
                 old.children[i].node = NULL
             break
+    if t.graph_search:
+        if child == NULL:
+            free_all_nodes(t)
+            return NULL
+        child = graph_copy_as_root(t, child)
+        node_free_one(t, old)
+        t.root = child
+        graph_sweep_unreachable(t)
+        t.root = NULL
+        return child
     t.root = NULL
     for i in range(old.num_children):
         if old.children[i].node != NULL:

@@ -27,8 +27,12 @@ from cython_ext.playout cimport rng_seed
 from cython_ext.nogo cimport nogo_is_legal, nogo_has_legal_move
 from cython_ext.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
-    LEAF_ROOT_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, node_free_tree, svb_release,
-    svb_reset, node_subtree_virtual_losses, node_subtree_count, node_subtree_visits_consistent,
+    LEAF_ROOT_REINIT, LEAF_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, svb_release,
+    svb_reset, node_drop_edgeless_children,
+)
+from cython_ext.search_graph cimport (
+    graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
+    graph_visits_consistent,
 )
 from cython_ext.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from cython_ext.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
@@ -82,8 +86,7 @@ cdef class SearchTree:
 
     def __dealloc__(self):
         cdef int i
-        node_free_tree(&self.t, self.t.root)
-        self.t.root = NULL
+        free_all_nodes(&self.t)
         if self.t.has_root_hist:
             history_free(&self.t.root_hist)
         for i in range(self.t.max_batch):
@@ -100,6 +103,7 @@ cdef class SearchTree:
         """Copy the search parameters the core uses from a SearchParams (or any object with its fields)."""
         cdef SearchConfig* c = &self.t.cfg
         cdef double old_svb = c.subtree_value_bias_factor
+        cdef bint graph = params.use_graph_search
         c.win_loss_utility_factor = params.win_loss_utility_factor
         c.static_score_utility_factor = params.static_score_utility_factor
         c.dynamic_score_utility_factor = params.dynamic_score_utility_factor
@@ -170,8 +174,13 @@ cdef class SearchTree:
         self.t.playout_doubling_advantage = params.playout_doubling_advantage
         pda_pla = params.playout_doubling_advantage_pla
         self.t.playout_doubling_advantage_pla = _color_of(pda_pla)
-        if old_svb != c.subtree_value_bias_factor:
+        if old_svb != c.subtree_value_bias_factor or graph != self.t.graph_search:
             self.clear()
+        if graph and params.graph_search_rep_bound != self.t.graph_rep_bound and self.t.root != NULL:
+            self.clear()   # stored graph hashes were bound with the old repetition bound
+        self.t.graph_search = graph
+        self.t.graph_rep_bound = params.graph_search_rep_bound
+        self.t.graph_catch_up_leak_prob = params.graph_search_catch_up_leak_prob
 
     def set_mode(self, bint nogo=False, bint rollouts=False, int rollouts_per_leaf=1, bint keep_ownership=False):
         if nogo and not rollouts:
@@ -245,6 +254,14 @@ cdef class SearchTree:
             # NoGo has no captures, hence no ko; skip superko bookkeeping in the tree.
             self.t.root_hist.rules.ko_rule = KO_SIMPLE
         self.t.pla_search_is_for = state.h.presumed_next_pla
+        # The chain of graph hashes starts at the root position: every node of the graph lies below
+        # this root and shares its earlier history (KataGo replays the whole game instead).
+        self.t.root_graph_hash = graph_state_hash(&self.t.root_hist, self.t.root_hist.presumed_next_pla)
+
+    @property
+    def graph_search(self):
+        """Whether transpositions share nodes (useGraphSearch)."""
+        return bool(self.t.graph_search)
 
     def root_state(self):
         cdef GameState g = GameState.__new__(GameState)
@@ -253,8 +270,7 @@ cdef class SearchTree:
         return g
 
     def clear(self):
-        node_free_tree(&self.t, self.t.root)
-        self.t.root = NULL
+        free_all_nodes(&self.t)
         free(self.t.root_priors)
         self.t.root_priors = NULL
         svb_reset(&self.t)
@@ -293,6 +309,8 @@ cdef class SearchTree:
             raise ValueError("advance() plays the player to move only; use set_root for other changes")
         old_bonus = self.t.root_hist.white_handicap_bonus_score
         history_make_move_assume_legal(&self.t.root_hist, loc, <Color>pla, prevent_encore and not self.t.nogo)
+        self.t.root_graph_hash = graph_hash_after_move(self.t.root_graph_hash, &self.t.root_hist,
+                                                       self.t.root_hist.presumed_next_pla, self.t.graph_rep_bound)
         free(self.t.root_priors)
         self.t.root_priors = NULL
         child = root_take_child_subtree(&self.t, loc)
@@ -391,6 +409,7 @@ cdef class SearchTree:
         if self.t.root == NULL:
             self.t.root = node_new(self.t.root_hist.presumed_next_pla)
             self.t.root.force_non_terminal = self.t.root_hist.is_game_finished
+            self.t.root.graph_hash = self.t.root_graph_hash
         self.t.num_leaves = 0
         if self.t.rollouts:
             with nogil:
@@ -503,6 +522,9 @@ cdef class SearchTree:
             with nogil:
                 if ls.kind == LEAF_NEW:
                     add_direct_eval_as_leaf(&self.t, node, True)
+                elif ls.kind == LEAF_REINIT:
+                    node_drop_edgeless_children(node)   # their moves are illegal on this path
+                if ls.kind == LEAF_NEW or ls.kind == LEAF_REINIT:
                     backup(&self.t, ls)
                     if ls.stops_below_root:
                         self.t.playouts_below_root += 1
@@ -543,7 +565,7 @@ cdef class SearchTree:
         for i in range(self.t.num_leaves):
             ls = &self.t.leaves[i]
             if ls.path[ls.depth].state == NODE_PENDING:
-                ls.path[ls.depth].state = NODE_UNEVALUATED
+                ls.path[ls.depth].state = NODE_EXPANDED if ls.kind == LEAF_REINIT else NODE_UNEVALUATED
             undo_virtual_losses(ls)
         self.t.num_leaves = 0
 
@@ -580,14 +602,19 @@ cdef class SearchTree:
     # -- debugging / tests ----------------------------------------------------------------------------
     def total_virtual_losses(self):
         """Sum of virtual losses over the whole tree (0 between batches)."""
-        return node_subtree_virtual_losses(self.t.root)
+        return graph_virtual_losses(&self.t)
 
     def node_count(self):
-        return node_subtree_count(self.t.root)
+        """Distinct nodes reachable from the root (a transposition counts once)."""
+        return graph_node_count(&self.t)
+
+    def table_node_count(self):
+        """Nodes held in the graph-search node table (every node but the root; 0 in tree search)."""
+        return self.t.node_table_count
 
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
-        return node_subtree_visits_consistent(self.t.root)
+        return graph_visits_consistent(&self.t)
 
 
 cdef Color _color_of(value) except? 99:

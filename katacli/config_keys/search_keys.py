@@ -90,7 +90,7 @@ THREAD_KEYS = section("Threads", [
               "Virtual losses a thread adds on its path, to spread threads over different lines."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
             "Log2 of the number of lock shards in the node table; fixed after startup.",
-            unsupported=Unsupported("katacli's search has no sharded node table")),
+            unsupported=Unsupported("katacli's node table is not sharded: one thread at a time changes the search graph")),
 ])
 
 UTILITY_KEYS = section("Utility", [
@@ -163,13 +163,12 @@ VALUE_KEYS = section("Value aggregation", [
              unsupported=Unsupported("katacli has no eval cache yet", off=False)),
     int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS, "Visits a node needs before the eval cache stores it.",
             unsupported=Unsupported("katacli has no eval cache yet")),
-    bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree).",
-             unsupported=Unsupported("katacli searches a tree, without sharing transpositions", off=False)),
-    int_key("graphSearchRepBound", 11, 3, 50, "Repetition bound that keeps transposition sharing safe.",
-            unsupported=Unsupported("katacli searches a tree, without sharing transpositions")),
+    bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree)."),
+    int_key("graphSearchRepBound", 11, 3, 50,
+            "Positions are told apart by their recent history unless the last move cannot be part of a "
+            "repetition of at most this many points."),
     float_key("graphSearchCatchUpLeakProb", 0.0, 0.0, 1.0,
-              "Chance to deepen a transposed branch even when it is behind on visits.",
-              unsupported=Unsupported("katacli searches a tree, without sharing transpositions")),
+              "Chance to search a transposition deeper even when its edge is behind the node's visits."),
 ])
 
 ROOT_NOISE_KEYS = section("Root noise and policy temperature", [

@@ -43,8 +43,9 @@ table), value-weight exponent, noise pruning, uncertainty weighting, subtree val
 LCB move selection, chosen-move temperature/subtract/prune, root policy temperature,
 Dirichlet noise, wide root noise, root symmetry pruning, rootPruneUselessMoves, ending score
 bonus, fillDameBeforePass, passing hacks, conservativePass and friendly-pass terminal
-handling, futile-visit pruning, time controls, tree reuse, NN cache keys.
-Not implemented: graph search (transpositions; useGraphSearch is ignored), eval cache,
+handling, futile-visit pruning, time controls, tree reuse, NN cache keys, graph search
+(useGraphSearch: transpositions share one node, graphSearchRepBound, graphSearchCatchUpLeakProb).
+Not implemented: eval cache,
 anti-mirror, pattern bonus (avoidRepeatedPatternUtility), human SL model.
 """
 from katacli.lazy import lazy_attributes
