@@ -124,7 +124,7 @@ cdef inline void _wide_root_noise(TreeCore* t, double* utility, double* prior, C
 cdef double ROOT_HINT_WEIGHT_SHARE = 0.8
 
 
-cdef bint root_hint_needs_visit(const TreeCore* t, const Node* n, double hint_weight, int64_t hint_visits,
+cdef bint root_hint_needs_visit(const Node* n, double hint_weight, int64_t hint_visits,
                                 double parent_weight_per_visit) noexcept nogil:
     """Whether the root's hinted child (weight hint_weight, virtual losses included) must be searched now."""
     cdef double per_visit = (hint_weight + parent_weight_per_visit) / (hint_visits + 1.0)
@@ -233,7 +233,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                         best_edge = s.edge
                     continue
             if t.cfg.root_hint_loc != NULL_LOC and s.move == t.cfg.root_hint_loc and \
-                    root_hint_needs_visit(t, n, w, c.stats.visits, parent_weight_per_visit):
+                    root_hint_needs_visit(n, w, c.stats.visits, parent_weight_per_visit):
                 value = FORCED_EXPLORE_SELECTION_VALUE
                 if value > best_value:
                     best_value = value

@@ -282,7 +282,8 @@ ILLUSTRATIVE_VALUES = {
     ("analysis_example.cfg", "maxTime"), ("analysis_example.cfg", "cudaDeviceToUseThread0"),
     ("analysis_example.cfg", "cudaDeviceToUseThread1"),
     ("selfplay_example.cfg", "komiMean"), ("selfplay_example.cfg", "startPosesFromSgfDir"),
-    ("selfplay_example.cfg", "hintPosesDir"), ("selfplay_example.cfg", "cudaDeviceToUse"),
+    ("selfplay_example.cfg", "hintPosesDir"), ("selfplay_example.cfg", "startPosesSgfExcludes"),
+    ("selfplay_example.cfg", "cudaDeviceToUse"),
 }
 
 
