@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # katacli from this checkout when it is not installed
+try:
+    import katacli  # noqa: F401  (an installed katacli)
+except ImportError:  # a checkout built in place
+    sys.path.insert(0, str(REPO))
 
 from katacli.data.files import atomic_output  # noqa: E402
 from katacli.nets import DEFAULT_NET_FILE, DEFAULT_NET_RECORD_FILE  # noqa: E402

@@ -7,7 +7,8 @@ score every game, colours alternate); this script only finds GNU Go and sets the
 
     python3 examples/play_vs_gnugo.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
     python3 examples/play_vs_gnugo.py --games 4 --size 9 --visits 200 --level 10 --sgf-dir games/
-    python3 examples/play_vs_gnugo.py                # no network: katacli's rollout engine (it will lose)
+    python3 examples/play_vs_gnugo.py                # katacli's small default network
+    python3 examples/play_vs_gnugo.py --model rollouts   # no network: the rollout engine (it will lose)
 
 GNU Go must be installed: `sudo apt-get install gnugo` (Debian/Ubuntu; it lands in /usr/games),
 `brew install gnu-go` (macOS), or pass its path with --gnugo. Both engines play Chinese (area)
@@ -27,6 +28,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))  # gtp_match.py, beside this file
 
 import gtp_match  # noqa: E402
+from katacli.match.results import elo_of_score, wilson_interval  # noqa: E402
+from katacli.nets import is_rollouts_model  # noqa: E402
 
 # Where Debian and Ubuntu install GNU Go (not on every user's PATH).
 GNUGO_FALLBACK_PATHS = ("/usr/games/gnugo", "/usr/local/bin/gnugo", "/opt/homebrew/bin/gnugo")
@@ -62,7 +65,8 @@ def gnugo_command(gnugo: str, level: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Play kata gtp against GNU Go.")
-    parser.add_argument("--model", help="KataGo network for katacli (default: the rollout engine, no network)")
+    parser.add_argument("--model", help="KataGo network for katacli (default: katacli's default network; "
+                                        "`rollouts`: the rollout engine, no network)")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="katacli's visits per move")
     parser.add_argument("--games", type=int, default=2)
     parser.add_argument("--size", type=int, default=9, help="board size")
@@ -78,15 +82,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {INSTALL_HINT}" if not args.gnugo else f"error: {args.gnugo} is not an executable file. "
               f"{INSTALL_HINT}", file=sys.stderr)
         return EXIT_NO_GNUGO
-    if args.model and not os.path.isfile(args.model):
+    if args.model and not is_rollouts_model(args.model) and not os.path.isfile(args.model):
         print(f"error: model file not found: {args.model}", file=sys.stderr)
         return 1
-    # The engine is started as `python -m katacli.cli`: make this checkout importable for it.
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    # The engine is started as `python -m katacli.cli`: when katacli came from this checkout (built in
+    # place, not installed), make it importable for the engine too.
+    import katacli
+
+    if Path(katacli.__file__).resolve().parents[1] == REPO:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
     kata = kata_command(args.model, args.visits, args.seed)
     opponent = gnugo_command(gnugo, args.level)
-    engine_kind = f"network {Path(args.model).name}" if args.model else "rollout engine (no network)"
+    engine_kind = ("katacli's default network" if not args.model else "rollout engine (no network)"
+                   if is_rollouts_model(args.model) else f"network {Path(args.model).name}")
     print(f"katacli ({engine_kind}, {args.visits} visits) vs GNU Go level {args.level}: {args.games} game(s) on "
           f"{args.size}x{args.size}, komi {args.komi:g}, {RULES} rules")
     try:
@@ -101,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"katacli {kata_wins} - {gnugo_wins} GNU Go"
           + (f" ({len(records) - kata_wins - gnugo_wins} drawn)" if kata_wins + gnugo_wins < len(records) else "")
           + (f"; the engines disagreed on {disagreements} score(s)" if disagreements else ""))
+    if records:
+        points = kata_wins + (len(records) - kata_wins - gnugo_wins) / 2  # a draw is half a win
+        low, high = wilson_interval(points, len(records))
+        score = points / len(records)
+        elo = f"about {elo_of_score(score):+.0f} Elo" if 0 < score < 1 else "no finite Elo estimate from a sweep"
+        print(f"katacli's score {score:.0%} (95% interval {low:.0%}-{high:.0%}); {elo} against GNU Go level "
+              f"{args.level}")
     return 0
 
 
