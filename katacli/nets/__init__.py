@@ -1,5 +1,5 @@
 """katacli's default network: a small net trained from random weights by examples/training_loop.py,
-shipped inside the package, used when ``kata gtp`` / ``kata analysis`` / ``kata benchmark`` /
+shipped inside the package, used when ``kata gtp`` / ``kata analysis`` / ``kata evalsgf`` / ``kata benchmark`` /
 ``kata genconfig`` get no ``-model``. ``-model rollouts`` picks the network-free Monte Carlo rollout
 engine instead.
 
