@@ -45,6 +45,9 @@ RECORD_FORMAT = 1
 PUBLIC_WORK_DIR = "default-net-run"
 MACHINE_SPECIFIC_OPTIONS = ("--kata",)  # how kata was started there; the default works anywhere
 LOOP_CONFIGS = ("selfplay-loop.cfg", "gatekeeper.cfg", "match.cfg")
+# What benchmarks/default_net_vs_rollouts.py and default_net_vs_gnugo.py wrote with --json-out.
+STRENGTH_FILES = {"vs_rollouts": REPO / "benchmarks" / "default_net_vs_rollouts.json",
+                  "vs_gnugo": REPO / "benchmarks" / "default_net_vs_gnugo.json"}
 SECONDS_PER_HOUR = 3600.0
 
 
@@ -201,6 +204,17 @@ def elo_method(args) -> str:
             "Bradley-Terry difference to the predecessor, generation 0 (random weights) being 0")
 
 
+def strength(network_name: str) -> dict:
+    """The strength measurements of this very network (by its name) that the benchmarks saved."""
+    found = {}
+    for key, path in STRENGTH_FILES.items():
+        if path.exists():
+            data = read_json(path)
+            if data.get("model") == network_name:
+                found[key] = data
+    return found
+
+
 def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Optional[float],
                  machine_note: Optional[str]) -> dict:
     loop = load_loop()
@@ -215,9 +229,10 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
     generations_run = max((int(g) for g, steps in progress["done"].items() if "elo" in steps), default=0)
     hours = wall_hours if wall_hours is not None else (
         round((max(ends.values()) - start) / SECONDS_PER_HOUR, 2) if start is not None and ends else None)
+    network = network_facts(net, work, rows, args)
     return {
         "format": RECORD_FORMAT,
-        "network": network_facts(net, work, rows, args),
+        "network": network,
         "reproduce": {"command": public_command(argv), "seed": args.seed,
                       "then": f"python3 benchmarks/default_net_record.py --work-dir {PUBLIC_WORK_DIR} --install"},
         "budget": {
@@ -232,6 +247,7 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
         "machine": machine_facts(machine_note),
         "elo_method": elo_method(args),
         "elo_curve": elo_curve(rows, start, ends),
+        "strength": strength(network["name"]),
     }
 
 
@@ -257,6 +273,35 @@ def curve_table(curve: list[dict]) -> str:
         lines.append(f"| {row['generation']} | {row['model']} | {row['gating']} | {win_text(row['vs_previous'])} | "
                      f"{row['elo']:+.0f} | {rollouts_text(row['vs_rollouts'])} | {hours} |")
     return "\n".join(lines)
+
+
+def percent_interval(value: float, interval: list) -> str:
+    return f"{100 * value:.0f}% [{100 * interval[0]:.0f}-{100 * interval[1]:.0f}]"
+
+
+def strength_lines(found: dict) -> list[str]:
+    lines = ["## Strength", ""]
+    rollouts = found.get("vs_rollouts")
+    if rollouts:
+        lines += ["Against the rollout engine at equal time per move (`benchmarks/default_net_vs_rollouts.py`):", "",
+                  "| board | s/move | games | W-L-D | win rate (95%) |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {r['board']}x{r['board']} | {r['seconds_per_move']:g} | {r['games']} | "
+                  f"{r['wins']}-{r['losses']}-{r['draws']} | {percent_interval(r['win_rate'], r['win_rate_95'])} |"
+                  for r in rollouts["results"]]
+        lines.append("")
+    gnugo = found.get("vs_gnugo")
+    if gnugo:
+        elo = "no finite Elo estimate" if gnugo["elo"] is None else f"{gnugo['elo']:+.0f} Elo"
+        lines += [f"Against GNU Go level {gnugo['gnugo_level']} (`benchmarks/default_net_vs_gnugo.py`, "
+                  f"{gnugo['size']}x{gnugo['size']}, {gnugo['rules']} rules, komi {gnugo['komi']:g}, "
+                  f"{gnugo['visits']} visits): {gnugo['wins']}-{gnugo['losses']}-{gnugo['draws']} in "
+                  f"{gnugo['games']} games, score {percent_interval(gnugo['score'], gnugo['score_95'])}, {elo}.", ""]
+    if not rollouts or not gnugo:
+        lines += ["Not measured for this network yet: "
+                  + " and ".join(f"`python3 benchmarks/default_net_{key}.py --json-out "
+                                 f"benchmarks/default_net_{key}.json`" for key in STRENGTH_FILES if key not in found)
+                  + ", then `python3 benchmarks/default_net_record.py --work-dir RUN --write`.", ""]
+    return lines
 
 
 def markdown(record: dict) -> str:
@@ -305,12 +350,29 @@ def markdown(record: dict) -> str:
         "",
         record["elo_method"] + ".",
         "",
+        *strength_lines(record["strength"]),
     ])
 
 
 def write_text(path: Path, text: str) -> None:
     with atomic_output(path) as temp:
         Path(temp).write_text(text)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_file_of_packaged_net(work: Path) -> Path:
+    """The run's accepted network that is the packaged one (to record it again, e.g. with new strength results)."""
+    packaged = PACKAGE_NETS / DEFAULT_NET_FILE
+    if not packaged.is_file():
+        raise RecordError(f"{packaged} is missing: pass --install to copy a network of the run there")
+    digest = sha256_of(packaged)
+    found = next((path for path in sorted((work / "models").glob("*.bin.gz")) if sha256_of(path) == digest), None)
+    if found is None:
+        raise RecordError(f"{packaged} is none of the networks in {work / 'models'}: pass --install (or --net)")
+    return found
 
 
 def install(net: Path) -> Path:
@@ -337,7 +399,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     work = args.work_dir
     try:
         progress = read_json(work / "progress.json")
-        net = args.net or work / "models" / newest_accepted(progress["rows"])["model"]
+        if args.net:
+            net = args.net
+        elif args.write and not args.install:
+            net = run_file_of_packaged_net(work)
+        else:
+            net = work / "models" / newest_accepted(progress["rows"])["model"]
         if not net.is_file():
             raise RecordError(f"network not found: {net}")
         record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note)
@@ -345,8 +412,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             install(net)
         if args.install or args.write:
             packaged = PACKAGE_NETS / DEFAULT_NET_FILE
-            if not packaged.is_file() or hashlib.sha256(packaged.read_bytes()).hexdigest() != \
-                    record["network"]["sha256"]:
+            if not packaged.is_file() or sha256_of(packaged) != record["network"]["sha256"]:
                 raise RecordError(f"{packaged} is not {net}: pass --install to copy it there first")
             write_text(PACKAGE_NETS / DEFAULT_NET_RECORD_FILE, json.dumps(record, indent=1) + "\n")
             write_text(MARKDOWN, markdown(record))

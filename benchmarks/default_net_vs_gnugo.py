@@ -2,7 +2,7 @@
 Chinese rules, komi 7 (a draw counts half). Runs examples/play_vs_gnugo.py with these settings and
 prints each game, the score with a 95% interval and the Elo difference.
 
-    python3 benchmarks/default_net_vs_gnugo.py --games 20 --sgf-dir gnugo-games/
+    python3 benchmarks/default_net_vs_gnugo.py --games 20 --json-out benchmarks/default_net_vs_gnugo.json
     python3 benchmarks/default_net_vs_gnugo.py --games 2                      # a quick look
 
 GNU Go must be installed (Debian/Ubuntu: sudo apt-get install gnugo, which puts it in /usr/games);
@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gnugo", help="path of the gnugo executable (default: search PATH and /usr/games)")
     parser.add_argument("--sgf-dir", help="save every game as an SGF file here")
     parser.add_argument("--seed", type=int, default=1, help="katacli's search seed")
+    parser.add_argument("--json-out", help="also write the result as JSON here (benchmarks/default_net_vs_gnugo.json "
+                                           "is shown in benchmarks/default_net.md by default_net_record.py)")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         play_args += ["--model", args.model]
     if args.sgf_dir:
         play_args += ["--sgf-dir", args.sgf_dir]
+    if args.json_out:
+        play_args += ["--json-out", args.json_out]
     return play_vs_gnugo.main(play_args)
 
 

@@ -3,6 +3,7 @@
 a 95% interval and the Elo difference per board size.
 
     python3 benchmarks/default_net_vs_rollouts.py                                  # 20 games per board, 1 s/move
+    python3 benchmarks/default_net_vs_rollouts.py --json-out benchmarks/default_net_vs_rollouts.json
     python3 benchmarks/default_net_vs_rollouts.py --games 40 --seconds 2 --sgf-dir vs-rollouts/
     python3 benchmarks/default_net_vs_rollouts.py --boards 9 --games 2 --seconds 0.05   # a smoke run
 
@@ -116,7 +117,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--model", help="the network (default: katacli's default network)")
     parser.add_argument("--processes", type=int, help="match worker processes (default: kata match's, one per core)")
     parser.add_argument("--sgf-dir", help="save the games here, one folder per board size")
-    parser.add_argument("--json-out", help="also write the results as JSON here")
+    parser.add_argument("--json-out", help="also write the results as JSON here (benchmarks/default_net_vs_rollouts.json "
+                                           "is shown in benchmarks/default_net.md by default_net_record.py)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.games < 2 or args.seconds <= 0:

@@ -17,6 +17,7 @@ rules, and GNU Go is told to capture all dead stones, so the two scores agree at
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gnugo", help="path of the gnugo executable (default: search PATH and /usr/games)")
     parser.add_argument("--sgf-dir", help="save every game as an SGF file here")
     parser.add_argument("--seed", type=int, default=1, help="katacli's search seed (games vary with it)")
+    parser.add_argument("--json-out", help="also write the result (counts, score, 95%% interval, Elo) as JSON here")
     args = parser.parse_args(argv)
 
     gnugo = find_gnugo(args.gnugo)
@@ -104,20 +106,44 @@ def main(argv: list[str] | None = None) -> int:
     except gtp_match.GtpClientError as exc:
         print(f"match aborted: {exc}", file=sys.stderr)
         return 1
-    kata_wins = sum(1 for game in records if (game.winner() or "").startswith("A: "))
-    gnugo_wins = sum(1 for game in records if (game.winner() or "").startswith("B: "))
-    disagreements = sum(not game.scores_agree for game in records)
-    print(f"katacli {kata_wins} - {gnugo_wins} GNU Go"
-          + (f" ({len(records) - kata_wins - gnugo_wins} drawn)" if kata_wins + gnugo_wins < len(records) else "")
-          + (f"; the engines disagreed on {disagreements} score(s)" if disagreements else ""))
+    result = summarize(records)
+    print(f"katacli {result['wins']} - {result['losses']} GNU Go"
+          + (f" ({result['draws']} drawn)" if result["draws"] else "")
+          + (f"; the engines disagreed on {result['disagreements']} score(s)" if result["disagreements"] else ""))
     if records:
-        points = kata_wins + (len(records) - kata_wins - gnugo_wins) / 2  # a draw is half a win
-        low, high = wilson_interval(points, len(records))
-        score = points / len(records)
-        elo = f"about {elo_of_score(score):+.0f} Elo" if 0 < score < 1 else "no finite Elo estimate from a sweep"
-        print(f"katacli's score {score:.0%} (95% interval {low:.0%}-{high:.0%}); {elo} against GNU Go level "
-              f"{args.level}")
+        low, high = result["score_95"]
+        elo = f"about {result['elo']:+.0f} Elo" if result["elo"] is not None else "no finite Elo estimate from a sweep"
+        print(f"katacli's score {result['score']:.0%} (95% interval {low:.0%}-{high:.0%}); {elo} against GNU Go "
+              f"level {args.level}")
+    if args.json_out:
+        settings = {"katacli": engine_kind, "model": model_name(args.model), "visits": args.visits,
+                    "gnugo_level": args.level, "size": args.size, "komi": args.komi, "rules": RULES}
+        Path(args.json_out).write_text(json.dumps({**settings, **result}, indent=1) + "\n")
     return 0
+
+
+def summarize(records: list) -> dict:
+    """katacli's wins, losses and draws (it is engine A), its score (a draw is half a win) with a 95%
+    interval, and the Elo difference (None after a sweep)."""
+    wins = sum(1 for game in records if (game.winner() or "").startswith("A: "))
+    losses = sum(1 for game in records if (game.winner() or "").startswith("B: "))
+    draws = len(records) - wins - losses
+    score = (wins + draws / 2) / len(records) if records else 0.0
+    return {"games": len(records), "wins": wins, "losses": losses, "draws": draws, "score": score,
+            "score_95": list(wilson_interval(wins + draws / 2, len(records))),
+            "elo": elo_of_score(score) if 0 < score < 1 else None,
+            "disagreements": sum(not game.scores_agree for game in records)}
+
+
+def model_name(model: str | None) -> str:
+    """The network's own name (from its file), or "rollouts"."""
+    from katacli.nets import ROLLOUTS_MODEL, packaged_default_net
+    from katacli.nn.modelfile import check_model_file
+
+    if is_rollouts_model(model):
+        return ROLLOUTS_MODEL
+    path = model or packaged_default_net()
+    return check_model_file(path).name if path else ROLLOUTS_MODEL
 
 
 if __name__ == "__main__":

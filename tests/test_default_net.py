@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -187,7 +188,18 @@ def test_analysis_without_the_packaged_network_warns_and_uses_rollouts(tmp_path)
     assert responses[0]["moveInfos"] and "rawWinrate" not in responses[0]["rootInfo"]
 
 
-# --------------------------------------------------------------------------- benchmark and genconfig
+# --------------------------------------------------------------------------- evalsgf, benchmark and genconfig
+
+
+def test_evalsgf_without_model_searches_with_the_default_network(default_net):
+    from typer.testing import CliRunner
+
+    game = Path(__file__).resolve().parent / "gtp_transcripts" / "game.sgf"
+    r = CliRunner().invoke(app, normalize_argv(["evalsgf", str(game), "-m", "5", "-v", str(FEW_VISITS),
+                                                "-print-root-nn-values"]))
+    assert r.exit_code == 0, r.output
+    assert "using katacli's default network" in r.stderr
+    assert f"Root visits: {FEW_VISITS}" in r.stdout and "White win: " in r.stdout  # the network's own values
 
 
 def test_benchmark_without_model_measures_the_default_network(default_net):

@@ -10,7 +10,7 @@ from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, load_config, model_option, override_config_option,
     report_error_and_exit,
 )
-from katacli.nets import choose_model
+from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
 HELP = """Search one position of an SGF game and print the search tree (like `katago evalsgf`).
 
@@ -67,7 +67,7 @@ def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config:
     with exit_on_config_error():
         params, nn_settings, perspective, seed = _search_settings(cfg, human_model is not None, visits, threads)
     choice = choose_model(model)
-    if choice.note is not None:
+    if choice.source in (FROM_DEFAULT, DEFAULT_MISSING):  # an explicit -model needs no comment
         print(choice.note, file=sys.stderr)
     evaluator = _load_network(choice.path, nn_settings, params) if choice.path else None
     human = _load_network(human_model, nn_settings, params) if human_model else None
