@@ -43,7 +43,8 @@ MARKDOWN = REPO / "benchmarks" / "default_net.md"
 RECORD_FORMAT = 1
 # The work dir as the recorded command names it (the real one is a path of the training machine).
 PUBLIC_WORK_DIR = "default-net-run"
-MACHINE_SPECIFIC_OPTIONS = ("--kata",)  # how kata was started there; the default works anywhere
+# Options of the training machine: its work dir (renamed) and how kata was started there (the default works anywhere).
+MACHINE_SPECIFIC_OPTIONS = ("--work-dir", "--kata")
 LOOP_CONFIGS = ("selfplay-loop.cfg", "gatekeeper.cfg", "match.cfg")
 # What benchmarks/default_net_vs_rollouts.py and default_net_vs_gnugo.py wrote with --json-out.
 STRENGTH_FILES = {"vs_rollouts": REPO / "benchmarks" / "default_net_vs_rollouts.json",
@@ -93,12 +94,8 @@ def public_command(argv: list[str]) -> str:
         if skip_value:
             skip_value = False
             continue
-        name = arg.split("=", 1)[0]
-        if name in MACHINE_SPECIFIC_OPTIONS:
-            skip_value = "=" not in arg
-            continue
-        if name == "--work-dir":
-            skip_value = "=" not in arg
+        if arg.split("=", 1)[0] in MACHINE_SPECIFIC_OPTIONS:
+            skip_value = "=" not in arg  # the value is the next argument
             continue
         out.append(arg)
     return shlex.join(["python3", "examples/training_loop.py", "--work-dir", PUBLIC_WORK_DIR, *out])
