@@ -234,7 +234,9 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
                       "then": f"python3 benchmarks/default_net_record.py --work-dir {PUBLIC_WORK_DIR} --install"},
         "budget": {
             "generations_run": generations_run, "generations_planned": args.generations,
-            "run_finished": finished, "selfplay_games": generations_run * args.games,
+            # The self-play behind this network: one batch of games per generation up to its own.
+            "run_finished": finished, "selfplay_games": args.games * (
+                generations_run if network["generation"] is None else network["generation"]),
             "games_per_generation": args.games, "visits": args.visits, "boards": args.boards,
             "training_samples_per_generation": args.train_samples, "batch_size": args.batch_size,
             "gating_games": args.gating_games, "elo_games_per_opponent": 2 * args.match_games,
@@ -328,14 +330,14 @@ def markdown(record: dict) -> str:
         "## Budget",
         "",
         f"- generations: {budget['generations_run']} run of {budget['generations_planned']} planned ({state})",
-        f"- self-play: {budget['selfplay_games']} games ({budget['games_per_generation']} per generation) at "
-        f"{budget['visits']} visits, boards {', '.join(map(str, budget['boards']))}; "
+        f"- self-play behind this network: {budget['selfplay_games']} games ({budget['games_per_generation']} per "
+        f"generation) at {budget['visits']} visits, boards {', '.join(map(str, budget['boards']))}; "
         f"{net['selfplay_rows']} training rows",
         f"- training: {net['training_samples']} samples ({budget['training_samples_per_generation']} per "
         f"generation, batch {budget['batch_size']})",
         f"- gating: {budget['gating_games']} games per candidate; Elo: {budget['elo_games_per_opponent']} games "
         "per opponent per accepted generation",
-        f"- wall time: {budget['wall_time_hours']} hours ({budget['wall_time_from']})",
+        f"- wall time of the run: {budget['wall_time_hours']} hours ({budget['wall_time_from']})",
         f"- machine: {machine['cpu']}, {machine['cpu_cores']} cores"
         + (f", {machine['gpu']}" if machine["gpu"] else ", no GPU")
         + f"; torch {machine['torch']}, Python {machine['python']}, katacli {machine['katacli']}"
