@@ -53,7 +53,9 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["katacli", "katacli.*", "cython_ext"]),
-    package_data={"cython_ext": ["*.pxd", "*.pyx"], "katacli": ["resources/*", "selfcheck/data/*"]},
+    # nets/: the default network and the record of how it was trained (katacli/nets/__init__.py).
+    package_data={"cython_ext": ["*.pxd", "*.pyx"],
+                  "katacli": ["resources/*", "selfcheck/data/*", "nets/*.bin.gz", "nets/*.json"]},
     include_package_data=True,
     ext_modules=cythonize(
         extensions,

@@ -7,7 +7,8 @@ which the player who moved lost the most winrate, with the score they lost and t
 preferred move.
 
     python3 examples/analyze_sgf_blunders.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/analyze_sgf_blunders.py game.sgf --visits 50            # no model: rollouts (weak)
+    python3 examples/analyze_sgf_blunders.py game.sgf --visits 50            # katacli's default network
+    python3 examples/analyze_sgf_blunders.py game.sgf --model rollouts       # no network: rollouts (weak)
     python3 examples/analyze_sgf_blunders.py game.sgf --engine "katago analysis -model m.bin.gz -config a.cfg"
 
 All values are read from Black's point of view (reportAnalysisWinratesAs = BLACK, set per query with
@@ -148,7 +149,8 @@ def find_mistakes(moves: list, values: dict[int, TurnValues]) -> list[Mistake]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sgf", type=Path, help="the game record")
-    parser.add_argument("--model", help="network file for `kata analysis` (default: rollouts, weak)")
+    parser.add_argument("--model", help="network file for `kata analysis` (default: katacli's default network; "
+                                        "`rollouts`: no network, weak)")
     parser.add_argument("--config", help="analysis config for `kata analysis`")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="visits per position")
     parser.add_argument("--threads", type=int, default=2, help="positions searched at once")

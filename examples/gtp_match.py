@@ -3,9 +3,13 @@
 
 Examples::
 
-    # katacli's rollout engine against itself, 4 games on 9x9, colours alternating
-    python examples/gtp_match.py --black "kata gtp -override-config maxVisits=200" \\
-        --white "kata gtp -override-config maxVisits=400" --games 4 --size 9
+    # katacli's default network against itself, 4 games on 9x9, colours alternating
+    python examples/gtp_match.py --black "kata gtp -override-config maxVisits=50" \\
+        --white "kata gtp -override-config maxVisits=100" --games 4 --size 9
+
+    # the default network against the rollout engine (no network)
+    python examples/gtp_match.py --black "kata gtp -override-config maxVisits=100" \\
+        --white "kata gtp -model rollouts -override-config maxVisits=1000" --games 4 --size 9
 
     # against GNU Go (apt-get install gnugo), area scoring, saving the games
     python examples/gtp_match.py --black "kata gtp -model net.bin.gz" --rules chinese \\

@@ -241,7 +241,8 @@ def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
 
 
 class Progress:
-    """WORK/progress.json: the steps done per generation and the Elo rows, rewritten atomically."""
+    """WORK/progress.json: the steps done per generation (and when each finished, in seconds since the
+    epoch), the Elo rows, and the options of each start; rewritten atomically."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -250,8 +251,14 @@ class Progress:
     def is_done(self, generation: int, step: str) -> bool:
         return step in self.data["done"].get(str(generation), [])
 
+    def record_start(self, argv: list[str]) -> None:
+        """This start's options and time (a resumed run has several)."""
+        self.data.setdefault("starts", []).append({"time": time.time(), "argv": argv})
+        self.save()
+
     def mark(self, generation: int, step: str) -> None:
         self.data["done"].setdefault(str(generation), []).append(step)
+        self.data.setdefault("finished", {}).setdefault(str(generation), {})[step] = time.time()
         self.save()
 
     def save(self) -> None:
@@ -260,7 +267,7 @@ class Progress:
         os.replace(temp, self.path)
 
 
-def run_loop(args) -> dict:
+def run_loop(args, argv: Optional[list[str]] = None) -> dict:
     kata = Kata(args.kata)
     kata.check_available("selfplay", ("-models-dir", "-output-dir", "-max-games-total"))
     kata.check_available("train", ("-data-dir", "-export-dir", "-init-model", "-max-samples"))
@@ -275,6 +282,8 @@ def run_loop(args) -> dict:
     gate_cfg, match_cfg = write_configs(work, args)
     selfplay_cfg = write_selfplay_config(work, args)
     progress = Progress(work / "progress.json")
+    if argv is not None:
+        progress.record_start(argv)
     if not progress.data["rows"]:
         progress.data["rows"].append({"generation": 0, "model": gen0.name, "elo": 0.0})
         progress.save()
@@ -334,7 +343,8 @@ def board_sizes(text: str) -> list[int]:
     return sizes
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The loop's options (benchmarks/default_net_record.py reads a run's options with it too)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work-dir", required=True, help="where models/, selfplay/, train/ and results.json go")
     parser.add_argument("--kata", default=f"{shlex.quote(sys.executable)} -P -m katacli.cli",
@@ -360,9 +370,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match-seconds", type=float, default=None,
                         help="Elo match at this many seconds per move for every bot (equal time) instead of visits")
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
     try:
-        result = run_loop(args)
+        result = run_loop(args, argv)
     except LoopError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -5,7 +5,8 @@ An :class:`katacli.Engine` follows the game move by move, so each search starts 
 previous one built (the way ``kata gtp`` reuses its tree). The plot is written with matplotlib.
 
     python3 examples/winrate_plot.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/winrate_plot.py game.sgf --visits 50 --out game.png      # no model: random playouts
+    python3 examples/winrate_plot.py game.sgf --visits 50 --out game.png      # katacli's default network
+    python3 examples/winrate_plot.py game.sgf --model rollouts                # no network: random playouts
 
 It also prints one line per position: move number, the move just played, Black's win rate and lead.
 """
@@ -59,7 +60,8 @@ def plot(curve: list[tuple[int, float, float]], title: str, path: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sgf", help="the game (SGF file)")
-    parser.add_argument("--model", help="a KataGo network (.bin.gz); none: random playouts")
+    parser.add_argument("--model", help="a KataGo network (.bin.gz); default: katacli's default network; "
+                                        "rollouts: random playouts, no network")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help=f"visits per position ({DEFAULT_VISITS})")
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"the PNG to write (default {DEFAULT_OUT})")
     args = parser.parse_args()
@@ -67,7 +69,10 @@ def main() -> int:
         parser.error("--visits must be at least 1")
     try:
         game = katacli.Game.from_sgf(args.sgf)
-        net = katacli.load_network(args.model) if args.model else None
+        if args.model == "rollouts":
+            net = None
+        else:
+            net = katacli.load_network(args.model) if args.model else katacli.load_default_network()
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     curve = winrate_curve(game, net, args.visits)

@@ -136,7 +136,8 @@ def warn_unknown_keys(cfg: Config) -> list[str]:
 
 # --------------------------------------------------------------------------- typer options
 
-MODEL_HELP = "Neural net model file (.bin.gz or .txt.gz), e.g. kata1-b18c384nbt-....bin.gz."
+MODEL_HELP = ("Neural net model file (.bin.gz or .txt.gz), e.g. kata1-b18c384nbt-....bin.gz. Default: katacli's "
+              "small built-in network; `rollouts`: no network, Monte Carlo rollouts.")
 HUMAN_MODEL_HELP = (
     "Optional human SL model (e.g. b18c384nbt-humanv0.bin.gz) for human-like play; "
     "pick the imitated profile with the humanSLProfile key."

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job, end to end: install, self-check, then a short 9x9 match between two `kata gtp`
-# engines (with the network you pass, else the no-network rollout engine) and an analysis of
+# engines (with the network you pass, else katacli's built-in default network) and an analysis of
 # its first game by `kata analysis`.
 #
-#   bash scripts/demo.sh                      # rollout engine, no network needed
+#   bash scripts/demo.sh                      # katacli's default network (shipped in the package)
 #   bash scripts/demo.sh path/to/net.bin.gz   # any KataGo network
+#   bash scripts/demo.sh rollouts             # the rollout engine, no network
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,15 +17,22 @@ mkdir -p "$OUT"
 echo "== kata runtests"
 "$KATA" runtests
 
-if [ -n "$MODEL" ]; then
-  [ -f "$MODEL" ] || { echo "error: model file not found: $MODEL" >&2; exit 1; }
-  STRONG="$KATA gtp -model $MODEL -override-config maxVisits=64"
-  WEAK="$KATA gtp -model $MODEL -override-config maxVisits=8"
-  ANALYSIS_MODEL=(-model "$MODEL")
+MODEL_LOWER=$(printf '%s' "$MODEL" | tr '[:upper:]' '[:lower:]')
+if [ "$MODEL_LOWER" = rollouts ]; then  # random playouts are cheap: many more visits
+  STRONG="$KATA gtp -model rollouts -override-config maxVisits=1000"
+  WEAK="$KATA gtp -model rollouts -override-config maxVisits=50"
+  ANALYSIS_MODEL=(-model rollouts)
 else
-  STRONG="$KATA gtp -override-config maxVisits=1000"
-  WEAK="$KATA gtp -override-config maxVisits=50"
-  ANALYSIS_MODEL=()
+  if [ -n "$MODEL" ]; then
+    [ -f "$MODEL" ] || { echo "error: model file not found: $MODEL" >&2; exit 1; }
+    MODEL_ARGS="-model $MODEL"
+    ANALYSIS_MODEL=(-model "$MODEL")
+  else  # no -model: kata gtp and kata analysis use the default network
+    MODEL_ARGS=""
+    ANALYSIS_MODEL=()
+  fi
+  STRONG="$KATA gtp $MODEL_ARGS -override-config maxVisits=64"
+  WEAK="$KATA gtp $MODEL_ARGS -override-config maxVisits=8"
 fi
 
 echo "== a 2-game 9x9 match: '$STRONG' against '$WEAK'"

@@ -89,7 +89,7 @@ def engines():
 
 
 def test_rollout_engine_answers_on_the_wire_and_finishes_queued_work_when_stdin_closes(engines):
-    engine = engines(["-override-config", "numAnalysisThreads=2,logToStderr=true"])
+    engine = engines(["-model", "rollouts", "-override-config", "numAnalysisThreads=2,logToStderr=true"])
     engine.send('{"id":"v","action":"query_version"}', "not json")
     assert engine.next()["version"] == "1.17.2"
     assert "error" in engine.next()
@@ -130,7 +130,7 @@ def test_katrain_launch_line_with_a_network(engines, tmp_path):
 
 
 def test_quit_without_waiting_exits_promptly(engines):
-    engine = engines(["-quit-without-waiting", "-analysis-threads", "2"])
+    engine = engines(["-model", "rollouts", "-quit-without-waiting", "-analysis-threads", "2"])
     engine.send(*[query_line(f"e{i}", boardXSize=9, boardYSize=9, maxVisits=ENDLESS_VISITS) for i in range(4)])
     time.sleep(0.3)
     start = time.monotonic()
@@ -139,7 +139,7 @@ def test_quit_without_waiting_exits_promptly(engines):
 
 
 def test_ctrl_c_exits_cleanly(engines):
-    engine = engines([])
+    engine = engines(["-model", "rollouts"])
     engine.send(query_line("r", boardXSize=9, boardYSize=9, maxVisits=ENDLESS_VISITS, reportDuringSearchEvery=0.05))
     assert engine.next()["isDuringSearch"] is True
     engine.process.send_signal(signal.SIGINT)

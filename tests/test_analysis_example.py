@@ -42,7 +42,7 @@ def test_mistakes_are_losses_for_the_player_who_moved():
 def test_example_runs_against_the_rollout_engine(tmp_path):
     path = tmp_path / "game.sgf"
     path.write_text(SGF.replace("B[pass]", "B[]"))
-    result = subprocess.run([sys.executable, str(EXAMPLE), str(path), "--visits", "40", "--top", "3"], cwd=REPO,
+    result = subprocess.run([sys.executable, str(EXAMPLE), str(path), "--model", "rollouts", "--visits", "40", "--top", "3"], cwd=REPO,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()

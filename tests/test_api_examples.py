@@ -57,6 +57,11 @@ def test_quickstart_is_short_and_uses_only_the_documented_api():
 
 
 def test_quickstart_without_a_network():
+    out = run_example("quickstart.py", "rollouts").stdout
+    assert out.startswith("B to move: best ") and "win rate" in out and "PV" in out
+
+
+def test_quickstart_with_the_default_network():
     out = run_example("quickstart.py").stdout
     assert out.startswith("B to move: best ") and "win rate" in out and "PV" in out
 

@@ -159,8 +159,8 @@ def test_autotune_finds_the_peak_and_raises_the_ceiling():
 # --------------------------------------------------------------------------- the command
 
 
-def test_rollout_engine_without_model():
-    r = kata("-v", "20", "-n", "2", "-t", "1,2")
+def test_rollout_engine_with_model_rollouts():
+    r = kata("-model", "rollouts", "-v", "20", "-n", "2", "-t", "1,2")
     assert r.exit_code == 0, r.output
     assert "benchmarking the rollout engine" in r.stdout
     lines = [m for m in map(RESULT_LINE.match, r.stdout.splitlines()) if m]
@@ -172,7 +172,7 @@ def test_rollout_engine_without_model():
 def test_rollout_engine_without_thread_list_measures_the_configured_count(tmp_path):
     cfg = tmp_path / "gtp.cfg"
     cfg.write_text("numSearchThreads = 3\nlogToStderr = false\n")
-    r = kata("-config", str(cfg), "-v", "10", "-n", "1")
+    r = kata("-model", "rollouts", "-config", str(cfg), "-v", "10", "-n", "1")
     assert r.exit_code == 0, r.output
     assert "currently set to use numSearchThreads = 3" in r.stdout
     assert [m.group(1) for m in map(RESULT_LINE.match, r.stdout.splitlines()) if m] == ["3"]
@@ -181,7 +181,7 @@ def test_rollout_engine_without_thread_list_measures_the_configured_count(tmp_pa
 def test_json_output(tmp_path):
     sgf = tmp_path / "game.sgf"
     sgf.write_text("(;GM[1]SZ[9]KM[7];B[ee];W[cc];B[gg];W[cg];B[gc];W[dd])")
-    r = kata("-sgf", str(sgf), "-v", "10", "-n", "3", "-t", "1,4", "--json")
+    r = kata("-model", "rollouts", "-sgf", str(sgf), "-v", "10", "-n", "3", "-t", "1,4", "--json")
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["board_size"] == [9, 9] and data["positions"] == 3 and data["engine"] == "rollouts"

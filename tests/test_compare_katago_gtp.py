@@ -49,7 +49,7 @@ def test_first_divergence_with_its_context():
 
 def test_katacli_against_itself_never_diverges(tmp_path):
     stream = harness.random_stream(3, 150, tmp_path)
-    argv = python_cli() + ["gtp"]
+    argv = python_cli() + ["gtp", "-model", "rollouts"]
     first, second = harness.GtpProcess(argv), harness.GtpProcess(argv)
     try:
         assert harness.compare(stream, first, second, check_boards=True) is None

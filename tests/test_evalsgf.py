@@ -16,7 +16,10 @@ CHILD_LINE = re.compile(r"^(\S+ +)+: T .* LCB .* P +\d+\.\d\d% WF +\d+\.\d PSV +
 
 
 def evalsgf(*args: str):
-    return CliRunner().invoke(app, normalize_argv(["evalsgf", *args, "-override-config", "searchRandSeed=evalsgf"]))
+    """`kata evalsgf ARGS`; without -model, by the rollout engine (the default network: test_default_net.py)."""
+    model = [] if "-model" in args else ["-model", "rollouts"]
+    return CliRunner().invoke(app, normalize_argv(["evalsgf", *args, *model, "-override-config",
+                                                   "searchRandSeed=evalsgf"]))
 
 
 def test_prints_position_search_summary_and_tree():

@@ -20,7 +20,10 @@ FAST_TUNING = ["--tune-visits", "8", "--tune-positions", "1"]
 
 
 def kata(*args: str, input: str | None = None):
-    return CliRunner().invoke(app, normalize_argv(["genconfig", *args]), input=input)
+    """`kata genconfig ARGS`; without -model, for the rollout engine (no tuning: fast). The default network's
+    tuning has its own test."""
+    model = [] if "-model" in args else ["-model", "rollouts"]
+    return CliRunner().invoke(app, normalize_argv(["genconfig", *model, *args]), input=input)
 
 
 def settings(path: Path) -> dict[str, str]:
@@ -60,11 +63,11 @@ def test_cache_size_follows_memory():
     assert cache_size_for_gb(64) == 23
 
 
-def test_non_interactive_defaults_without_model(tmp_path):
+def test_non_interactive_defaults_for_the_rollout_engine(tmp_path):
     out = tmp_path / "gtp.cfg"
     r = kata("-output", str(out), "--non-interactive")
     assert r.exit_code == 0, r.output
-    assert "Skipping tuning" in r.stdout and f"kata gtp -config '{out}'" in r.stdout
+    assert "Skipping tuning" in r.stdout and f"kata gtp -model 'rollouts' -config '{out}'" in r.stdout
     keys = settings(out)
     assert keys["rules"] == "tromp-taylor" and keys["numSearchThreads"] == "1"
     assert keys["allowResignation"] == "true" and "maxVisits" not in keys
@@ -265,7 +268,7 @@ def test_a_profile_without_the_human_net_still_writes_a_human_config(tmp_path):
     out = tmp_path / "human.cfg"
     r = kata("-output", str(out), "--non-interactive", "--human-profile", "proyear_1990")
     assert r.exit_code == 0, r.output
-    assert f"kata gtp -human-model 'HUMAN_NET.bin.gz' -config '{out}'" in r.stdout
+    assert f"kata gtp -model 'rollouts' -human-model 'HUMAN_NET.bin.gz' -config '{out}'" in r.stdout
     assert settings(out)["humanSLProfile"] == "proyear_1990"
     assert_loads_cleanly_with_human_model(out)
 

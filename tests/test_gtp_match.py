@@ -25,7 +25,7 @@ def load_match_module():
 
 
 def kata_command(seed: int, visits: int) -> str:
-    return shlex.join(python_cli() + ["gtp", "-override-config", f"maxVisits={visits},searchRandSeed={seed}"])
+    return shlex.join(python_cli() + ["gtp", "-model", "rollouts", "-override-config", f"maxVisits={visits},searchRandSeed={seed}"])
 
 
 def test_kata_against_kata_plays_to_the_end_and_both_agree_on_the_score(tmp_path, capsys):

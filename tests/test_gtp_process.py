@@ -20,7 +20,7 @@ KATA_INFO_RE = re.compile(
     r"info move (\S+) visits \d+ edgeVisits \d+ utility \S+ winrate \S+ scoreMean \S+ scoreStdev \S+ "
     r"scoreLead \S+ scoreSelfplay \S+ prior \S+ lcb \S+ utilityLcb \S+ weight \S+( isSymmetryOf \S+)? order \d+ pv")
 LZ_INFO_RE = re.compile(r"info move (\S+) visits \d+ winrate -?\d+ prior \d+ lcb -?\d+ order \d+ pv")
-ROLLOUTS = ["-override-config", "maxVisits=60,searchRandSeed=3"]
+ROLLOUTS = ["-model", "rollouts", "-override-config", "maxVisits=60,searchRandSeed=3"]
 
 
 def gtp(*args: str, **kwargs) -> GtpClient:

@@ -62,6 +62,8 @@ def test_transcript_over_the_wire(path):
         if not model.exists():
             pytest.skip(f"model {model} not found")
         args += ["-model", str(model)]
+    else:  # recorded in-process with no network: the rollout engine
+        args += ["-model", "rollouts"]
     if d.get("override"):
         args += ["-override-config", d["override"]]
     result = subprocess.run(args, input=transcript.input_text.encode("latin-1"), capture_output=True,

@@ -113,7 +113,7 @@ def test_bad_profile_is_an_error_reply_and_the_engine_keeps_running(katrain_engi
 
 @pytest.mark.parametrize("args, message", [
     (["-human-model", "no-such-file.bin.gz"], "-human-model: model file not found: no-such-file.bin.gz"),
-    (["-human-model", str(HUMAN_MODEL)], "-human-model needs a main network too"),
+    (["-model", "rollouts", "-human-model", str(HUMAN_MODEL)], "-human-model needs a main network too"),
     (["-model", str(MAIN_MODEL), "-override-config", "humanSLChosenMoveProp=0.5"],
      "only works with a human SL model"),
 ])

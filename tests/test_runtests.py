@@ -32,8 +32,8 @@ def test_every_check_passes():
     assert r.exit_code == 0, r.output
     passed = [m.group(1) for m in map(PASS_LINE.match, r.stdout.splitlines()) if m]
     assert passed == [c.name for c in all_checks()]
-    assert {"rules.ko", "features.reference", "network.reference", "search.rollouts", "gtp.roundtrip",
-            "human.reference", "human.profiles", "human.search"} <= set(passed)
+    assert {"rules.ko", "features.reference", "network.reference", "search.rollouts", "network.default",
+            "gtp.roundtrip", "human.reference", "human.profiles", "human.search"} <= set(passed)
     assert "kata-raw-human-nn as rank_5k" in r.stdout  # the GTP round trip asked the human net too
     assert f"All {len(passed)} checks passed." in r.stdout
 

@@ -40,3 +40,13 @@ def test_loop_runs_gates_measures_and_resumes(tmp_path):
     assert "generation 2: self-play" in second.stdout
     rows = json.loads((work / "results.json").read_text())["rows"]
     assert [r["generation"] for r in rows] == [0, 1, 2]
+
+    # The run records its options and step times, so benchmarks/default_net_record.py can describe it.
+    progress = json.loads((work / "progress.json").read_text())
+    assert [start["argv"][:2] for start in progress["starts"]] == [["--work-dir", str(work)]] * 2
+    assert set(progress["finished"]["2"]) == {"selfplay", "train", "gate", "elo"}
+    record = subprocess.run([sys.executable, str(REPO / "benchmarks" / "default_net_record.py"), "--work-dir",
+                             str(work)], capture_output=True, text=True, timeout=300)
+    assert record.returncode == 0, record.stderr
+    assert "--work-dir default-net-run --generations 2" in record.stdout and str(work) not in record.stdout
+    assert "| 2 | " in record.stdout and "generations: 2 run of 2 planned (finished)" in record.stdout

@@ -5,6 +5,7 @@ Everything here is also available from the top-level package (``katacli.Game`` .
     import katacli
 
     net = katacli.load_network("net.bin.gz")             # or None: random playouts, no file needed
+    net = katacli.load_default_network()                 # katacli's own small net (`kata gtp` without -model)
     game = katacli.Game(9, rules="japanese", komi=6.5)
     game.play("B", "E5")
     result = katacli.analyze(game, net, visits=200)      # one `kata analysis` query
@@ -29,6 +30,7 @@ from katacli.lazy import lazy_attributes
 EXPORTS = {
     "Game": "katacli.api.game",
     "load_network": "katacli.api.network",
+    "load_default_network": "katacli.api.network",
     "Network": "katacli.api.network",
     "Evaluation": "katacli.api.network",
     "analyze": "katacli.api.analysis",

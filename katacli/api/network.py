@@ -225,6 +225,26 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     return Network(NNEvaluator.from_file(path, **options), name=path.name)
 
 
+def load_default_network(**options: Any) -> Network:
+    """katacli's default network, the one ``kata gtp`` plays with when given no -model (see
+    :mod:`katacli.nets`); ``options`` as :func:`load_network` takes them. Raises FileNotFoundError
+    when this installation lacks it (pass None to :func:`analyze` or :class:`Engine` for rollouts).
+
+    >>> from katacli.api.game import Game
+    >>> net = load_default_network(symmetry=0)
+    >>> net.name
+    'default.bin.gz'
+    >>> 0.0 <= net.evaluate(Game(9).play("E5")).winrate <= 1.0
+    True
+    """
+    from katacli.nets import default_net_path, packaged_default_net
+
+    path = packaged_default_net()
+    if path is None:
+        raise FileNotFoundError(f"katacli's default network is not installed: {default_net_path()}")
+    return load_network(path, **options)
+
+
 def as_evaluator(net: Optional[Network]):
     """The evaluator a Searcher takes for ``net`` (None: random playouts).
 

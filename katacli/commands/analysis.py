@@ -12,6 +12,7 @@ from katacli.cli_support import (
     check_models_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
     model_option, override_config_option,
 )
+from katacli.nets import choose_model
 
 EXIT_STARTUP_ERROR = 1
 # Note when the network's batches cannot hold every search's leaves (KataGo's rule of thumb).
@@ -27,7 +28,8 @@ HELP = (
     "query_version, query_models. The protocol is KataGo's docs/Analysis_Engine.md.\n\n"
     "numAnalysisThreads positions are searched at once, each with numSearchThreadsPerAnalysisThread leaves in "
     "flight, and their network evaluations share batches; queries with a higher \"priority\" go first.\n\n"
-    "Without -model the engine evaluates by Monte Carlo rollouts (weak, but needs no network). Closing stdin "
+    "Without -model the engine evaluates with katacli's small default network (trained from scratch, any "
+    "board size 5..19); `-model rollouts` evaluates by Monte Carlo rollouts, without a network. Closing stdin "
     "finishes the queued work, then exits; with -quit-without-waiting it exits at once. Logs go to stderr "
     "(or the configured log file), never to stdout. configs/analysis_example.cfg documents the settings."
 )
@@ -44,6 +46,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
                  analysis_threads: Optional[int], quit_without_waiting: bool,
                  human_model: Optional[str] = None) -> int:
     """Serve the analysis protocol until stdin closes; the exit status."""
+    choice = choose_model(model)
+    model = choice.path
     check_models_or_exit(model, human_model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
@@ -69,8 +73,9 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         log.write(f"Config overrides: {'; '.join(override_config)}")
 
     searches = settings.num_analysis_threads * params.num_search_threads
+    if choice.note is not None:
+        log.info(choice.note)
     if model is None:
-        log.info("No model given (-model): evaluating positions by Monte Carlo rollouts, without a network")
         backend = AnalysisBackend()
     else:
         batch_size = settings.nn.max_batch_size or default_batch_size(settings.num_analysis_threads,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import typer
@@ -14,6 +14,7 @@ from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
     override_config_option, report_error_and_exit,
 )
+from katacli.nets import choose_model
 
 HELP = """Measure search speed and recommend numSearchThreads for your machine (like `katago benchmark`).
 numSearchThreads is how many leaves one search keeps in flight per network batch (KataGo's search threads).
@@ -33,7 +34,8 @@ Examples:
   kata benchmark -model net.bin.gz -config gtp.cfg --json
   kata benchmark -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config gtp_human5k_example.cfg
 
-Without -model (KataGo requires one) the rollout engine is measured: random playouts, no network.
+Without -model katacli's default network is measured (the one `kata gtp` plays with when given no
+-model); `-model rollouts` measures the rollout engine: random playouts, no network.
 """
 
 MODE = "benchmark"
@@ -179,15 +181,18 @@ def _load(options: BenchmarkOptions, report: Report):
     return cfg, params, positions, evaluator, game, human_evaluator
 
 
-def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int) -> None:
+def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int, choice) -> None:
     from katacli.benchmarking.network import describe_device
+    from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT
 
     if options.config:
         report.line(f"Loaded config {', '.join(options.config)}")
+    if choice.source in (FROM_DEFAULT, DEFAULT_MISSING):
+        report.line(choice.note, style="yellow" if choice.source == DEFAULT_MISSING else None)
     if evaluator is None:
-        report.line("No -model given: benchmarking the rollout engine (random playouts instead of a network).",
+        report.line("Without a network: benchmarking the rollout engine (random playouts instead of a network).",
                     style="yellow")
-        report.line("  KataGo needs a network for this command; pass -model NET.bin.gz to tune a real setup.")
+        report.line("  pass -model NET.bin.gz (or no -model for katacli's default network) to tune a real setup.")
     else:
         report.line(f"Loaded model {options.model}")
     report.line()
@@ -251,13 +256,15 @@ def run(options: BenchmarkOptions) -> int:
 
     report = Report(to_stderr=options.as_json)
     busy = busy_machine_warning()  # before this process adds its own load
+    choice = choose_model(options.model)
+    options = replace(options, model=choice.path)
     try:
         thread_counts = validate(options)
         cfg, params, positions, evaluator, game, human_evaluator = _load(options, report)
     except BenchmarkError as exc:
         report_error_and_exit(str(exc))
     visits = options.visits if options.visits is not None else default_visits(evaluator)
-    _header(report, options, cfg, params, evaluator, visits)
+    _header(report, options, cfg, params, evaluator, visits, choice)
     if busy:
         report.line(busy)
     warm_up(evaluator, params, game.x_size, game.y_size)

@@ -10,6 +10,7 @@ from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, load_config, model_option, override_config_option,
     report_error_and_exit,
 )
+from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
 HELP = """Search one position of an SGF game and print the search tree (like `katago evalsgf`).
 
@@ -26,7 +27,8 @@ Examples:
   kata evalsgf game.sgf -m 50 -model net.bin.gz -print R16 -print-max-depth 2
   kata evalsgf game.sgf -m 50 -model net.bin.gz -extra "D4 Q16" -print-policy -print-ownership
 
-Without -model the position is searched by random playouts (KataGo requires a network).
+Without -model the position is searched with katacli's default network (KataGo requires a network);
+`-model rollouts` searches by random playouts instead.
 """
 
 EXIT_ERROR = 1
@@ -68,7 +70,10 @@ def run(sgf_path: str, model: Optional[str], human_model: Optional[str], config:
     cfg = load_config(config, override_config, mode="gtp")
     with exit_on_config_error():
         params, nn_settings, perspective, seed = _search_settings(cfg, human_model is not None, visits, threads)
-    evaluator = _load_network(model, nn_settings, params) if model else None
+    choice = choose_model(model)
+    if choice.source in (FROM_DEFAULT, DEFAULT_MISSING):  # an explicit -model needs no comment
+        print(choice.note, file=sys.stderr)
+    evaluator = _load_network(choice.path, nn_settings, params) if choice.path else None
     human = _load_network(human_model, nn_settings, params) if human_model else None
     try:
         run_evalsgf(game, request, params, evaluator, human, perspective, seed, say=print,

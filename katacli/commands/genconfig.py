@@ -13,6 +13,7 @@ import typer
 from katacli import config_keys
 from katacli.benchmarking.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
+from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
 HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
 
@@ -38,6 +39,8 @@ with -human-model: the wizard then asks which players to imitate (--human-profil
   kata genconfig -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -output human.cfg
   kata gtp -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config human.cfg
 
+Without -model the wizard tunes for katacli's default network, the one `kata gtp` plays with when
+given no -model; `-model rollouts` writes a config for the network-free rollout engine (no tuning).
 An existing file is only overwritten after you confirm (or with --force).
 """
 
@@ -401,7 +404,7 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
         choices.tuning_note = "Set with `kata genconfig --threads`; `kata benchmark` can tune it."
         return
     if options.model is None:
-        wizard.say("No -model given: the config is for the rollout engine, whose speed does not depend on "
+        wizard.say("No network: the config is for the rollout engine, whose speed does not depend on "
                    "numSearchThreads. Skipping tuning (numSearchThreads = 1).")
         choices.tuning_note = "No network was given to `kata genconfig`; run `kata benchmark -model NET` to tune."
         return
@@ -490,6 +493,11 @@ def run(options: GenconfigOptions) -> int:
     from katacli.benchmarking.positions import BenchmarkError
 
     wizard = Wizard(Console(highlight=False, soft_wrap=True))
+    given_model = options.model
+    choice = choose_model(given_model)
+    options.model = choice.path
+    if choice.source in (FROM_DEFAULT, DEFAULT_MISSING):
+        wizard.say(choice.note)
     try:
         validate(options)
         choices = choices_from_flags(options)
@@ -517,7 +525,7 @@ def run(options: GenconfigOptions) -> int:
         report_error_and_exit(f"cannot write the config to {options.output}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         report_error_and_exit("interrupted; no config written")
-    model_part = f" -model '{options.model}'" if options.model else ""
+    model_part = f" -model '{given_model}'" if given_model else ""
     if choices.human_sl_profile is not None:
         model_part += f" -human-model '{options.human_model or 'HUMAN_NET.bin.gz'}'"
     wizard.say("You should be now able to run the engine with this config via something like:")
@@ -531,8 +539,10 @@ def run(options: GenconfigOptions) -> int:
 def register(app: typer.Typer) -> None:
     @app.command("genconfig", help=HELP)
     def genconfig(
-        model: Optional[str] = typer.Option(None, "--model", metavar="FILE",
-                                            help="The network to tune for (.bin.gz). Without it, tuning is skipped."),
+        model: Optional[str] = typer.Option(
+            None, "--model", metavar="FILE",
+            help="The network to tune for (.bin.gz); default: katacli's built-in network, which `kata gtp` uses "
+                 "without -model. `rollouts`: the network-free engine (no tuning)."),
         output: str = typer.Option(DEFAULT_OUTPUT, "--output", metavar="FILE", help="Where to write the config."),
         non_interactive: bool = typer.Option(False, "--non-interactive",
                                              help="Ask nothing: take the answers from the flags below."),

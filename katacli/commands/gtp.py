@@ -14,13 +14,15 @@ from katacli.cli_support import (
     check_models_or_exit, config_option, human_model_option, model_option, override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
+from katacli.nets import choose_model
 
 WAIT_POLL_SECONDS = 0.1  # waiting wakes up this often so that Ctrl-C is noticed
 
 HELP = (
     "Run a GTP engine on stdin/stdout, answering like KataGo.\n\n"
     "Point a GUI or match runner at `kata gtp -model NET.bin.gz -config gtp.cfg`. Without -model the engine "
-    "plays without a network, by Monte Carlo rollouts (weak, but needs nothing). Without -config every setting "
+    "plays with katacli's small default network (trained from scratch by examples/training_loop.py, any board "
+    "size 5..19); `-model rollouts` plays without a network, by Monte Carlo rollouts. Without -config every setting "
     "takes KataGo's GTP default (configs/gtp_example.cfg documents them all); change single settings with "
     '-override-config "maxVisits=200,numSearchThreads=4".\n\n'
     "Besides standard GTP it supports KataGo's extensions (see list_commands): kata-analyze and lz-analyze "
@@ -41,6 +43,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     from katacli.gtp.errors import EngineStartupError
     from katacli.gtp.protocol import ResponseWriter
 
+    choice = choose_model(model)
+    model = choice.path
     check_models_or_exit(model, human_model)
     prepared = prepare_config(config, override_config, model is not None, human_model is not None)
     output = ResponseWriter(sys.stdout)
@@ -50,7 +54,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     def build() -> None:
         try:
             built["engine"] = build_engine(model, config, override_config, override_version, output=output,
-                                           prepared=prepared, human_model=human_model)
+                                           prepared=prepared, human_model=human_model, model_note=choice.note)
         except SystemExit as exc:  # a config error, already reported on stderr
             sys.stderr.flush()
             os._exit(exc.code if isinstance(exc.code, int) else EXIT_STARTUP_ERROR)

@@ -94,13 +94,16 @@ def _check_rules_for_network(settings, cfg) -> None:
 
 def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
                  override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
-                 output=None, prepared=None, human_model: Optional[str] = None, human_loader=None):
+                 output=None, prepared=None, human_model: Optional[str] = None, human_loader=None,
+                 model_note: Optional[str] = None):
     """The configured engine (not yet running). Config mistakes exit with a one-line error.
 
-    ``loader`` replaces the background model loader (tests pass one holding an already loaded
-    network), ``human_loader`` the -human-model one; ``make_bot`` replaces the search adapter
-    factory; ``prepared`` is what :func:`prepare_config` returned, when the caller has read the
-    config already.
+    ``model``: the network file, None for the rollout engine (``kata gtp`` reads -model, the default
+    network included, with :func:`katacli.nets.choose_model`, and passes its ``note`` as
+    ``model_note``, shown on stderr at start-up). ``loader`` replaces the background model loader
+    (tests pass one holding an already loaded network), ``human_loader`` the -human-model one;
+    ``make_bot`` replaces the search adapter factory; ``prepared`` is what :func:`prepare_config`
+    returned, when the caller has read the config already.
     """
     from katacli import KATAGO_COMPAT_VERSION, __version__
 
@@ -127,7 +130,9 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     announce(f"Using {rules_name} rules initially, unless GTP/GUI overrides this")
     if config:
         announce(f"Loaded config {', '.join(config)}")
-    if model is None and loader is None:
+    if model_note is not None:
+        log.info(model_note)  # which engine plays is worth a line on stderr whatever the settings
+    elif model is None and loader is None:
         announce("No model given: playing by Monte Carlo rollouts")
     seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
     options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,

@@ -17,6 +17,7 @@ from typing import Optional
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
 from katacli.gtp.resign import ResignSettings
+from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
 from katacli.nn.modelfile import ModelFileError, check_model_file
 from katacli.search.params import SearchParams
 from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
@@ -25,8 +26,8 @@ from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
 BOT_MODE = "gtp"
 # Runner keys (numGameThreads, maxMovesPerGame, ...) are optional here, with their self-play defaults.
 RUNNER_MODE = "selfplay"
-# nnModelFile value that means "no network: the random-playout engine".
-ROLLOUTS = "rollouts"
+# nnModelFile value (any case) that means "no network: the random-playout engine", as -model reads it.
+ROLLOUTS = ROLLOUTS_MODEL
 _INDEXED_KEY = re.compile(r"^([A-Za-z][A-Za-z_]*?[A-Za-z_])(\d+)$")
 # Bot-level keys that are never search parameters.
 _BOT_IDENTITY_KEYS = ("botName", "nnModelFile")
@@ -145,6 +146,8 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     if not model:
         raise ConfigError(f"bot {index} ({name}) has no network: set nnModelFile{index} (a .bin.gz file, "
                           f"or '{ROLLOUTS}' for the random-playout engine)")
+    if is_rollouts_model(model):
+        model = ROLLOUTS
     if model != ROLLOUTS:
         try:
             check_model_file(model)   # exists, whole gzip, readable header: before any game starts

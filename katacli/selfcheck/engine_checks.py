@@ -26,6 +26,8 @@ KEY_POINT = (6, 3)
 ROLLOUT_VISITS = 400
 NETWORK_VISITS = 24
 NETWORK_THREADS = 4
+DEFAULT_NET_VISITS = 16
+DEFAULT_NET_BOARDS = (5, 19)
 SEARCH_SEED = 7
 BENCHMARK_VISITS = 30
 BENCHMARK_POSITIONS = 2
@@ -106,6 +108,27 @@ def network_search() -> str:
     values = searcher.root_values() or {}
     expect(-1.0 <= values.get("win_loss", 2.0) <= 1.0, f"root win/loss value {values.get('win_loss')} out of range")
     return f"{stats.visits} visits in {stats.batches} batches"
+
+
+@check("network.default", "katacli's default network (what the engines use without -model) is installed and plays "
+                          "legal moves on 5x5 and 19x19")
+def default_network() -> str:
+    from cython_ext.history import GameState
+    from katacli.nets import default_net_path, packaged_default_net
+    from katacli.nn.evaluator import NNEvaluator
+    from katacli.search import Searcher, SearchParams
+
+    path = packaged_default_net()
+    expect(path is not None, f"{default_net_path()} is missing: without -model the engines fall back to rollouts")
+    evaluator = NNEvaluator.from_file(path, device="cpu", default_symmetry=0)
+    params = SearchParams.defaults("gtp").replace(max_visits=DEFAULT_NET_VISITS)
+    for size in DEFAULT_NET_BOARDS:
+        state = GameState(size, size)
+        searcher = Searcher(state, params, evaluator, seed=SEARCH_SEED)
+        searcher.run()
+        move = searcher.best_move()
+        expect(move is None or state.is_legal(move, BLACK), f"{size}x{size}: best move {move} is illegal")
+    return f"{evaluator.model_name} ({path.stat().st_size // 1024} KB)"
 
 
 @check("benchmark.core", "`kata benchmark`'s core measures the bundled positions")

@@ -1,0 +1,430 @@
+"""The record of how katacli's default network was made, read from the examples/training_loop.py run
+that trained it: the command and seed, the budget, the machine, and the Elo curve per generation.
+
+    python3 benchmarks/default_net_record.py --work-dir RUN              # print the record and the Elo table
+    python3 benchmarks/default_net_record.py --work-dir RUN --install    # copy the run's newest accepted net into
+                                                                          # katacli/nets/default.bin.gz, then write
+                                                                          # katacli/nets/default.json and
+                                                                          # benchmarks/default_net.md
+
+RUN is the loop's --work-dir (progress.json, models/, elo/; results.json once finished). The loop's
+options come from progress.json (the loop records each start) or --loop-args; they are checked
+against the configs the run wrote, so the recorded command is the one that made the network.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parents[1]
+try:
+    import katacli  # noqa: F401  (an installed katacli)
+except ImportError:  # a checkout built in place
+    sys.path.insert(0, str(REPO))
+
+from katacli.data.files import atomic_output  # noqa: E402
+from katacli.nets import DEFAULT_NET_FILE, DEFAULT_NET_RECORD_FILE  # noqa: E402
+from katacli.nn.modelfile import ModelFileError, check_model_file  # noqa: E402
+
+LOOP_SCRIPT = REPO / "examples" / "training_loop.py"
+PACKAGE_NETS = REPO / "katacli" / "nets"
+MARKDOWN = REPO / "benchmarks" / "default_net.md"
+RECORD_FORMAT = 1
+# The work dir as the recorded command names it (the real one is a path of the training machine).
+PUBLIC_WORK_DIR = "default-net-run"
+# Options of the training machine: its work dir (renamed) and how kata was started there (the default works anywhere).
+MACHINE_SPECIFIC_OPTIONS = ("--work-dir", "--kata")
+LOOP_CONFIGS = ("selfplay-loop.cfg", "gatekeeper.cfg", "match.cfg")
+# What benchmarks/default_net_vs_rollouts.py and default_net_vs_gnugo.py wrote with --json-out.
+STRENGTH_FILES = {"vs_rollouts": REPO / "benchmarks" / "default_net_vs_rollouts.json",
+                  "vs_gnugo": REPO / "benchmarks" / "default_net_vs_gnugo.json"}
+SECONDS_PER_HOUR = 3600.0
+
+
+class RecordError(Exception):
+    """The run cannot be recorded as it is; the message says why."""
+
+
+# ------------------------------------------------------------------------------- the run
+
+
+def load_loop():
+    spec = importlib.util.spec_from_file_location("training_loop", LOOP_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RecordError(f"{path} not found: is this a training_loop.py --work-dir?") from None
+    except ValueError as exc:
+        raise RecordError(f"{path} is not valid JSON: {exc}") from None
+
+
+def loop_argv(progress: dict, loop_args: Optional[str]) -> list[str]:
+    if loop_args is not None:
+        return shlex.split(loop_args)
+    starts = progress.get("starts") or []
+    if not starts:
+        raise RecordError("progress.json does not record the loop's options (a run started by an older "
+                          "training_loop.py): pass them with --loop-args \"--model-kind ... --seed N\"")
+    return list(starts[-1]["argv"])
+
+
+def public_command(argv: list[str]) -> str:
+    """The loop's command line with the work dir renamed and machine-specific options left out."""
+    out: list[str] = []
+    skip_value = False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+            continue
+        if arg.split("=", 1)[0] in MACHINE_SPECIFIC_OPTIONS:
+            skip_value = "=" not in arg  # the value is the next argument
+            continue
+        out.append(arg)
+    return shlex.join(["python3", "examples/training_loop.py", "--work-dir", PUBLIC_WORK_DIR, *out])
+
+
+def check_configs(loop, args, work: Path) -> None:
+    """The configs these options write must be the ones in the run: else the options are not the run's."""
+    with tempfile.TemporaryDirectory() as temp:
+        fresh = Path(temp)
+        loop.write_selfplay_config(fresh, args)
+        loop.write_configs(fresh, args)
+        for name in LOOP_CONFIGS:
+            ran = work / name
+            if ran.exists() and ran.read_text() != (fresh / name).read_text():
+                raise RecordError(f"{ran} differs from what these options write: the loop options are not "
+                                  "this run's (pass the right ones with --loop-args)")
+
+
+def newest_accepted(rows: list[dict]) -> dict:
+    accepted = [row for row in rows if row["generation"] == 0 or row.get("gating") == "accepted"]
+    return accepted[-1]
+
+
+def step_times(loop, progress: dict, work: Path) -> tuple[Optional[float], dict[int, float]]:
+    """(start time, {generation: time its last step finished}); from progress.json where the loop
+    recorded them, else from the files the run wrote (the random net, then each Elo match)."""
+    starts = progress.get("starts") or []
+    start = starts[0]["time"] if starts else None
+    if start is None:
+        first = work / "models" / f"{loop.RANDOM_NET_NAME}.bin.gz"
+        start = first.stat().st_mtime if first.exists() else None
+    ends: dict[int, float] = {}
+    for generation, steps in (progress.get("finished") or {}).items():
+        ends[int(generation)] = max(steps.values())
+    for path in (work / "elo").glob("gen*.json"):
+        generation = int(path.stem.removeprefix("gen"))
+        ends.setdefault(generation, path.stat().st_mtime)
+    return start, ends
+
+
+# ------------------------------------------------------------------------------- the record
+
+
+def network_facts(path: Path, work: Path, rows: list[dict], args) -> dict:
+    try:
+        header = check_model_file(path)
+    except ModelFileError as exc:
+        raise RecordError(str(exc)) from None
+    data = path.read_bytes()
+    trained_as = path.name
+    generation = next((row["generation"] for row in rows if row["model"] == trained_as), None)
+    sidecar = work / "models" / (trained_as.removesuffix(".bin.gz") + ".json")
+    training = json.loads(sidecar.read_text()) if sidecar.exists() else {}
+    return {"file": DEFAULT_NET_FILE, "name": header.name, "trained_as": trained_as, "generation": generation,
+            "architecture": args.model_kind, "model_version": header.version, "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(), "training_samples": training.get("samples"),
+            "selfplay_rows": training.get("data_rows")}
+
+
+def machine_facts(note: Optional[str]) -> dict:
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    from katacli import __version__
+
+    facts = {"cpu": cpu, "cpu_cores": os.cpu_count(), "gpu": gpu, "os": platform.system(),
+             "python": platform.python_version(), "torch": torch.__version__, "katacli": __version__}
+    if note:
+        facts["note"] = note
+    return facts
+
+
+def elo_curve(rows: list[dict], start: Optional[float], ends: dict[int, float]) -> list[dict]:
+    curve = []
+    for row in rows:
+        prev, roll = row.get("vs_previous"), row.get("vs_rollouts")
+        generation = row["generation"]
+        curve.append({
+            "generation": generation, "model": row["model"], "gating": row.get("gating", "-"),
+            "elo": round(row["elo"], 1),
+            "vs_previous": None if prev is None else {k: prev[k] for k in ("wins", "losses", "draws")},
+            "vs_rollouts": None if roll is None else {
+                "wins": roll["wins"], "losses": roll["losses"], "draws": roll["draws"],
+                "win_rate": roll["win_rate"], "win_rate_95": roll["win_rate_95"]},
+            "hours": (round((ends[generation] - start) / SECONDS_PER_HOUR, 2)
+                      if start is not None and generation in ends else (0.0 if generation == 0 else None)),
+        })
+    return curve
+
+
+def elo_method(args) -> str:
+    search = (f"{args.match_seconds:g} s per move for every bot (equal time)" if args.match_seconds
+              else f"{args.visits} visits per move for the nets, {args.rollout_visits} for the rollout engine")
+    return (f"kata match after each accepted generation: the new net against its predecessor and against the "
+            f"rollout engine, {2 * args.match_games} games each (both colours, boards "
+            f"{','.join(map(str, args.boards))}, area scoring, {search}); the Elo column adds up the "
+            "Bradley-Terry difference to the predecessor, generation 0 (random weights) being 0")
+
+
+def strength(network_name: str) -> dict:
+    """The strength measurements of this very network (by its name) that the benchmarks saved."""
+    found = {}
+    for key, path in STRENGTH_FILES.items():
+        if path.exists():
+            data = read_json(path)
+            if data.get("model") == network_name:
+                found[key] = data
+    return found
+
+
+def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Optional[float],
+                 machine_note: Optional[str]) -> dict:
+    loop = load_loop()
+    progress = read_json(work / "progress.json")
+    results_path = work / "results.json"
+    finished = results_path.exists()
+    rows = read_json(results_path)["rows"] if finished else progress["rows"]
+    argv = loop_argv(progress, loop_args)
+    args = loop.build_parser().parse_args(argv)
+    check_configs(loop, args, work)
+    start, ends = step_times(loop, progress, work)
+    generations_run = max((int(g) for g, steps in progress["done"].items() if "elo" in steps), default=0)
+    hours = wall_hours if wall_hours is not None else (
+        round((max(ends.values()) - start) / SECONDS_PER_HOUR, 2) if start is not None and ends else None)
+    network = network_facts(net, work, rows, args)
+    return {
+        "format": RECORD_FORMAT,
+        "network": network,
+        "reproduce": {"command": public_command(argv), "seed": args.seed,
+                      "then": f"python3 benchmarks/default_net_record.py --work-dir {PUBLIC_WORK_DIR} --install"},
+        "budget": {
+            "generations_run": generations_run, "generations_planned": args.generations,
+            # The self-play behind this network: one batch of games per generation up to its own.
+            "run_finished": finished, "selfplay_games": args.games * (
+                generations_run if network["generation"] is None else network["generation"]),
+            "games_per_generation": args.games, "visits": args.visits, "boards": args.boards,
+            "training_samples_per_generation": args.train_samples, "batch_size": args.batch_size,
+            "gating_games": args.gating_games, "elo_games_per_opponent": 2 * args.match_games,
+            "wall_time_hours": hours,
+            "wall_time_from": "given" if wall_hours is not None else "the run's recorded times / file times",
+        },
+        "machine": machine_facts(machine_note),
+        "elo_method": elo_method(args),
+        "elo_curve": elo_curve(rows, start, ends),
+        "strength": strength(network["name"]),
+    }
+
+
+# ------------------------------------------------------------------------------- output
+
+
+def win_text(result: Optional[dict]) -> str:
+    return "-" if result is None else f"{result['wins']}-{result['losses']}-{result['draws']}"
+
+
+def rollouts_text(result: Optional[dict]) -> str:
+    if result is None:
+        return "-"
+    low, high = result["win_rate_95"]
+    return f"{100 * result['win_rate']:.0f}% [{100 * low:.0f}-{100 * high:.0f}]"
+
+
+def curve_table(curve: list[dict]) -> str:
+    lines = ["| gen | net | gating | vs previous (W-L-D) | Elo | vs rollouts (95%) | hours |",
+             "|---:|---|---|---:|---:|---:|---:|"]
+    for row in curve:
+        hours = "-" if row["hours"] is None else f"{row['hours']:.2f}"
+        lines.append(f"| {row['generation']} | {row['model']} | {row['gating']} | {win_text(row['vs_previous'])} | "
+                     f"{row['elo']:+.0f} | {rollouts_text(row['vs_rollouts'])} | {hours} |")
+    return "\n".join(lines)
+
+
+def percent_interval(value: float, interval: list) -> str:
+    return f"{100 * value:.0f}% [{100 * interval[0]:.0f}-{100 * interval[1]:.0f}]"
+
+
+def strength_lines(found: dict) -> list[str]:
+    lines = ["## Strength", ""]
+    rollouts = found.get("vs_rollouts")
+    if rollouts:
+        lines += ["Against the rollout engine at equal time per move (`benchmarks/default_net_vs_rollouts.py`):", "",
+                  "| board | s/move | games | W-L-D | win rate (95%) |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {r['board']}x{r['board']} | {r['seconds_per_move']:g} | {r['games']} | "
+                  f"{r['wins']}-{r['losses']}-{r['draws']} | {percent_interval(r['win_rate'], r['win_rate_95'])} |"
+                  for r in rollouts["results"]]
+        lines.append("")
+    gnugo = found.get("vs_gnugo")
+    if gnugo:
+        elo = "no finite Elo estimate" if gnugo["elo"] is None else f"{gnugo['elo']:+.0f} Elo"
+        lines += [f"Against GNU Go level {gnugo['gnugo_level']} (`benchmarks/default_net_vs_gnugo.py`, "
+                  f"{gnugo['size']}x{gnugo['size']}, {gnugo['rules']} rules, komi {gnugo['komi']:g}, "
+                  f"{gnugo['visits']} visits): {gnugo['wins']}-{gnugo['losses']}-{gnugo['draws']} in "
+                  f"{gnugo['games']} games, score {percent_interval(gnugo['score'], gnugo['score_95'])}, {elo}.", ""]
+    if not rollouts or not gnugo:
+        lines += ["Not measured for this network yet: "
+                  + " and ".join(f"`python3 benchmarks/default_net_{key}.py --json-out "
+                                 f"benchmarks/default_net_{key}.json`" for key in STRENGTH_FILES if key not in found)
+                  + ", then `python3 benchmarks/default_net_record.py --work-dir RUN --write`.", ""]
+    return lines
+
+
+def markdown(record: dict) -> str:
+    net, budget, machine = record["network"], record["budget"], record["machine"]
+    state = "finished" if budget["run_finished"] else "not finished: no results.json yet"
+    return "\n".join([
+        "# katacli's default network",
+        "",
+        "Written by `benchmarks/default_net_record.py` from the training run; regenerate it, do not edit it.",
+        "",
+        f"`katacli/nets/{net['file']}` is `{net['name']}` ({net['architecture']}, model version "
+        f"{net['model_version']}, {net['bytes'] / 1024:.0f} KiB, sha256 `{net['sha256'][:16]}...`), the net "
+        f"accepted in generation {net['generation']} of an `examples/training_loop.py` run from random weights "
+        "on katacli's own self-play, no other network's data. `kata gtp`, `kata analysis`, `kata benchmark`, "
+        "`kata genconfig` and `kata evalsgf` use it when given no `-model`; `-model rollouts` picks the "
+        "network-free rollout engine.",
+        "",
+        "## Reproduce",
+        "",
+        "    " + record["reproduce"]["command"],
+        "    " + record["reproduce"]["then"],
+        "",
+        f"Seed {record['reproduce']['seed']}. A rerun plays the same kind of games with the same budget; it is "
+        "not bit-for-bit the same run (parallel games and network batches interleave differently), so expect "
+        "a similar, not an identical, Elo curve.",
+        "",
+        "## Budget",
+        "",
+        f"- generations: {budget['generations_run']} run of {budget['generations_planned']} planned ({state})",
+        f"- self-play behind this network: {budget['selfplay_games']} games ({budget['games_per_generation']} per "
+        f"generation) at {budget['visits']} visits, boards {', '.join(map(str, budget['boards']))}; "
+        f"{net['selfplay_rows']} training rows",
+        f"- training: {net['training_samples']} samples ({budget['training_samples_per_generation']} per "
+        f"generation, batch {budget['batch_size']})",
+        f"- gating: {budget['gating_games']} games per candidate; Elo: {budget['elo_games_per_opponent']} games "
+        "per opponent per accepted generation",
+        f"- wall time of the run: {budget['wall_time_hours']} hours ({budget['wall_time_from']})",
+        f"- machine: {machine['cpu']}, {machine['cpu_cores']} cores"
+        + (f", {machine['gpu']}" if machine["gpu"] else ", no GPU")
+        + f"; torch {machine['torch']}, Python {machine['python']}, katacli {machine['katacli']}"
+        + (f"; {machine['note']}" if machine.get("note") else ""),
+        "",
+        "## Elo curve",
+        "",
+        curve_table(record["elo_curve"]),
+        "",
+        record["elo_method"] + ".",
+        "",
+        *strength_lines(record["strength"]),
+    ])
+
+
+def write_text(path: Path, text: str) -> None:
+    with atomic_output(path) as temp:
+        Path(temp).write_text(text)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_file_of_packaged_net(work: Path) -> Path:
+    """The run's accepted network that is the packaged one (to record it again, e.g. with new strength results)."""
+    packaged = PACKAGE_NETS / DEFAULT_NET_FILE
+    if not packaged.is_file():
+        raise RecordError(f"{packaged} is missing: pass --install to copy a network of the run there")
+    digest = sha256_of(packaged)
+    found = next((path for path in sorted((work / "models").glob("*.bin.gz")) if sha256_of(path) == digest), None)
+    if found is None:
+        raise RecordError(f"{packaged} is none of the networks in {work / 'models'}: pass --install (or --net)")
+    return found
+
+
+def install(net: Path) -> Path:
+    target = PACKAGE_NETS / DEFAULT_NET_FILE
+    with atomic_output(target) as temp:
+        shutil.copyfile(net, temp)
+    return target
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work-dir", required=True, type=Path, help="the training_loop.py run")
+    parser.add_argument("--net", type=Path,
+                        help="the network to record (default: the run's newest accepted one, in WORK/models)")
+    parser.add_argument("--install", action="store_true",
+                        help=f"copy the network to katacli/nets/{DEFAULT_NET_FILE} and write the record files")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write katacli/nets/{DEFAULT_NET_RECORD_FILE} and {MARKDOWN.name} without copying "
+                             "the network (it must already be the packaged one)")
+    parser.add_argument("--loop-args", help="the loop's options, when progress.json does not record them")
+    parser.add_argument("--wall-hours", type=float, help="the run's wall time, instead of its recorded times")
+    parser.add_argument("--machine-note", help='a note on the machine, e.g. "2 cores shared with other jobs"')
+    args = parser.parse_args(argv)
+    work = args.work_dir
+    try:
+        progress = read_json(work / "progress.json")
+        if args.net:
+            net = args.net
+        elif args.write and not args.install:
+            net = run_file_of_packaged_net(work)
+        else:
+            net = work / "models" / newest_accepted(progress["rows"])["model"]
+        if not net.is_file():
+            raise RecordError(f"network not found: {net}")
+        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note)
+        if args.install:
+            install(net)
+        if args.install or args.write:
+            packaged = PACKAGE_NETS / DEFAULT_NET_FILE
+            if not packaged.is_file() or sha256_of(packaged) != record["network"]["sha256"]:
+                raise RecordError(f"{packaged} is not {net}: pass --install to copy it there first")
+            write_text(PACKAGE_NETS / DEFAULT_NET_RECORD_FILE, json.dumps(record, indent=1) + "\n")
+            write_text(MARKDOWN, markdown(record))
+    except RecordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(markdown(record))
+    if args.install or args.write:
+        print(f"[{time.strftime('%H:%M:%S')}] wrote katacli/nets/{DEFAULT_NET_RECORD_FILE} and "
+              f"benchmarks/{MARKDOWN.name}" + (f"; installed {net.name} as katacli/nets/{DEFAULT_NET_FILE}"
+                                               if args.install else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

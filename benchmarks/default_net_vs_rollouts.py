@@ -1,0 +1,141 @@
+"""katacli's default network against the rollout engine at equal time per move, with `kata match`, on
+9x9 and 13x13 (Chinese-style area scoring, positional superko); prints a table of wins, win rate with
+a 95% interval and the Elo difference per board size.
+
+    python3 benchmarks/default_net_vs_rollouts.py                                  # 20 games per board, 1 s/move
+    python3 benchmarks/default_net_vs_rollouts.py --json-out benchmarks/default_net_vs_rollouts.json
+    python3 benchmarks/default_net_vs_rollouts.py --games 40 --seconds 2 --sgf-dir vs-rollouts/
+    python3 benchmarks/default_net_vs_rollouts.py --boards 9 --games 2 --seconds 0.05   # a smoke run
+
+Both bots get the same thinking time per move (maxTime, no visit limit) and one search thread; each
+match worker plays one game at a time, so the network gains nothing from batching several games.
+A 9x9 game lasts about 60-90 moves: 20 games at 1 s/move take roughly half an hour of one core
+(`kata match` spreads games over the cores; --processes sets how many).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parents[1]
+try:
+    import katacli  # noqa: F401  (an installed katacli)
+    KATA_ENV = dict(os.environ)
+except ImportError:  # a checkout built in place
+    sys.path.insert(0, str(REPO))
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+
+from katacli.nets import ROLLOUTS_MODEL, default_net_path, packaged_default_net  # noqa: E402
+from katacli.nn.modelfile import check_model_file  # noqa: E402
+
+NET_BOT, ROLLOUT_BOT = "default-net", "rollouts"
+DEFAULT_BOARDS = (9, 13)
+MOVES_PER_POINT = 3           # games stop (and are scored) after this many moves per board point
+UNLIMITED_VISITS = 1 << 30    # the time limit alone stops each search
+DEFAULT_KOMI = 7.5
+
+
+def match_config(net: str, size: int, games: int, seconds: float, komi: float, processes: Optional[int]) -> str:
+    keys = [
+        "numBots = 2", f"botName0 = {NET_BOT}", f"botName1 = {ROLLOUT_BOT}",
+        f"nnModelFile0 = {net}", f"nnModelFile1 = {ROLLOUTS_MODEL}",
+        "koRules = POSITIONAL", "scoringRules = AREA", "taxRules = NONE", "multiStoneSuicideLegals = false",
+        "hasButtons = false", f"bSizes = {size}", "bSizeRelProbs = 1", f"komiMean = {komi:g}", "handicapProb = 0.0",
+        f"maxMovesPerGame = {MOVES_PER_POINT * size * size}", f"numGamesTotal = {games}",
+        f"maxTime = {seconds:g}", f"maxVisits = {UNLIMITED_VISITS}", "numSearchThreads = 1",
+        "numGameThreads = 1", "nnMaxBatchSize = 1",
+        "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6", "logToStdout = false",
+    ]
+    if processes is not None:
+        keys.append(f"numMatchProcesses = {processes}")
+    return "\n".join(keys) + "\n"
+
+
+def play(net: str, size: int, args, work: Path) -> dict:
+    """One `kata match` on one board size; the net's result against the rollout engine."""
+    cfg = work / f"vs-rollouts-{size}x{size}.cfg"
+    cfg.write_text(match_config(net, size, args.games, args.seconds, args.komi, args.processes))
+    command = [sys.executable, "-P", "-m", "katacli.cli", "match", "-config", str(cfg), "--json", "--quiet",
+               "-seed", str(args.seed + size)]
+    if args.sgf_dir:
+        command += ["-sgf-output-dir", str(Path(args.sgf_dir) / f"{size}x{size}")]
+    print(f"{size}x{size}: {args.games} games at {args.seconds:g} s per move ...", file=sys.stderr, flush=True)
+    done = subprocess.run(command, env=KATA_ENV, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"error: kata match on {size}x{size} failed (exit status {done.returncode}); "
+                         "see its messages above")
+    report = json.loads(done.stdout)
+    pair = next(p for p in report["pairs"] if {p["bot"], p["opponent"]} == {NET_BOT, ROLLOUT_BOT})
+    if pair["bot"] != NET_BOT:  # the pair seen from the rollout engine's side: turn it round
+        pair = dict(pair, wins=pair["losses"], losses=pair["wins"], win_rate=1 - pair["win_rate"],
+                    win_rate_95=[1 - pair["win_rate_95"][1], 1 - pair["win_rate_95"][0]],
+                    elo_diff=None if pair["elo_diff"] is None else -pair["elo_diff"],
+                    elo_diff_95=[None if e is None else -e for e in reversed(pair["elo_diff_95"])])
+    return dict(pair, board=size, seconds_per_move=args.seconds, interrupted=report["interrupted"])
+
+
+def elo_text(value: Optional[float], interval: list) -> str:
+    def one(v: Optional[float], unbounded: str) -> str:
+        return unbounded if v is None else f"{v:+.0f}"
+
+    return f"{one(value, 'sweep')} [{one(interval[0], '-inf')}, {one(interval[1], '+inf')}]"
+
+
+def table(results: list[dict], net_name: str) -> str:
+    lines = [f"default network ({net_name}) against the rollout engine, equal time per move",
+             "",
+             "| board | s/move | games | W-L-D | win rate (95%) | Elo (95%) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in results:
+        low, high = r["win_rate_95"]
+        lines.append(f"| {r['board']}x{r['board']} | {r['seconds_per_move']:g} | {r['games']} | "
+                     f"{r['wins']}-{r['losses']}-{r['draws']} | {100 * r['win_rate']:.0f}% "
+                     f"[{100 * low:.0f}-{100 * high:.0f}] | {elo_text(r['elo_diff'], r['elo_diff_95'])} |"
+                     + (" (interrupted)" if r["interrupted"] else ""))
+    return "\n".join(lines)
+
+
+def board_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of board sizes like 9,13") from None
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boards", type=board_list, default=list(DEFAULT_BOARDS), help="board sizes, e.g. 9,13")
+    parser.add_argument("--games", type=int, default=20, help="games per board size (colours alternate)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per move for both bots")
+    parser.add_argument("--komi", type=float, default=DEFAULT_KOMI)
+    parser.add_argument("--model", help="the network (default: katacli's default network)")
+    parser.add_argument("--processes", type=int, help="match worker processes (default: kata match's, one per core)")
+    parser.add_argument("--sgf-dir", help="save the games here, one folder per board size")
+    parser.add_argument("--json-out", help="also write the results as JSON here (benchmarks/default_net_vs_rollouts.json "
+                                           "is shown in benchmarks/default_net.md by default_net_record.py)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.games < 2 or args.seconds <= 0:
+        parser.error("--games must be at least 2 (one per colour) and --seconds above 0")
+    net = args.model or packaged_default_net()
+    if net is None:
+        print(f"error: katacli's default network is not installed ({default_net_path()}); pass --model",
+              file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as temp:
+        results = [play(str(net), size, args, Path(temp)) for size in args.boards]
+    name = check_model_file(net).name
+    print(table(results, name))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"model": name, "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
