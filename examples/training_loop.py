@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from katacli.atomic_files import atomic_write_text
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 try:
@@ -255,9 +257,7 @@ class Progress:
         self.save()
 
     def save(self) -> None:
-        temp = self.path.with_suffix(".tmp")
-        temp.write_text(json.dumps(self.data, indent=1))
-        os.replace(temp, self.path)
+        atomic_write_text(self.path, json.dumps(self.data, indent=1))
 
 
 def run_loop(args) -> dict:
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     try:
-        result = run_loop(args)
+        run_loop(args)
     except LoopError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -4,13 +4,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Callable, Optional, TypeVar
 
 import typer
 
 from katacli import config_keys
+from katacli.atomic_files import atomic_write_text
 from katacli.benchmarking.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 
@@ -327,20 +327,6 @@ def check_output_path(path: str) -> None:
         raise BenchmarkError(f"cannot write the config to {path}: permission denied")
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write via a temporary file in the same directory, so an interrupted write leaves the old file intact."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temp_path = tempfile.mkstemp(prefix=".genconfig-", suffix=".cfg", dir=directory)
-    try:
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
-        os.replace(temp_path, path)
-    except BaseException:
-        if os.path.exists(temp_path):
-            os.unlink(temp_path)
-        raise
-
-
 # --------------------------------------------------------------------------- tuning
 
 
@@ -505,7 +491,7 @@ def run(options: GenconfigOptions) -> int:
                           has_human_model=choices.human_sl_profile is not None)
         wizard.section("DONE")
         wizard.say(f"Writing new config file to {options.output}")
-        write_atomically(options.output, text)
+        atomic_write_text(options.output, text)
     except (BenchmarkError, GeneratedConfigError, WizardAborted) as exc:
         report_error_and_exit(str(exc))
     except OSError as exc:
@@ -545,7 +531,7 @@ def register(app: typer.Typer) -> None:
                                                help="Resign below this win/loss value (-1..1)."),
         devices: Optional[str] = typer.Option(None, "--devices", metavar="LIST", help='GPUs to use, e.g. "0,1".'),
         cache_gb: Optional[float] = typer.Option(None, "--cache-gb", help="RAM for the network cache, in GB."),
-        threads: Optional[int] = typer.Option(None, "--threads", help="Use this numSearchThreads; skips tuning."),
+        threads: Optional[int] = typer.Option(None, "--threads", help="Use this numSearchThreads (leaves one search keeps in flight); skips tuning."),
         tune_visits: Optional[int] = typer.Option(None, "--tune-visits",
                                                   help="Visits per tuning search (default: calibrated)."),
         tune_positions: int = typer.Option(10, "--tune-positions", help="Positions per tuning run."),
