@@ -1,4 +1,4 @@
-"""``kata benchmark``: measure search speed for several numbers of search threads and recommend one."""
+"""``kata benchmark``: measure search speed for several numSearchThreads values (leaves in flight) and recommend one."""
 from __future__ import annotations
 
 import json
@@ -310,7 +310,8 @@ def register(app: typer.Typer) -> None:
                  f"{DEFAULT_VISITS_ROLLOUTS} without a network)."),
         threads: Optional[str] = typer.Option(
             None, "-t", "--threads", metavar="LIST",
-            help="Test these numbers of search threads, comma-separated, e.g. 4,8,12,16. Default: tune automatically."),
+            help="Test these numSearchThreads values (leaves one search keeps in flight), comma-separated, e.g. "
+                 "4,8,12,16. Default: tune automatically."),
         num_positions: int = typer.Option(10, "-n", "--numpositions", metavar="NUM",
                                           help="How many positions to search from the game."),
         seconds_per_move: float = typer.Option(
