@@ -37,7 +37,6 @@ from katacli.nn.description import (
     NestedBottleneckBlockDesc,
     OrdinaryBlockDesc,
     PolicyHeadDesc,
-    PostProcessParams,
     RMSNormDesc,
     TransformerAttentionBlockDesc,
     TransformerFFNBlockDesc,
