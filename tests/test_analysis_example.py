@@ -5,7 +5,9 @@ import importlib.util
 import subprocess
 import sys
 
-from test_analysis_support import REPO
+import pytest
+
+from support.analysis import REPO
 
 EXAMPLE = REPO / "examples" / "analyze_sgf_blunders.py"
 SGF = "(;GM[1]FF[4]SZ[7]KM[7.5]RU[Chinese]AB[aa]AW[gg];B[dd];W[cc];B[ce];W[ec];B[pass])"
@@ -39,6 +41,7 @@ def test_mistakes_are_losses_for_the_player_who_moved():
         (2, 0.3, 6.0, "C5"), (1, 0.2, 4.0, "D4")]
 
 
+@pytest.mark.subprocess
 def test_example_runs_against_the_rollout_engine(tmp_path):
     path = tmp_path / "game.sgf"
     path.write_text(SGF.replace("B[pass]", "B[]"))

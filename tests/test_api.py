@@ -65,6 +65,7 @@ def test_every_public_function_and_class_has_a_doctest_example():
     assert not without, without
 
 
+@pytest.mark.subprocess
 def test_import_katacli_stays_light():
     code = ("import sys, katacli; g = katacli.Game(9); "
             "print('torch' in sys.modules, 'katacli.search.searcher' in sys.modules)")

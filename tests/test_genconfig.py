@@ -15,7 +15,7 @@ from katacli.benchmarking.config_writer import (
 from katacli.cli import app, normalize_argv
 from katacli.config import Config
 
-TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+from support.paths import BUNDLED_TINY_MODEL as TINY_MODEL
 FAST_TUNING = ["--tune-visits", "8", "--tune-positions", "1"]
 
 
@@ -223,7 +223,7 @@ TINY_HUMAN_MODEL = TINY_MODEL.with_name("tiny-b2c16-human.bin.gz")
 def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
     """As `kata gtp -model TINY -human-model TINY_HUMAN -config path`: no warning; the engine's answers to
     kata-get-param humanSLProfile and humanSLChosenMoveProp."""
-    from test_gtp_support import feed, make_engine
+    from support.gtp import feed, make_engine
 
     engine, out, err = make_engine(model=str(TINY_MODEL), human_model=str(TINY_HUMAN_MODEL), config=[str(path)])
     feed(engine, ["kata-get-param humanSLProfile", "kata-get-param humanSLChosenMoveProp"])

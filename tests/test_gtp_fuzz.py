@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from katacli.gtp.identity import KNOWN_COMMANDS
-from test_gtp_support import make_engine
+from support.gtp import make_engine
 
 NUM_LINES_PER_RUN = 15000  # two runs: 30000 lines in all
 TIME_LIMIT_SECONDS = 60.0

@@ -11,7 +11,9 @@ import pytest
 
 from katacli.game.rules import Rules
 
-from test_gtp_support import REPO, python_cli
+from support.gtp import REPO, python_cli
+
+pytestmark = pytest.mark.subprocess  # every test here starts processes
 
 GNUGO = shutil.which("gnugo") or shutil.which("/usr/games/gnugo")
 

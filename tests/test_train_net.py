@@ -16,15 +16,13 @@ from katacli.train.exporting import architecture_name, export_name, export_to_mo
 from katacli.train.net import TrainingNet, UnsupportedModelError, score_belief_sizes
 from katacli.train.synthetic import synthetic_rows
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+from support.paths import model_path
+
 SHORT_OPTIMISTIC_CHANNEL = 5  # index of the exported optimistic policy in the training policy channels
 
 
 def shared_model(name: str) -> KataGoModel:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found")
-    return load_model(path)
+    return load_model(model_path(name))
 
 
 def batch(rows: int = 6, board: int = 9, pos_len: int | None = None, seed: int = 0):

@@ -1,7 +1,6 @@
 """Hostile input lines for the GTP and analysis fuzz tests (test_fuzz_protocols.py): random unicode,
 invalid UTF-8 bytes (as the engines decode them), 1 MB lines, JSON nested 10,000 deep and hostile file
 paths; and a watchdog that tells a hang (one line taking far too long) from slow progress.
-(Named test_* to live beside the tests; it defines no tests itself.)
 """
 from __future__ import annotations
 

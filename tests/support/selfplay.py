@@ -23,9 +23,10 @@ from katacli.selfplay.net import NetEvaluator
 from katacli.selfplay.searching import RawNetSearcher
 from katacli.selfplay.settings import SelfplaySettings
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE_CONFIG = REPO / "configs" / "selfplay_example.cfg"
-SHARED_TEST_MODEL = REPO.parent / "shared" / "models" / "test-b4c32.bin.gz"
+from support.paths import CONFIGS, MODELS, REPO, TEST_B4  # noqa: F401  (REPO: used by the self-play tests)
+
+EXAMPLE_CONFIG = CONFIGS / "selfplay_example.cfg"
+SHARED_TEST_MODEL = MODELS / TEST_B4
 
 # Overrides that keep games tiny and quick; individual tests add their own on top.
 TINY_OVERRIDES = (
