@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from katacli.cli import app
-from katacli.selfcheck import all_checks, human_checks, make_reference, reference_checks
+from katacli.selfcheck import all_checks, human_checks, reference_checks
 from katacli.selfcheck.framework import Check, CheckFailed, run_check
 
-from support.paths import MODELS, REPO, reference_path
+from support.paths import MODELS, REPO, import_script, reference_path
 # The bundled data must stay small: it ships inside the package.
 MAX_BUNDLED_BYTES = 100_000
 PASS_LINE = re.compile(r"^PASS (\S+) +\d+\.\d\ds  ")
@@ -106,6 +106,7 @@ def test_make_reference_refuses_a_build_that_misses_katago_human_outputs(tmp_pat
     (tmp_path / "reference").mkdir()
     (tmp_path / "models").symlink_to(MODELS)
     (tmp_path / "reference" / "kata-raw-human-nn.jsonl").write_text("\n".join(cases) + "\n")
+    make_reference = import_script("scripts/make_selfcheck_reference.py")
     make_reference.verify_human_against_katago(tmp_path)
     assert "verified: 2 KataGo kata-raw-human-nn cases" in capsys.readouterr().err
     wrong = json.loads(cases[0])

@@ -48,3 +48,14 @@ def model_path(name: str, *, module: bool = False) -> Path:
 def reference_path(name: str, *, module: bool = False) -> Path:
     """A KataGo reference output by name (relative to ``shared/reference``), or skip."""
     return require(REFERENCE / name, module=module)
+
+
+def import_script(relative: str):
+    """A maintainer script of the checkout (e.g. ``scripts/make_selfcheck_reference.py``) as a module."""
+    import importlib.util
+
+    path = REPO / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
