@@ -222,7 +222,7 @@ def elo_table(rows: list[dict]) -> str:
 
 
 def newest_model(models_dir: Path) -> Path:
-    from katacli.selfplay.modelfiles import find_latest_model
+    from katacli.selfplay.latest_model import find_latest_model
 
     found = find_latest_model(models_dir)
     if found is None:
@@ -231,7 +231,7 @@ def newest_model(models_dir: Path) -> Path:
 
 
 def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
-    from katacli.nn.model import KataGoModel
+    from katacli.nn.torch_model import KataGoModel
     from katacli.train.exporting import write_model_atomically
 
     path = models_dir / f"{RANDOM_NET_NAME}.bin.gz"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from katacli.atomic_files import atomic_write_text
-from katacli.benchmarking.positions import (
+from katacli.search.benchmark_positions import (
     BENCHMARK_GAMES_PATH, BENCHMARK_KOMI, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN,
 )
 

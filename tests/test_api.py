@@ -244,7 +244,7 @@ def test_load_network_errors(tmp_path):
         katacli.load_network(tmp_path / "missing.bin.gz")
     bad = tmp_path / "bad.bin.gz"
     bad.write_bytes(b"not a model")
-    from katacli.nn.modelfile import ModelFileError
+    from katacli.nn.model_file_reader import ModelFileError
 
     with pytest.raises((ModelFileError, OSError)):
         katacli.load_network(bad)

@@ -1,4 +1,4 @@
-"""`kata benchmark` and its core (katacli.benchmarking): positions, result lines, the Elo model, automatic
+"""`kata benchmark` and its core (katacli.tuning): positions, result lines, the Elo model, automatic
 tuning, and the command's output and errors. Searches are tiny (a few visits, one or two positions)."""
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from katacli.benchmarking import BenchmarkResult, benchmark_params, benchmark_positions, recommend, run_benchmark
-from katacli.benchmarking.positions import (
+from katacli.tuning import BenchmarkResult, benchmark_params, benchmark_positions, recommend, run_benchmark
+from katacli.search.benchmark_positions import (
     MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN, BenchmarkError, bundled_game, positions_from_game,
     spread_move_numbers,
 )
-from katacli.benchmarking.recommend import (
+from katacli.tuning.recommend import (
     ELO_PER_SPEED_DOUBLING, autotune_candidates, autotune_threads, elo_effect, thread_cost_elo,
 )
-from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
+from katacli.tuning.runner import BatchSizePolicy, parse_thread_list
 from katacli.cli import app, normalize_argv
 from katacli.search import SearchParams
 
@@ -91,7 +91,7 @@ def test_run_benchmark_with_rollouts_counts_visits_and_reports_progress():
 
 
 def test_gtp_benchmark_line():
-    from katacli.benchmarking import gtp_benchmark_line
+    from katacli.tuning import gtp_benchmark_line
 
     line = gtp_benchmark_line(SearchParams.defaults("gtp"), None, 10, 9, seed=1)
     assert RESULT_LINE.match(line).group(2, 3) == ("10", "10")

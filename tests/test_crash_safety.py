@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from katacli import atomic_files
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train import checkpoint as ckpt
 from katacli.train.metrics import METRICS_FILE
 

@@ -120,7 +120,7 @@ def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
     import subprocess
     import sys
 
-    from katacli.nn.modelfile import check_model_file
+    from katacli.nn.model_file_reader import check_model_file
 
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from katacli.benchmarking.config_writer import (
+from katacli.tuning.config_writer import (
     GenConfigChoices, cache_gb_for_size, cache_size_for_gb, check_config_text, render_config,
 )
 from katacli.cli import app, normalize_argv
@@ -234,7 +234,7 @@ def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
 
 
 def test_rendered_human_config_needs_the_human_model():
-    from katacli.benchmarking.config_writer import GeneratedConfigError
+    from katacli.tuning.config_writer import GeneratedConfigError
 
     text = render_config(GenConfigChoices(rules="japanese", human_sl_profile="preaz_3d"))
     check_config_text(text, has_human_model=True)

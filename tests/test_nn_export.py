@@ -10,8 +10,8 @@ import torch
 from katacli.nn.configs import random_description
 from katacli.nn.description import Activation
 from katacli.nn.export import ModelExportError, export_model, model_file_bytes, write_model_file
-from katacli.nn.model import KataGoModel, load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.model_file_reader import read_model_file
 
 from support.paths import SHARED_NETS, model_path
 

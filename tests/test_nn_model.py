@@ -8,7 +8,7 @@ import torch
 from katacli.nn.configs import BASE_CONFIGS, config_of_name
 from katacli.nn.description import Activation, GlobalPoolBlockDesc, NestedBottleneckBlockDesc
 from katacli.nn.configs import random_description
-from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.torch_model import KataGoModel, load_model
 
 from support.paths import SHARED_NETS, model_path
 CLOSE = dict(rtol=1e-4, atol=2e-5)

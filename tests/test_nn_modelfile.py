@@ -23,7 +23,7 @@ from katacli.nn.description import (
     TransformerFFNBlockDesc,
 )
 from katacli.nn.export import model_file_bytes, write_model_file
-from katacli.nn.modelfile import ModelFileError, check_model_file, parse_model_bytes, read_model_file
+from katacli.nn.model_file_reader import ModelFileError, check_model_file, parse_model_bytes, read_model_file
 
 from support.paths import G170_B6 as G170
 from support.paths import MODELS, SHARED_NETS, model_path, require

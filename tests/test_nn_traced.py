@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from katacli.nn.evaluator import NNEvaluator, NNRequest
-from katacli.nn.model import load_model
+from katacli.nn.torch_model import load_model
 from katacli.nn.traced import TracedForward
 
 from support.paths import SHARED_NETS as NETS

@@ -20,8 +20,8 @@ from katacli.nn.description import (
 )
 from katacli.nn.export import write_model_file
 from katacli.nn.layers import MaskInfo
-from katacli.nn.model import AttentionBlock, KataGoModel
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import AttentionBlock, KataGoModel
+from katacli.nn.model_file_reader import read_model_file
 
 from support.paths import TEST_TRANSFORMER, model_path
 

@@ -16,7 +16,7 @@ import pytest
 from katacli.data import GT, TrainingFile, join_game_hash, list_training_files
 from katacli.nn.export import write_model_file
 from katacli.nn.configs import random_description
-from katacli.selfplay.models import ModelManager, NoModelError, find_latest_model
+from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_model
 from katacli.selfplay.runner import SelfplayRun
 from katacli.settings import NNSettings
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from katacli.nn.model import load_model
+from katacli.nn.torch_model import load_model
 from katacli.train import checkpoint as ckpt
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from katacli.nn.model import load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import load_model
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train import checkpoint as ckpt
 from katacli.train.batch import expand_rows
 from katacli.train.losses import KataGoLoss
-from katacli.train.net import TrainingNet
+from katacli.train.training_net import TrainingNet
 from katacli.train.rows import RowBlock, read_rows
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files

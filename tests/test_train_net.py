@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from katacli.nn.model import KataGoModel, load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train.batch import expand_rows
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights
-from katacli.train.net import TrainingNet, UnsupportedModelError, score_belief_sizes
+from katacli.train.training_net import TrainingNet, UnsupportedModelError, score_belief_sizes
 from katacli.train.synthetic import synthetic_rows
 
 from support.paths import model_path

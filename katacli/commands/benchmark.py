@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from katacli.benchmarking.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
+from katacli.tuning.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
 from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
     override_config_option, report_error_and_exit,
@@ -61,9 +61,9 @@ class BenchmarkOptions:
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
     """Check the options that need no loading; returns the thread counts asked for (None: tune)."""
-    from katacli.benchmarking.network import check_model_paths
-    from katacli.benchmarking.positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
-    from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
+    from katacli.tuning.network import check_model_paths
+    from katacli.search.benchmark_positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
+    from katacli.tuning.runner import BatchSizePolicy, parse_thread_list
 
     check_model_paths(options.model, options.human_model)
     if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
@@ -137,8 +137,8 @@ class Report:
 
 def _load(options: BenchmarkOptions, report: Report):
     """(config, search params, positions, evaluator or None, the game the positions come from, human net or None)."""
-    from katacli.benchmarking.network import load_evaluator
-    from katacli.benchmarking.positions import (
+    from katacli.tuning.network import load_evaluator
+    from katacli.search.benchmark_positions import (
         DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
     )
     from katacli.search import SearchParams
@@ -171,7 +171,7 @@ def _load(options: BenchmarkOptions, report: Report):
 
 
 def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int) -> None:
-    from katacli.benchmarking.network import describe_device
+    from katacli.tuning.network import describe_device
 
     if options.config:
         report.line(f"Loaded config {', '.join(options.config)}")
@@ -233,11 +233,11 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
 
 
 def run(options: BenchmarkOptions) -> int:
-    from katacli.benchmarking.core import peak_resident_mb
-    from katacli.benchmarking.network import default_visits, warm_up
-    from katacli.benchmarking.positions import BenchmarkError
-    from katacli.benchmarking.recommend import elo_effect, recommend
-    from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
+    from katacli.search.speed_benchmark import peak_resident_mb
+    from katacli.tuning.network import default_visits, warm_up
+    from katacli.search.benchmark_positions import BenchmarkError
+    from katacli.tuning.recommend import elo_effect, recommend
+    from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
     report = Report(to_stderr=options.as_json)
     try:

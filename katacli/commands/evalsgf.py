@@ -95,7 +95,7 @@ def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads:
 
 
 def _load_network(path: str, nn_settings, params):
-    from katacli.benchmarking.network import load_evaluator
+    from katacli.tuning.network import load_evaluator
 
     try:
         return load_evaluator(path, nn_settings, max_batch_size=max(1, params.num_search_threads))

@@ -11,7 +11,7 @@ import typer
 
 from katacli import config_keys
 from katacli.atomic_files import atomic_write_text
-from katacli.benchmarking.config_writer import GenConfigChoices
+from katacli.tuning.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 
 HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
@@ -173,7 +173,7 @@ def parse_human_profile_name(text: str) -> str:
 
 
 def parse_devices(text: str) -> list[int]:
-    from katacli.benchmarking.config_writer import parse_device_list
+    from katacli.tuning.config_writer import parse_device_list
 
     return parse_device_list(text)
 
@@ -239,7 +239,7 @@ def ask_human_profile(wizard: Wizard, choices, human_model: Optional[str]) -> No
 
 def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Optional[str] = None) -> None:
     """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
-    from katacli.benchmarking.config_writer import cache_gb_for_size, cache_size_for_gb
+    from katacli.tuning.config_writer import cache_gb_for_size, cache_size_for_gb
 
     wizard.section("RULES")
     choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
@@ -316,7 +316,7 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Opti
 
 def check_output_path(path: str) -> None:
     """Fail early (before any question) when the config could not be written there."""
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.search.benchmark_positions import BenchmarkError
 
     if os.path.isdir(path):
         raise BenchmarkError(f"cannot write the config to {path}: it is a directory")
@@ -340,9 +340,9 @@ def gpu_names() -> list[str]:
 
 def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     """Set choices.num_search_threads / nn_max_batch_size / tuning_note by benchmarking the network."""
-    from katacli.benchmarking.config_writer import render_config
-    from katacli.benchmarking.network import load_evaluator
-    from katacli.benchmarking.tuning import tune
+    from katacli.tuning.config_writer import render_config
+    from katacli.tuning.network import load_evaluator
+    from katacli.tuning.genconfig_tuning import tune
     from katacli.commands.benchmark import Report
     from katacli.config import Config
     from katacli.search import SearchParams
@@ -374,7 +374,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:
-    from katacli.benchmarking.config_writer import existing_thread_count
+    from katacli.tuning.config_writer import existing_thread_count
 
     wizard.section("PERFORMANCE TUNING")
     if options.threads is not None:
@@ -412,8 +412,8 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
 
 
 def choices_from_flags(options: GenconfigOptions):
-    from katacli.benchmarking.config_writer import cache_size_for_gb, parse_device_list
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.tuning.config_writer import cache_size_for_gb, parse_device_list
+    from katacli.search.benchmark_positions import BenchmarkError
 
     limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
     if len(limits) > 1:
@@ -445,9 +445,9 @@ def choices_from_flags(options: GenconfigOptions):
 
 
 def validate(options: GenconfigOptions) -> None:
-    from katacli.benchmarking.network import check_model_paths
-    from katacli.benchmarking.positions import BenchmarkError
-    from katacli.benchmarking.runner import MAX_THREADS_PER_SEARCH
+    from katacli.tuning.network import check_model_paths
+    from katacli.search.benchmark_positions import BenchmarkError
+    from katacli.tuning.runner import MAX_THREADS_PER_SEARCH
 
     check_model_paths(options.model, options.human_model)
     if options.human_model is not None and options.non_interactive and options.human_profile is None:
@@ -467,8 +467,8 @@ def validate(options: GenconfigOptions) -> None:
 def run(options: GenconfigOptions) -> int:
     from rich.console import Console
 
-    from katacli.benchmarking.config_writer import GeneratedConfigError, check_config_text, render_config
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.tuning.config_writer import GeneratedConfigError, check_config_text, render_config
+    from katacli.search.benchmark_positions import BenchmarkError
 
     wizard = Wizard(Console(highlight=False, soft_wrap=True))
     try:

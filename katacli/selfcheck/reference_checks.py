@@ -120,7 +120,7 @@ def network_matches() -> str:
 def export_round_trip() -> str:
     from katacli.nn.evaluator import NNEvaluator
     from katacli.nn.export import export_model
-    from katacli.nn.model import load_model
+    from katacli.nn.torch_model import load_model
 
     original = tiny_evaluator()
     with tempfile.TemporaryDirectory(prefix="kata-runtests-") as tmp:

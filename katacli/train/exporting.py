@@ -16,7 +16,7 @@ import os
 from typing import Optional
 
 from katacli.nn.export import model_file_bytes
-from katacli.nn.model import KataGoModel, NestedBottleneckBlock
+from katacli.nn.torch_model import KataGoModel, NestedBottleneckBlock
 from katacli.atomic_files import atomic_write_bytes
 
 GZIP_LEVEL = 6

@@ -16,10 +16,10 @@ import katacli
 from katacli.config import Config
 from katacli.nn.configs import random_description
 from katacli.nn.evaluator import NNEvaluator
-from katacli.nn.model import KataGoModel
+from katacli.nn.torch_model import KataGoModel
 from katacli.selfplay.game import FixedModel, GameRunner, ModelHandle
 from katacli.selfplay.mcts import MctsSelfplaySearch
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.searching import RawNetSearcher
 from katacli.selfplay.settings import SelfplaySettings
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from katacli.benchmarking.core import BenchmarkResult
+from katacli.search.speed_benchmark import BenchmarkResult
 
 ELO_PER_SPEED_DOUBLING = 250.0
 ELO_COST_PER_THREAD_AT_800_VISITS = 7.0
