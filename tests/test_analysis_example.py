@@ -1,24 +1,20 @@
 """examples/analyze_sgf_blunders.py: the query it builds, the mistake arithmetic, and one real run."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
 import pytest
 
 from support.analysis import REPO
+from support.paths import import_script
 
 EXAMPLE = REPO / "examples" / "analyze_sgf_blunders.py"
 SGF = "(;GM[1]FF[4]SZ[7]KM[7.5]RU[Chinese]AB[aa]AW[gg];B[dd];W[cc];B[ce];W[ec];B[pass])"
 
 
 def load_example():
-    spec = importlib.util.spec_from_file_location("analyze_sgf_blunders", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return import_script("examples/analyze_sgf_blunders.py")
 
 
 def test_query_covers_every_turn_with_setup_stones_and_rules(tmp_path):

@@ -51,11 +51,14 @@ def reference_path(name: str, *, module: bool = False) -> Path:
 
 
 def import_script(relative: str):
-    """A maintainer script of the checkout (e.g. ``scripts/make_selfcheck_reference.py``) as a module."""
+    """A script of the checkout (``examples/gtp_match.py``, ``scripts/make_selfcheck_reference.py``) as a
+    module, registered under its file name (dataclasses look their module up in sys.modules)."""
     import importlib.util
+    import sys
 
     path = REPO / relative
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
