@@ -76,8 +76,9 @@ setup(
         "sgfmill>=1.1",
         "matplotlib>=3.7",  # kata train's loss-curve plot
     ],
-    # Cython is in the test extras for the check that installed .pxd contracts can be cimported.
-    extras_require={"test": ["pytest>=7", "Cython>=3.0", "setuptools>=64"]},
+    # Cython is in the test extras for the check that installed .pxd contracts can be cimported;
+    # ruff is the linter scripts/test.sh runs before the tests (rules in pyproject.toml).
+    extras_require={"test": ["pytest>=7", "Cython>=3.0", "setuptools>=64", "ruff>=0.6"]},
     entry_points={"console_scripts": ["kata=katacli.cli:main"]},
     zip_safe=False,
 )

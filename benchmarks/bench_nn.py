@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from katacli.nn.evaluator import NNEvaluator, NNRequest, set_cpu_threads
-from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.torch_model import KataGoModel, load_model
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
 BOARD = 19

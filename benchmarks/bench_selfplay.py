@@ -18,8 +18,8 @@ import torch
 
 from katacli.config import Config
 from katacli.nn.configs import random_description
-from katacli.nn.model import KataGoModel, load_model
-from katacli.selfplay.models import ModelManager
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.selfplay.model_pool import ModelManager
 from katacli.selfplay.runner import SelfplayRun
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.settings import NNSettings

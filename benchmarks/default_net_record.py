@@ -35,7 +35,7 @@ except ImportError:  # a checkout built in place
 
 from katacli.data.files import atomic_output  # noqa: E402
 from katacli.nets import DEFAULT_NET_FILE, DEFAULT_NET_RECORD_FILE  # noqa: E402
-from katacli.nn.modelfile import ModelFileError, check_model_file  # noqa: E402
+from katacli.nn.model_file_reader import ModelFileError, check_model_file  # noqa: E402
 
 LOOP_SCRIPT = REPO / "examples" / "training_loop.py"
 PACKAGE_NETS = REPO / "katacli" / "nets"

@@ -32,7 +32,7 @@ except ImportError:  # a checkout built in place
     KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 
 from katacli.nets import ROLLOUTS_MODEL, default_net_path, packaged_default_net  # noqa: E402
-from katacli.nn.modelfile import check_model_file  # noqa: E402
+from katacli.nn.model_file_reader import check_model_file  # noqa: E402
 
 NET_BOT, ROLLOUT_BOT = "default-net", "rollouts"
 DEFAULT_BOARDS = (9, 13)

@@ -138,7 +138,7 @@ def summarize(records: list) -> dict:
 def model_name(model: str | None) -> str:
     """The network's own name (from its file), or "rollouts"."""
     from katacli.nets import ROLLOUTS_MODEL, packaged_default_net
-    from katacli.nn.modelfile import check_model_file
+    from katacli.nn.model_file_reader import check_model_file
 
     if is_rollouts_model(model):
         return ROLLOUTS_MODEL

@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from katacli.atomic_files import atomic_write_text
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 try:
@@ -220,7 +222,7 @@ def elo_table(rows: list[dict]) -> str:
 
 
 def newest_model(models_dir: Path) -> Path:
-    from katacli.selfplay.modelfiles import find_latest_model
+    from katacli.selfplay.latest_model import find_latest_model
 
     found = find_latest_model(models_dir)
     if found is None:
@@ -229,7 +231,7 @@ def newest_model(models_dir: Path) -> Path:
 
 
 def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
-    from katacli.nn.model import KataGoModel
+    from katacli.nn.torch_model import KataGoModel
     from katacli.train.exporting import write_model_atomically
 
     path = models_dir / f"{RANDOM_NET_NAME}.bin.gz"
@@ -262,9 +264,7 @@ class Progress:
         self.save()
 
     def save(self) -> None:
-        temp = self.path.with_suffix(".tmp")
-        temp.write_text(json.dumps(self.data, indent=1))
-        os.replace(temp, self.path)
+        atomic_write_text(self.path, json.dumps(self.data, indent=1))
 
 
 def run_loop(args, argv: Optional[list[str]] = None) -> dict:
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     try:
-        result = run_loop(args, argv)
+        run_loop(args, argv)
     except LoopError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

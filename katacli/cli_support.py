@@ -107,7 +107,7 @@ def write_failure_message(exc: OSError, what: str) -> str:
 
 def check_models_or_exit(model: str | None, human_model: str | None) -> None:
     """``-model`` and ``-human-model`` checked as :func:`check_model_or_exit` does; a human net needs a main one."""
-    from katacli.nn.modelfile import HUMAN_MODEL_WITHOUT_MODEL
+    from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL
 
     check_model_or_exit(model)
     check_model_or_exit(human_model, flag="-human-model")
@@ -121,7 +121,7 @@ def check_model_or_exit(path: str | None, flag: str = "-model") -> None:
     background without a broken file being noticed only after the protocol loop has begun."""
     if path is None:
         return
-    from katacli.nn.modelfile import ModelFileError, check_model_file
+    from katacli.nn.model_file_reader import ModelFileError, check_model_file
 
     try:
         check_model_file(path)

@@ -24,4 +24,7 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     .venv/bin/pip install -q torch==2.13.0
   fi
 fi
+# setuptools copies Python files into build/lib* without removing ones deleted or renamed since, and
+# the wheel would ship those stale copies: drop them (the compiled core there is kept, and reused).
+rm -rf build/lib.*/katacli
 .venv/bin/pip install -q ".[test]"

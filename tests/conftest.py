@@ -17,6 +17,12 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ
 
 
 def pytest_configure(config):
-    # The 100,000-line fuzz runs: part of the default run (about half a minute), and run on their own
-    # before each release with `bash scripts/test.sh -m slow` (or left out with -m "not slow").
+    # Every marker is part of the default run (CI runs everything). They select subsets: the fast
+    # subset while working is `bash scripts/test.sh -m "not slow and not subprocess"` (see README).
+    # slow: the 100,000-line fuzz runs (about half a minute), run on their own before each release
+    # with `bash scripts/test.sh -m slow`.
     config.addinivalue_line("markers", "slow: long release checks (the 100,000-line fuzz runs); select with -m slow")
+    config.addinivalue_line("markers", "subprocess: starts kata (or torchrun, an example script) as a separate "
+                                       "process; the slowest part of the suite")
+    config.addinivalue_line("markers", "needs_shared: reads networks or KataGo reference outputs from the shared/ "
+                                       "folder beside the checkout (skipped, naming the file, when it is absent)")

@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from test_analysis_support import ENDLESS_VISITS, MODELS, REPO, SMALL_MODEL, python_cli, query_line
+from support.analysis import ENDLESS_VISITS, REPO, SMALL_MODEL, model_path, python_cli, query_line
+
+pytestmark = pytest.mark.subprocess  # every test here starts processes
 
 PROCESS_TIMEOUT = 60.0
 
@@ -103,9 +105,7 @@ def test_rollout_engine_answers_on_the_wire_and_finishes_queued_work_when_stdin_
 
 
 def test_katrain_launch_line_with_a_network(engines, tmp_path):
-    model = MODELS / SMALL_MODEL
-    if not model.exists():
-        pytest.skip(f"model {model} not found (the shared/ folder beside the checkout)")
+    model = model_path(SMALL_MODEL)
     config = tmp_path / "analysis_config.cfg"
     config.write_text(KATRAIN_LIKE_CONFIG.format(log_dir=tmp_path / "logs"))
     engine = engines(["-model", str(model), "-config", str(config), "-analysis-threads", "2",
@@ -133,9 +133,8 @@ def test_quit_without_waiting_exits_promptly(engines):
     engine = engines(["-model", "rollouts", "-quit-without-waiting", "-analysis-threads", "2"])
     engine.send(*[query_line(f"e{i}", boardXSize=9, boardYSize=9, maxVisits=ENDLESS_VISITS) for i in range(4)])
     time.sleep(0.3)
-    start = time.monotonic()
+    # The searches are endless: exiting at all (within the hang guard) means it did not wait for them.
     assert engine.close_stdin_and_wait(timeout=20) == 0
-    assert time.monotonic() - start < 10
 
 
 def test_ctrl_c_exits_cleanly(engines):

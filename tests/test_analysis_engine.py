@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from katacli.analysis import worker as worker_module
 from katacli.analysis.backend import AnalysisBackend
-from katacli.search.fakes import MaterialEvaluator
+from support.fakes import MaterialEvaluator
 
-from test_analysis_support import ENDLESS_VISITS, query_line, running_engine, send, wait_until
+from support.analysis import ENDLESS_VISITS, query_line, running_engine, send, wait_until
 
 MOVE_KEYS = {"move", "visits", "edgeVisits", "weight", "edgeWeight", "utility", "winrate", "scoreMean", "scoreLead",
              "scoreSelfplay", "scoreStdev", "prior", "lcb", "utilityLcb", "order", "playSelectionValue", "pv"}
@@ -151,17 +153,42 @@ def test_reports_during_search_then_exactly_one_final_response():
     assert visits == sorted(visits) and visits[-1] > visits[0]
 
 
-def test_first_report_after_delays_the_first_report():
-    line = query_line("f", boardXSize=7, boardYSize=7, maxVisits=ENDLESS_VISITS, reportDuringSearchEvery=0.02,
-                      firstReportDuringSearchAfter=0.3)
+class SetClock:
+    """Stands in for the worker's ``time`` module; the test sets ``now``."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_first_report_after_delays_the_first_report(monkeypatch):
+    clock = SetClock()
+    monkeypatch.setattr(worker_module, "time", clock)
+    monkeypatch.setattr(worker_module, "analysis_response",
+                        lambda request, searcher, during_search, has_network: {"at": round(clock.now, 6)})
+    # Binary fractions, so that the reporter's running sums are exact.
+    request = SimpleNamespace(report_every=0.125, first_report_after=0.5)
+    reports: list[dict] = []
+    reporter = worker_module.DuringSearchReporter(request, reports.append, has_network=False)
+    searcher = SimpleNamespace(last_stats=None)
+    reporter.arm(searcher)
+    for sixteenths in range(1, 17):
+        clock.now = sixteenths / 16
+        reporter(searcher)
+    assert [r["at"] for r in reports] == [0.5, 0.625, 0.75, 0.875, 1.0]
+
+
+def test_first_report_after_alone_reports_once_during_the_search():
+    line = query_line("f", boardXSize=7, boardYSize=7, maxVisits=ENDLESS_VISITS, firstReportDuringSearchAfter=0.05)
     with running_engine() as (engine, out):
-        start = time.monotonic()
         send(engine, line)
         out.wait_for(lambda objs: any(o.get("isDuringSearch") for o in objs))
-        elapsed = time.monotonic() - start
         send(engine, '{"id":"stop","action":"terminate_all"}')
         out.wait_finals(1, "f")
-    assert elapsed >= 0.25
+    reports = [o for o in out.objects if o.get("id") == "f"]
+    assert [r["isDuringSearch"] for r in reports] == [True, False]
 
 
 def test_terminate_queued_turns_reports_no_results_and_running_search_reports_partial():
@@ -241,8 +268,7 @@ def test_quitting_without_waiting_stops_at_once_and_writes_nothing_more():
             send(engine, query_line(f"e{index}", boardXSize=9, boardYSize=9, maxVisits=ENDLESS_VISITS))
         time.sleep(0.2)
         written = len(out.objects)
-        start = time.monotonic()
-    assert time.monotonic() - start < 5.0
+    # The searches are endless: leaving the block at all means they were stopped, not waited for.
     assert len(out.objects) == written
     assert all(not worker.thread.is_alive() for worker in engine.workers)
 

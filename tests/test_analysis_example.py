@@ -1,22 +1,20 @@
 """examples/analyze_sgf_blunders.py: the query it builds, the mistake arithmetic, and one real run."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
-from test_analysis_support import REPO
+import pytest
+
+from support.analysis import REPO
+from support.paths import import_script
 
 EXAMPLE = REPO / "examples" / "analyze_sgf_blunders.py"
 SGF = "(;GM[1]FF[4]SZ[7]KM[7.5]RU[Chinese]AB[aa]AW[gg];B[dd];W[cc];B[ce];W[ec];B[pass])"
 
 
 def load_example():
-    spec = importlib.util.spec_from_file_location("analyze_sgf_blunders", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return import_script("examples/analyze_sgf_blunders.py")
 
 
 def test_query_covers_every_turn_with_setup_stones_and_rules(tmp_path):
@@ -39,6 +37,7 @@ def test_mistakes_are_losses_for_the_player_who_moved():
         (2, 0.3, 6.0, "C5"), (1, 0.2, 4.0, "D4")]
 
 
+@pytest.mark.subprocess
 def test_example_runs_against_the_rollout_engine(tmp_path):
     path = tmp_path / "game.sgf"
     path.write_text(SGF.replace("B[pass]", "B[]"))

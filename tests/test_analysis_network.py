@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from test_analysis_support import (
+from support.analysis import (
     ENDLESS_VISITS, MODELS, SMALL_MODEL, network_backend, query_line, running_engine, send, shared_network, wait_until,
 )
 

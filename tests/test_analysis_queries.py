@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from test_analysis_support import query_line, running_engine, send
+from support.analysis import query_line, running_engine, send
 
 BOARD_MESSAGE = "Must provide an integer from 2 to 19"
 MOVES_SHAPE = 'Must be an array of pairs of the form: ["b" or "w", GTP board vertex]'

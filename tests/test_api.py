@@ -65,6 +65,7 @@ def test_every_public_function_and_class_has_a_doctest_example():
     assert not without, without
 
 
+@pytest.mark.subprocess
 def test_import_katacli_stays_light():
     code = ("import sys, katacli; g = katacli.Game(9); "
             "print('torch' in sys.modules, 'katacli.search.searcher' in sys.modules)")
@@ -243,7 +244,7 @@ def test_load_network_errors(tmp_path):
         katacli.load_network(tmp_path / "missing.bin.gz")
     bad = tmp_path / "bad.bin.gz"
     bad.write_bytes(b"not a model")
-    from katacli.nn.modelfile import ModelFileError
+    from katacli.nn.model_file_reader import ModelFileError
 
     with pytest.raises((ModelFileError, OSError)):
         katacli.load_network(bad)

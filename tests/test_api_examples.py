@@ -12,14 +12,14 @@ import sys
 import pytest
 
 import katacli
-from test_analysis_support import MODELS, REPO
+from support.paths import G170_B6, MODELS, REPO, require
 
 EXAMPLES = REPO / "examples"
 DOCS = REPO / "docs" / "python-api.md"
 QUICKSTART = EXAMPLES / "quickstart.py"
 # The bar for the new-user task: load a net, set up a position, search, read the answer.
 MAX_QUICKSTART_LINES = 15
-NET = MODELS / "g170-b6c96-s175395328-d26788732.bin.gz"
+NET = MODELS / G170_B6
 SGF_9 = "(;GM[1]FF[4]SZ[9]KM[6.5]RU[japanese];B[ee];W[cc];B[gc];W[gg])"
 SGF_7 = "(;GM[1]FF[4]SZ[7]KM[7.5];B[dd];W[cc])"
 RUN_TIMEOUT = 300
@@ -56,6 +56,7 @@ def test_quickstart_is_short_and_uses_only_the_documented_api():
         assert f"katacli.{name}" in docs, name
 
 
+@pytest.mark.subprocess
 def test_quickstart_without_a_network():
     out = run_example("quickstart.py", "rollouts").stdout
     assert out.startswith("B to move: best ") and "win rate" in out and "PV" in out
@@ -66,14 +67,16 @@ def test_quickstart_with_the_default_network():
     assert out.startswith("B to move: best ") and "win rate" in out and "PV" in out
 
 
+@pytest.mark.subprocess
+@pytest.mark.needs_shared
 def test_quickstart_with_a_network():
-    if not NET.exists():
-        pytest.skip(f"model {NET} not found (the shared/ folder beside the checkout)")
+    require(NET)
     out = run_example("quickstart.py", str(NET)).stdout
     words = out.split()
     assert words[:4] == ["B", "to", "move:", "best"] and words[4].rstrip(",") in katacli.Game(9).legal_moves()
 
 
+@pytest.mark.subprocess
 def test_batch_evaluate_writes_one_row_per_position(tmp_path):
     games = tmp_path / "games"
     (games / "more").mkdir(parents=True)
@@ -93,6 +96,7 @@ def test_batch_evaluate_writes_one_row_per_position(tmp_path):
                                                     else 1 - float(r["black_winrate"]), abs=2e-6)
 
 
+@pytest.mark.subprocess
 def test_batch_evaluate_every_nth_position(tmp_path):
     path = tmp_path / "a.sgf"
     path.write_text(SGF_9)
@@ -101,6 +105,7 @@ def test_batch_evaluate_every_nth_position(tmp_path):
     assert [r["move_number"] for r in rows] == ["0", "2", "4"]
 
 
+@pytest.mark.subprocess
 def test_custom_search_hook_keeps_the_search_off_the_edge():
     out = run_example("custom_search_hook.py", "--random-net", "b2c16", "--edge-factor", "0", "--visits", "40").stdout
     plain, adjusted = out.split("\n\n")
@@ -109,6 +114,7 @@ def test_custom_search_hook_keeps_the_search_off_the_edge():
     assert len(plain.splitlines()) > 2
 
 
+@pytest.mark.subprocess
 def test_winrate_plot_writes_a_png(tmp_path):
     sgf = tmp_path / "game.sgf"
     sgf.write_text(SGF_7)
@@ -119,6 +125,7 @@ def test_winrate_plot_writes_a_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["quickstart.py", "batch_evaluate_sgf.py", "custom_search_hook.py",
                                   "winrate_plot.py"])
 def test_examples_explain_themselves(name):

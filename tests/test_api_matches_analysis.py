@@ -11,9 +11,11 @@ import json
 import pytest
 
 import katacli
-from test_analysis_support import MODELS, running_engine, send
+from support.analysis import running_engine, send
+from support.paths import G170_B6
+from support.paths import model_path as shared_model_path
 
-NET = "g170-b6c96-s175395328-d26788732.bin.gz"
+NET = G170_B6
 DETERMINISTIC = {"numSearchThreads": 1, "wideRootNoise": 0.0}
 # The JSON rounds to about nine significant digits.
 JSON_PRECISION = 1e-7
@@ -28,9 +30,7 @@ POSITIONS = [
 
 @pytest.fixture(scope="module")
 def model_path():
-    path = MODELS / NET
-    if not path.exists():
-        pytest.skip(f"model {path} not found (the shared/ folder beside the checkout)")
+    path = shared_model_path(NET)
     pytest.importorskip("torch")
     return path
 
@@ -87,7 +87,7 @@ def test_white_view_equals_kata_analysis_reported_as_white(model_path):
 
 def test_engine_plays_what_kata_gtp_plays(model_path):
     """Engine.genmove chooses the moves `kata gtp` answers, with the same config, seed and network."""
-    from test_gtp_support import feed, make_engine
+    from support.gtp import feed, make_engine
 
     settings = "maxVisits=60,numSearchThreads=1,searchRandSeed=api-vs-gtp,nnRandomize=false,wideRootNoise=0"
     gtp, out, _ = make_engine(settings, model=NET, scripted=False)

@@ -1,29 +1,30 @@
-"""`kata benchmark` and its core (katacli.benchmarking): positions, result lines, the Elo model, automatic
+"""`kata benchmark` and its core (katacli.tuning): positions, result lines, the Elo model, automatic
 tuning, and the command's output and errors. Searches are tiny (a few visits, one or two positions)."""
 from __future__ import annotations
 
 import json
 import re
 import threading
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from katacli.benchmarking import BenchmarkResult, benchmark_params, benchmark_positions, recommend, run_benchmark
-from katacli.benchmarking.positions import (
+from katacli.tuning import BenchmarkResult, benchmark_params, benchmark_positions, recommend, run_benchmark
+from katacli.search.benchmark_positions import (
     MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN, BenchmarkError, bundled_game, positions_from_game,
     spread_move_numbers,
 )
-from katacli.benchmarking.recommend import (
+from katacli.tuning.recommend import (
     ELO_PER_SPEED_DOUBLING, autotune_candidates, autotune_threads, elo_effect, thread_cost_elo,
 )
-from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
+from katacli.tuning.runner import BatchSizePolicy, parse_thread_list
 from katacli.cli import app, normalize_argv
 from katacli.search import SearchParams
 
-SHARED_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "test-b4c32.bin.gz"
-TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+from support.paths import BUNDLED_TINY_MODEL as TINY_MODEL
+from support.paths import MODELS, TEST_B4, require
+
+SHARED_MODEL = MODELS / TEST_B4
 RESULT_LINE = re.compile(r"^numSearchThreads = +(\d+): (\d+) / (\d+) positions, visits/s = [\d.]+ nnEvals/s = [\d.]+ "
                          r"nnBatches/s = [\d.]+ avgBatchSize = ([\d.]+) \([\d.]+ secs\)")
 
@@ -90,7 +91,7 @@ def test_run_benchmark_with_rollouts_counts_visits_and_reports_progress():
 
 
 def test_gtp_benchmark_line():
-    from katacli.benchmarking import gtp_benchmark_line
+    from katacli.tuning import gtp_benchmark_line
 
     line = gtp_benchmark_line(SearchParams.defaults("gtp"), None, 10, 9, seed=1)
     assert RESULT_LINE.match(line).group(2, 3) == ("10", "10")
@@ -191,10 +192,10 @@ def test_json_output(tmp_path):
     assert data["peak_resident_mb"] > 10 and "Peak resident memory of this process:" in r.stderr
 
 
-@pytest.mark.parametrize("model", [TINY_MODEL, SHARED_MODEL], ids=["bundled-tiny", "shared-b4c32"])
+@pytest.mark.parametrize("model", [TINY_MODEL, pytest.param(SHARED_MODEL, marks=pytest.mark.needs_shared)],
+                         ids=["bundled-tiny", "shared-b4c32"])
 def test_with_a_network_batches_grow_with_threads(model):
-    if not model.exists():
-        pytest.skip(f"{model} not found")
+    require(model)
     r = kata("-model", str(model), "-v", "12", "-n", "1", "-t", "1,4", "--boardsize", "9")
     assert r.exit_code == 0, r.output
     batch_sizes = {m.group(1): float(m.group(4)) for m in map(RESULT_LINE.match, r.stdout.splitlines()) if m}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from katacli.benchmarking import BenchmarkResult, recommend
-from katacli.benchmarking.noise import NOISY_SPREAD, busy_machine_warning, relative_spread
-from katacli.benchmarking.runner import Benchmarker
+from katacli.tuning import BenchmarkResult, recommend
+from katacli.tuning.noise import NOISY_SPREAD, busy_machine_warning, relative_spread
+from katacli.tuning.runner import Benchmarker
 
 QUIET = [100.0, 120.0, 90.0, 110.0, 95.0, 105.0, 100.0, 115.0, 85.0, 100.0]
 

@@ -6,9 +6,6 @@ cython_ext was imported from, and checks that it runs: the same thing a user's o
 search or tooling would do.
 """
 import importlib
-import os
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest

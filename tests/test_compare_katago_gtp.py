@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
-from test_gtp_support import MODELS, python_cli
+from support.gtp import python_cli
+from support.paths import CONFIGS, G170_B6, REPO, model_path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 import compare_katago_gtp as harness  # noqa: E402
 
-KATAGO_MODEL = "g170-b6c96-s175395328-d26788732.bin.gz"
+KATAGO_MODEL = G170_B6
 
 
 def test_streams_are_reproducible_and_varied(tmp_path):
@@ -47,6 +47,7 @@ def test_first_divergence_with_its_context():
     assert "first divergence at command 3: undo" in found.report()
 
 
+@pytest.mark.subprocess
 def test_katacli_against_itself_never_diverges(tmp_path):
     stream = harness.random_stream(3, 150, tmp_path)
     argv = python_cli() + ["gtp", "-model", "rollouts"]
@@ -58,12 +59,11 @@ def test_katacli_against_itself_never_diverges(tmp_path):
         second.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not os.environ.get("KATAGO_BINARY"), reason="set KATAGO_BINARY to a KataGo binary to run")
 def test_katacli_against_katago():
-    model = MODELS / KATAGO_MODEL
-    if not model.exists():
-        pytest.skip(f"model {model} not found (the shared/ folder beside the checkout)")
-    config = Path(__file__).resolve().parents[1] / "configs" / "gtp_example.cfg"
+    model = model_path(KATAGO_MODEL)
+    config = CONFIGS / "gtp_example.cfg"
     status = harness.main(["--model", str(model), "--config", str(config), "--lines", "500", "--check-boards",
                            "--kata-command", " ".join(python_cli())])
     assert status == 0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from test_gtp_support import MODELS, python_cli
+from support.gtp import python_cli
+from support.paths import MODELS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import compare_katago_match as match  # noqa: E402

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,7 @@ from katacli import config_keys
 from katacli.config import Config
 from katacli.config_keys import DerivedDefault, Enabled, ValueKind
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from support.paths import CONFIGS as CONFIG_DIR
 SHIPPED_CONFIGS = [
     ("gtp_example.cfg", "gtp"),
     ("analysis_example.cfg", "analysis"),

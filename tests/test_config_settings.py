@@ -2,7 +2,6 @@
 that load configs (katacli.cli_support)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,7 @@ from katacli.config import Config, ConfigError, Enabled
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonus
 from katacli.settings import AnalysisSettings, GtpSettings, LoggingSettings, NNSettings, load_default_board_size, load_rules
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from support.paths import CONFIGS as CONFIG_DIR
 GTP_MINIMUM = "numSearchThreads = 2\nlogAllGTPCommunication = false\nlogSearchInfo = false\n"
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from katacli.data import files as data_files
-from katacli.nn.modelfile import read_model_file
+from katacli import atomic_files
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train import checkpoint as ckpt
 from katacli.train.metrics import METRICS_FILE
 
@@ -78,12 +78,13 @@ def error_lines(stderr: str) -> list[str]:
 
 
 def visible_partials(*directories: Path) -> list[Path]:
-    return [p for d in directories if d.exists() for p in d.iterdir() if data_files.is_partial_file(p)]
+    return [p for d in directories if d.exists() for p in d.iterdir() if atomic_files.is_partial_file(p)]
 
 
 # ---------------------------------------------------------------------------- SIGKILL of kata train
 
 
+@pytest.mark.subprocess
 def test_sigkill_of_train_at_random_points_then_resume(tmp_path):
     write_data(tmp_path)
     reference = make_settings(tmp_path, output_dir=str(tmp_path / "reference"), export_dir=str(tmp_path / "ref_models"),
@@ -128,11 +129,11 @@ def test_append_whole_cuts_back_a_short_write(tmp_path, monkeypatch):
     path = tmp_path / "games.sgfs"
     path.write_bytes(b"(;first)\n")
     real_write = os.write
-    monkeypatch.setattr(data_files.os, "write", lambda fd, data: real_write(fd, bytes(data)[: len(data) // 2]))
+    monkeypatch.setattr(atomic_files.os, "write", lambda fd, data: real_write(fd, bytes(data)[: len(data) // 2]))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         with pytest.raises(OSError) as caught:
-            data_files.append_whole(fd, b"(;second game, cut by a full disk)\n", path)
+            atomic_files.append_whole(fd, b"(;second game, cut by a full disk)\n", path)
     finally:
         os.close(fd)
     assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
@@ -141,14 +142,14 @@ def test_append_whole_cuts_back_a_short_write(tmp_path, monkeypatch):
 
 def test_atomic_write_on_a_full_disk_keeps_the_old_file(tmp_path, monkeypatch):
     target = tmp_path / ckpt.CHECKPOINT_FILE
-    ckpt.atomic_write_bytes(str(target), b"old")
+    atomic_files.atomic_write_bytes(str(target), b"old")
 
     def full(path):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(data_files, "_fsync_path", full)
+    monkeypatch.setattr(atomic_files, "_fsync_path", full)
     with pytest.raises(OSError) as caught:
-        ckpt.atomic_write_bytes(str(target), b"new contents")
+        atomic_files.atomic_write_bytes(str(target), b"new contents")
     assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(target)
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == [target.name]
 
@@ -158,12 +159,12 @@ def test_train_on_a_full_disk_stops_with_one_line_and_resumes(tmp_path, monkeypa
     run_dir, models = tmp_path / "run", tmp_path / "models"
     done = kata_train(*train_args(tmp_path, run_dir, models, total=128))
     assert done.exit_code == 0, done.output
-    real_fsync = data_files._fsync_path
+    real_fsync = atomic_files._fsync_path
 
     def full_after_first(path):  # the disk fills up while the next checkpoint or export is written
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(data_files, "_fsync_path", full_after_first)
+    monkeypatch.setattr(atomic_files, "_fsync_path", full_after_first)
     failed = kata_train(*train_args(tmp_path, run_dir, models, total=256))
     assert failed.exit_code == 1
     (line,) = error_lines(failed.stderr)
@@ -171,7 +172,7 @@ def test_train_on_a_full_disk_stops_with_one_line_and_resumes(tmp_path, monkeypa
     assert "Traceback" not in failed.output
     assert assert_only_whole_files(run_dir, models) == 128  # the last checkpoint before the disk filled
     assert visible_partials(run_dir, models) == []
-    monkeypatch.setattr(data_files, "_fsync_path", real_fsync)
+    monkeypatch.setattr(atomic_files, "_fsync_path", real_fsync)
     resumed = kata_train(*train_args(tmp_path, run_dir, models, total=256))
     assert resumed.exit_code == 0 and "trained 256 samples" in resumed.stderr
 
@@ -205,6 +206,7 @@ def fill_up(directory: Path, leave: int = FREE_BYTES_LEFT) -> Path:
     return filler
 
 
+@pytest.mark.subprocess
 def test_train_on_a_real_full_disk(tmp_path):
     write_data(tmp_path)
     with small_tmpfs(tmp_path / "disk") as disk:
@@ -223,10 +225,11 @@ def test_train_on_a_real_full_disk(tmp_path):
         assert resumed.exit_code == 0 and "trained 512 samples" in resumed.stderr, resumed.output
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("processes", [1, 2])
 def test_selfplay_on_a_real_full_disk(tmp_path, processes):
     from test_selfplay_run import ALL_ROWS, check_output_dir, model_dir, run_cli
-    from test_selfplay_support import EXAMPLE_CONFIG, TINY_OVERRIDES
+    from support.selfplay import EXAMPLE_CONFIG, TINY_OVERRIDES
 
     models = model_dir(tmp_path)
     with small_tmpfs(tmp_path / "disk") as disk:
@@ -242,7 +245,7 @@ def test_selfplay_on_a_real_full_disk(tmp_path, processes):
         assert "Traceback" not in result.stderr and "Logging error" not in result.stderr, result.stderr
         games, rows = check_output_dir(out)
         assert games > 0 and rows > 0
-        assert [p for p in (out / "tdata").iterdir() if data_files.is_partial_file(p)] == []
+        assert [p for p in (out / "tdata").iterdir() if atomic_files.is_partial_file(p)] == []
         for sgfs in (out / "sgfs").glob("*.sgfs"):
             text = sgfs.read_text()
             assert text.endswith("\n") and all(l.startswith("(;") and l.endswith(")") for l in text.splitlines())

@@ -228,12 +228,13 @@ def test_optional_metadata_input_survives_conversion(tmp_path):
     assert_same_arrays(load_training_arrays(h5_to_npz(h5, tmp_path / "meta2.npz")), arrays)
 
 
+@pytest.mark.subprocess
 def test_convert_command(tmp_path):
     arrays = fake_rows(8)
     src_dir = tmp_path / "katago" / "sub"
     src_dir.mkdir(parents=True)
     np.savez_compressed(src_dir / "f.npz", **arrays)
-    from test_selfplay_support import subprocess_env
+    from support.selfplay import subprocess_env
     run = lambda *args: subprocess.run([sys.executable, "-m", "katacli.cli", "convert", *args],  # noqa: E731
                                        capture_output=True, text=True, timeout=120, env=subprocess_env())
     result = run(str(tmp_path / "katago"), str(tmp_path / "out"))

@@ -16,7 +16,7 @@ import pytest
 import katacli
 from katacli import nets
 from katacli.cli import app, normalize_argv
-from test_gtp_support import python_cli
+from support.gtp import python_cli
 
 TIMEOUT = 120
 FEW_VISITS = 8
@@ -87,7 +87,7 @@ def test_a_missing_packaged_network_means_rollouts_with_a_warning(tmp_path, monk
 
 
 def test_the_default_network_is_small_and_a_katago_model_file(default_net):
-    from katacli.nn.modelfile import check_model_file
+    from katacli.nn.model_file_reader import check_model_file
 
     assert default_net.stat().st_size < 5 * 1024 * 1024  # a few MB at most: it ships in the package
     check_model_file(default_net)

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from katacli.cli import app, normalize_argv
 
-TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
-GAME = Path(__file__).resolve().parent / "gtp_transcripts" / "game.sgf"  # 9x9, setup stones, 9 moves
+from support.paths import BUNDLED_TINY_MODEL as TINY_MODEL
+from support.paths import TRANSCRIPTS
+GAME = TRANSCRIPTS / "game.sgf"  # 9x9, setup stones, 9 moves
 ROOT_LINE = re.compile(r"^: T +-?\d+\.\d\dc W +-?\d+\.\d\dc S +-?\d+\.\d\dc \( *[-+]\d+\.\d L +[-+]\d+\.\d\) N +(\d+)  --  ")
 CHILD_LINE = re.compile(r"^(\S+ +)+: T .* LCB .* P +\d+\.\d\d% WF +\d+\.\d PSV +\d+ N +(\d+)  --  \S")
 
@@ -110,7 +110,7 @@ def test_missing_sgf_and_missing_model(tmp_path):
 
 
 def test_human_model_policy_is_printed_too():
-    from test_gtp_support import model_path
+    from support.gtp import model_path
 
     human = model_path("human/test-b3c48nbt-humanmeta.bin.gz")
     result = evalsgf(str(GAME), "-m", "9", "-v", "4", "-model", str(TINY_MODEL), "-human-model", str(human),
@@ -136,7 +136,8 @@ def _raw_nn_block(lines: list[str]) -> dict:
 
 
 def test_raw_nn_matches_gtp_kata_raw_nn_for_the_same_position():
-    from test_gtp_support import model_path, run_session
+    from support.gtp import run_session
+    from support.paths import model_path
 
     net = model_path(G170)
     result = evalsgf(str(GAME), "-m", "9", "-model", str(net), "-raw-nn")

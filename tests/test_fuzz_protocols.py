@@ -21,11 +21,11 @@ from katacli.analysis.startup import build_engine as build_analysis_engine
 from katacli.config import Config
 from katacli.settings import AnalysisSettings
 
-from test_analysis_support import python_cli
-from test_fuzz_support import (
+from support.analysis import python_cli
+from support.fuzz import (
     DEEP_NESTING, MEGABYTE, feed_with_watchdog, hostile_analysis_line, hostile_gtp_line, hostile_paths, small_query,
 )
-from test_gtp_support import make_engine
+from support.gtp import make_engine
 
 RELEASE_LINES = 100_000
 SEED = 20261123
@@ -119,6 +119,7 @@ RAW_LINES = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["gtp", "analysis"])
 def test_real_process_reads_raw_bytes(command):
     final = b"name" if command == "gtp" else json.dumps(small_query(random.Random(0), "last")).encode()

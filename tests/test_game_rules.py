@@ -1,6 +1,5 @@
 """katacli.game.rules against KataGo 1.17.2's rules.cpp / gtp.cpp behaviour."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ from katacli.game.rules import (
     parse_komi,
 )
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+from support.paths import reference_path
 
 TT_JSON = (
     '{"friendlyPassOk":false,"hasButton":false,"ko":"POSITIONAL","scoring":"AREA",'
@@ -124,10 +123,9 @@ def test_alias(alias, canonical):
     assert Rules.parse_without_komi(alias, 3.0) == PRESETS[canonical].with_komi(3.0)
 
 
+@pytest.mark.needs_shared
 def test_reference_presets_match_katago_output():
-    path = REFERENCE_DIR / "kata-raw-nn.jsonl"
-    if not path.exists():
-        pytest.skip(f"reference file absent: {path}")
+    path = reference_path("kata-raw-nn.jsonl")
     checked = set()
     with open(path) as f:
         for line in f:

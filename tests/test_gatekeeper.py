@@ -14,39 +14,20 @@ from typer.testing import CliRunner
 from katacli.cli import app, normalize_argv
 from katacli.config import Config
 from katacli.match.gatekeeper import Gatekeeper
-from katacli.nn.configs import random_description
-from katacli.nn.export import write_model_file
 from katacli.settings import NNSettings
+from support.match import TINY_GAMES_CONFIG, write_tiny_net
 
-CONFIG = """
-koRules = SIMPLE
-scoringRules = AREA
-taxRules = NONE
-multiStoneSuicideLegals = false
-hasButtons = false
-bSizes = 5
-bSizeRelProbs = 1
-komiMean = 6.5
-handicapProb = 0.0
-maxMovesPerGame = 50
-numGameThreads = 2
+CONFIG = TINY_GAMES_CONFIG + """maxMovesPerGame = 50
 numGamesPerGating = 4
 maxVisits = 4
-nnMaxBatchSize = 8
 """
-
-
-def write_net(path: Path, seed: int) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_model_file(random_description("b2c16", seed=seed, model_name="net"), path)
-    return path
 
 
 def make_dirs(tmp_path: Path) -> dict:
     dirs = {name: tmp_path / name for name in ("test", "accepted", "rejected", "sgfs", "selfplay")}
     for d in dirs.values():
         d.mkdir()
-    write_net(dirs["accepted"] / "base.bin.gz", 1)
+    write_tiny_net(dirs["accepted"] / "base.bin.gz", 1)
     return dirs
 
 
@@ -60,7 +41,7 @@ def keeper(dirs: dict, required: float, **kw) -> Gatekeeper:
 def test_accepts_by_the_required_share_and_moves_directories(tmp_path, processes):
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)
-    write_net(dirs["test"] / "cand-a" / "model.bin.gz", 2)        # a directory export, KataGo style
+    write_tiny_net(dirs["test"] / "cand-a" / "model.bin.gz", 2)        # a directory export, KataGo style
     outcomes = keeper(dirs, required=0.0, num_processes=processes).run(quit_if_no_nets=True)
     assert [(o.candidate, o.accepted) for o in outcomes] == [("cand-a", True)]
     assert (dirs["accepted"] / "cand-a" / "model.bin.gz").is_file() and not list(dirs["test"].iterdir())
@@ -72,7 +53,7 @@ def test_accepts_by_the_required_share_and_moves_directories(tmp_path, processes
 def test_rejects_below_the_required_share(tmp_path):
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)
-    write_net(dirs["test"] / "cand-b.bin.gz", 3)
+    write_tiny_net(dirs["test"] / "cand-b.bin.gz", 3)
     (dirs["test"] / "cand-b.json").write_text("{}")            # kata train's summary beside its export
     (outcome,) = keeper(dirs, required=1.01).run(quit_if_no_nets=True)
     assert not outcome.accepted and "scored" in outcome.reason
@@ -82,7 +63,7 @@ def test_rejects_below_the_required_share(tmp_path):
 
 def test_old_and_broken_candidates_are_rejected_without_games(tmp_path):
     dirs = make_dirs(tmp_path)
-    old = write_net(dirs["test"] / "old.bin.gz", 4)
+    old = write_tiny_net(dirs["test"] / "old.bin.gz", 4)
     base_time = os.stat(dirs["accepted"] / "base.bin.gz").st_mtime
     os.utime(old, (base_time - 100, base_time - 100))
     broken = dirs["test"] / "broken.bin.gz"
@@ -96,7 +77,7 @@ def test_old_and_broken_candidates_are_rejected_without_games(tmp_path):
 
 def test_a_file_still_being_written_is_waited_for(tmp_path):
     dirs = make_dirs(tmp_path)
-    full = write_net(tmp_path / "staging" / "growing.bin.gz", 5).read_bytes()
+    full = write_tiny_net(tmp_path / "staging" / "growing.bin.gz", 5).read_bytes()
     target = dirs["test"] / "growing.bin.gz"
     target.write_bytes(full[: len(full) // 3])
 
@@ -123,7 +104,7 @@ def test_command_errors_and_empty_directory(tmp_path):
             "-quit-if-no-nets-to-test"]
     empty = CliRunner().invoke(app, normalize_argv(args))
     assert empty.exit_code == 0, empty.output                       # nothing to test: quits as asked
-    write_net(tmp_path / "t" / "cand.bin.gz", 6)
+    write_tiny_net(tmp_path / "t" / "cand.bin.gz", 6)
     no_accepted = CliRunner().invoke(app, normalize_argv(args))
     assert no_accepted.exit_code == 1 and "no accepted model in" in no_accepted.stderr
     assert "Traceback" not in no_accepted.output and (tmp_path / "t" / "cand.bin.gz").exists()
@@ -131,6 +112,7 @@ def test_command_errors_and_empty_directory(tmp_path):
     assert bad_prop.exit_code == 1 and "between 0 and 1" in bad_prop.stderr
 
 
+@pytest.mark.subprocess
 def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
     """A gatekeeper killed while it plays leaves the candidate where it was (not half moved) and only
     whole SGF files; run again, it gates the candidate to the end."""
@@ -138,11 +120,11 @@ def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
     import subprocess
     import sys
 
-    from katacli.nn.modelfile import check_model_file
+    from katacli.nn.model_file_reader import check_model_file
 
     dirs = make_dirs(tmp_path)
     time.sleep(0.01)
-    write_net(dirs["test"] / "cand.bin.gz", 7)
+    write_tiny_net(dirs["test"] / "cand.bin.gz", 7)
     cfg = tmp_path / "g.cfg"
     cfg.write_text(CONFIG.replace("numGamesPerGating = 4", "numGamesPerGating = 40").replace(
         "maxVisits = 4", "maxVisits = 30"))

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from katacli.benchmarking.config_writer import (
+from katacli.tuning.config_writer import (
     GenConfigChoices, cache_gb_for_size, cache_size_for_gb, check_config_text, render_config,
 )
 from katacli.cli import app, normalize_argv
 from katacli.config import Config
 
-TINY_MODEL = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+from support.paths import BUNDLED_TINY_MODEL as TINY_MODEL
 FAST_TUNING = ["--tune-visits", "8", "--tune-positions", "1"]
 
 
@@ -226,7 +226,7 @@ TINY_HUMAN_MODEL = TINY_MODEL.with_name("tiny-b2c16-human.bin.gz")
 def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
     """As `kata gtp -model TINY -human-model TINY_HUMAN -config path`: no warning; the engine's answers to
     kata-get-param humanSLProfile and humanSLChosenMoveProp."""
-    from test_gtp_support import feed, make_engine
+    from support.gtp import feed, make_engine
 
     engine, out, err = make_engine(model=str(TINY_MODEL), human_model=str(TINY_HUMAN_MODEL), config=[str(path)])
     feed(engine, ["kata-get-param humanSLProfile", "kata-get-param humanSLChosenMoveProp"])
@@ -237,7 +237,7 @@ def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
 
 
 def test_rendered_human_config_needs_the_human_model():
-    from katacli.benchmarking.config_writer import GeneratedConfigError
+    from katacli.tuning.config_writer import GeneratedConfigError
 
     text = render_config(GenConfigChoices(rules="japanese", human_sl_profile="preaz_3d"))
     check_config_text(text, has_human_model=True)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_gtp_support import feed, make_engine, model_path
+from support.gtp import feed, make_engine, model_path
 
 G170 = "g170-b6c96-s175395328-d26788732.bin.gz"
 NUMBER = r"[-+ ]*\d+\.\d+"

@@ -1,7 +1,6 @@
 """examples/gtp_match.py: whole games between `kata gtp` and another GTP engine, scored by both."""
 from __future__ import annotations
 
-import importlib.util
 import shlex
 import shutil
 import sys
@@ -11,17 +10,16 @@ import pytest
 
 from katacli.game.rules import Rules
 
-from test_gtp_support import REPO, python_cli
+from support.gtp import python_cli
+from support.paths import import_script
+
+pytestmark = pytest.mark.subprocess  # every test here starts processes
 
 GNUGO = shutil.which("gnugo") or shutil.which("/usr/games/gnugo")
 
 
 def load_match_module():
-    spec = importlib.util.spec_from_file_location("gtp_match", REPO / "examples" / "gtp_match.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return import_script("examples/gtp_match.py")
 
 
 def kata_command(seed: int, visits: int) -> str:

@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-from test_gtp_support import SHARED, feed, make_engine
+from support.gtp import feed, make_engine
+from support.paths import reference_path
 
-REFERENCE = SHARED / "reference" / "kata-raw-nn.jsonl"
-if not REFERENCE.exists():
-    pytest.skip(f"reference data not found at {REFERENCE}", allow_module_level=True)
+REFERENCE = reference_path("kata-raw-nn.jsonl", module=True)
+pytestmark = pytest.mark.needs_shared
 
 PROB_TOLERANCE = 1e-4
 SCORE_TOLERANCE = 0.01

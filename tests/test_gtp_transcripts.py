@@ -1,11 +1,11 @@
 """Golden GTP transcripts (tests/gtp_transcripts/*.gtp) replayed through the command loop.
 
-Each file lists the lines sent and the exact output expected (format: katacli.gtp.transcript).
+Each file lists the lines sent and the exact output expected (format: support.gtp_transcript).
 Commands run in tests/gtp_transcripts/, so `loadsgf game.sgf` reads the SGF files kept there.
 Directives:
   #! override: KEY=VALUE,...   config overrides for the engine
   #! model: FILE               network from ../shared/models (skipped when absent)
-  #! bot: scripted | search    scripted: fixed analysis numbers (tests/test_gtp_support.ScriptedBot);
+  #! bot: scripted | search    scripted: fixed analysis numbers (tests/support/gtp.py ScriptedBot);
                                search: the real search (default scripted)
   #! subprocess: yes           also replay through a real `kata gtp` process (the real wire)
 
@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-from katacli.gtp.transcript import match_output, parse_transcript
-from test_gtp_support import MODELS, TRANSCRIPTS, feed, make_engine, python_cli
+from support.gtp_transcript import match_output, parse_transcript
+from support.gtp import MODELS, TRANSCRIPTS, feed, make_engine, python_cli
 
 SUBPROCESS_TIMEOUT_SECONDS = 60
 FILES = sorted(TRANSCRIPTS.glob("*.gtp"))
@@ -50,6 +50,7 @@ def test_transcript_in_process(path, monkeypatch):
 SUBPROCESS_FILES = [p for p in FILES if parse_transcript(p.read_text()).directives.get("subprocess") == "yes"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("path", SUBPROCESS_FILES, ids=[p.stem for p in SUBPROCESS_FILES])
 def test_transcript_over_the_wire(path):
     """The same transcript through `kata gtp` as a process: bytes on stdin, bytes on stdout."""

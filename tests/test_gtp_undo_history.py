@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_gtp_support import feed, make_engine
+from support.gtp import feed, make_engine
 
 GAME_SGF = "(;FF[4]GM[1]SZ[9]KM[7]RU[Chinese];B[ee];W[cc];B[gg])"
 

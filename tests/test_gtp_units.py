@@ -13,7 +13,7 @@ from katacli.gtp.clock import canadian_or_absolute, describe, quick_game
 from katacli.gtp.play_policy import dynamic_pda_for_white, search_factor
 from katacli.gtp.protocol import EmptyCommand, clean_line, format_header, format_response, parse_command
 from katacli.gtp.scoring import alive_by_ownership
-from katacli.gtp.transcript import match_output, parse_transcript
+from support.gtp_transcript import match_output, parse_transcript
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 
 BLACK, WHITE = 1, 2

@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 
 from test_analysis_cli import KATRAIN_LIKE_CONFIG, EngineProcess
-from test_analysis_support import MODELS
+from support.paths import G170_B6, HUMAN_TEST, model_path
 
-MAIN_MODEL = MODELS / "g170-b6c96-s175395328-d26788732.bin.gz"
-HUMAN_MODEL = MODELS / "human" / "test-b3c48nbt-humanmeta.bin.gz"
+MAIN_MODEL = model_path(G170_B6, module=True)
+HUMAN_MODEL = model_path(HUMAN_TEST, module=True)
+pytestmark = [pytest.mark.needs_shared, pytest.mark.subprocess]
 PROB_TOLERANCE = 1e-4
 HUMAN_ROOT_FIELDS = ("humanWinrate", "humanScoreMean", "humanScoreStdev", "humanStWrError", "humanStScoreError")
 
-for _model in (MAIN_MODEL, HUMAN_MODEL):
-    if not _model.exists():
-        pytest.skip(f"model {_model} not found (the shared/ folder beside the checkout)", allow_module_level=True)
 
 
 @pytest.fixture

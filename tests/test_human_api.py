@@ -8,15 +8,13 @@ import numpy as np
 import pytest
 
 import katacli
-from test_gtp_support import SHARED
+from support.paths import G170_B6, HUMAN_TEST, model_path, reference_path
 
-MAIN_MODEL = SHARED / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
-HUMAN_MODEL = SHARED / "models" / "human" / "test-b3c48nbt-humanmeta.bin.gz"
-REFERENCE = SHARED / "reference" / "kata-raw-human-nn.jsonl"
+MAIN_MODEL = model_path(G170_B6, module=True)
+HUMAN_MODEL = model_path(HUMAN_TEST, module=True)
+REFERENCE = reference_path("kata-raw-human-nn.jsonl", module=True)
 PROB_TOLERANCE = 1e-4
-for _path in (MAIN_MODEL, HUMAN_MODEL, REFERENCE):
-    if not _path.exists():
-        pytest.skip(f"{_path} not found (the shared/ folder beside the checkout)", allow_module_level=True)
+pytestmark = pytest.mark.needs_shared
 
 
 @pytest.fixture(scope="module")

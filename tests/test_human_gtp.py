@@ -13,15 +13,13 @@ import json
 import pytest
 
 from test_gtp_rawnn import assert_blocks_match, parse_blocks  # the layout and number checks of kata-raw-nn
-from test_gtp_support import SHARED, feed, make_engine
+from support.gtp import feed, make_engine
+from support.paths import G170_B6 as MAIN_MODEL
+from support.paths import HUMAN_TEST as HUMAN_MODEL
+from support.paths import reference_path
 
-REFERENCE = SHARED / "reference" / "kata-raw-human-nn.jsonl"
-if not REFERENCE.exists():
-    pytest.skip(f"reference data not found at {REFERENCE} (the shared/ folder beside the checkout)",
-                allow_module_level=True)
-
-MAIN_MODEL = "g170-b6c96-s175395328-d26788732.bin.gz"
-HUMAN_MODEL = "human/test-b3c48nbt-humanmeta.bin.gz"
+REFERENCE = reference_path("kata-raw-human-nn.jsonl", module=True)
+pytestmark = pytest.mark.needs_shared
 HUMAN_SCALAR_LINES = [
     ("whiteWin", r"-?\d+\.\d{6}"), ("whiteLoss", r"-?\d+\.\d{6}"), ("noResult", r"-?\d+\.\d{6}"),
     ("whiteScore", r"-?\d+\.\d{3}"), ("whiteScoreSq", r"-?\d+\.\d{3}"),
@@ -94,12 +92,13 @@ def test_a_human_net_as_the_main_model_takes_the_profile():
 HUMAN_CONFIGS = ("gtp_human5k_example.cfg", "gtp_human9d_search_example.cfg")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("config_name", HUMAN_CONFIGS)
 def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
     """configs/ holds KataGo's two human-SL example configs (same keys and values, katacli's comments):
     `kata gtp -model M -human-model H -config C` starts without a warning and plays a short game."""
     from katacli.gtp.client import GtpClient
-    from test_gtp_support import REPO, model_path, python_cli
+    from support.gtp import REPO, model_path, python_cli
 
     config = REPO / "configs" / config_name
     # Quick answers and logs out of the checkout; everything else exactly as the file says.
@@ -122,12 +121,13 @@ def test_katago_human_configs_load_and_play_as_a_process(config_name, tmp_path):
     assert "WARNING" not in text and "Traceback" not in text, text
 
 
+@pytest.mark.subprocess
 def test_human_only_search_keys_start_the_process_with_a_human_model(tmp_path):
     """Keys that need -human-model (humanSLCpuctExploration) are accepted by `kata gtp` when it has one: the
     config check that runs before the first answer knows about the human net too."""
     import subprocess
 
-    from test_gtp_support import model_path, python_cli
+    from support.gtp import model_path, python_cli
 
     args = python_cli() + ["gtp", "-model", str(model_path(MAIN_MODEL)), "-human-model", str(model_path(HUMAN_MODEL)),
                            "-override-config", f"humanSLCpuctExploration=0.5,humanSLProfile=rank_5k,logDir={tmp_path}"]
@@ -149,11 +149,12 @@ def test_human_search_keys_can_be_changed_at_run_time():
     assert ask(engine, out, "kata-set-param humanSLChosenMoveProp 1.5").startswith("? ")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["gtp", "analysis", "benchmark"])
 def test_a_corrupt_human_model_is_a_one_line_error(command, tmp_path):
     import subprocess
 
-    from test_gtp_support import model_path, python_cli
+    from support.gtp import model_path, python_cli
 
     broken = tmp_path / "broken-human.bin.gz"
     broken.write_bytes(b"\x1f\x8b\x08\x00 this is not a network")

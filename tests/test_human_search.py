@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_gtp_support import load_evaluator
+from support.gtp import load_evaluator
 
 from katacli.game.session import session_from_gtp_setup
 from katacli.search.params import SearchParams

@@ -25,7 +25,7 @@ from katacli import config_keys
 from katacli.config import Config, ConfigError
 from katacli.config_keys import DerivedDefault, Enabled, ValueKind
 
-REPO = Path(__file__).resolve().parent.parent
+from support.paths import REPO
 PACKAGE = REPO / "katacli"
 SHIPPED_CONFIG = REPO / "configs" / "{mode}_example.cfg"
 # The commands that read each KataGo config (match reads its game setup like self-play, its bots
@@ -258,10 +258,11 @@ def test_pass_alive_mode_is_announced_only_where_it_is_not_honoured():
     assert Config.from_text(f"{key} = true\n", mode="selfplay").check_unsupported_keys(io.StringIO()) == []
 
 
+@pytest.mark.subprocess
 def test_kata_gtp_announces_and_refuses_at_start_up(tmp_path):
     import subprocess
 
-    from test_gtp_support import python_cli
+    from support.gtp import python_cli
 
     run = lambda override: subprocess.run(python_cli() + ["gtp", "-override-config", override],
                                           input="name\nquit\n", capture_output=True, text=True, timeout=120)

@@ -20,13 +20,19 @@ from katacli.data import h5_to_npz, load_training_arrays, npz_to_h5
 from katacli.train.rows import count_rows, list_files, read_rows
 from katacli.train.synthetic import write_synthetic_files
 
-REPO = Path(__file__).resolve().parents[1]
-KATAGO_NPZ = REPO.parent / "shared" / "reference" / "katago-selfplay" / "tdata-9x9-test-b4c32.npz"
+from support.paths import REFERENCE
+
+KATAGO_NPZ = REFERENCE / "katago-selfplay" / "tdata-9x9-test-b4c32.npz"
 KATAGO_PYTHON_DIR = os.environ.get("KATAGO_PYTHON_DIR")
 BOARD = 9
 
-needs_katago_npz = pytest.mark.skipif(not KATAGO_NPZ.exists(),
-                                      reason=f"KataGo reference self-play file not found ({KATAGO_NPZ.name})")
+
+
+def needs_katago_npz(test):
+    """Marks a test needs_shared and skips it without KataGo's self-play file."""
+    skip = pytest.mark.skipif(not KATAGO_NPZ.exists(),
+                              reason=f"KataGo reference self-play file not found ({KATAGO_NPZ.name})")
+    return pytest.mark.needs_shared(skip(test))
 
 
 @needs_katago_npz
@@ -101,6 +107,7 @@ def test_kata_train_reads_a_katago_style_data_dir(tmp_path):
     assert list((tmp_path / "models").glob("*.bin.gz"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not KATAGO_PYTHON_DIR, reason="set KATAGO_PYTHON_DIR to a KataGo checkout's python/ directory")
 def test_katago_shuffle_and_train_read_kata_data(tmp_path):
     """kata's self-play data, converted to npz, goes through KataGo's shuffle.py and train.py."""

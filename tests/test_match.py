@@ -19,29 +19,11 @@ from katacli.game.coords import BLACK
 from katacli.game.sgf import load_sgf
 from katacli.match.results import MatchResults, elo_of_score, wilson_interval
 from katacli.match.settings import MatchSettings
-from katacli.nn.configs import random_description
-from katacli.nn.export import write_model_file
+from support.match import TINY_GAMES_CONFIG, write_tiny_net
 
-BASE = """
-koRules = SIMPLE
-scoringRules = AREA
-taxRules = NONE
-multiStoneSuicideLegals = false
-hasButtons = false
-bSizes = 5
-bSizeRelProbs = 1
-komiMean = 6.5
-handicapProb = 0.0
-maxMovesPerGame = 60
-numGameThreads = 2
+BASE = TINY_GAMES_CONFIG + """maxMovesPerGame = 60
 maxVisits = 8
-nnMaxBatchSize = 8
 """
-
-
-def write_net(path: Path, seed: int) -> Path:
-    write_model_file(random_description("b2c16", seed=seed, model_name=path.name.split(".")[0]), path)
-    return path
 
 
 def write_config(tmp_path: Path, text: str) -> Path:
@@ -55,7 +37,7 @@ def kata_match(*args: str):
 
 
 def test_settings_follow_katago_keys(tmp_path):
-    net = write_net(tmp_path / "a.bin.gz", 1)
+    net = write_tiny_net(tmp_path / "a.bin.gz", 1)
     cfg = Config.from_text(BASE + f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = r\nnnModelFile = {net}\n"
                            "nnModelFile2 = rollouts\nmaxVisits1 = 30\nsecondaryBots = 1,2\nnumGamesTotal = 6\n"
                            "extraPairs = 2-1\nextraPairsAreOneSidedBW = true\n")
@@ -91,7 +73,7 @@ def test_bad_configs_give_one_line_errors(tmp_path, text, message):
 @pytest.mark.parametrize("processes", [1, 2])
 def test_nets_and_rollouts_play_a_match(tmp_path, processes):
     """In one process (threads share each network's batches) and in two worker processes."""
-    net_a, net_b = write_net(tmp_path / "net-a.bin.gz", 1), write_net(tmp_path / "net-b.bin.gz", 2)
+    net_a, net_b = write_tiny_net(tmp_path / "net-a.bin.gz", 1), write_tiny_net(tmp_path / "net-b.bin.gz", 2)
     cfg = write_config(tmp_path, f"numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = rollouts\n"
                                  f"nnModelFile0 = {net_a}\nnnModelFile1 = {net_b}\nnnModelFile2 = rollouts\n"
                                  f"numGamesTotal = 6\nmaxVisits2 = 16\nnumMatchProcesses = {processes}\n")
@@ -150,6 +132,7 @@ def test_results_statistics():
     assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
                                  "numGamesTotal = 100000\n")
@@ -170,6 +153,7 @@ def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
         assert load_sgf(str(f)).result
 
 
+@pytest.mark.subprocess
 def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
                                  "numGamesTotal = 100000\n")
@@ -192,7 +176,7 @@ def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
     assert all(f.suffix == ".sgf" and not f.name.startswith(".") for f in sgfs.iterdir())
 
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from support.paths import CONFIGS  # noqa: E402  (beside the tests that use it)
 
 
 @pytest.mark.parametrize("name", ["match_example.cfg", "gatekeeper_example.cfg"])
@@ -208,7 +192,7 @@ def test_shipped_configs_are_complete_and_known(tmp_path, name):
         m = re.match(r"^#\s*([A-Za-z][A-Za-z0-9]*)\s*=", line.strip())
         if m:
             assert is_known(m.group(1)) or is_known(re.sub(r"\d+$", "", m.group(1))), m.group(1)
-    net = write_net(tmp_path / "n.bin.gz", 1)
+    net = write_tiny_net(tmp_path / "n.bin.gz", 1)
     for key, value in (("numBots", "2"), ("botName0", "x"), ("botName1", "y"), ("nnModelFile0", str(net)),
                        ("nnModelFile1", "rollouts")):
         cfg.set(key, value)
@@ -217,6 +201,7 @@ def test_shipped_configs_are_complete_and_known(tmp_path, name):
     assert len(settings.bots) == 2 and settings.num_games_total > 0
 
 
+@pytest.mark.subprocess
 def test_a_corrupt_bot_network_is_a_one_line_error_before_any_game(tmp_path):
     import subprocess
     import sys

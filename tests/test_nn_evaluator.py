@@ -3,7 +3,6 @@ and KataGo's postprocessing rules."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,21 +23,16 @@ from katacli.nn.symmetry import (
     undo_symmetry,
 )
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-MODEL = MODELS / "test-b4c32.bin.gz"
-G170 = MODELS / "g170-b6c96-s175395328-d26788732.bin.gz"
+from support.paths import G170_B6, MODELS, TEST_B4, require
+
+MODEL = MODELS / TEST_B4
+G170 = MODELS / G170_B6
 TOL = 2e-5
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found")
-    return path
 
 
 @pytest.fixture(scope="module")
 def evaluator():
-    return NNEvaluator.from_file(need(MODEL), device="cpu", cache_size_power_of_two=10, seed=1)
+    return NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=10, seed=1)
 
 
 def make_request(x_size: int, y_size: int, seed: int, **kwargs) -> NNRequest:
@@ -86,7 +80,7 @@ def test_mixed_sizes_batched_equal_one_by_one(evaluator):
 
 
 def test_max_batch_size_splits_batches():
-    ev = NNEvaluator.from_file(need(MODEL), device="cpu", cache_size_power_of_two=None, max_batch_size=3)
+    ev = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None, max_batch_size=3)
     requests = [make_request(9, 9, seed) for seed in range(8)]
     outputs = ev.evaluate(requests)
     assert ev.num_batches == 3 and ev.num_positions_evaluated == 8
@@ -156,7 +150,7 @@ def test_symmetries_map_outputs_back_to_the_real_board():
     With a net that has learned something (g170), a lone White stone is owned by White
     from every orientation, so ownership must come back to the stone's real point.
     """
-    ev = NNEvaluator.from_file(need(G170), device="cpu", cache_size_power_of_two=None)
+    ev = NNEvaluator.from_file(require(G170), device="cpu", cache_size_power_of_two=None)
     spatial = np.zeros((22, 9, 9), np.float32)
     spatial[0] = 1.0
     spatial[2, 2, 6] = 1.0  # an opponent (White) stone at x=6, y=2; Black to move
@@ -351,10 +345,10 @@ def test_no_result_rule_from_global_features():
 
 
 def test_fixed_and_random_default_symmetry():
-    fixed = NNEvaluator.from_file(need(MODEL), device="cpu", default_symmetry=5, cache_size_power_of_two=None)
+    fixed = NNEvaluator.from_file(require(MODEL), device="cpu", default_symmetry=5, cache_size_power_of_two=None)
     request = make_request(9, 9, seed=40, symmetry=None)
     assert fixed.evaluate_one(request).symmetry == 5
-    rand = NNEvaluator.from_file(need(MODEL), device="cpu", seed=3, cache_size_power_of_two=None)
+    rand = NNEvaluator.from_file(require(MODEL), device="cpu", seed=3, cache_size_power_of_two=None)
     seen = {o.symmetry for o in rand.evaluate([request] * 40)}
     assert len(seen) > 4 and seen <= set(range(8))
 
@@ -365,7 +359,7 @@ def test_invalid_requests(evaluator):
     with pytest.raises(ValueError, match="does not fit"):
         evaluator.evaluate_one(make_request(9, 9, seed=1, board_x=10))
     with pytest.raises(ValueError, match="precision"):
-        NNEvaluator.from_file(need(MODEL), device="cpu", precision="int8")
+        NNEvaluator.from_file(require(MODEL), device="cpu", precision="int8")
 
 
 def test_set_cpu_threads():

@@ -2,7 +2,6 @@
 description and the same outputs, for the shared nets and for freshly built ones."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,24 +10,10 @@ import torch
 from katacli.nn.configs import random_description
 from katacli.nn.description import Activation
 from katacli.nn.export import ModelExportError, export_model, model_file_bytes, write_model_file
-from katacli.nn.model import KataGoModel, load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.model_file_reader import read_model_file
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-SHARED_NETS = [
-    "test-b3c48nbt.bin.gz",
-    "test-b3c48nbt-mish-bng.bin.gz",
-    "test-b4c32.bin.gz",
-    "b7c96h3tfrs-test5-cnorm.bin.gz",
-    "g170-b6c96-s175395328-d26788732.bin.gz",
-]
-
-
-def model_path(name: str) -> Path:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found")
-    return path
+from support.paths import SHARED_NETS, model_path
 
 
 def random_inputs(batch: int, height: int, width: int, seed: int = 0):

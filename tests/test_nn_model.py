@@ -1,7 +1,6 @@
 """The PyTorch network itself: masking as KataGo does it, the fused inference copy, named configs."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import torch
@@ -9,24 +8,14 @@ import torch
 from katacli.nn.configs import BASE_CONFIGS, config_of_name
 from katacli.nn.description import Activation, GlobalPoolBlockDesc, NestedBottleneckBlockDesc
 from katacli.nn.configs import random_description
-from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.torch_model import KataGoModel, load_model
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-SHARED_NETS = [
-    "g170-b6c96-s175395328-d26788732.bin.gz",
-    "test-b3c48nbt.bin.gz",
-    "test-b3c48nbt-mish-bng.bin.gz",
-    "test-b4c32.bin.gz",
-    "b7c96h3tfrs-test5-cnorm.bin.gz",
-]
+from support.paths import SHARED_NETS, model_path
 CLOSE = dict(rtol=1e-4, atol=2e-5)
 
 
 def shared_model(name: str) -> KataGoModel:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found")
-    return load_model(path)
+    return load_model(model_path(name))
 
 
 def board_inputs(batch: int, board_y: int, board_x: int, pad_y: int = 0, pad_x: int = 0, seed: int = 0):

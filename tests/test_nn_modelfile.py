@@ -23,18 +23,19 @@ from katacli.nn.description import (
     TransformerFFNBlockDesc,
 )
 from katacli.nn.export import model_file_bytes, write_model_file
-from katacli.nn.modelfile import ModelFileError, check_model_file, parse_model_bytes, read_model_file
+from katacli.nn.model_file_reader import ModelFileError, check_model_file, parse_model_bytes, read_model_file
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-if not MODELS.is_dir():
-    pytest.skip(f"shared test models not found at {MODELS}", allow_module_level=True)
+from support.paths import G170_B6 as G170
+from support.paths import MODELS, SHARED_NETS, model_path, require
+from support.paths import TEST_B4 as PLAIN
+from support.paths import TEST_NBT as NBT
+from support.paths import TEST_NBT_MISH as NBT_MISH
+from support.paths import TEST_TRANSFORMER as TRANSFORMER
 
-G170 = "g170-b6c96-s175395328-d26788732.bin.gz"
-NBT = "test-b3c48nbt.bin.gz"
-NBT_MISH = "test-b3c48nbt-mish-bng.bin.gz"
-PLAIN = "test-b4c32.bin.gz"
-TRANSFORMER = "b7c96h3tfrs-test5-cnorm.bin.gz"
-ALL_MODELS = [G170, NBT, NBT_MISH, PLAIN, TRANSFORMER]
+require(MODELS, module=True)
+pytestmark = pytest.mark.needs_shared
+
+ALL_MODELS = SHARED_NETS
 
 O, G, N, A, F = "ordinary", "gpool", "nested", "attention", "ffn"
 KIND_NAMES = {
@@ -54,13 +55,6 @@ STRUCTURE = [
     (PLAIN, 15, 32, 32, 16, [O, O, G, O], 2, 6, Activation.RELU, NormKind.FIXUP, 3),
     (TRANSFORMER, 17, 96, 96, 32, [A, F] * 7, 2, 6, Activation.SILU, None, 3),
 ]
-
-
-def model_path(name: str) -> Path:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"model {path} not found")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,17 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from katacli.nn.evaluator import NNEvaluator, NNRequest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference" / "kata-raw-nn.jsonl"
-MODELS = SHARED / "models"
-if not REFERENCE.exists() or not MODELS.is_dir():
-    pytest.skip(f"reference data or models not found under {SHARED}", allow_module_level=True)
+from support.paths import MODELS, model_path, reference_path, require
+
+REFERENCE = reference_path("kata-raw-nn.jsonl", module=True)
+require(MODELS, module=True)
+pytestmark = pytest.mark.needs_shared
 
 # Tolerances suggested by the reference README.
 PROB_TOLERANCE = 1e-4
@@ -113,9 +112,7 @@ def case_setup(case):
 
 @lru_cache(maxsize=None)
 def evaluator(model_file: str, fuse: bool = True) -> NNEvaluator:
-    path = MODELS / model_file
-    if not path.exists():
-        pytest.skip(f"model {path} not found")
+    path = model_path(model_file)
     return NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None, fuse=fuse)
 
 

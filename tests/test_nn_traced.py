@@ -2,26 +2,18 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from katacli.nn.evaluator import NNEvaluator, NNRequest
-from katacli.nn.model import load_model
+from katacli.nn.torch_model import load_model
 from katacli.nn.traced import TracedForward
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-NETS = ["test-b4c32.bin.gz", "test-b3c48nbt.bin.gz", "test-b3c48nbt-mish-bng.bin.gz",
-        "b7c96h3tfrs-test5-cnorm.bin.gz", "g170-b6c96-s175395328-d26788732.bin.gz"]
-
-
-def need(name: str) -> Path:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found (the shared/ directory beside the checkout)")
-    return path
+from support.paths import SHARED_NETS as NETS
+from support.paths import BUNDLED_TINY_MODEL
+from support.paths import model_path as need
 
 
 def inputs(batch: int, height: int, width: int, board: tuple[int, int], seed: int):
@@ -86,7 +78,7 @@ def test_a_net_that_cannot_be_traced_runs_eagerly(caplog):
 
 
 def test_warm_up_builds_the_trace_without_counting_evaluations():
-    tiny = Path(__file__).resolve().parents[1] / "katacli" / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+    tiny = BUNDLED_TINY_MODEL
     evaluator = NNEvaluator.from_file(tiny, device="cpu")
     assert isinstance(evaluator._run_net, TracedForward) and not evaluator._run_net._traces
     evaluator.warm_up(9, 7)

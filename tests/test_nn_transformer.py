@@ -4,7 +4,6 @@ plain per-position numpy version of KataGo's formulas (eigenbackend.cpp) and by 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,18 +20,15 @@ from katacli.nn.description import (
 )
 from katacli.nn.export import write_model_file
 from katacli.nn.layers import MaskInfo
-from katacli.nn.model import AttentionBlock, KataGoModel
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import AttentionBlock, KataGoModel
+from katacli.nn.model_file_reader import read_model_file
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
-TRANSFORMER = MODELS / "b7c96h3tfrs-test5-cnorm.bin.gz"
+from support.paths import TEST_TRANSFORMER, model_path
 
 
 @pytest.fixture(scope="module")
 def transformer_desc():
-    if not TRANSFORMER.exists():
-        pytest.skip(f"shared model {TRANSFORMER} not found")
-    return read_model_file(TRANSFORMER)
+    return read_model_file(model_path(TEST_TRANSFORMER))
 
 
 def gqa_learnable_rope_variant(block: TransformerAttentionBlockDesc, kv_heads: int, seed: int = 0):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +18,7 @@ from cython_ext.features import encode_v7
 from katacli.game.coords import parse_color
 from katacli.game.session import session_from_gtp_setup
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference" / "kata-raw-nn.jsonl"
-MODELS = SHARED / "models"
+from support.paths import model_path, reference_path
 
 PROB_TOLERANCE = 1e-4
 SCORE_TOLERANCE = 0.01
@@ -30,9 +27,8 @@ SCORE_SQ_RELATIVE_TOLERANCE = 1e-3
 GTP_ROOT_POLICY_OPTIMISM = 0.2
 NUM_SPATIAL, NUM_GLOBAL = 22, 19
 
-if not REFERENCE.exists():
-    pytest.skip(f"reference data not found at {REFERENCE} (the shared/ folder beside the checkout)",
-                allow_module_level=True)
+REFERENCE = reference_path("kata-raw-nn.jsonl", module=True)
+pytestmark = pytest.mark.needs_shared
 
 torch = pytest.importorskip("torch")
 from katacli.nn.evaluator import NNEvaluator, NNRequest  # noqa: E402
@@ -48,9 +44,7 @@ CASES = load_cases()
 
 @lru_cache(maxsize=None)
 def evaluator_for(model_file: str) -> NNEvaluator:
-    path = MODELS / model_file
-    if not path.exists():
-        pytest.skip(f"model {path} not found")
+    path = model_path(model_file)
     torch.set_num_threads(1)
     return NNEvaluator.from_file(path, device="cpu")
 

@@ -6,18 +6,16 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from katacli.cli import app
-from katacli.selfcheck import all_checks, human_checks, make_reference, reference_checks
+from katacli.selfcheck import all_checks, human_checks, reference_checks
 from katacli.selfcheck.framework import Check, CheckFailed, run_check
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from support.paths import MODELS, REPO, import_script, reference_path
 # The bundled data must stay small: it ships inside the package.
 MAX_BUNDLED_BYTES = 100_000
 PASS_LINE = re.compile(r"^PASS (\S+) +\d+\.\d\ds  ")
@@ -102,13 +100,13 @@ def test_the_search_check_notices_a_move_not_chosen_by_the_human_policy(monkeypa
     assert r.exit_code == 1 and "the human favourite is" in r.stdout, r.stdout
 
 
-@pytest.mark.skipif(not (SHARED / "reference" / "kata-raw-human-nn.jsonl").exists(),
-                    reason="KataGo's human-SL reference (the shared/ folder beside the checkout) is absent")
+@pytest.mark.needs_shared
 def test_make_reference_refuses_a_build_that_misses_katago_human_outputs(tmp_path, capsys):
-    cases = (SHARED / "reference" / "kata-raw-human-nn.jsonl").read_text().splitlines()[:2]
+    cases = reference_path("kata-raw-human-nn.jsonl").read_text().splitlines()[:2]
     (tmp_path / "reference").mkdir()
-    (tmp_path / "models").symlink_to(SHARED / "models")
+    (tmp_path / "models").symlink_to(MODELS)
     (tmp_path / "reference" / "kata-raw-human-nn.jsonl").write_text("\n".join(cases) + "\n")
+    make_reference = import_script("scripts/make_selfcheck_reference.py")
     make_reference.verify_human_against_katago(tmp_path)
     assert "verified: 2 KataGo kata-raw-human-nn cases" in capsys.readouterr().err
     wrong = json.loads(cases[0])
@@ -158,6 +156,7 @@ def test_bundled_data_is_small():
         assert path.stat().st_size < MAX_BUNDLED_BYTES, path
 
 
+@pytest.mark.subprocess
 def test_checks_need_no_test_dependencies():
     """Load every check with pytest made unimportable, as on a user's machine without it."""
     code = ("import sys; sys.modules['pytest'] = None; sys.modules['_pytest'] = None\n"

@@ -12,7 +12,8 @@ from cython_ext import search_results as sr
 from katacli.game.rules import Rules
 from katacli.nn.batching import BatchingEvaluator
 from katacli.search import MoveRestrictions, SearchParams, Searcher
-from katacli.search.fakes import MaterialEvaluator
+from katacli.search import searcher as searcher_module
+from support.fakes import MaterialEvaluator
 
 BLACK, WHITE = 1, 2
 
@@ -112,13 +113,27 @@ def test_advance_to_an_unexplored_move_starts_fresh():
     assert searcher.root_visits == 10
 
 
-def test_max_time_is_honoured():
+class SteppingClock:
+    """Stands in for the searcher's ``time`` module: every reading advances by ``step`` seconds."""
+
+    def __init__(self, step: float):
+        self.step, self.now, self.readings = step, 0.0, 0
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        self.readings += 1
+        return self.now
+
+
+def test_max_time_is_honoured(monkeypatch):
     evaluator = MaterialEvaluator()
     searcher = Searcher(GameState(9), plain_params(), evaluator, seed=1)
-    start = time.monotonic()
+    clock = SteppingClock(step=0.05)
+    monkeypatch.setattr(searcher_module, "time", clock)
     stats = searcher.run(max_time=0.2)
     assert stats.stopped_by == "time"
-    assert time.monotonic() - start < 0.6
+    # It stops at the first check past 0.2 s (the final reading for stats.seconds is one step later).
+    assert 0.2 <= stats.seconds <= 0.2 + 2 * clock.step
     assert stats.playouts >= 2
 
 

@@ -10,7 +10,7 @@ from cython_ext import search_results as sr
 
 from katacli.config import Config
 from katacli.search import SearchParams, Searcher
-from katacli.search.fakes import MaterialEvaluator
+from support.fakes import MaterialEvaluator
 
 from test_search_core import BLACK, WHITE, plain_params, state_from
 

@@ -2,7 +2,6 @@
 
 Skipped cleanly when the shared model file is absent.
 """
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,11 +13,13 @@ from cython_ext.history import GameState
 from katacli.game.rules import Rules
 from katacli.search import SearchParams, Searcher
 
-MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
+from support.paths import G170_B6, model_path
+
+MODEL = model_path(G170_B6, module=True)
 BLACK, WHITE = 1, 2
 VISITS = 100
 
-pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"model {MODEL} not available")
+pytestmark = pytest.mark.needs_shared
 
 
 @pytest.fixture(scope="module")

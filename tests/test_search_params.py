@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
@@ -31,7 +30,7 @@ from katacli.search.params import (
     gtp_search_params,
 )
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from support.paths import CONFIGS as CONFIG_DIR
 
 # --------------------------------------------------------------------------- single source of defaults
 

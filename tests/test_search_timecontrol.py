@@ -13,7 +13,7 @@ from katacli.search import (
     SearchParams, Searcher, TimeControls, TimeSettingsError, choose_index_with_temperature, parse_kgs_time_settings,
     parse_time_settings,
 )
-from katacli.search.fakes import MaterialEvaluator
+from support.fakes import MaterialEvaluator
 
 BLACK, WHITE = 1, 2
 

@@ -23,7 +23,7 @@ from katacli.selfplay.records import SearchTargets, TurnRecord, ValueTargets
 from katacli.selfplay.rows import game_rows
 from katacli.selfplay.searching import MoveSearchResult, RawNetSearcher, search_limits
 
-from test_selfplay_support import play_games, random_handle, tiny_settings
+from support.selfplay import play_games, random_handle, tiny_settings
 
 
 # ---------------------------------------------------------------------------- setup

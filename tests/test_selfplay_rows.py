@@ -26,7 +26,7 @@ from katacli.selfplay.rows import (
     variance_arrival_time,
 )
 
-from test_selfplay_support import play_games, tiny_settings
+from support.selfplay import play_games, tiny_settings
 
 POS_LEN = 9
 

@@ -16,11 +16,11 @@ import pytest
 from katacli.data import GT, TrainingFile, join_game_hash, list_training_files
 from katacli.nn.export import write_model_file
 from katacli.nn.configs import random_description
-from katacli.selfplay.models import ModelManager, NoModelError, find_latest_model
+from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_model
 from katacli.selfplay.runner import SelfplayRun
 from katacli.settings import NNSettings
 
-from test_selfplay_support import (
+from support.selfplay import (
     EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,
 )
 
@@ -115,6 +115,7 @@ def test_model_directory_watching(tmp_path):
 # ---------------------------------------------------------------------------- the command
 
 
+@pytest.mark.subprocess
 def test_cli_small_run(tmp_path):
     models = model_dir(tmp_path)
     out = tmp_path / "out"
@@ -127,6 +128,7 @@ def test_cli_small_run(tmp_path):
     assert list(out.glob("log-*.log")) and list(out.glob("selfplay-*.cfg"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("processes", [1, 2])
 def test_cli_exact_game_count_in_one_or_several_processes(tmp_path, processes):
     models = model_dir(tmp_path)
@@ -146,6 +148,7 @@ def test_cli_exact_game_count_in_one_or_several_processes(tmp_path, processes):
     assert "average batch" in text
 
 
+@pytest.mark.subprocess
 def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
@@ -242,6 +245,7 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float = 120.0) -> None
         time.sleep(0.1)
 
 
+@pytest.mark.subprocess
 def test_sigkill_leaves_only_readable_files(tmp_path):
     # One file per game or two, so a kill is likely to land while a file is being written.
     proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=1,firstFileRandMinProp=1.0,numGameThreads=3")
@@ -257,6 +261,7 @@ def test_sigkill_leaves_only_readable_files(tmp_path):
         assert all(l.startswith("(;") and l.endswith(")") for l in text.splitlines())
 
 
+@pytest.mark.subprocess
 def test_sigint_flushes_finished_games(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=100000,numGameThreads=2")
     _wait_for(lambda: sgf_lines(out) >= 2, proc)
@@ -285,6 +290,7 @@ def _workers(proc: subprocess.Popen) -> list[int]:
     return [c for c in _children(proc.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to find the worker processes")
 def test_a_killed_worker_ends_the_run_with_an_error_and_leaves_readable_files(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=1,firstFileRandMinProp=1.0,numSelfplayProcesses=2")
@@ -296,6 +302,7 @@ def test_a_killed_worker_ends_the_run_with_an_error_and_leaves_readable_files(tm
     assert games >= 1 and rows > 0
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to find the worker processes")
 def test_workers_die_with_a_killed_parent_and_a_second_signal_exits_at_once(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",numSelfplayProcesses=2")

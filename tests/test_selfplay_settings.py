@@ -9,7 +9,7 @@ from katacli.config import Config, ConfigError
 from katacli.game.rules import KoRule, ScoringRule
 from katacli.selfplay.settings import SelfplaySettings
 
-from test_selfplay_support import EXAMPLE_CONFIG, tiny_config, tiny_settings
+from support.selfplay import EXAMPLE_CONFIG, tiny_config, tiny_settings
 
 
 def settings_with(overrides) -> SelfplaySettings:

@@ -23,7 +23,7 @@ from katacli.selfplay.game_init import GameInitializer
 from katacli.selfplay.rows import game_rows
 from katacli.selfplay.start_positions import PositionSample
 
-from test_selfplay_support import (
+from support.selfplay import (
     EXAMPLE_CONFIG,
     TINY_OVERRIDES,
     play_games,

@@ -5,19 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
 
-from katacli.nn.model import load_model
+from katacli.nn.torch_model import load_model
 from katacli.train import checkpoint as ckpt
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import run_training
 
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import REPO
+
+pytestmark = pytest.mark.subprocess  # every test here starts processes
 PER_RANK_BATCH = 8
 WORLD = 2
 MAX_SAMPLES = 160

@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from katacli.nn.model import load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import load_model
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train import checkpoint as ckpt
 from katacli.train.batch import expand_rows
 from katacli.train.losses import KataGoLoss
-from katacli.train.net import TrainingNet
+from katacli.train.training_net import TrainingNet
 from katacli.train.rows import RowBlock, read_rows
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import TrainingError, run_training
 
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import MODELS, REPO, TEST_B4
 BOARD = 9
 
 
@@ -175,6 +175,7 @@ def wait_for_checkpoint_beyond(output_dir: Path, samples: int, proc: subprocess.
     raise AssertionError("no checkpoint appeared in time")
 
 
+@pytest.mark.subprocess
 def test_command_survives_ctrl_c_and_kill(tmp_path):
     write_data(tmp_path)
     # Enough steps that the run is still going when the test reacts to its first checkpoint.
@@ -246,7 +247,7 @@ def test_exports_are_katago_models_named_by_samples(tmp_path):
 
 def test_init_model_and_fresh_run_errors(tmp_path):
     write_data(tmp_path)
-    shared = REPO.parent / "shared" / "models" / "test-b4c32.bin.gz"
+    shared = MODELS / TEST_B4
     if shared.exists():
         s = make_settings(tmp_path, init_model=str(shared), max_samples=32, export_prefix="tuned")
         result = run_training(s, log=quiet)

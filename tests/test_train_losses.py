@@ -8,7 +8,7 @@ import torch
 from katacli.train import rows as R
 from katacli.train.batch import expand_rows
 from katacli.train.losses import KataGoLoss, LossScales, cross_entropy, huber
-from katacli.train.net import TrainOutputs
+from katacli.train.training_net import TrainOutputs
 from katacli.train.synthetic import synthetic_rows
 
 BOARD = 9

@@ -9,22 +9,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from katacli.nn.model import KataGoModel, load_model
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.model_file_reader import read_model_file
 from katacli.train.batch import expand_rows
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights
-from katacli.train.net import TrainingNet, UnsupportedModelError, score_belief_sizes
+from katacli.train.training_net import TrainingNet, UnsupportedModelError, score_belief_sizes
 from katacli.train.synthetic import synthetic_rows
 
-MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
+from support.paths import model_path
+
 SHORT_OPTIMISTIC_CHANNEL = 5  # index of the exported optimistic policy in the training policy channels
 
 
 def shared_model(name: str) -> KataGoModel:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"shared model {path} not found")
-    return load_model(path)
+    return load_model(model_path(name))
 
 
 def batch(rows: int = 6, board: int = 9, pos_len: int | None = None, seed: int = 0):

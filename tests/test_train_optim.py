@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from katacli.config import Config, ConfigError
-from katacli.nn.model import KataGoModel
-from katacli.train.net import TrainingNet
+from katacli.nn.torch_model import KataGoModel
+from katacli.train.training_net import TrainingNet
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, parameter_groups
 from katacli.train.settings import (
     TRAIN_KEYS,

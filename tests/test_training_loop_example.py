@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+import pytest
+
+from support.paths import REPO
+
+pytestmark = pytest.mark.subprocess  # every test here starts processes
 TINY = ["--boards", "5,6", "--games", "4", "--visits", "8", "--train-samples", "128", "--batch-size", "16",
         "--window-rows", "40", "--gating-games", "2", "--match-games", "1", "--game-threads", "2",
         "--model-kind", "b2c16", "--rollout-visits", "8"]

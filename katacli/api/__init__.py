@@ -47,7 +47,7 @@ EXPORTS = {
     "RulesError": "katacli.game.rules",
     "SgfError": "katacli.game.sgf",
     "ConfigError": "katacli.config",
-    "ModelFileError": "katacli.nn.modelfile",
+    "ModelFileError": "katacli.nn.model_file_reader",
 }
 
 __all__ = sorted(EXPORTS)

@@ -219,7 +219,6 @@ class Engine:
                 pv_length: int = DEFAULT_PV_LENGTH) -> AnalysisResult:
         """Search the current position (for ``color``, default the side to move) with the engine's analysis
         parameters, reusing the tree, and return what it found; the game is unchanged."""
-        import threading
 
         from katacli.gtp.analyze_info_lines import AnalyzeOptions
         from katacli.gtp.handlers_search import make_request

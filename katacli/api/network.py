@@ -117,7 +117,7 @@ class Network:
         """A randomly initialised net of a named architecture ("b2c16", "b6c96", "b18c384nbt", ...): it plays
         nonsense, but everything runs without a model file."""
         from katacli.nn.evaluator import NNEvaluator
-        from katacli.nn.model import KataGoModel
+        from katacli.nn.torch_model import KataGoModel
 
         evaluator_options.setdefault("device", "cpu")
         evaluator_options.setdefault("default_symmetry", 0)

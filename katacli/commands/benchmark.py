@@ -1,4 +1,4 @@
-"""``kata benchmark``: measure search speed for several numbers of search threads and recommend one."""
+"""``kata benchmark``: measure search speed for several numSearchThreads values (leaves in flight) and recommend one."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from katacli.benchmarking.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
+from katacli.tuning.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
 from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
     override_config_option, report_error_and_exit,
@@ -66,9 +66,9 @@ class BenchmarkOptions:
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
     """Check the options that need no loading; returns the thread counts asked for (None: tune)."""
-    from katacli.benchmarking.network import check_model_paths
-    from katacli.benchmarking.positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
-    from katacli.benchmarking.runner import BatchSizePolicy, parse_thread_list
+    from katacli.tuning.network import check_model_paths
+    from katacli.search.benchmark_positions import BenchmarkError, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN
+    from katacli.tuning.runner import BatchSizePolicy, parse_thread_list
 
     check_model_paths(options.model, options.human_model)
     if options.visits is not None and not MIN_VISITS <= options.visits <= MAX_VISITS:
@@ -148,8 +148,8 @@ class Report:
 
 def _load(options: BenchmarkOptions, report: Report):
     """(config, search params, positions, evaluator or None, the game the positions come from, human net or None)."""
-    from katacli.benchmarking.network import load_evaluator
-    from katacli.benchmarking.positions import (
+    from katacli.tuning.network import load_evaluator
+    from katacli.search.benchmark_positions import (
         DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
     )
     from katacli.search import SearchParams
@@ -182,7 +182,7 @@ def _load(options: BenchmarkOptions, report: Report):
 
 
 def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, visits: int, choice) -> None:
-    from katacli.benchmarking.network import describe_device
+    from katacli.tuning.network import describe_device
     from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT
 
     if options.config:
@@ -247,12 +247,12 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
 
 
 def run(options: BenchmarkOptions) -> int:
-    from katacli.benchmarking.core import peak_resident_mb
-    from katacli.benchmarking.network import default_visits, warm_up
-    from katacli.benchmarking.positions import BenchmarkError
-    from katacli.benchmarking.recommend import elo_effect, recommend
-    from katacli.benchmarking.noise import busy_machine_warning
-    from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
+    from katacli.search.speed_benchmark import peak_resident_mb
+    from katacli.tuning.network import default_visits, warm_up
+    from katacli.search.benchmark_positions import BenchmarkError
+    from katacli.tuning.recommend import elo_effect, recommend
+    from katacli.tuning.noise import busy_machine_warning
+    from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
     report = Report(to_stderr=options.as_json)
     busy = busy_machine_warning()  # before this process adds its own load
@@ -331,7 +331,8 @@ def register(app: typer.Typer) -> None:
                  f"{DEFAULT_VISITS_ROLLOUTS} without a network)."),
         threads: Optional[str] = typer.Option(
             None, "-t", "--threads", metavar="LIST",
-            help="Test these numbers of search threads, comma-separated, e.g. 4,8,12,16. Default: tune automatically."),
+            help="Test these numSearchThreads values (leaves one search keeps in flight), comma-separated, e.g. "
+                 "4,8,12,16. Default: tune automatically."),
         num_positions: int = typer.Option(10, "-n", "--numpositions", metavar="NUM",
                                           help="How many positions to search from the game."),
         seconds_per_move: float = typer.Option(

@@ -123,7 +123,7 @@ def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads:
 
 
 def _load_network(path: str, nn_settings, params):
-    from katacli.benchmarking.network import load_evaluator
+    from katacli.tuning.network import load_evaluator
 
     try:
         return load_evaluator(path, nn_settings, max_batch_size=max(1, params.num_search_threads))
@@ -158,7 +158,7 @@ def register(app: typer.Typer) -> None:
         visits: Optional[int] = typer.Option(None, "-v", "--visits", metavar="VISITS",
                                              help="Visits (and playouts) for the search, instead of the config's."),
         threads: Optional[int] = typer.Option(None, "-t", "--threads", metavar="THREADS",
-                                              help="Search threads, instead of the config's."),
+                                              help="numSearchThreads (leaves in flight per search), instead of the config's."),
         override_komi: Optional[float] = typer.Option(None, "--override-komi", metavar="KOMI",
                                                       help="Use this komi instead of the game's."),
         override_rules: Optional[str] = typer.Option(None, "--override-rules", metavar="RULES",

@@ -4,14 +4,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Callable, Optional, TypeVar
 
 import typer
 
 from katacli import config_keys
-from katacli.benchmarking.config_writer import GenConfigChoices
+from katacli.atomic_files import atomic_write_text
+from katacli.tuning.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
@@ -176,7 +176,7 @@ def parse_human_profile_name(text: str) -> str:
 
 
 def parse_devices(text: str) -> list[int]:
-    from katacli.benchmarking.config_writer import parse_device_list
+    from katacli.tuning.config_writer import parse_device_list
 
     return parse_device_list(text)
 
@@ -242,7 +242,7 @@ def ask_human_profile(wizard: Wizard, choices, human_model: Optional[str]) -> No
 
 def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Optional[str] = None) -> None:
     """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
-    from katacli.benchmarking.config_writer import cache_gb_for_size, cache_size_for_gb
+    from katacli.tuning.config_writer import cache_gb_for_size, cache_size_for_gb
 
     wizard.section("RULES")
     choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
@@ -319,7 +319,7 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Opti
 
 def check_output_path(path: str) -> None:
     """Fail early (before any question) when the config could not be written there."""
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.search.benchmark_positions import BenchmarkError
 
     if os.path.isdir(path):
         raise BenchmarkError(f"cannot write the config to {path}: it is a directory")
@@ -328,20 +328,6 @@ def check_output_path(path: str) -> None:
         raise BenchmarkError(f"cannot write the config to {path}: directory {directory} does not exist")
     if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise BenchmarkError(f"cannot write the config to {path}: permission denied")
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write via a temporary file in the same directory, so an interrupted write leaves the old file intact."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temp_path = tempfile.mkstemp(prefix=".genconfig-", suffix=".cfg", dir=directory)
-    try:
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
-        os.replace(temp_path, path)
-    except BaseException:
-        if os.path.exists(temp_path):
-            os.unlink(temp_path)
-        raise
 
 
 # --------------------------------------------------------------------------- tuning
@@ -357,9 +343,9 @@ def gpu_names() -> list[str]:
 
 def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     """Set choices.num_search_threads / nn_max_batch_size / tuning_note by benchmarking the network."""
-    from katacli.benchmarking.config_writer import render_config
-    from katacli.benchmarking.network import load_evaluator
-    from katacli.benchmarking.tuning import tune
+    from katacli.tuning.config_writer import render_config
+    from katacli.tuning.network import load_evaluator
+    from katacli.tuning.genconfig_tuning import tune
     from katacli.commands.benchmark import Report
     from katacli.config import Config
     from katacli.search import SearchParams
@@ -372,7 +358,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     cfg = Config.from_text(render_config(tuned_choices), source="<answers so far>", mode="benchmark")
     params = SearchParams.from_config(cfg, "benchmark", has_human_model=with_human)
     nn_settings = NNSettings.from_config(cfg, "benchmark")
-    from katacli.benchmarking.noise import busy_machine_warning
+    from katacli.tuning.noise import busy_machine_warning
 
     busy = busy_machine_warning()  # before this process adds its own load
     if busy:
@@ -396,7 +382,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:
-    from katacli.benchmarking.config_writer import existing_thread_count
+    from katacli.tuning.config_writer import existing_thread_count
 
     wizard.section("PERFORMANCE TUNING")
     if options.threads is not None:
@@ -434,8 +420,8 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
 
 
 def choices_from_flags(options: GenconfigOptions):
-    from katacli.benchmarking.config_writer import cache_size_for_gb, parse_device_list
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.tuning.config_writer import cache_size_for_gb, parse_device_list
+    from katacli.search.benchmark_positions import BenchmarkError
 
     limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
     if len(limits) > 1:
@@ -467,9 +453,9 @@ def choices_from_flags(options: GenconfigOptions):
 
 
 def validate(options: GenconfigOptions) -> None:
-    from katacli.benchmarking.network import check_model_paths
-    from katacli.benchmarking.positions import BenchmarkError
-    from katacli.benchmarking.runner import MAX_THREADS_PER_SEARCH
+    from katacli.tuning.network import check_model_paths
+    from katacli.search.benchmark_positions import BenchmarkError
+    from katacli.tuning.runner import MAX_THREADS_PER_SEARCH
 
     check_model_paths(options.model, options.human_model)
     if options.human_model is not None and options.non_interactive and options.human_profile is None:
@@ -489,8 +475,8 @@ def validate(options: GenconfigOptions) -> None:
 def run(options: GenconfigOptions) -> int:
     from rich.console import Console
 
-    from katacli.benchmarking.config_writer import GeneratedConfigError, check_config_text, render_config
-    from katacli.benchmarking.positions import BenchmarkError
+    from katacli.tuning.config_writer import GeneratedConfigError, check_config_text, render_config
+    from katacli.search.benchmark_positions import BenchmarkError
 
     wizard = Wizard(Console(highlight=False, soft_wrap=True))
     given_model = options.model
@@ -518,7 +504,7 @@ def run(options: GenconfigOptions) -> int:
                           has_human_model=choices.human_sl_profile is not None)
         wizard.section("DONE")
         wizard.say(f"Writing new config file to {options.output}")
-        write_atomically(options.output, text)
+        atomic_write_text(options.output, text)
     except (BenchmarkError, GeneratedConfigError, WizardAborted) as exc:
         report_error_and_exit(str(exc))
     except OSError as exc:
@@ -560,7 +546,7 @@ def register(app: typer.Typer) -> None:
                                                help="Resign below this win/loss value (-1..1)."),
         devices: Optional[str] = typer.Option(None, "--devices", metavar="LIST", help='GPUs to use, e.g. "0,1".'),
         cache_gb: Optional[float] = typer.Option(None, "--cache-gb", help="RAM for the network cache, in GB."),
-        threads: Optional[int] = typer.Option(None, "--threads", help="Use this numSearchThreads; skips tuning."),
+        threads: Optional[int] = typer.Option(None, "--threads", help="Use this numSearchThreads (leaves one search keeps in flight); skips tuning."),
         tune_visits: Optional[int] = typer.Option(None, "--tune-visits",
                                                   help="Visits per tuning search (default: calibrated)."),
         tune_positions: int = typer.Option(10, "--tune-positions", help="Positions per tuning run."),

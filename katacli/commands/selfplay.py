@@ -103,7 +103,7 @@ def read_selfplay_config(cfg):
 def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], override_config: Optional[List[str]],
                  max_games_total: Optional[int], random_init: Optional[str], poll_seconds: float,
                  seed: Optional[int], quiet: bool) -> int:
-    from katacli.selfplay.modelfiles import find_latest_model
+    from katacli.selfplay.latest_model import find_latest_model
     from katacli.worker_processes import default_num_processes
 
     if max_games_total is not None and max_games_total <= 0:
@@ -149,7 +149,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         return _run_processes(settings, nn, cfg, models_path, out_path, num_processes, cpu_threads, pass_alive,
                               log_to_stdout, max_games_total, random_init, poll_seconds, seed, quiet)
 
-    from katacli.selfplay.models import ModelManager
+    from katacli.selfplay.model_pool import ModelManager
     from katacli.selfplay.runner import SelfplayRun
 
     manager = ModelManager(nn, cpu_threads=cpu_threads, pass_alive_setting=pass_alive)

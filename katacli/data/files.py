@@ -8,9 +8,7 @@ if the writer is killed; a leftover temporary file is recognisable by its name
 """
 from __future__ import annotations
 
-import contextlib
 import datetime
-import errno
 import io
 import os
 import zipfile
@@ -21,6 +19,14 @@ import h5py
 import numpy as np
 
 from katacli import __version__
+from katacli.atomic_files import (  # noqa: F401  (re-exported: data.files is their older home)
+    PARTIAL_MARKER,
+    append_whole,
+    atomic_output,
+    is_partial_file,
+    partial_name,
+    remove_stale_partials,
+)
 from katacli.data.schema import (
     DATA_FORMAT_VERSION,
     FIELDS,
@@ -40,95 +46,10 @@ from katacli.data.schema import (
 CHUNK_ROWS = 256
 # gzip level 4 is within a few percent of level 9's size at a fraction of the time.
 GZIP_LEVEL = 4
-PARTIAL_MARKER = ".partial"
 
 
 class TrainingDataError(Exception):
     """A training-data file that is missing, unreadable or not in the expected layout."""
-
-
-# ---------------------------------------------------------------------------- atomic output
-
-
-def partial_name(final_path: Path) -> Path:
-    """Hidden temporary name next to ``final_path``, tagged with our pid for stale-file cleanup."""
-    return final_path.with_name(f".{final_path.name}.{os.getpid()}{PARTIAL_MARKER}")
-
-
-def is_partial_file(path: Path) -> bool:
-    return path.name.startswith(".") and path.name.endswith(PARTIAL_MARKER)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_stale_partials(directory: Path) -> list[Path]:
-    """Delete temporary files left by writers that no longer run (e.g. after SIGKILL)."""
-    removed = []
-    if not directory.is_dir():
-        return removed
-    for path in directory.iterdir():
-        if not is_partial_file(path):
-            continue
-        try:
-            pid = int(path.name[: -len(PARTIAL_MARKER)].rsplit(".", 1)[1])
-        except (IndexError, ValueError):
-            continue
-        if pid != os.getpid() and not _pid_alive(pid):
-            with contextlib.suppress(OSError):
-                path.unlink()
-                removed.append(path)
-    return removed
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path to write; on success it is fsync'ed and renamed to ``final_path``.
-    On failure the temporary file is removed; an OSError (disk full, ...) is raised again as a
-    plain one naming ``final_path`` (libraries such as HDF5 put pages of detail in theirs)."""
-    final_path = Path(final_path)
-    temp = partial_name(final_path)
-    try:
-        yield temp
-        _fsync_path(temp)
-        os.replace(temp, final_path)
-        _fsync_path(final_path.parent)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        if isinstance(exc, OSError) and exc.errno:
-            raise OSError(exc.errno, os.strerror(exc.errno), str(final_path)) from exc
-        raise
-
-
-def append_whole(fd: int, data: bytes, name: str | os.PathLike) -> None:
-    """Append ``data`` to the file ``name`` open (O_APPEND) on ``fd`` with one write, so that a killed
-    process leaves whole records only; when the write fails or comes up short (disk full), the file
-    is cut back to its previous length and an OSError naming the file raised: no half record stays."""
-    size_before = os.fstat(fd).st_size
-    try:
-        written = os.write(fd, data)
-        if written != len(data):  # only a full disk cuts a regular file's write short
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, size_before)
-        raise OSError(exc.errno, exc.strerror, str(name)) from None
 
 
 # ---------------------------------------------------------------------------- writing

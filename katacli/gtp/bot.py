@@ -21,6 +21,8 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 from katacli.gtp.errors import GtpError
 from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
+from katacli.search.benchmark_positions import BenchmarkError
+from katacli.search.speed_benchmark import gtp_benchmark_line
 
 # Analysis searches until stopped: KataGo multiplies every limit by this.
 ANALYSIS_SEARCH_FACTOR = 1e40
@@ -295,8 +297,6 @@ class SearchBot(Bot):
         return [float(v) for v in analysis.ownership]
 
     def benchmark(self, params, visits: int, board_len: int, stop: threading.Event) -> str:
-        from katacli.benchmarking import BenchmarkError, gtp_benchmark_line
-
         self.clear_cache()
         try:
             return gtp_benchmark_line(params, self.evaluator, visits, board_len, stop, seed=self._seed)

@@ -23,7 +23,7 @@ from katacli.match.settings import BotSpec, MatchSettings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
 from katacli.selfplay.mcts import MctsSelfplaySearch
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.opening import play_extra_black
 from katacli.selfplay.output import passes_for_ko, rules_of
 from katacli.selfplay.settings import PlaySettings

@@ -23,9 +23,9 @@ from katacli.config import Config
 from katacli.match.results import MatchResults
 from katacli.match.processes import MatchProcessRun
 from katacli.match.runner import MatchNetworks, MatchRun
-from katacli.nn.modelfile import read_model_file
+from katacli.nn.model_file_reader import read_model_file
 from katacli.match.settings import MatchSettings
-from katacli.selfplay.modelfiles import MODEL_SUFFIXES, ModelFile, find_latest_model
+from katacli.selfplay.latest_model import MODEL_SUFFIXES, ModelFile, find_latest_model
 
 log = logging.getLogger("katacli.match")
 

@@ -21,7 +21,7 @@ from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.raw_policy import NetEvaluator
 
 log = logging.getLogger("katacli.match")
 
@@ -190,8 +190,8 @@ class MatchNetworks:
     """Each distinct model file of the bots loaded once, with its shared batching evaluator."""
 
     def __init__(self, settings: MatchSettings, nn_settings, cpu_threads: int = 1, loader=None):
-        from katacli.nn.model import load_model
-        from katacli.selfplay.models import ModelManager
+        from katacli.nn.torch_model import load_model
+        from katacli.selfplay.model_pool import ModelManager
 
         self.nets: dict[str, Optional[NetEvaluator]] = {}
         self.managers = []

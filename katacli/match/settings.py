@@ -18,7 +18,7 @@ from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
-from katacli.nn.modelfile import ModelFileError, check_model_file
+from katacli.nn.model_file_reader import ModelFileError, check_model_file
 from katacli.search.params import SearchParams
 from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
 

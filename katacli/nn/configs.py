@@ -3,7 +3,7 @@
 A name is ``b<blocks>c<channels>[nbt]`` from :data:`BASE_CONFIGS`, optionally followed by
 ``-mish`` or ``-silu`` to change the activation. :func:`random_description` builds a
 version-15 :class:`~katacli.nn.description.ModelDesc` with freshly initialised weights,
-named like KataGo's exporter names layers, ready for :class:`~katacli.nn.model.KataGoModel`.
+named like KataGo's exporter names layers, ready for :class:`~katacli.nn.torch_model.KataGoModel`.
 """
 
 from __future__ import annotations

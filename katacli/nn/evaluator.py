@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from katacli.nn.cache import DEFAULT_CACHE_SIZE_POWER_OF_TWO, NNCache
-from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.nn.postprocess import (
     NNOutput,
     allow_no_result_from_globals,

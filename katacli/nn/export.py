@@ -1,9 +1,9 @@
 """Write networks back to KataGo's model file format.
 
 :func:`write_model_file` writes a :class:`~katacli.nn.description.ModelDesc` in the exact
-layout :mod:`katacli.nn.modelfile` reads (and KataGo 1.17 loads): one token per line,
+layout :mod:`katacli.nn.model_file_reader` reads (and KataGo 1.17 loads): one token per line,
 weights as ``@BIN@`` blocks of little-endian float32 (binary) or decimal floats (text).
-:func:`export_model` does the same for a :class:`~katacli.nn.model.KataGoModel`.
+:func:`export_model` does the same for a :class:`~katacli.nn.torch_model.KataGoModel`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from katacli.nn.description import (
     TrunkDesc,
     ValueHeadDesc,
 )
-from katacli.nn.modelfile import (
+from katacli.nn.model_file_reader import (
     BIN_MARKER,
     NUM_HEAD_OPTION_SLOTS,
     NUM_MODEL_HEADER_OPTION_SLOTS,
@@ -367,7 +367,7 @@ def write_model_file(desc: ModelDesc, path: Union[str, os.PathLike]) -> None:
 
 
 def export_model(model, path: Union[str, os.PathLike], version: int | None = None, name: str | None = None) -> ModelDesc:
-    """Write a :class:`~katacli.nn.model.KataGoModel` to ``path`` and return the description written.
+    """Write a :class:`~katacli.nn.torch_model.KataGoModel` to ``path`` and return the description written.
 
     ``version`` defaults to the model's own version (15 for networks built from a named config);
     ``name`` to the model's name.

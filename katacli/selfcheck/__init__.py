@@ -12,7 +12,7 @@ kata-raw-human-nn through GTP). Nothing here needs pytest or any test-only depen
 
 Bundled data (``katacli/selfcheck/data``): ``tiny-b2c16.bin.gz`` (a 2-block, 16-channel network with
 random weights), ``tiny-b2c16-human.bin.gz`` (the same with the SGF metadata encoder of KataGo's human-SL
-nets) and ``reference.npz``; :mod:`katacli.selfcheck.make_reference` regenerates all three.
+nets) and ``reference.npz``; scripts/make_selfcheck_reference.py regenerates all three.
 """
 from katacli.selfcheck.framework import Check, CheckFailed, CheckResult, REGISTRY, run_check, select
 

@@ -59,7 +59,7 @@ def sgf_round_trip() -> str:
 @check("config.generated", "`kata genconfig` configs (also a human-like player's) load in `kata gtp` without "
                            "warnings; bad values are refused")
 def generated_config() -> str:
-    from katacli.benchmarking.config_writer import GenConfigChoices, check_config_text, render_config
+    from katacli.tuning.config_writer import GenConfigChoices, check_config_text, render_config
     from katacli.config import Config, ConfigError
 
     check_config_text(render_config(GenConfigChoices(rules="japanese", max_visits=500, num_search_threads=4)))
@@ -133,7 +133,7 @@ def default_network() -> str:
 
 @check("benchmark.core", "`kata benchmark`'s core measures the bundled positions")
 def benchmark_core() -> str:
-    from katacli.benchmarking import benchmark_params, benchmark_positions, run_benchmark
+    from katacli.tuning import benchmark_params, benchmark_positions, run_benchmark
     from katacli.search import SearchParams
 
     positions = benchmark_positions(9, BENCHMARK_POSITIONS)

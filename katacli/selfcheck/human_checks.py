@@ -3,7 +3,7 @@ policy (`kata gtp -human-model` is checked by the GTP round trip, see :func:`che
 
 The bundled ``data/tiny-b2c16-human.bin.gz`` has the layout of KataGo's human-SL nets (a metadata encoder,
 ``meta_encoder_version`` 1) with seeded random weights; ``data/reference.npz`` holds its outputs for a few
-positions under several humanSLProfiles, recorded by :mod:`katacli.selfcheck.make_reference` from a build
+positions under several humanSLProfiles, recorded by scripts/make_selfcheck_reference.py from a build
 that reproduces KataGo 1.17.2's own ``kata-raw-human-nn`` answers.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ MIN_PROFILE_LOG_POLICY_DIFFERENCE = 0.1
 SEARCH_VISITS = 16
 SEARCH_SEED = 7
 SEARCH_PROFILES = ("rank_20k", "rank_9d")
-# The search starts from this recorded position (a 9x9 middle game, see make_reference.REFERENCE_CASE_IDS).
+# The search starts from this recorded position (a 9x9 middle game, see REFERENCE_CASE_IDS in scripts/make_selfcheck_reference.py).
 SEARCH_CASE_INDEX = 2
 # What the GTP round trip (engine_checks.gtp_round_trip) asks `kata gtp -human-model` on a fresh board.
 GTP_PROFILE = "rank_5k"

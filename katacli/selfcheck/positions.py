@@ -1,5 +1,5 @@
 """Setting positions up from GTP commands and encoding them for the network (shared by the checks and
-:mod:`katacli.selfcheck.make_reference`), the way KataGo's GTP engine answers ``kata-raw-nn``."""
+scripts/make_selfcheck_reference.py), the way KataGo's GTP engine answers ``kata-raw-nn``."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Self-checks against the bundled reference: input features and a tiny network's outputs.
 
-The reference (``data/reference.npz``, written by :mod:`katacli.selfcheck.make_reference` from a build
+The reference (``data/reference.npz``, written by scripts/make_selfcheck_reference.py from a build
 verified against KataGo 1.17.2's own recorded outputs) holds, for KataGo reference positions of several
 board sizes and rulesets, the V7 input planes and the outputs of the bundled tiny network
 (``data/tiny-b2c16.bin.gz``). An installation that reproduces them computes rules, features and
@@ -120,7 +120,7 @@ def network_matches() -> str:
 def export_round_trip() -> str:
     from katacli.nn.evaluator import NNEvaluator
     from katacli.nn.export import export_model
-    from katacli.nn.model import load_model
+    from katacli.nn.torch_model import load_model
 
     original = tiny_evaluator()
     with tempfile.TemporaryDirectory(prefix="kata-runtests-") as tmp:

@@ -13,7 +13,7 @@ Modules, in the order a game meets them:
 * :mod:`~katacli.selfplay.forks`      new games forked from finished ones
 * :mod:`~katacli.selfplay.rows`       a finished game as KataGo training rows
 * :mod:`~katacli.selfplay.output`     rows to ``tdata/*.h5``, games to ``sgfs/*.sgfs``
-* :mod:`~katacli.selfplay.models`     the models directory, loading and switching networks
+* :mod:`~katacli.selfplay.model_pool`     the models directory, loading and switching networks
 * :mod:`~katacli.selfplay.runner`     threads, queue, stopping; :mod:`~katacli.selfplay.progress` shows it
 
 Programmatic use::

@@ -13,7 +13,7 @@ import random
 
 from katacli.game.rules import Rules
 from katacli.selfplay.game_init import ForkPosition, ForkStore, GameInitializer, GameStart
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.opening import best_fork_move, replay_to_move
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.settings import PlaySettings

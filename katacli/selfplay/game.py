@@ -31,7 +31,7 @@ from katacli.data.schema import (
 from katacli.selfplay import finish, forks
 from katacli.selfplay.game_init import ForkStore, GameInitializer, GameStart, gaussian_truncated
 from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
-from katacli.selfplay.net import NO_MOVE, NetEvaluator, random_forking_move
+from katacli.selfplay.raw_policy import NO_MOVE, NetEvaluator, random_forking_move
 from katacli.selfplay.opening import enter_encore, opponent, play_extra_black, play_policy_opening
 from katacli.selfplay.records import FinishedGame, SidePosition, TurnRecord
 from katacli.selfplay.searching import (

@@ -27,7 +27,7 @@ from cython_ext import search_results
 from cython_ext.history import GameState
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
-from katacli.selfplay.net import NetEvaluator, Policy, RawEval
+from katacli.selfplay.raw_policy import NetEvaluator, Policy, RawEval
 from katacli.selfplay.records import QValue, ValueTargets
 from katacli.selfplay.searching import MoveSearchRequest, MoveSearchResult
 

@@ -11,7 +11,7 @@ from typing import Optional
 from cython_ext.board import GoBoard
 from cython_ext.history import GameState
 from katacli.game.coords import BLACK, WHITE
-from katacli.selfplay.net import NO_MOVE, NetEvaluator, opening_move, random_policy_move
+from katacli.selfplay.raw_policy import NO_MOVE, NetEvaluator, opening_move, random_policy_move
 from katacli.selfplay.records import Move
 
 

@@ -98,7 +98,7 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
     logger = logging.getLogger("katacli.selfplay")
     manager = None
     try:
-        from katacli.selfplay.models import ModelManager
+        from katacli.selfplay.model_pool import ModelManager
         from katacli.selfplay.runner import SelfplayRun
 
         manager = ModelManager(job.nn, device=job.device, cpu_threads=job.cpu_threads,

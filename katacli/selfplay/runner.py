@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 from katacli.selfplay.game import GameRunner, ModelHandle, SearchFactory
 from katacli.selfplay.mcts import MctsSelfplaySearch
-from katacli.selfplay.models import ModelManager
+from katacli.selfplay.model_pool import ModelManager
 from katacli.selfplay.output import GameOutput
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.settings import SelfplaySettings

@@ -23,7 +23,7 @@ import numpy as np
 from cython_ext.history import GameState
 from katacli.game.coords import WHITE
 from katacli.search.params import SearchParams
-from katacli.selfplay.net import NetEvaluator, RawEval, choose_with_temperature, raw_eval_of
+from katacli.selfplay.raw_policy import NetEvaluator, RawEval, choose_with_temperature, raw_eval_of
 from katacli.selfplay.records import Move, QValue, SearchTargets, ValueTargets
 from katacli.selfplay.rows import c_round, scale_policy_target
 from katacli.selfplay.settings import PlaySettings

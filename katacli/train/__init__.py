@@ -5,7 +5,7 @@ The pieces, in the order data flows through them:
 * :mod:`~katacli.train.rows` - reading training files (HDF5 or KataGo npz, KataGo's layouts);
 * :mod:`~katacli.train.window` - the shuffled window over the newest rows, epoch by epoch;
 * :mod:`~katacli.train.batch` - expanding rows to tensors, symmetries and history dropout;
-* :mod:`~katacli.train.net` - the model plus KataGo's training-only heads;
+* :mod:`~katacli.train.training_net` - the model plus KataGo's training-only heads;
 * :mod:`~katacli.train.losses` - KataGo's loss terms and weights;
 * :mod:`~katacli.train.optim` - SGD/AdamW, LR schedule, clipping, lookahead, SWA;
 * :mod:`~katacli.train.checkpoint`, :mod:`~katacli.train.exporting` - exact resume and

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from katacli.data.files import atomic_output
+from katacli.atomic_files import atomic_write_bytes
 
 CHECKPOINT_FILE = "checkpoint.pt"
 INITIAL_MODEL_FILE = "initial_model.bin.gz"
@@ -40,14 +40,6 @@ def checkpoint_path(output_dir: str) -> str:
 
 def initial_model_path(output_dir: str) -> str:
     return os.path.join(output_dir, INITIAL_MODEL_FILE)
-
-
-def atomic_write_bytes(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a hidden temporary file, fsync and a rename: a crash or a full disk
-    leaves the old file (or none), never a part of the new one. An OSError names ``path``."""
-    with atomic_output(path) as temp:
-        with open(temp, "wb") as f:
-            f.write(data)
 
 
 def save_checkpoint(path: str, state: dict[str, Any]) -> None:

@@ -16,8 +16,8 @@ import os
 from typing import Optional
 
 from katacli.nn.export import model_file_bytes
-from katacli.nn.model import KataGoModel, NestedBottleneckBlock
-from katacli.train.checkpoint import atomic_write_bytes
+from katacli.nn.torch_model import KataGoModel, NestedBottleneckBlock
+from katacli.atomic_files import atomic_write_bytes
 
 GZIP_LEVEL = 6
 MAX_NAME_LENGTH = 96  # KataGo's limit on model names

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from katacli.train import rows as R
 from katacli.train.batch import Batch
-from katacli.train.net import TrainOutputs
+from katacli.train.training_net import TrainOutputs
 
 # Per-term weights (KataGo's constants).
 POLICY_OPPONENT_WEIGHT = 0.15

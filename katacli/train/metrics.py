@@ -17,7 +17,7 @@ import math
 import os
 from typing import Optional
 
-from katacli.data.files import append_whole, atomic_output
+from katacli.atomic_files import append_whole, atomic_output
 
 METRICS_FILE = "metrics.jsonl"
 PLOT_FILE = "loss_curves.png"
@@ -153,8 +153,9 @@ def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
         ax.set_xlabel("training samples")
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = os.path.join(os.path.dirname(png_path) or ".", "." + os.path.basename(png_path) + ".tmp.png")
-    fig.savefig(tmp, dpi=PLOT_DPI)
-    plt.close(fig)
-    os.replace(tmp, png_path)
+    try:
+        with atomic_output(png_path) as temp:
+            fig.savefig(temp, dpi=PLOT_DPI, format="png")
+    finally:
+        plt.close(fig)
     return png_path

@@ -16,8 +16,8 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from katacli.nn.model import AttentionBlock
-from katacli.train.net import TrainingNet
+from katacli.nn.torch_model import AttentionBlock
+from katacli.train.training_net import TrainingNet
 from katacli.train.settings import TrainSettings
 
 BASE_PER_SAMPLE_LR = 0.00003

@@ -28,15 +28,15 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from katacli.data.files import remove_stale_partials
-from katacli.nn.model import KataGoModel, load_model
-from katacli.nn.modelfile import ModelFileError
+from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.model_file_reader import ModelFileError
 from katacli.train import checkpoint as ckpt
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
-from katacli.train.net import TrainingNet, TrainOutputs, UnsupportedModelError
+from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer
 from katacli.train.settings import TrainSettings
 from katacli.train.window import DataScanner, DataStream, NoTrainingDataError, StreamState

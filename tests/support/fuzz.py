@@ -1,7 +1,6 @@
 """Hostile input lines for the GTP and analysis fuzz tests (test_fuzz_protocols.py): random unicode,
 invalid UTF-8 bytes (as the engines decode them), 1 MB lines, JSON nested 10,000 deep and hostile file
 paths; and a watchdog that tells a hang (one line taking far too long) from slow progress.
-(Named test_* to live beside the tests; it defines no tests itself.)
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from test_gtp_fuzz import random_line as random_gtp_line
+from katacli.gtp.identity import KNOWN_COMMANDS
 
 MEGABYTE = 1 << 20
 DEEP_NESTING = 10_000
@@ -26,6 +25,48 @@ WATCH_INTERVAL_SECONDS = 0.5
 # Unicode beyond ASCII: accented letters, CJK, symbols, emoji, and the private-use plane.
 UNICODE_RANGES = [(0x80, 0x2FF), (0x370, 0x3FF), (0x4E00, 0x4FFF), (0x2000, 0x206F), (0x1F300, 0x1F6FF),
                   (0xE000, 0xE0FF), (0xFFF0, 0xFFFD)]
+
+
+# Commands whose random arguments could legitimately run for a long time (a benchmark of a billion
+# visits, search limits lifted by kata-set-param) or write files; they get fixed, safe arguments.
+SAFE_ONLY = {
+    "kata-benchmark": ["x", "", "-1", "0 0"],
+    "kata-set-param": ["", "noSuch 1", "cpuctExploration -1", "a b c", "cpuctExploration 1.1"],
+    "kata-set-params": ["", "{", "[1]", '{"noSuch":1}'],
+    "printsgf": ["", "-", "a b"],
+    "loadsgf": ["", "no-such-file.sgf", "no-such-file.sgf 3", "a b c"],
+    "quit": [""],  # keep the loop going; quit is tested elsewhere
+}
+EXTRA_NAMES = ["analyze", "genmove_analyze", "kata-get-params", "kata-set-params", "", "#", "GENMOVE", "play\x00",
+               "boardsize:", "=1", "?", "0", "12345678901234567890", "kata-analyze\t", "lz-analyze#x"]
+ATOMS = [
+    "b", "w", "B", "W", "black", "WHITE", "x", "pass", "PASS", "resign", "A1", "a1", "E5", "J9", "T19", "Z25", "I5",
+    "A0", "A-1", "(0,0)", "(4,4)", "(99,99)", "(1,", "0", "1", "2", "5", "7", "9", "19", "20", "-1", "-0", "+3",
+    "1e3", "1.5", ".5", "nan", "inf", "-inf", "0x10", "99999999999999999999", "true", "false", "maybe", "all",
+    "interval", "minmoves", "maxmoves", "avoid", "allow", "ownership", "rootInfo", "pvVisits", "movesOwnership",
+    "chinese", "japanese", "tromp-taylor", "nogo", "aga", "ko", "scoring", "SIMPLE", "TERRITORY", '{"ko":"SIMPLE"}',
+    "{", "}", "[]", "none", "absolute", "byoyomi", "canadian", "fischer", "fischer-capped", "alive", "dead", "seki",
+    "C3,D4", ",", "9:13", "13:9", "é", "\u00ff", "\x01", "\x7f", "\t", "\r", "#comment", "''", '"', "\\", "%s", "{}",
+]
+
+
+def random_gtp_line(rng: random.Random) -> str:
+    """A random GTP command line: known and near-miss names with hostile arguments, some garbage."""
+    roll = rng.random()
+    if roll < 0.05:  # pure garbage bytes
+        return "".join(chr(rng.randrange(0, 256)) for _ in range(rng.randrange(0, 40)))
+    name = rng.choice(list(KNOWN_COMMANDS) + EXTRA_NAMES)
+    if name in SAFE_ONLY:
+        args = rng.choice(SAFE_ONLY[name])
+    else:
+        args = " ".join(rng.choice(ATOMS) for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4, 6, 12])))
+    prefix = str(rng.randrange(1000)) + rng.choice(["", " ", "  "]) if rng.random() < 0.3 else ""
+    line = f"{prefix}{name} {args}"
+    if rng.random() < 0.05:
+        line = line.replace(" ", rng.choice(["\t", "  ", " \r "]))
+    if rng.random() < 0.05:
+        line += "\r"
+    return line
 
 
 def random_unicode(rng: random.Random, length: int) -> str:

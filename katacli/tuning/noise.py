@@ -5,7 +5,7 @@ compared position by position: on a quiet machine the ratios agree with each oth
 uniformly faster or slower); when other programs take the processor now and then, they scatter. Their
 spread (interquartile range over median) says how far a figure can be trusted. A noisy count is
 searched again, and the recommendation prefers fewer threads unless more are better by more than the
-noise (see :func:`katacli.benchmarking.recommend.recommend`).
+noise (see :func:`katacli.tuning.recommend.recommend`).
 """
 from __future__ import annotations
 

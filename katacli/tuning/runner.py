@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from katacli.benchmarking.core import BenchmarkResult, benchmark_params, run_benchmark
-from katacli.benchmarking.network import engine_batch_size
-from katacli.benchmarking.noise import MAX_REMEASURES, NOISY_SPREAD, relative_spread
-from katacli.benchmarking.recommend import AutotuneRound, autotune_threads
+from katacli.search.speed_benchmark import BenchmarkResult, benchmark_params, run_benchmark
+from katacli.tuning.network import engine_batch_size
+from katacli.tuning.noise import MAX_REMEASURES, NOISY_SPREAD, relative_spread
+from katacli.tuning.recommend import AutotuneRound, autotune_threads
 
 # KataGo's bounds for --fixed-batch-size.
 MAX_FIXED_BATCH_SIZE = 65536
@@ -99,7 +99,7 @@ class Benchmarker:
 
     def autotune(self, seconds_per_move: float,
                  on_round: Optional[Callable[[AutotuneRound], None]] = None) -> list[BenchmarkResult]:
-        """Search for the best count (see :func:`katacli.benchmarking.recommend.autotune_threads`)."""
+        """Search for the best count (see :func:`katacli.tuning.recommend.autotune_threads`)."""
         return autotune_threads(self.measure, seconds_per_move, on_round=on_round)
 
 

@@ -37,7 +37,6 @@ from katacli.nn.description import (
     NestedBottleneckBlockDesc,
     OrdinaryBlockDesc,
     PolicyHeadDesc,
-    PostProcessParams,
     RMSNormDesc,
     TransformerAttentionBlockDesc,
     TransformerFFNBlockDesc,
@@ -522,6 +521,6 @@ class KataGoModel(nn.Module):
 
 def load_model(path: Union[str, os.PathLike]) -> KataGoModel:
     """Read a KataGo model file into an (unfused) :class:`KataGoModel` in eval mode."""
-    from katacli.nn.modelfile import read_model_file
+    from katacli.nn.model_file_reader import read_model_file
 
     return KataGoModel.from_description(read_model_file(path)).eval()

@@ -16,7 +16,7 @@ profiles), and refuses to write anything if one output differs. The recorded pos
 own reference positions (several board sizes, rulesets, handicap, a pass), so the features recorded
 for them are the features that produced KataGo's numbers::
 
-    python -m katacli.selfcheck.make_reference [--shared ../shared]
+    python scripts/make_selfcheck_reference.py [--shared ../shared]
 """
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ from katacli.selfcheck.positions import (
     SCALAR_NAMES, encode, evaluate, output_vector, query_player, query_player_and_symmetry, replay,
 )
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# A maintainer tool of the checkout (not installed): it writes into the source tree it lives in.
+REPO = Path(__file__).resolve().parents[1]
+DATA_DIR = REPO / "katacli" / "selfcheck" / "data"
 TINY_MODEL_PATH = DATA_DIR / "tiny-b2c16.bin.gz"
 TINY_HUMAN_MODEL_PATH = DATA_DIR / "tiny-b2c16-human.bin.gz"
 REFERENCE_PATH = DATA_DIR / "reference.npz"
-DEFAULT_SHARED = Path(__file__).resolve().parents[3] / "shared"
+DEFAULT_SHARED = REPO.parent / "shared"
 VERIFY_MODEL = "test-b4c32.bin.gz"
 TINY_CONFIG = "b2c16"
 TINY_SEED = 20240611

@@ -166,7 +166,7 @@ def gtp_benchmark_line(params, evaluator, visits: int, board_len: int, stop: Opt
     """The answer line of the GTP command ``kata-benchmark VISITS``: the bundled game for the current
     (square) board size, 10 positions, the engine's genmove parameters with the given visits.
     Raises BenchmarkError (a ValueError) for a board size without a bundled game (outside 7..19)."""
-    from katacli.benchmarking.positions import DEFAULT_NUM_POSITIONS, benchmark_positions
+    from katacli.search.benchmark_positions import DEFAULT_NUM_POSITIONS, benchmark_positions
 
     positions = benchmark_positions(board_len, DEFAULT_NUM_POSITIONS)
     params = benchmark_params(params, visits, full_search_after_passes=False)

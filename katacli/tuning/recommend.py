@@ -11,7 +11,7 @@ KataGo weighs the two with a rough model fitted to test matches, which this modu
 The recommended setting maximises gain minus cost for the expected time per move, with two guards
 against a busy machine: speeds are the median over positions (a burst of other work slows a few), and
 a count with more threads is recommended only when its estimate beats the best one with fewer threads
-by more than the measurement noise (:mod:`katacli.benchmarking.noise`). The model is approximate; it
+by more than the measurement noise (:mod:`katacli.tuning.noise`). The model is approximate; it
 is a starting point, not a verdict.
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from katacli.benchmarking.core import BenchmarkResult
-from katacli.benchmarking.noise import relative_spread
+from katacli.search.speed_benchmark import BenchmarkResult
+from katacli.tuning.noise import relative_spread
 
 ELO_PER_SPEED_DOUBLING = 250.0
 ELO_COST_PER_THREAD_AT_800_VISITS = 7.0

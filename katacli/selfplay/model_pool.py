@@ -1,6 +1,6 @@
 """The models directory: load the newest network and hand it to games with reference counts.
 
-Which file is newest is :mod:`katacli.selfplay.modelfiles` (KataGo's findLatestModel). A
+Which file is newest is :mod:`katacli.selfplay.latest_model` (KataGo's findLatestModel). A
 watcher polls for newer files while games run; each game holds the model it plays with,
 and an old model is closed once no game uses it.
 """
@@ -18,11 +18,11 @@ import torch
 from katacli.config import Enabled
 from katacli.nn.batching import BatchClients, BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
-from katacli.nn.model import KataGoModel, load_model
+from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.settings import NNSettings
 from katacli.selfplay.game import ModelHandle
-from katacli.selfplay.modelfiles import ModelFile, NoModelError, find_latest_model
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.latest_model import ModelFile, NoModelError, find_latest_model
+from katacli.selfplay.raw_policy import NetEvaluator
 
 log = logging.getLogger("katacli.selfplay")
 

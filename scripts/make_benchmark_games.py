@@ -5,7 +5,7 @@ from ``../shared/models``) sampling moves from its raw policy, so the positions 
 (joseki, fights, endgame) rather than random stones. One game per board size from
 :data:`MIN_BENCHMARK_BOARD_LEN` to :data:`MAX_BENCHMARK_BOARD_LEN`, all in one SGF collection::
 
-    python -m katacli.benchmarking.make_games [--model NET.bin.gz] [--seed 1]
+    python scripts/make_benchmark_games.py [--model NET.bin.gz] [--seed 1]
 
 The output only changes when this is rerun; benchmark numbers stay comparable between releases.
 """
@@ -18,11 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from katacli.benchmarking.positions import (
+from katacli.atomic_files import atomic_write_text
+from katacli.search.benchmark_positions import (
     BENCHMARK_GAMES_PATH, BENCHMARK_KOMI, MAX_BENCHMARK_BOARD_LEN, MIN_BENCHMARK_BOARD_LEN,
 )
 
-DEFAULT_MODEL = Path(__file__).resolve().parents[3] / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
+# A maintainer tool of the checkout (not installed): it writes into the source tree it lives in.
+REPO = Path(__file__).resolve().parents[1]
+OUTPUT = REPO / "katacli" / "resources" / BENCHMARK_GAMES_PATH.name
+DEFAULT_MODEL = REPO.parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
 # Sharpens the policy before sampling: mostly the net's favourite moves, with some variety.
 POLICY_TEMPERATURE = 0.5
 # Games stop after this share of the board area in moves (the dame and passes teach a benchmark nothing).
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(DEFAULT_MODEL), help="network that plays the games")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--output", default=str(BENCHMARK_GAMES_PATH))
+    parser.add_argument("--output", default=str(OUTPUT))
     args = parser.parse_args(argv)
     from katacli.nn.evaluator import NNEvaluator
 
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         game = play_game(evaluator, board_len, rng)
         print(f"{board_len}x{board_len}: {len(game.moves)} moves", file=sys.stderr)
         games.append(game.to_sgf())
-    Path(args.output).write_text("\n".join(games) + "\n")
+    atomic_write_text(args.output, "\n".join(games) + "\n")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -168,7 +168,7 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
             Entry("searchFactorWhenWinning", SEARCH_FACTOR_WHEN_WINNING),
             Entry("searchFactorWhenWinningThreshold", SEARCH_FACTOR_WHEN_WINNING_THRESHOLD),
         ]),
-        ("Search threads", [
+        ("Leaves in flight per search (KataGo's search threads)", [
             Entry("numSearchThreads", c.num_search_threads, note=c.tuning_note),
         ]),
         ("Neural network, GPU and memory", [

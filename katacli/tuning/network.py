@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from katacli.benchmarking.positions import BenchmarkError
+from katacli.search.benchmark_positions import BenchmarkError
 
 # Visits of the throw-away search that gets one-time costs (weight upload, kernel choice) out of the way
 # before anything is timed.
@@ -19,7 +19,7 @@ ENGINE_MODE = "gtp"
 
 def check_model_path(model_path: str, flag: str = "-model") -> None:
     """A missing, truncated or non-KataGo model file is a BenchmarkError, found before anything is timed."""
-    from katacli.nn.modelfile import ModelFileError, check_model_file
+    from katacli.nn.model_file_reader import ModelFileError, check_model_file
 
     try:
         check_model_file(model_path)
@@ -29,7 +29,7 @@ def check_model_path(model_path: str, flag: str = "-model") -> None:
 
 def check_model_paths(model_path: Optional[str], human_model_path: Optional[str]) -> None:
     """``-model`` and ``-human-model`` (which needs a main network), as :func:`check_model_path` checks one."""
-    from katacli.nn.modelfile import HUMAN_MODEL_WITHOUT_MODEL
+    from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL
 
     if model_path is not None:
         check_model_path(model_path)

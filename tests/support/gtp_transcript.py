@@ -16,15 +16,14 @@ the exact ``= `` bytes are checked by the protocol tests). The whole output
 stream is matched against the concatenation of all expected lines, so output
 that arrives late (analysis lines) still matches.
 
-``python -m katacli.gtp.transcript record FILE`` replays FILE's commands on a
-fresh ``kata gtp`` with FILE's directives and prints the transcript with the
-actual output, for review before it becomes a golden file.
+``python tests/test_gtp_transcripts.py record FILE`` replays FILE's commands with
+FILE's directives and prints the transcript with the actual output, for review
+before it becomes a golden file.
 """
 from __future__ import annotations
 
 import codecs
 import re
-import sys
 from dataclasses import dataclass, field
 
 SEND_PREFIX = "> "
@@ -156,32 +155,3 @@ def format_transcript(transcript: Transcript, output_text: str) -> str:
         lines.append(SEND_PREFIX + exchange.send)
     lines.append(output_text)
     return "\n".join(lines)
-
-
-def _record(path: str) -> None:
-    import io
-
-    from katacli.gtp.startup import build_engine
-
-    with open(path) as f:
-        transcript = parse_transcript(f.read())
-    out = io.StringIO()
-    engine = build_engine(transcript.directives.get("model"), None, [transcript.directives.get("override", "")],
-                          stdout=out, stderr=io.StringIO())
-    for exchange in transcript.exchanges:
-        before = out.tell()
-        engine.handle_line(exchange.send + "\n")
-        exchange.expected = out.getvalue()[before:].split("\n")[:-1]
-    engine.stop_background()
-    for key, value in transcript.directives.items():
-        print(f"{DIRECTIVE_PREFIX} {key}: {value}")
-    for exchange in transcript.exchanges:
-        print(SEND_PREFIX + exchange.send)
-        for line in exchange.expected:
-            print(line)
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "record":
-        sys.exit("usage: python -m katacli.gtp.transcript record FILE")
-    _record(sys.argv[2])

@@ -1,4 +1,4 @@
-"""The training network: a :class:`~katacli.nn.model.KataGoModel` plus KataGo's training-only heads.
+"""The training network: a :class:`~katacli.nn.torch_model.KataGoModel` plus KataGo's training-only heads.
 
 A KataGo model file holds only what inference needs: two policy channels (policy and
 short-term optimistic policy), value, six score/value scalars and ownership. KataGo trains
@@ -28,7 +28,7 @@ from torch import nn
 
 from katacli.nn.description import Activation
 from katacli.nn.layers import MaskInfo, apply_activation, global_pool, value_head_pool
-from katacli.nn.model import KataGoModel
+from katacli.nn.torch_model import KataGoModel
 
 EXTRA_SCORE_DISTR_RADIUS = 60
 # Exported policy channels of a version-15 net: policy and short-term optimistic policy.

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from katacli.benchmarking.core import BenchmarkResult, MIN_SECONDS
-from katacli.benchmarking.recommend import Recommendation, recommend
-from katacli.benchmarking.runner import BatchSizePolicy, Benchmarker
+from katacli.search.speed_benchmark import BenchmarkResult, MIN_SECONDS
+from katacli.tuning.recommend import Recommendation, recommend
+from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
 CALIBRATION_THREADS = 16
 CALIBRATION_POSITIONS = 3
@@ -57,8 +57,8 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
          on_noise: Optional[Callable[[BenchmarkResult, float], None]] = None) -> TuningOutcome:
     """Tune numSearchThreads for this network on the bundled 19x19 game (``human_evaluator``: a -human-model
     net searched beside it, as `kata gtp -human-model` will)."""
-    from katacli.benchmarking.network import default_visits, warm_up
-    from katacli.benchmarking.positions import benchmark_positions
+    from katacli.tuning.network import default_visits, warm_up
+    from katacli.search.benchmark_positions import benchmark_positions
 
     warm_up(evaluator, params, TUNING_BOARD_LEN, TUNING_BOARD_LEN)
     if visits is None:

@@ -1,7 +1,7 @@
 """The positions a benchmark searches: taken from one game record, spread evenly over the game.
 
 By default the game is one of the bundled ones (``katacli/resources/benchmark_games.sgf``, one game per
-board size 7..19, played by a real network; see :mod:`katacli.benchmarking.make_games`). A user's own SGF
+board size 7..19, played by a real network; see scripts/make_benchmark_games.py). A user's own SGF
 works too (``kata benchmark -sgf FILE``). As in KataGo, the SGF's rules are ignored except for komi:
 positions are searched under Tromp-Taylor rules, so results compare across games.
 """

@@ -1,15 +1,10 @@
-"""Helpers for the `kata gtp` tests: building in-process engines, a scripted search, shared models.
-
-(Named test_gtp_* to live beside the tests; it defines no tests itself.)
-"""
+"""Helpers for the `kata gtp` tests: building in-process engines, a scripted search, shared models."""
 from __future__ import annotations
 
 import io
-import os
 import sys
 import threading
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,28 +16,13 @@ from katacli.gtp.search_types import SearchOutcome
 from katacli.gtp.startup import build_engine
 from katacli.search.results import MoveInfo, RootInfo, SearchAnalysis
 
-import katacli
+# Processes started by the tests import the same katacli as the tests: conftest.py sets PYTHONPATH.
+from support.paths import MODELS, REPO, SHARED, TRANSCRIPTS, model_path  # noqa: F401  (used by the gtp tests)
 
-REPO = Path(__file__).resolve().parents[1]
-# Engines started as processes (`python -m katacli.cli gtp`, from any working directory) must import
-# the same katacli as the tests, installed or not.
-PACKAGE_ROOT = str(Path(katacli.__file__).resolve().parents[1])
-if PACKAGE_ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
-SHARED = REPO.parent / "shared"
-MODELS = SHARED / "models"
-TRANSCRIPTS = Path(__file__).resolve().parent / "gtp_transcripts"
 ANALYZE_COMMANDS = ("analyze", "lz-analyze", "kata-analyze")
 CANCELLABLE_COMMANDS = ("kata-search_cancellable", "kata-search_analyze_cancellable")
 # Wait at most this long for a background search to report (the scripted bot reports at once).
 REPORT_TIMEOUT_SECONDS = 10.0
-
-
-def model_path(name: str) -> Path:
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"model {path} not found (the shared/ folder beside the checkout)")
-    return path
 
 
 @lru_cache(maxsize=None)

@@ -1,5 +1,5 @@
 """Helpers for the `kata analysis` tests: in-process engines over a line collector, query builders,
-shared models. (Named test_analysis_* to live beside the tests; it defines no tests itself.)
+shared models.
 """
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import threading
 import time
 from contextlib import contextmanager
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Optional
 
 import pytest
@@ -20,9 +19,9 @@ from katacli.analysis.startup import build_engine
 from katacli.config import Config
 from katacli.settings import AnalysisSettings
 
-REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models"
-SMALL_MODEL = "test-b4c32.bin.gz"
+from support.paths import MODELS, REPO, TEST_B4, model_path  # noqa: F401  (REPO: used by the analysis tests)
+
+SMALL_MODEL = TEST_B4
 WAIT_SECONDS = 30.0
 # Far more visits than a test ever waits for: such searches end only when terminated.
 ENDLESS_VISITS = 10 ** 9
@@ -86,9 +85,7 @@ def shared_network(name: str = SMALL_MODEL):
 
 @lru_cache(maxsize=None)
 def _load_network(name: str):
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"model {path} not found (the shared/ folder beside the checkout)")
+    path = model_path(name)
     torch = pytest.importorskip("torch")
     from katacli.nn.evaluator import NNEvaluator
 

@@ -16,16 +16,17 @@ import katacli
 from katacli.config import Config
 from katacli.nn.configs import random_description
 from katacli.nn.evaluator import NNEvaluator
-from katacli.nn.model import KataGoModel
+from katacli.nn.torch_model import KataGoModel
 from katacli.selfplay.game import FixedModel, GameRunner, ModelHandle
 from katacli.selfplay.mcts import MctsSelfplaySearch
-from katacli.selfplay.net import NetEvaluator
+from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.searching import RawNetSearcher
 from katacli.selfplay.settings import SelfplaySettings
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE_CONFIG = REPO / "configs" / "selfplay_example.cfg"
-SHARED_TEST_MODEL = REPO.parent / "shared" / "models" / "test-b4c32.bin.gz"
+from support.paths import CONFIGS, MODELS, REPO, TEST_B4  # noqa: F401  (REPO: used by the self-play tests)
+
+EXAMPLE_CONFIG = CONFIGS / "selfplay_example.cfg"
+SHARED_TEST_MODEL = MODELS / TEST_B4
 
 # Overrides that keep games tiny and quick; individual tests add their own on top.
 TINY_OVERRIDES = (
