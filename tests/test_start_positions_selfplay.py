@@ -144,7 +144,9 @@ def test_selfplay_games_start_from_the_given_positions(tmp_path, kind):
             else f"hintPosesDir={hints},hintPosesProb=1.0")
     result = run_cli("-models-dir", str(models_dir(tmp_path)), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
                      "-override-config", TINY_OVERRIDES, "-override-config", ALL_ROWS + ",maxVisits=8",
-                     "-override-config", keys + ",initGamesWithPolicy=false,numSelfplayProcesses=1",
+                     # No random forks: a forked game would start from an earlier game, not from the positions.
+                     "-override-config", keys + ",initGamesWithPolicy=false,numSelfplayProcesses=1,"
+                     "earlyForkGameProb=0,forkGameProb=0,sekiForkHackProb=0",
                      "-max-games-total", "3", "-quiet")
     assert result.returncode == 0, result.stderr
     rows, games = read_output(out)
