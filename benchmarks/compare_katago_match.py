@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import shlex
@@ -43,12 +42,11 @@ except ImportError:  # a source checkout built in place
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession, SessionError
+from katacli.match.results import elo_of_score, wilson_interval
 
 RULES = "tromp-taylor"
 MOVE_TIMEOUT_SECONDS = 600.0
 MAX_MOVES_PER_POINT = 3          # games stop after this many moves per board point
-Z_95 = 1.959964                  # two-sided 95% normal quantile
-ELO_PER_NATURAL_LOG = 400.0 / math.log(10.0)
 # Settings both engines get so that their searches differ only in the engine: fixed visits, no
 # pondering, one search thread (the visit count is then exact), and no time limit.
 SHARED_OVERRIDES = ("ponderingEnabled=false", "numSearchThreads=1", "maxTime=1000000", "maxPlayouts=1000000000")
@@ -134,32 +132,26 @@ def play(engines: dict, game: Game, size: int, komi: float) -> Game:
 
 
 def summary(games: list[Game]) -> dict:
-    """kata's wins, losses, draws, score rate with a 95% interval, and the implied Elo difference."""
+    """kata's wins, losses, draws, score rate with a 95% (Wilson) interval, and the implied Elo difference;
+    draws count half a game won. The interval and Elo are kata match's own (katacli.match.results)."""
     wins = sum(g.winner == "kata" for g in games)
     losses = sum(g.winner == "katago" for g in games)
     draws = len(games) - wins - losses
     n = len(games)
-    rate = (wins + 0.5 * draws) / n if n else float("nan")
-    # Wilson score interval (sound at 0% and 100% too), draws counting half a game won.
-    if n:
-        centre = (rate + Z_95 ** 2 / (2 * n)) / (1 + Z_95 ** 2 / n)
-        half = Z_95 * math.sqrt(rate * (1 - rate) / n + Z_95 ** 2 / (4 * n * n)) / (1 + Z_95 ** 2 / n)
-        low, high = max(0.0, centre - half), min(1.0, centre + half)
-    else:
-        low = high = float("nan")
+    rate = (wins + 0.5 * draws) / n
+    low, high = wilson_interval(wins + 0.5 * draws, n)
     return {"games": n, "kata_wins": wins, "kata_losses": losses, "draws": draws, "kata_score_rate": rate,
             "rate_95_low": low, "rate_95_high": high, "elo": _elo(rate), "elo_95_low": _elo(low),
             "elo_95_high": _elo(high)}
 
 
 def _elo(rate: float) -> float:
-    if math.isnan(rate):
-        return float("nan")
+    """The Elo difference of a score rate; infinite for a sweep either way (printed as +inf / -inf)."""
     if rate <= 0.0:
         return float("-inf")
     if rate >= 1.0:
         return float("inf")
-    return ELO_PER_NATURAL_LOG * math.log(rate / (1.0 - rate))
+    return elo_of_score(rate)
 
 
 def engine_commands(args) -> dict:
