@@ -13,7 +13,6 @@ ratio to KataGo.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -22,13 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if importlib.util.find_spec("katacli") is not None:  # an installed katacli: the benchmark runs it
-    KATA_ENV = dict(os.environ)
-else:  # a source checkout built in place
-    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
+from kata_env import KATA_ENV, REPO  # noqa: E402
 
 # Both benchmarks print one result line per thread count in KataGo's format.
 RESULT_LINE = re.compile(r"numSearchThreads = +(\d+): +\d+ / +\d+ positions, visits/s = ([\d.]+) nnEvals/s")

@@ -21,14 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-try:
-    from katacli.gtp.client import GtpClient, GtpClientError
-    KATA_ENV = dict(os.environ)  # an installed katacli: the engines run it too
-except ImportError:  # a source checkout built in place
-    sys.path.insert(0, str(REPO))
-    from katacli.gtp.client import GtpClient, GtpClientError
-    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import KATA_ENV, REPO  # noqa: E402  (also makes katacli importable from a checkout)
+
+from katacli.gtp.client import GtpClient, GtpClientError  # noqa: E402
 
 KIB_PER_MB = 1024.0
 MOVE_TIMEOUT_SECONDS = 3600.0

@@ -16,20 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Optional
 
-REPO = Path(__file__).resolve().parents[1]
-try:
-    import katacli  # noqa: F401  (an installed katacli)
-    KATA_ENV = dict(os.environ)
-except ImportError:  # a checkout built in place
-    sys.path.insert(0, str(REPO))
-    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import KATA_ENV  # noqa: E402  (also makes katacli importable from a checkout)
 
 from katacli.nets import ROLLOUTS_MODEL, default_net_path, packaged_default_net  # noqa: E402
 from katacli.nn.model_file_reader import check_model_file  # noqa: E402

@@ -1,0 +1,21 @@
+"""Which katacli the benchmark scripts run: the installed one, or else this checkout (built in place).
+
+``KATA_ENV`` is the environment for the ``kata`` processes a script starts: unchanged when katacli is
+installed, with the checkout first on PYTHONPATH when it is not (a checkout without an in-place build
+has no compiled core, so an installed katacli must not be shadowed by it). Importing this module also
+makes ``import katacli`` work in the script itself.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+if importlib.util.find_spec("katacli") is not None:
+    KATA_ENV = dict(os.environ)
+else:
+    sys.path.insert(0, str(REPO))
+    KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
