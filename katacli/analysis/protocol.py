@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any, Optional
 
+from katacli.c_numbers import round_half_away
+
 # KataGo rounds most reported numbers to this many digits after the leading one.
 OUTPUT_PRECISION = 8
 # Ownership values are rounded to a fixed 1e-6 grid instead.
@@ -71,11 +73,6 @@ def parse_error_message(line: str, exc: Exception) -> str:
     return f"[json.exception.parse_error.101] {detail} - could not parse input line as json request: {line}"
 
 
-def _round_half_away(value: float) -> float:
-    """C's round(): halves go away from zero."""
-    return math.copysign(math.floor(abs(value) + 0.5), value)
-
-
 def round_dynamic(value: float, precision: int = OUTPUT_PRECISION) -> float:
     """KataGo's Global::roundDynamic: keep about ``precision`` digits after the leading one."""
     value = float(value)
@@ -84,14 +81,14 @@ def round_dynamic(value: float, precision: int = OUTPUT_PRECISION) -> float:
         return value
     rounding_magnitude = math.floor(math.log10(magnitude)) - precision
     if rounding_magnitude >= 0:
-        return _round_half_away(value)
+        return round_half_away(value)
     scale = 10.0 ** (-rounding_magnitude)
-    return _round_half_away(value * scale) / scale
+    return round_half_away(value * scale) / scale
 
 
 def round_static(values, scale: float = OWNERSHIP_ROUNDING_SCALE) -> list:
     """KataGo's Global::roundStatic over a sequence (ownership arrays): round(x * scale) / scale."""
-    return [_round_half_away(float(v) * scale) / scale for v in values]
+    return [round_half_away(float(v) * scale) / scale for v in values]
 
 
 def error(message: str) -> dict:

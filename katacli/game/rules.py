@@ -24,6 +24,8 @@ import struct
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
+from katacli.c_numbers import round_half_away
+
 
 class RulesError(ValueError):
     """A rules name, field value or komi that KataGo would refuse."""
@@ -143,8 +145,7 @@ def round_and_clip_komi(komi: float, x_size: int, y_size: int) -> float:
     KOMI_CLIP_RADIUS points beyond the board area either way (KataGo's PlayUtils::roundAndClipKomi)."""
     limit = KOMI_CLIP_RADIUS + x_size * y_size
     komi = min(max(komi, -limit), limit)
-    doubled = 2.0 * komi
-    return 0.5 * math.copysign(math.floor(abs(doubled) + 0.5), doubled)
+    return 0.5 * round_half_away(2.0 * komi)
 
 
 def format_komi(komi: float) -> str:

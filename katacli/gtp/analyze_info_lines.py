@@ -14,10 +14,10 @@ names a colour.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from katacli.c_numbers import round_half_away
 from katacli.game.coords import Point, format_vertex
 
 LZ_SCALE = 10000.0
@@ -50,13 +50,6 @@ class AnalyzeOptions:
     @property
     def wants_ownership(self) -> bool:
         return self.ownership or self.ownership_stdev or self.moves_ownership or self.moves_ownership_stdev
-
-
-def round_half_away(value: float) -> float:
-    """C's round(): halves go away from zero (Python's round() goes to even)."""
-    if math.isnan(value) or math.isinf(value):
-        return value
-    return math.copysign(math.floor(abs(value) + 0.5), value)
 
 
 class InfoLineFormatter:

@@ -19,8 +19,8 @@ In NoGo the side that has no legal move on its turn loses; otherwise there is no
 """
 from __future__ import annotations
 
-import math
 
+from katacli.c_numbers import round_half_away
 from katacli.game.coords import BLACK, WHITE, opponent
 from katacli.game.nogo import nogo_has_legal_move
 from katacli.game.rules import ScoringRule
@@ -43,12 +43,9 @@ def _history_is_authoritative(state, rules) -> bool:
 
 def _round_lead(lead: float, rules) -> float:
     """To the nearest integer or half-integer, whichever results the rules allow (C rounding)."""
-    def c_round(x: float) -> float:
-        return math.copysign(math.floor(abs(x) + 0.5), x)
-
     if rules.game_result_will_be_integer():
-        return c_round(lead)
-    return c_round(lead + 0.5) - 0.5
+        return round_half_away(lead)
+    return round_half_away(lead + 0.5) - 0.5
 
 
 def _tromp_taylor(state) -> tuple[int, float]:

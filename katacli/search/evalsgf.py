@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from katacli.c_numbers import round_half_away
 from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, format_vertex, parse_vertex
 from katacli.game.rules import KOMI_CLIP_RADIUS, Rules, RulesError
@@ -182,11 +183,9 @@ def _dirichlet_shape_lines(root_policy, x_size: int, y_size: int) -> list[str]:
         return []
     board = np.asarray(root_policy[:x_size * y_size], np.float64)
     alpha = dirichlet_alpha_shape(board) * PRINTED_DIRICHLET_CONCENTRATION
-    lines = [f"Dirichlet alphas with {PRINTED_DIRICHLET_CONCENTRATION:g} total concentration: "]
-    for y in range(y_size):
-        lines.append("".join(("  -  " if a < 0 else "%5.4f" % a) + " " for a in alpha[y * x_size:(y + 1) * x_size]))
-    lines.append("Pass " + "  -  ")  # pass takes no share of the noise's shape
-    return lines
+    no_pass_share = -1.0  # pass takes no share of the noise's shape: printed as "-"
+    return ([f"Dirichlet alphas with {PRINTED_DIRICHLET_CONCENTRATION:g} total concentration: "]
+            + _policy_grid(np.append(alpha, no_pass_share), x_size, y_size, "  -  ", lambda a: "%5.4f" % a))
 
 
 def score_now_lines(state) -> list[str]:
@@ -210,19 +209,19 @@ def network_debug_lines(output, x_size: int, y_size: int) -> list[str]:
              f"VarTimeLeft {output.var_time_left:.1f}",
              f"STWinlossError {output.shortterm_winloss_error * CENTI:.2f}c",
              f"STScoreError {output.shortterm_score_error:.2f}", f"OptimismUsed {output.policy_optimism:.2f}",
-             "Policy", "Pass%4d " % _c_round(output.policy_pass * MILLI)]
+             "Policy", "Pass%4d " % _permille(output.policy_pass)]
     for y in range(y_size):
-        lines.append("".join("   - " if p < 0 else "%4d " % _c_round(p * MILLI)
+        lines.append("".join("   - " if p < 0 else "%4d " % _permille(p)
                              for p in output.policy[y * x_size:(y + 1) * x_size]))
     for y in range(y_size):
-        lines.append("".join("%5d " % _c_round(v * MILLI) for v in output.white_ownership[y * x_size:(y + 1) * x_size]))
+        lines.append("".join("%5d " % _permille(v) for v in output.white_ownership[y * x_size:(y + 1) * x_size]))
     lines.append("")
     return lines
 
 
-def _c_round(x: float) -> int:
-    """C's round(): halves away from zero."""
-    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+def _permille(x: float) -> int:
+    """Thousandths, rounded as C rounds (halves away from zero)."""
+    return int(round_half_away(x * MILLI))
 
 
 def _root_network_output(evaluator, state):

@@ -16,6 +16,7 @@ import numpy as np
 
 from cython_ext.features import encode_v7
 from cython_ext.history import GameState
+from katacli.c_numbers import round_half_away
 from katacli.data.schema import (
     DATA_FORMAT_VERSION,
     FIELDS,
@@ -58,7 +59,7 @@ def move_pos(move: Move, pos_len: int) -> int:
 
 def c_round(x: float) -> int:
     """C's round(): halves away from zero (Python's round() goes to even)."""
-    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+    return int(round_half_away(x))
 
 
 def scale_policy_target(values: dict) -> dict:
