@@ -265,7 +265,6 @@ def raw_nn_lines(evaluator, human_evaluator, params, session: GameSession) -> li
 
 def lead_lines(params, evaluator, state, seed: Optional[int]) -> list[str]:
     """-print-lead: White's lead found by short noiseless searches at several komis (KataGo's computeLead)."""
-    from katacli.game.rules import ScoringRule
     from katacli.search import Searcher
     from katacli.search.fair_komi import CachedProbe, lead_by_komi, noiseless_params
 
@@ -279,9 +278,7 @@ def lead_lines(params, evaluator, state, seed: Optional[int]) -> list[str]:
         values = searcher.root_values(pruned=False)
         return (values["lead"], values["win_loss"]) if values else (0.0, 0.0)
 
-    rules = state.rules_tuple
-    coarse = rules[1] == ScoringRule.AREA and not rules[4]
-    return [f"LEAD: {_g(lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state.komi, coarse))}"]
+    return [f"LEAD: {_g(lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state))}"]
 
 
 def dump_network_input(path: str, evaluator, params, state) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from katacli.game.rules import round_and_clip_komi
+from katacli.game.rules import ScoringRule, round_and_clip_komi
 from katacli.search.params import SearchParams
 
 KomiProbe = Callable[[float], "tuple[float, float]"]
@@ -111,12 +111,15 @@ def naive_even_komi(probe: CachedProbe, komi: float) -> float:
     return komi + delta
 
 
-def lead_by_komi(probe: CachedProbe, komi: float, coarse_scoring: bool) -> float:
-    """Points White is ahead at ``komi`` (komi minus the fair komi): KataGo's computeLead.
+def lead_by_komi(probe: CachedProbe, state) -> float:
+    """Points White is ahead in ``state`` (its komi minus the fair komi): KataGo's computeLead.
 
-    ``coarse_scoring``: area scoring without a button, whose score moves in 2-point steps; the
-    half-point parity oscillation is averaged out there.
+    Under area scoring without a button the score moves in 2-point steps; the half-point parity
+    oscillation is averaged out there.
     """
+    komi = state.komi
+    _ko, scoring, _tax, _suicide, has_button, *_ = state.rules_tuple
+    coarse_scoring = scoring == ScoringRule.AREA and not has_button
     naive = naive_even_komi(probe, komi)
     if not coarse_scoring or naive == round(naive):
         return komi - naive

@@ -7,7 +7,7 @@ import random
 
 from cython_ext.history import GameState
 from katacli.game.coords import WHITE
-from katacli.game.rules import ScoringRule, round_and_clip_komi
+from katacli.game.rules import round_and_clip_komi
 from katacli.search.fair_komi import CachedProbe, lead_by_komi, naive_even_komi, noiseless_params
 from katacli.search.params import SearchParams
 from katacli.selfplay.searching import MoveSearchRequest, SelfplaySearch
@@ -45,6 +45,4 @@ def compute_lead(searcher: SelfplaySearch, state: GameState, params: SearchParam
                  pda: float = 0.0, pda_player: int = 0) -> float:
     """Points White is ahead (komi minus the fair komi), smoothing area scoring's 2-point steps."""
     probe = _search_probe(searcher, state, params, visits, pda, pda_player)
-    rules = state.rules_tuple
-    coarse = rules[1] == ScoringRule.AREA and not rules[4]
-    return lead_by_komi(probe, state.komi, coarse)
+    return lead_by_komi(probe, state)
