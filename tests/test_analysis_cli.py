@@ -12,6 +12,7 @@ import time
 import pytest
 
 from support.analysis import ENDLESS_VISITS, REPO, SMALL_MODEL, model_path, python_cli, query_line
+from support.processes import sigint_reaches_children
 
 pytestmark = pytest.mark.subprocess  # every test here starts processes
 
@@ -138,7 +139,8 @@ def test_quit_without_waiting_exits_promptly(engines):
 
 
 def test_ctrl_c_exits_cleanly(engines):
-    engine = engines(["-model", "rollouts"])
+    with sigint_reaches_children():
+        engine = engines(["-model", "rollouts"])
     engine.send(query_line("r", boardXSize=9, boardYSize=9, maxVisits=ENDLESS_VISITS, reportDuringSearchEvery=0.05))
     assert engine.next()["isDuringSearch"] is True
     engine.process.send_signal(signal.SIGINT)

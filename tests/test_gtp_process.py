@@ -13,6 +13,7 @@ import pytest
 
 from katacli.gtp.client import GtpClient
 from support.gtp import model_path, python_cli
+from support.processes import sigint_reaches_children
 
 pytestmark = pytest.mark.subprocess  # every test here starts processes
 
@@ -132,7 +133,8 @@ def test_end_of_input_during_analysis_ends_the_response_and_exits_0():
 
 
 def test_ctrl_c_exits_cleanly():
-    engine = gtp(*ROLLOUTS)
+    with sigint_reaches_children():
+        engine = gtp(*ROLLOUTS)
     engine.command("boardsize 9")
     engine.send_line("lz-analyze 5")
     assert engine.read_line() == "="

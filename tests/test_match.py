@@ -20,6 +20,7 @@ from katacli.game.sgf import load_sgf
 from katacli.match.results import MatchResults, elo_of_score, wilson_interval
 from katacli.match.settings import MatchSettings
 from support.match import TINY_GAMES_CONFIG, write_tiny_net
+from support.processes import HAS_PROC, wait_until_gone, worker_pids
 
 BASE = TINY_GAMES_CONFIG + """maxMovesPerGame = 60
 maxVisits = 8
@@ -163,8 +164,12 @@ def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(sgfs.glob("*.sgf"))) < 3 and proc.poll() is None:
         time.sleep(0.05)
+    workers = worker_pids(proc) if HAS_PROC else []
     proc.kill()
     proc.wait(timeout=60)
+    # The kernel kills the workers with their parent, but one can still be finishing a system call
+    # (creating its next game's .partial file) when the parent is reaped: wait until they are gone.
+    wait_until_gone(workers)
     finished = list(sgfs.glob("*.sgf"))
     assert len(finished) >= 3
     for f in finished:

@@ -23,6 +23,7 @@ from katacli.settings import NNSettings
 from support.selfplay import (
     EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,
 )
+from support.processes import HAS_PROC, wait_until_gone, worker_pids
 
 CLI = [sys.executable, "-m", "katacli.cli", "selfplay"]
 # Every turn gets a full search and a row, so every finished game shows up in the data.
@@ -272,30 +273,12 @@ def test_sigint_flushes_finished_games(tmp_path):
     assert not [p for p in (out / "tdata").iterdir() if p.name.endswith(".partial")]
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is pid (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _workers(proc: subprocess.Popen) -> list[int]:
-    return [c for c in _children(proc.pid) if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text()]
-
-
 @pytest.mark.subprocess
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to find the worker processes")
+@pytest.mark.skipif(not HAS_PROC, reason="needs Linux /proc to find the worker processes")
 def test_a_killed_worker_ends_the_run_with_an_error_and_leaves_readable_files(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=1,firstFileRandMinProp=1.0,numSelfplayProcesses=2")
-    _wait_for(lambda: len(list_training_files(out / "tdata")) >= 1 and len(_workers(proc)) == 2, proc)
-    os.kill(_workers(proc)[0], signal.SIGKILL)
+    _wait_for(lambda: len(list_training_files(out / "tdata")) >= 1 and len(worker_pids(proc)) == 2, proc)
+    os.kill(worker_pids(proc)[0], signal.SIGKILL)
     assert proc.wait(timeout=60) == 2
     assert "exited with status -9" in proc.stderr.read()
     games, rows = check_output_dir(out)
@@ -303,20 +286,16 @@ def test_a_killed_worker_ends_the_run_with_an_error_and_leaves_readable_files(tm
 
 
 @pytest.mark.subprocess
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc to find the worker processes")
+@pytest.mark.skipif(not HAS_PROC, reason="needs Linux /proc to find the worker processes")
 def test_workers_die_with_a_killed_parent_and_a_second_signal_exits_at_once(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",numSelfplayProcesses=2")
-    _wait_for(lambda: sgf_lines(out) >= 1 and len(_workers(proc)) == 2, proc)
-    workers = _workers(proc)
+    _wait_for(lambda: sgf_lines(out) >= 1 and len(worker_pids(proc)) == 2, proc)
+    workers = worker_pids(proc)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.5)  # two signals at once reach a Python handler once
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
-    deadline = time.monotonic() + 30
-    while any(Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]
-              for w in workers):
-        assert time.monotonic() < deadline, "workers outlived their parent"
-        time.sleep(0.1)
+    wait_until_gone(workers)
     check_output_dir(out)
 
 
