@@ -155,9 +155,11 @@ def _run(settings, quiet: bool) -> None:
         ctx = setup_distributed(settings.device)
     except DeviceError as exc:
         report_error_and_exit(str(exc))
+    finished = False
     try:
         with _ProgressDisplay(console, enabled=not quiet and ctx.is_main) as display:
             result = run_training(settings, ctx, log=display.log, progress=display)
+        finished = True
     except user_errors as exc:
         report_error_and_exit(str(exc), EXIT_CONFIG_ERROR)
     except OSError as exc:  # disk full, output directory not writable, ...
@@ -166,7 +168,7 @@ def _run(settings, quiet: bool) -> None:
         print("aborted without saving (second Ctrl-C)", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED)
     finally:
-        teardown_distributed()
+        teardown_distributed(finished)
     if ctx.is_main:
         line = f"trained {result.samples} samples"
         if result.last_metrics:

@@ -78,8 +78,13 @@ def setup_distributed(device_choice: str = "auto") -> DistributedContext:
     return DistributedContext(rank, local_rank, world_size, device)
 
 
-def teardown_distributed() -> None:
+def teardown_distributed(finished: bool = False) -> None:
+    """Leave the process group. ``finished``: every rank got to the end, so wait for the others first:
+    a rank that tears down while a peer still talks to it can make gloo's background thread abort the
+    peer at exit ("terminate called without an active exception"), failing a finished run."""
     if dist.is_available() and dist.is_initialized():
+        if finished:
+            dist.barrier()
         dist.destroy_process_group()
 
 
