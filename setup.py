@@ -1,8 +1,7 @@
 """Build script for katacli.
 
-The Cython core lives in the top-level package ``cython_ext`` so that its
-modules can ``cimport`` each other by their installed dotted names
-(``from cython_ext.board cimport ...``). The ``.pxd`` contracts are installed
+The Cython core is the private package ``katacli._core``; its modules ``cimport``
+each other by their installed dotted names (``from katacli._core.board cimport ...``). The ``.pxd`` contracts are installed
 with the package so third-party Cython code can cimport them too.
 """
 import os
@@ -17,9 +16,9 @@ except ImportError:  # pragma: no cover - pyproject.toml always provides Cython
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# One extension per .pyx file in cython_ext/.
+# One extension per .pyx file in katacli/_core/.
 CORE_MODULES = sorted(
-    name[:-4] for name in os.listdir(os.path.join(HERE, "cython_ext")) if name.endswith(".pyx")
+    name[:-4] for name in os.listdir(os.path.join(HERE, "katacli", "_core")) if name.endswith(".pyx")
 )
 
 COMPILE_ARGS = ["-O3", "-fno-strict-aliasing"]
@@ -28,8 +27,8 @@ if os.environ.get("KATACLI_NATIVE", "") == "1":
 
 extensions = [
     Extension(
-        f"cython_ext.{name}",
-        [f"cython_ext/{name}.pyx"],
+        f"katacli._core.{name}",
+        [f"katacli/_core/{name}.pyx"],
         extra_compile_args=COMPILE_ARGS,
         language="c",
     )
@@ -52,9 +51,9 @@ setup(
     long_description=open(os.path.join(HERE, "README.md")).read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["katacli", "katacli.*", "cython_ext"]),
+    packages=find_packages(include=["katacli", "katacli.*"]),
     # nets/: the default network and the record of how it was trained (katacli/nets/__init__.py).
-    package_data={"cython_ext": ["*.pxd", "*.pyx"],
+    package_data={"katacli._core": ["*.pxd", "*.pyx"],
                   "katacli": ["resources/*", "selfcheck/data/*", "nets/*.bin.gz", "nets/*.json"]},
     include_package_data=True,
     ext_modules=cythonize(

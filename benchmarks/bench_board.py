@@ -1,6 +1,6 @@
 """Board core speed on one core: random legal playouts on 19x19 and 9x9.
 
-Prints moves/s and playouts/s of cython_ext.playout (uniform random legal moves,
+Prints moves/s and playouts/s of katacli._core.playout (uniform random legal moves,
 no own-eye filling, until both pass), then the cost per move of the board alone:
 replaying a recorded playout with board_play_assume_legal versus board_play
 (legality check, then play). The timed loops run in C without the GIL.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cython_ext.playout import record_playout, replay_moves, run_playouts  # noqa: E402
+from katacli._core.playout import record_playout, replay_moves, run_playouts  # noqa: E402
 
 SIZES = (19, 9)
 CALIBRATION_PLAYOUTS = 20

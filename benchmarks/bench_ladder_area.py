@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cython_ext.area import run_area_calculate, run_area_independent_life  # noqa: E402
-from cython_ext.board import GoBoard  # noqa: E402
-from cython_ext.ladder import run_ladder_features  # noqa: E402
+from katacli._core.area import run_area_calculate, run_area_independent_life  # noqa: E402
+from katacli._core.board import GoBoard  # noqa: E402
+from katacli._core.ladder import run_ladder_features  # noqa: E402
 
 BOARD_SIZE = 19
 RANDOM_MOVES = 150

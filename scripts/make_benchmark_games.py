@@ -38,7 +38,7 @@ NUM_SPATIAL, NUM_GLOBAL = 22, 19
 
 def sample_move(evaluator, state, rng: random.Random, allow_pass: bool):
     """A move drawn from the network's policy for the player to move; None is a pass."""
-    from cython_ext.features import encode_v7
+    from katacli._core.features import encode_v7
     from katacli.nn.evaluator import NNRequest
 
     x_size, y_size = state.x_size, state.y_size

@@ -1,4 +1,4 @@
-"""Area tests (cython_ext.area): Benson pass-alive, big territories, independent life.
+"""Area tests (katacli._core.area): Benson pass-alive, big territories, independent life.
 
 Diagrams: 'X' black, 'O' white, '.' empty; the first row is the top (y = 0).
 Expected areas use the same letters for the owner of each point ('.' = nobody).
@@ -18,8 +18,8 @@ recorded by running KataGo's own board code on a random 180-move game.
 """
 import pytest
 
-from cython_ext.area import area_map, independent_life_map, non_pass_alive_self_connections
-from cython_ext.board import GoBoard
+from katacli._core.area import area_map, independent_life_map, non_pass_alive_self_connections
+from katacli._core.board import GoBoard
 
 B, W = 1, 2
 CHAR = {0: ".", 1: "X", 2: "O"}

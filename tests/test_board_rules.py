@@ -5,8 +5,8 @@ Moves are written as (x, y) with the same orientation.
 """
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState, IllegalMoveError
 from katacli.game.rules import Rules
 
 B, W = 1, 2

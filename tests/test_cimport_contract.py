@@ -1,8 +1,8 @@
 """The .pxd contracts work for third-party Cython code after installation.
 
-Compiles a small extension that cimports the installed cython_ext modules by their dotted
+Compiles a small extension that cimports the installed katacli._core modules by their dotted
 names (board, history, features, the search's nodes and tree), builds it against wherever
-cython_ext was imported from, and checks that it runs: the same thing a user's own Cython
+katacli was imported from, and checks that it runs: the same thing a user's own Cython
 search or tooling would do.
 """
 import importlib
@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 
-import cython_ext
+import katacli._core
 
 cythonize = pytest.importorskip("Cython.Build").cythonize
 setuptools = pytest.importorskip("setuptools")
 
 SOURCE = '''
 # cython: language_level=3
-from cython_ext.board cimport Board, Loc, C_BLACK, C_WHITE, loc_of, board_init, board_play, board_num_liberties
-from cython_ext.history cimport History, history_init, history_free, history_play
-from cython_ext.rules cimport Rules, KO_POSITIONAL, SCORING_AREA, TAX_NONE, WHB_ZERO
-from cython_ext.features cimport (FeatureParams, default_feature_params, fill_features_v7,
+from katacli._core.board cimport Board, Loc, C_BLACK, C_WHITE, loc_of, board_init, board_play, board_num_liberties
+from katacli._core.history cimport History, history_init, history_free, history_play
+from katacli._core.rules cimport Rules, KO_POSITIONAL, SCORING_AREA, TAX_NONE, WHB_ZERO
+from katacli._core.features cimport (FeatureParams, default_feature_params, fill_features_v7,
                                   NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7)
-from cython_ext.search_nodes cimport Node, ChildSlot, child_weight
-from cython_ext.search_tree cimport SearchTree
+from katacli._core.search_nodes cimport Node, ChildSlot, child_weight
+from katacli._core.search_tree cimport SearchTree
 from libc.string cimport memset
 
 
@@ -80,7 +80,7 @@ def is_search_tree(obj):
 
 
 def test_third_party_extension_cimports_installed_contracts(tmp_path, monkeypatch):
-    package_parent = str(Path(cython_ext.__file__).resolve().parents[1])
+    package_parent = str(Path(katacli._core.__file__).resolve().parents[2])  # the folder holding katacli/
     module_name = "cimport_contract_probe"
     (tmp_path / f"{module_name}.pyx").write_text(SOURCE)
     monkeypatch.chdir(tmp_path)
@@ -97,6 +97,6 @@ def test_third_party_extension_cimports_installed_contracts(tmp_path, monkeypatc
     assert probe.stones_in_features() == 1.0
     # The search's storage contract (structs, inline per-child values) and the SearchTree type.
     assert probe.edge_weight_of_half_the_child_visits() == 1.5
-    from cython_ext.search_tree import SearchTree
+    from katacli._core.search_tree import SearchTree
     assert probe.is_search_tree(SearchTree(9, 9))
     assert not probe.is_search_tree(object())

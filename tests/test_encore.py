@@ -11,8 +11,8 @@ Diagrams: 'X' black, 'O' white, '.' empty; the first row is the top (y = 0).
 """
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState, IllegalMoveError
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule
 
 B, W, EMPTY = 1, 2, 0

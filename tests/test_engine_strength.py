@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from cython_ext.history import GameState
+from katacli._core.history import GameState
 from katacli.game.rules import Rules
 from katacli.search import SearchParams, Searcher
 

@@ -163,7 +163,7 @@ def _search_fields_unused_by_the_search() -> dict[str, str]:
     from katacli.search.params import FROM_CONFIG_METADATA, KEY_METADATA, SearchParams
 
     sources = [p for p in PACKAGE.rglob("*.py") if p.name not in ("params.py", "runtime_params.py")]
-    sources += list((REPO / "cython_ext").glob("*.pyx"))
+    sources += list((REPO / "katacli" / "_core").glob("*.pyx"))
     text = "\n".join(p.read_text(encoding="utf-8") for p in sources)
     unused = {}
     for f in dataclasses.fields(SearchParams):

@@ -1,4 +1,4 @@
-"""Ladder solver tests (cython_ext.ladder): KataGo semantics, board restoration, the feature scan.
+"""Ladder solver tests (katacli._core.ladder): KataGo semantics, board restoration, the feature scan.
 
 Diagrams: 'X' black, 'O' white, '.' empty; the first row is the top (y = 0).
 In expectation diagrams a lowercase stone ('x', 'o') is one the search reports
@@ -13,8 +13,8 @@ side to move).
 """
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.ladder import is_ladder_captured, is_ladder_captured_2libs, ladder_map
+from katacli._core.board import GoBoard
+from katacli._core.ladder import is_ladder_captured, is_ladder_captured_2libs, ladder_map
 
 B, W = 1, 2
 

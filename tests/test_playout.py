@@ -6,8 +6,8 @@ import collections
 
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.playout import (
+from katacli._core.board import GoBoard
+from katacli._core.playout import (
     choose_move, random_playout, record_playout, replay_moves, rng_sequence, run_playouts, tromp_taylor_score,
 )
 

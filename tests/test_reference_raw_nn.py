@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from cython_ext.features import encode_v7
+from katacli._core.features import encode_v7
 from katacli.game.coords import parse_color
 from katacli.game.session import session_from_gtp_setup
 

@@ -15,8 +15,8 @@ so set-up stones count as moves already made.
 """
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonus
 
 B, W = 1, 2

@@ -5,9 +5,9 @@ import time
 import numpy as np
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
-from cython_ext import search_results as sr
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
+from katacli._core import search_results as sr
 
 from katacli.game.rules import Rules
 from katacli.nn.batching import BatchingEvaluator

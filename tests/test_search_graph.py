@@ -5,8 +5,8 @@ import itertools
 
 import pytest
 
-from cython_ext.history import GameState
-from cython_ext import search_results as sr
+from katacli._core.history import GameState
+from katacli._core import search_results as sr
 
 from katacli.config import Config
 from katacli.search import SearchParams, Searcher

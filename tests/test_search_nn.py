@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
 
 from katacli.game.rules import Rules
 from katacli.search import SearchParams, Searcher

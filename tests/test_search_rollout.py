@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
-from cython_ext import nogo
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
+from katacli._core import nogo
 
 from katacli.game.rules import Rules
 from katacli.search import RESIGN, SearchParams, Searcher

@@ -5,8 +5,8 @@ import random
 import numpy as np
 import pytest
 
-from cython_ext.history import GameState
-from cython_ext import search_values
+from katacli._core.history import GameState
+from katacli._core import search_values
 
 from katacli.gtp.resign import ResignSettings, ResignTracker, initial_black_advantage
 from katacli.search import (

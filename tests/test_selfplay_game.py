@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from cython_ext.history import GameState
+from katacli._core.history import GameState
 from katacli.data import GT
 from katacli.data.schema import MODE_CLEANUP, MODE_FORK, MODE_HANDICAP
 from katacli.game.coords import BLACK, WHITE

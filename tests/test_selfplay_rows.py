@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from cython_ext.features import encode_v7
+from katacli._core.features import encode_v7
 from katacli.data import GT, TrainingFile, join_game_hash, unpack_planes, write_h5
 from katacli.data.schema import score_distr_mid
 from katacli.game.coords import BLACK, WHITE

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cython_ext import search_results
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
+from katacli._core import search_results
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
 from katacli.data.schema import GT, MODE_HINTFORK, MODE_HINTPOS, MODE_SGFPOS
 from katacli.data.files import TrainingFile, list_training_files
 from katacli.game.coords import BLACK, WHITE

@@ -19,8 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState, IllegalMoveError
 
 from katacli.analysis.fields import (
     read_bool, read_int, read_int_list, read_locations, read_moves, read_number, read_player,

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence, Union
 
 import numpy as np
 
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.history import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, format_vertex
@@ -43,7 +43,7 @@ class Game:
     >>> game.play("B", "E5")
     Traceback (most recent call last):
     ...
-    cython_ext.history.IllegalMoveError: illegal move: B E5 (the point is taken, or it is suicide)
+    katacli._core.history.IllegalMoveError: illegal move: B E5 (the point is taken, or it is suicide)
     """
 
     def __init__(self, size: Size = DEFAULT_SIZE, rules: Union[str, Rules] = DEFAULT_RULES,
@@ -122,7 +122,7 @@ class Game:
         """Whether the move is legal under the rules (ko and superko included; in NoGo, no capture)."""
         pla, point = to_color(color), self._point(vertex)
         if self.nogo:
-            from cython_ext import nogo
+            from katacli._core import nogo
 
             return point is not None and nogo.is_legal(self.session.state.board(), point, pla)
         return self.session.state.is_legal(point, pla)
@@ -135,7 +135,7 @@ class Game:
         """
         pla = self.session.next_player if color is None else to_color(color)
         if self.nogo:
-            from cython_ext import nogo
+            from katacli._core import nogo
 
             points = nogo.legal_moves(self.session.state.board(), pla)
         else:

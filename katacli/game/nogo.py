@@ -2,7 +2,7 @@
 the side to move with no legal move loses. The GTP engine, its scoring and the Python API share these."""
 from __future__ import annotations
 
-from cython_ext import nogo
+from katacli._core import nogo
 
 # `rules = nogo` in a config, `kata-set-rules nogo`, `Game(rules="nogo")`.
 NOGO_RULES_NAME = "nogo"

@@ -13,7 +13,7 @@ Everything here reproduces KataGo 1.17.2's user-visible behaviour:
 
 The integer values of the ko, scoring and tax enums are KataGo's own; see
 WhiteHandicapBonus for its codes. ``to_core_tuple`` is what the Cython core
-(cython_ext.history) takes.
+(katacli._core.history) takes.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class TaxRule(IntEnum):
 class WhiteHandicapBonus(IntEnum):
     """How many bonus points White gets per handicap stone.
 
-    The codes follow katacli's core (cython_ext/rules.pxd: N-1 is 1, N is 2);
+    The codes follow katacli's core (katacli/_core/rules.pxd: N-1 is 1, N is 2);
     KataGo's rules.h numbers them the other way round (WHB_N = 1,
     WHB_N_MINUS_ONE = 2). The number never leaves the process (JSON, SGF and
     logs use the spellings "0" / "N-1" / "N"), so only core and Python must agree.

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState, IllegalMoveError
 
 from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import Rules

@@ -92,7 +92,7 @@ class Bot:
             wanted = settings.cleanup_before_pass == Enabled.TRUE
         if not wanted or rules.scoring != ScoringRule.AREA or rules.has_button:
             return move
-        from cython_ext.area import area_map
+        from katacli._core.area import area_map
 
         board = state.board()
         safe = area_map(board, False, True, False, rules.multi_stone_suicide_legal)

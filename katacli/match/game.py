@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable, Optional
 
-from cython_ext.history import GameState
+from katacli._core.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, write_sgf

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from cython_ext.features import encode_v7
+from katacli._core.features import encode_v7
 
 from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from cython_ext.search_tree import MAX_ARR_SIZE_PY as MAX_ARR_SIZE
+from katacli._core.search_tree import MAX_ARR_SIZE_PY as MAX_ARR_SIZE
 
 BLACK = 1
 WHITE = 2

@@ -24,9 +24,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from cython_ext.history import GameState
-from cython_ext.search_tree import SearchTree
-from cython_ext import search_results as sr
+from katacli._core.history import GameState
+from katacli._core.search_tree import SearchTree
+from katacli._core import search_results as sr
 
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams

@@ -32,7 +32,7 @@ def query_player_and_symmetry(query: str, to_move: int) -> tuple[int, int]:
 
 def encode(state, player: int):
     """(spatial [22, H, W], global [19], legal [H*W+1] bool, the state evaluated) for ``player`` to move."""
-    from cython_ext.features import encode_v7
+    from katacli._core.features import encode_v7
 
     if player != state.next_player:
         state = state.copy()

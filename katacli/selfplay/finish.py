@@ -12,8 +12,8 @@ import random
 
 import numpy as np
 
-from cython_ext.area import area_map
-from cython_ext.history import GameState
+from katacli._core.area import area_map
+from katacli._core.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import TaxRule
 from katacli.selfplay.records import TurnRecord, ValueTargets

@@ -23,8 +23,8 @@ from typing import Optional
 
 import numpy as np
 
-from cython_ext import search_results
-from cython_ext.history import GameState
+from katacli._core import search_results
+from katacli._core.history import GameState
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
 from katacli.selfplay.raw_policy import NetEvaluator, Policy, RawEval

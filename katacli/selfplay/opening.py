@@ -8,8 +8,8 @@ import math
 import random
 from typing import Optional
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.selfplay.raw_policy import NO_MOVE, NetEvaluator, opening_move, random_policy_move
 from katacli.selfplay.records import Move

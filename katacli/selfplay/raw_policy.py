@@ -14,8 +14,8 @@ from typing import Optional, Union
 
 import numpy as np
 
-from cython_ext.features import encode_v7
-from cython_ext.history import GameState
+from katacli._core.features import encode_v7
+from katacli._core.history import GameState
 from katacli.game.coords import WHITE
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, NNRequest

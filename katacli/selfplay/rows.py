@@ -14,8 +14,8 @@ from typing import Optional
 
 import numpy as np
 
-from cython_ext.features import encode_v7
-from cython_ext.history import GameState
+from katacli._core.features import encode_v7
+from katacli._core.history import GameState
 from katacli.c_numbers import round_half_away
 from katacli.data.schema import (
     DATA_FORMAT_VERSION,

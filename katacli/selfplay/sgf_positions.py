@@ -19,8 +19,8 @@ import re
 from collections import deque
 from typing import Callable
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState, IllegalMoveError
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState, IllegalMoveError
 from katacli.game.coords import BLACK, WHITE, format_vertex, opponent
 from katacli.game.rules import KoRule, Rules
 from katacli.game.sgf import EMPTY, SgfError

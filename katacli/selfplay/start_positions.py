@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from cython_ext.board import GoBoard
-from cython_ext.history import GameState
+from katacli._core.board import GoBoard
+from katacli._core.history import GameState
 from katacli.game.coords import (
     BLACK,
     WHITE,

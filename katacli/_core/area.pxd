@@ -26,7 +26,7 @@ All outputs are Color arrays indexed by Loc with MAX_ARR_SIZE entries, fully
 overwritten, holding C_EMPTY, C_BLACK or C_WHITE (C_EMPTY off the board).
 The board is only read.
 """
-from cython_ext.board cimport Board, Loc, Color
+from katacli._core.board cimport Board, Loc, Color
 
 # Pass-alive stones and territory of both players, plus optionally:
 #   non_pass_alive_stones  every other stone counts for its own colour;

@@ -4,22 +4,22 @@
 from libc.stdint cimport int16_t, int64_t
 from libc.stdlib cimport realloc
 
-from cython_ext.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, opp_of
-from cython_ext.history cimport (
+from katacli._core.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, opp_of
+from katacli._core.history cimport (
     History, history_copy, history_free, history_make_move_assume_legal, history_is_legal,
     history_should_suppress_end_game_from_friendly_pass,
 )
-from cython_ext.playout cimport rng_uniform
-from cython_ext.nogo cimport nogo_has_legal_move
-from cython_ext.search_nodes cimport (
+from katacli._core.playout cimport rng_uniform
+from katacli._core.nogo cimport nogo_has_legal_move
+from katacli._core.search_nodes cimport (
     TreeCore, Node, LeafSlot, NODE_UNEVALUATED, NODE_PENDING, LEAF_NEW, LEAF_REINIT, DESCENT_LEAF, DESCENT_DONE,
     DESCENT_DONE_UNCOUNTED, DESCENT_BLOCKED, node_new, node_add_child, node_drop_edgeless_children, svb_get,
     svb_move_key,
 )
-from cython_ext.search_graph cimport graph_hash_after_move, graph_find_or_new
-from cython_ext.search_select cimport select_child
-from cython_ext.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
-from cython_ext.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
+from katacli._core.search_graph cimport graph_hash_after_move, graph_find_or_new
+from katacli._core.search_select cimport select_child
+from katacli._core.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
+from katacli._core.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
 
 
 cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil:

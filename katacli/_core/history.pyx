@@ -8,7 +8,7 @@ colours and raises clear exceptions instead of corrupting state.
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, Hash128, ChainData, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, MAX_LEN,
     NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of, hash_eq, hash_xor,
     zobrist_player, zobrist_ko, zobrist_aux,
@@ -16,11 +16,11 @@ from cython_ext.board cimport (
     board_ko_capture_loc, board_chain_size, board_num_liberties, board_play_assume_legal,
     board_pos_hash_after_move, board_set_stone, board_regen_chains, GoBoard,
 )
-from cython_ext.rules cimport (
+from katacli._core.rules cimport (
     Rules, KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY,
     TAX_NONE, TAX_SEKI, TAX_ALL, WHB_ZERO, WHB_N_MINUS_ONE, WHB_N, rules_game_result_will_be_integer,
 )
-from cython_ext.area cimport area_calculate, area_independent_life
+from katacli._core.area cimport area_calculate, area_independent_life
 
 # Auxiliary Zobrist tables from board.pyx, by purpose.
 cdef enum:

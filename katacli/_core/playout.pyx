@@ -13,7 +13,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport uint64_t
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, GoBoard, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, MAX_PLAY_SIZE, PASS_LOC,
     loc_of, opp_of, board_init, board_is_legal, board_is_simple_eye, board_play_assume_legal, board_play,
 )

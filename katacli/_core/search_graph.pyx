@@ -5,12 +5,12 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_EMPTY, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, hash_xor,
 )
-from cython_ext.history cimport History, history_situation_ko_hash, history_pass_would_end_phase
-from cython_ext.playout cimport Rng, rng_seed
-from cython_ext.search_nodes cimport (
+from katacli._core.history cimport History, history_situation_ko_hash, history_pass_would_end_phase
+from katacli._core.playout cimport Rng, rng_seed
+from katacli._core.search_nodes cimport (
     TreeCore, Node, Edge, ChildSlot, NodeTableEntry, NODE_EXPANDED, node_new, node_free_one, node_free_tree,
     rand_hash,
 )

@@ -14,7 +14,7 @@ allocation-free; one Rng per thread.
 """
 from libc.stdint cimport uint64_t, uint32_t
 from libc.math cimport sqrt, log, cos, M_PI
-from cython_ext.board cimport Board, Color
+from katacli._core.board cimport Board, Color
 
 cdef enum:
     PLAYOUT_MAX_MOVES_PER_POINT = 3   # default cap: this many stones per board point

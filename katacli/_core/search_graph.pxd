@@ -14,9 +14,9 @@ Cycles met by a descent and catching up edge visits are handled in search_descen
 node's stats from its children's edge visits is search_backup's, the same in both modes.
 """
 from libc.stdint cimport int64_t
-from cython_ext.board cimport Board, Loc, Color, Hash128
-from cython_ext.history cimport History
-from cython_ext.search_nodes cimport TreeCore, Node
+from katacli._core.board cimport Board, Loc, Color, Hash128
+from katacli._core.history cimport History
+from katacli._core.search_nodes cimport TreeCore, Node
 
 cdef Hash128 graph_state_hash(const History* h, Color next_pla) noexcept nogil
 # Whether any cycle through loc's last move needs more than bound stones and empty points (no chaining needed).

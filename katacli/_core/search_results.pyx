@@ -20,22 +20,22 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
     loc_of, loc_x, loc_y, opp_of,
 )
-from cython_ext.rules cimport SCORING_TERRITORY
-from cython_ext.history cimport history_is_legal
-from cython_ext.nogo cimport nogo_is_legal
-from cython_ext.search_values cimport (
+from katacli._core.rules cimport SCORING_TERRITORY
+from katacli._core.history cimport history_is_legal
+from katacli._core.nogo cimport nogo_is_legal
+from katacli._core.search_values cimport (
     result_utility, score_utility, score_utility_diff, utility_radius, score_stdev, eval_weight,
 )
-from cython_ext.search_nodes cimport (
+from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior, ending_bonus,
 )
-from cython_ext.search_select cimport fpu_value, explore_scaling, explore_selection_value
-from cython_ext.search_backup cimport prune_noise_weight, downweight_bad_children
-from cython_ext.search_tree cimport SearchTree
+from katacli._core.search_select cimport fpu_value, explore_scaling, explore_selection_value
+from katacli._core.search_backup cimport prune_noise_weight, downweight_bad_children
+from katacli._core.search_tree cimport SearchTree
 
 cdef double POLICY_ILLEGAL_SELECTION_VALUE = -1e50
 # Raw policy gets this weight against child weight when picking the most stably explored child.

@@ -1,10 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """NoGo move generation and random playouts (see nogo.pxd)."""
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, GoBoard, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, PASS_LOC, MAX_PLAY_SIZE,
     opp_of, loc_of, loc_x, loc_y, board_num_liberties, board_play_assume_legal,
 )
-from cython_ext.playout cimport Rng, rng_seed, rng_below
+from katacli._core.playout cimport Rng, rng_seed, rng_below
 
 
 cdef bint nogo_is_legal(const Board* b, Loc loc, Color pla) noexcept nogil:

@@ -7,7 +7,7 @@ Everything is nogil and allocation-free: scratch arrays live on the C stack
 from libc.string cimport memset
 from libc.stdint cimport int16_t
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, GoBoard,
     C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC,
     loc_of, opp_of, board_num_liberties,

@@ -3,12 +3,12 @@
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_x, loc_y, hash_xor,
     board_num_liberties,
 )
-from cython_ext.history cimport History, history_recent_board
-from cython_ext.playout cimport Rng, rng_seed
+from katacli._core.history cimport History, history_recent_board
+from katacli._core.playout cimport Rng, rng_seed
 
 
 # Subtree value bias entries below this weight are ignored.

@@ -8,7 +8,7 @@ downweighting of bad children by value weighting), and walking a descent's path 
 edge visits, parent refresh, virtual losses.
 """
 from libc.stdint cimport int64_t
-from cython_ext.search_nodes cimport TreeCore, Node, LeafSlot
+from katacli._core.search_nodes cimport TreeCore, Node, LeafSlot
 
 cdef void add_leaf_value(TreeCore* t, Node* n, double win_loss, double no_result, double score_mean,
                          double score_mean_sq, double lead, double weight, bint is_terminal,

@@ -11,8 +11,8 @@ a step back onto the descent's own path (a cycle) counts the edge and ends the p
 the shared node offers that this path's history forbids (superko, encore) sends the node back for
 evaluation from this history (LEAF_REINIT), counting the edge into it.
 """
-from cython_ext.history cimport History
-from cython_ext.search_nodes cimport TreeCore, Node, LeafSlot
+from katacli._core.history cimport History
+from katacli._core.search_nodes cimport TreeCore, Node, LeafSlot
 
 cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil
 cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil

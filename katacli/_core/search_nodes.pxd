@@ -53,11 +53,11 @@ over the whole graph visit each node once (walk marks); freeing is mark-and-swee
 With useGraphSearch off every node has one parent and the node table stays empty.
 """
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
-from cython_ext.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
-from cython_ext.history cimport History
-from cython_ext.features cimport FeatureParams
-from cython_ext.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
-from cython_ext.playout cimport Rng, rng_next
+from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
+from katacli._core.history cimport History
+from katacli._core.features cimport FeatureParams
+from katacli._core.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
+from katacli._core.playout cimport Rng, rng_next
 
 cdef enum:
     NODE_UNEVALUATED = 0

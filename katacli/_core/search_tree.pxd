@@ -7,8 +7,8 @@ buffers as numpy arrays, and drives a search one batch at a time: collect leaves
 root settings come from search_root. search_results reads results out of it.
 The struct types are re-exported here for code that cimported them from search_tree.
 """
-from cython_ext.board cimport Loc
-from cython_ext.search_nodes cimport (
+from katacli._core.board cimport Loc
+from katacli._core.search_nodes cimport (
     TreeCore, Node, Edge, ChildSlot, NodeStats, DirectEval, SvbEntry, LeafSlot, MAX_EDGES,
     NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED,
 )

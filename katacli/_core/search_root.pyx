@@ -5,18 +5,18 @@ from libc.stdint cimport int64_t, int16_t
 from libc.string cimport memset
 from libc.math cimport sqrt
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of,
     board_would_be_capture,
 )
-from cython_ext.rules cimport SCORING_AREA
-from cython_ext.history cimport History, history_is_legal, history_suicide_legal_for_pass_alive
-from cython_ext.area cimport area_calculate, area_is_non_pass_alive_self_connection
-from cython_ext.search_values cimport SearchConfig
-from cython_ext.nogo cimport nogo_is_legal
-from cython_ext.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, node_free_one, svb_clear_unused
-from cython_ext.search_graph cimport graph_copy_as_root, graph_sweep_unreachable, free_all_nodes
-from cython_ext.search_backup cimport recompute_stats, recompute_tree
+from katacli._core.rules cimport SCORING_AREA
+from katacli._core.history cimport History, history_is_legal, history_suicide_legal_for_pass_alive
+from katacli._core.area cimport area_calculate, area_is_non_pass_alive_self_connection
+from katacli._core.search_values cimport SearchConfig
+from katacli._core.nogo cimport nogo_is_legal
+from katacli._core.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, node_free_one, svb_clear_unused
+from katacli._core.search_graph cimport graph_copy_as_root, graph_sweep_unreachable, free_all_nodes
+from katacli._core.search_backup cimport recompute_stats, recompute_tree
 
 
 # Ending-bonus ownership thresholds (getEndingWhiteScoreBonus).

@@ -20,8 +20,8 @@ Terms:
 Memory: moves and hash lists grow on the heap; call history_free, and use
 history_copy (deep) rather than memcpy.
 """
-from cython_ext.board cimport Board, Loc, Color, Hash128, MAX_ARR_SIZE
-from cython_ext.rules cimport Rules
+from katacli._core.board cimport Board, Loc, Color, Hash128, MAX_ARR_SIZE
+from katacli._core.rules cimport Rules
 
 cdef enum:
     NUM_RECENT_BOARDS = 6

@@ -36,7 +36,7 @@ LadderWorkspace from ladder_workspace_new() (one per thread; not shareable
 between concurrent searches), or NULL to allocate a temporary one per call.
 If memory cannot be allocated the search answers "not captured".
 """
-from cython_ext.board cimport Board, Loc, Color
+from katacli._core.board cimport Board, Loc, Color
 
 cdef enum:
     LADDER_NODE_BUDGET = 25000      # KataGo's MAX_LADDER_SEARCH_NODE_BUDGET

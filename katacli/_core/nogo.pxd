@@ -6,8 +6,8 @@ one liberty, and no opponent chain loses its last liberty. There is no pass:
 a player with no legal move on their turn loses. Since nothing is ever
 captured there is no ko either, and the board only fills up, so every game ends.
 """
-from cython_ext.board cimport Board, Loc, Color
-from cython_ext.playout cimport Rng
+from katacli._core.board cimport Board, Loc, Color
+from katacli._core.playout cimport Rng
 
 cdef bint nogo_is_legal(const Board* b, Loc loc, Color pla) noexcept nogil
 cdef int nogo_legal_moves(const Board* b, Color pla, Loc* out) noexcept nogil   # returns the count

@@ -16,8 +16,8 @@ Globals: 0..4 last moves were passes, 5 self komi / 20, 6..7 ko rule, 8 multi-st
 suicide, 9 territory scoring, 10..11 tax, 12..13 encore phase, 14 a pass would end the
 phase, 15..16 playout doubling advantage, 17 button available, 18 komi parity wave.
 """
-from cython_ext.board cimport Color
-from cython_ext.history cimport History
+from katacli._core.board cimport Color
+from katacli._core.history cimport History
 
 cdef enum:
     NUM_SPATIAL_FEATURES_V7 = 22

@@ -7,9 +7,9 @@ selection hacks (futile-visit pruning, forced exploration, wide root noise), avo
 the passing hack. search_results reuses fpu_value / explore_scaling / explore_selection_value to
 rank children the way selection does.
 """
-from cython_ext.board cimport Color
-from cython_ext.history cimport History
-from cython_ext.search_nodes cimport TreeCore, Node
+from katacli._core.board cimport Color
+from katacli._core.history cimport History
+from katacli._core.search_nodes cimport TreeCore, Node
 
 cdef double fpu_value(const TreeCore* t, const Node* n, Color pla, bint is_root, double policy_mass_visited,
                       double* parent_utility, double* parent_weight_per_visit, double* stdev_factor) noexcept nogil

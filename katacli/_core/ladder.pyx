@@ -9,7 +9,7 @@ bit for bit.
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, GoBoard,
     C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC,
     loc_of, loc_x, loc_y, opp_of,

@@ -3,11 +3,11 @@
 from libc.stdint cimport int64_t
 from libc.math cimport sqrt, log, pow, fabs
 
-from cython_ext.board cimport Loc, Color, C_WHITE, PASS_LOC, NULL_LOC
-from cython_ext.history cimport History, history_pass_would_end_phase
-from cython_ext.search_values cimport score_utility_diff, utility_radius
-from cython_ext.playout cimport rng_uniform, rng_gaussian
-from cython_ext.search_nodes cimport (
+from katacli._core.board cimport Loc, Color, C_WHITE, PASS_LOC, NULL_LOC
+from katacli._core.history cimport History, history_pass_would_end_phase
+from katacli._core.search_values cimport score_utility_diff, utility_radius
+from katacli._core.playout cimport rng_uniform, rng_gaussian
+from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT,
     node_direct_utility, child_weight, root_prior, ending_bonus,
 )

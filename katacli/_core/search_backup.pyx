@@ -3,13 +3,13 @@
 from libc.stdint cimport int64_t, int16_t
 from libc.math cimport sqrt, pow, exp
 
-from cython_ext.board cimport C_WHITE
-from cython_ext.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
-from cython_ext.search_nodes cimport (
+from katacli._core.board cimport C_WHITE
+from katacli._core.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
+from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
     node_direct_utility, direct_weight, svb_bias,
 )
-from cython_ext.search_graph cimport begin_walk
+from katacli._core.search_graph cimport begin_walk
 
 
 # Value weighting: a child's stdev estimate from its weight, KataGo's constants.

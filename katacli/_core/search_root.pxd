@@ -8,8 +8,8 @@ symmetry pruning), dropping root children no longer legal or allowed (tree reuse
 settings), the dynamic score centre set at the start of each search, and keeping the played
 move's subtree when the root advances.
 """
-from cython_ext.board cimport Loc
-from cython_ext.search_nodes cimport TreeCore, Node
+from katacli._core.board cimport Loc
+from katacli._core.search_nodes cimport TreeCore, Node
 
 cdef double compute_ending_bonus(TreeCore* t, Loc move) noexcept nogil
 cdef int sym_loc(int x, int y, int x_size, int y_size, int symmetry) noexcept nogil

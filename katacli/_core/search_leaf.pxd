@@ -6,9 +6,9 @@ Owns terminal scoring of a node from its history, a leaf's network inputs in the
 network evaluation into a node (edges from the policy, eval, ownership) and the human-SL policy
 per edge, and rollout evaluation (uniform priors, values from random playouts).
 """
-from cython_ext.board cimport Color
-from cython_ext.history cimport History
-from cython_ext.search_nodes cimport TreeCore, Node, DirectEval
+from katacli._core.board cimport Color
+from katacli._core.history cimport History
+from katacli._core.search_nodes cimport TreeCore, Node, DirectEval
 
 cdef void set_terminal_result(TreeCore* t, Node* n, const History* h) noexcept nogil
 cdef void set_nogo_terminal(Node* n, Color winner) noexcept nogil

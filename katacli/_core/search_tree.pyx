@@ -13,31 +13,31 @@ from libc.math cimport sqrt
 
 import numpy as np
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, loc_of, loc_x, loc_y,
 )
-from cython_ext.rules cimport KO_SIMPLE
-from cython_ext.history cimport (
+from katacli._core.rules cimport KO_SIMPLE
+from katacli._core.history cimport (
     History, GameState, history_copy, history_free, history_is_legal_tolerant, history_make_move_assume_legal,
     history_pass_would_end_phase, history_pass_would_end_game,
 )
-from cython_ext.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
-from cython_ext.search_values cimport SearchConfig
-from cython_ext.playout cimport rng_seed
-from cython_ext.nogo cimport nogo_is_legal, nogo_has_legal_move
-from cython_ext.search_nodes cimport (
+from katacli._core.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
+from katacli._core.search_values cimport SearchConfig
+from katacli._core.playout cimport rng_seed
+from katacli._core.nogo cimport nogo_is_legal, nogo_has_legal_move
+from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
     LEAF_ROOT_REINIT, LEAF_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, svb_release,
     svb_reset, node_drop_edgeless_children,
 )
-from cython_ext.search_graph cimport (
+from katacli._core.search_graph cimport (
     graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
     graph_visits_consistent,
 )
-from cython_ext.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
-from cython_ext.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
-from cython_ext.search_root cimport begin_search_root, root_take_child_subtree
-from cython_ext.search_descent cimport leaf_slot_start, collect_batch
+from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
+from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
+from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
+from katacli._core.search_descent cimport leaf_slot_start, collect_batch
 
 
 # ---- Python boundary ------------------------------------------------------------------------

@@ -3,19 +3,19 @@
 from libc.string cimport memset
 from libc.math cimport floor
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
     loc_of, loc_x, loc_y, opp_of, board_num_liberties,
 )
-from cython_ext.rules cimport (
+from katacli._core.rules cimport (
     KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY, TAX_NONE, TAX_SEKI, TAX_ALL,
 )
-from cython_ext.history cimport (
+from katacli._core.history cimport (
     History, GameState, history_is_legal, history_pass_would_end_game, history_pass_would_end_phase,
     history_should_suppress_end_game_from_friendly_pass, history_current_self_komi, history_recent_board,
 )
-from cython_ext.area cimport area_calculate, area_independent_life
-from cython_ext.ladder cimport LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features
+from katacli._core.area cimport area_calculate, area_independent_life
+from katacli._core.ladder cimport LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features
 
 cdef enum:
     MAX_HISTORY_MOVES_SHOWN = 5

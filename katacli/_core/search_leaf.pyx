@@ -5,20 +5,20 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
-from cython_ext.board cimport (
+from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, loc_of, loc_x, loc_y, opp_of,
     hash_xor,
 )
-from cython_ext.history cimport (
+from katacli._core.history cimport (
     History, history_is_legal, history_situation_ko_hash, history_white_komi_adjustment_for_draws,
 )
-from cython_ext.features cimport (
+from katacli._core.features cimport (
     FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
 )
-from cython_ext.search_values cimport eval_weight
-from cython_ext.playout cimport Rng, rng_seed, playout_area_score
-from cython_ext.nogo cimport nogo_legal_moves, nogo_rollout
-from cython_ext.search_nodes cimport (
+from katacli._core.search_values cimport eval_weight
+from katacli._core.playout cimport Rng, rng_seed, playout_area_score
+from katacli._core.nogo cimport nogo_legal_moves, nogo_rollout
+from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_edges,
 )
 
