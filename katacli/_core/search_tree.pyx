@@ -367,6 +367,11 @@ cdef class SearchTree:
         return self.t.root != NULL and self.t.root.age == self.t.search_age
 
     @property
+    def keep_ownership(self):
+        """Whether every node stores its ownership map (else only the root does)."""
+        return self.t.keep_ownership
+
+    @property
     def root_has_ownership(self):
         return self.t.root != NULL and self.t.root.ownership != NULL
 

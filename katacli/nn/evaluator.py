@@ -71,6 +71,10 @@ class NNRequest:
     allow_no_result: Optional[bool] = None  # None: from the global features (simple ko or territory)
     cache_key: Optional[int] = None  # position hash (64/128-bit int); None: bypass the cache
     meta: Optional[np.ndarray] = None  # SGF metadata input, only for nets that need it
+    # False: the caller has no use for the ownership map, and the output (cached too) leaves it out
+    # (white_ownership None), as KataGo's search asks for it only at the root: on 19x19 it is half
+    # of what a cached evaluation costs in memory.
+    include_ownership: bool = True
 
 
 def default_device() -> torch.device:
@@ -203,7 +207,10 @@ class NNEvaluator:
     def lookup_cache(self, request: NNRequest) -> Optional[NNOutput]:
         if self.cache is None or request.cache_key is None:
             return None
-        return self.cache.get(request.cache_key, _settings_key(request))
+        cached = self.cache.get(request.cache_key, _settings_key(request))
+        if cached is not None and request.include_ownership and cached.white_ownership is None:
+            return None  # stored without the ownership this request needs: evaluate again
+        return cached
 
     def store_cache(self, request: NNRequest, result: NNOutput) -> None:
         if self.cache is not None and request.cache_key is not None:
@@ -307,6 +314,13 @@ class NNEvaluator:
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
         own.flags.writeable = False
+        wanted = [r.include_ownership for r in requests]
+        if all(wanted):
+            def ownership_of(i):
+                return own[i]
+        else:  # a copy, so that the batch's whole ownership array is not kept alive by one view of it
+            def ownership_of(i):
+                return own[i].copy() if wanted[i] else None
         columns = zip(values.white_win.tolist(), values.white_loss.tolist(), values.no_result.tolist(),
                       values.white_lead.tolist(), values.white_score_mean.tolist(), values.white_score_mean_sq.tolist(),
                       values.var_time_left.tolist(), values.shortterm_winloss_error.tolist(),
@@ -315,7 +329,8 @@ class NNEvaluator:
             NNOutput(
                 white_win=win, white_loss=loss, no_result=no_result, white_lead=lead, white_score_mean=score,
                 white_score_mean_sq=score_sq, var_time_left=var_time_left, shortterm_winloss_error=st_winloss,
-                shortterm_score_error=st_score, policy=probs[i], policy_pass=policy_pass, white_ownership=own[i],
+                shortterm_score_error=st_score, policy=probs[i], policy_pass=policy_pass,
+                white_ownership=ownership_of(i),
                 board_x=board_x, board_y=board_y, symmetry=symmetries[i], policy_optimism=opt,
             )
             for i, (win, loss, no_result, lead, score, score_sq, var_time_left, st_winloss, st_score, policy_pass, opt)

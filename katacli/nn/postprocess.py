@@ -38,7 +38,7 @@ GLOBAL_KO_RULE_NOT_SIMPLE = 6  # 1 for positional/situational ko, 0 for simple k
 GLOBAL_TERRITORY_SCORING = 9
 
 
-@dataclass
+@dataclass(slots=True)  # no per-object __dict__: caches hold a million of these
 class NNOutput:
     """One evaluated position, from White's point of view, in the real board's orientation."""
 
@@ -53,7 +53,8 @@ class NNOutput:
     shortterm_score_error: float  # -1 for nets without it
     policy: np.ndarray  # float32 [board_y * board_x], row-major, -1 where illegal
     policy_pass: float
-    white_ownership: np.ndarray  # float32 [board_y * board_x], row-major, in [-1, 1]
+    white_ownership: Optional[np.ndarray]  # float32 [board_y * board_x], row-major, in [-1, 1]; None when
+    # the request left it out (NNRequest.include_ownership)
     board_x: int
     board_y: int
     symmetry: int

@@ -114,7 +114,7 @@ class NetworkLeafEvaluator:
             key, is_root, white = tree.leaf_info(i)
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
             symmetries = self._rng.sample(range(NUM_SYMMETRIES), num_syms) if num_syms > 1 else [None]
-            leaf = (tree, i, key, is_root, white, symmetries, params)
+            leaf = (tree, i, key, is_root, white, symmetries, params, is_root or tree.keep_ownership)
             if not root_human_only:
                 main_groups.append((len(main_requests), len(symmetries)))
                 main_requests += _leaf_requests(*leaf, meta_rows.get(self.evaluator, white))
@@ -148,15 +148,16 @@ class _MetadataRows:
         return self._rows[white_to_move]
 
 
-def _leaf_requests(tree, i: int, key, is_root: bool, white: bool, symmetries, params,
+def _leaf_requests(tree, i: int, key, is_root: bool, white: bool, symmetries, params, include_ownership: bool,
                    meta: Optional[np.ndarray]) -> list[NNRequest]:
-    """The requests for batch leaf i, one per symmetry (views of the tree's buffers, no copies)."""
+    """The requests for batch leaf i, one per symmetry (views of the tree's buffers, no copies).
+    The tree stores ownership only for the root, or for every node when it keeps ownership."""
     optimism = params.root_policy_optimism if is_root else params.policy_optimism
     return [NNRequest(
         spatial=tree.spatial[i], global_features=tree.global_features[i], legal_mask=tree.legal[i].view(np.bool_),
         board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, symmetry=symmetry,
         policy_optimism=optimism, policy_temperature=params.nn_policy_temperature,
-        enable_passing_hacks=params.enable_passing_hacks, meta=meta,
+        enable_passing_hacks=params.enable_passing_hacks, meta=meta, include_ownership=include_ownership,
         # Sampled symmetries must each really run the network.
         cache_key=key if symmetry is None else None,
     ) for symmetry in symmetries]
