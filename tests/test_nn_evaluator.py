@@ -191,6 +191,25 @@ def test_cache_hit_returns_same_result(evaluator):
     assert other is not first
 
 
+def test_ownership_left_out_when_not_wanted_and_such_entries_miss_for_requests_that_want_it(evaluator):
+    key = 0x5EED0FF1CE
+    without = make_request(9, 9, seed=23, cache_key=key, include_ownership=False)
+    with_ownership = NNRequest(**{**without.__dict__, "include_ownership": True})
+    lean = evaluator.evaluate_one(without)
+    assert lean.white_ownership is None
+    assert evaluator.evaluate_one(without) is lean                     # served from the cache
+    evaluated = evaluator.num_positions_evaluated
+    full = evaluator.evaluate_one(with_ownership)                       # the cached entry lacks it
+    assert evaluator.num_positions_evaluated == evaluated + 1
+    assert full.white_ownership is not None and full.white_ownership.shape == (81,)
+    np.testing.assert_array_equal(full.policy, lean.policy)
+    assert full.white_win == lean.white_win
+    assert evaluator.evaluate_one(without) is full                      # a richer entry serves both
+    # In one batch with requests that want it, a lean output does not keep the batch's map alive.
+    mixed = evaluator.evaluate_uncached([make_request(9, 9, seed=24), make_request(9, 9, seed=25, include_ownership=False)])
+    assert mixed[0].white_ownership.base is None and mixed[1].white_ownership is None
+
+
 def test_uncached_requests_are_recomputed(evaluator):
     request = make_request(9, 9, seed=22)
     assert evaluator.evaluate_one(request) is not evaluator.evaluate_one(request)
