@@ -147,3 +147,16 @@ def test_nogo_search_never_passes_and_plays_legal_moves():
         state = searcher.root_state
         assert nogo.is_legal(state.board(), move, state.next_player)
         searcher.advance(move)
+
+
+@pytest.mark.subprocess
+def test_the_search_imports_without_torch():
+    """The rollout engine needs no network: importing the search must not load torch (about 1 s and
+    200 MB, which a rollout engine's first genmove used to pay)."""
+    import subprocess
+    import sys
+
+    code = "import sys, katacli.search.searcher, katacli.gtp.bot; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import random
 import threading
-from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -27,6 +26,7 @@ import torch
 
 from katacli.nn.cache import DEFAULT_CACHE_SIZE_POWER_OF_TWO, NNCache
 from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.nn.request import NNRequest  # noqa: F401  (part of this module's API)
 from katacli.nn.postprocess import (
     NNOutput,
     allow_no_result_from_globals,
@@ -43,38 +43,6 @@ DEFAULT_MAX_BATCH_SIZE = 256
 # profiling executor optimise it (its first runs are several times slower than later ones).
 WARM_UP_ROUNDS = 3
 PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-@dataclass
-class NNRequest:
-    """One position to evaluate.
-
-    ``spatial`` float32 ``[22, H, W]`` and ``global_features`` float32 ``[19]`` are KataGo's V7
-    input features for the side to move, in the real board's orientation (row 0 is the top
-    row, as in KataGo's NN position numbering). Normally H, W = ``board_y``, ``board_x``; a
-    larger, zero-padded input with the board in its top-left corner works too.
-
-    ``legal_mask`` bool, row-major ``[board_y * board_x]`` or ``[board_y * board_x + 1]``
-    (last entry: pass; assumed legal when absent).
-    """
-
-    spatial: np.ndarray
-    global_features: np.ndarray
-    legal_mask: np.ndarray
-    board_x: int
-    board_y: int
-    white_to_move: bool
-    symmetry: Optional[int] = None  # 0..7; None: the evaluator's default (random unless fixed)
-    policy_optimism: float = 0.0
-    policy_temperature: float = 1.0
-    enable_passing_hacks: bool = False
-    allow_no_result: Optional[bool] = None  # None: from the global features (simple ko or territory)
-    cache_key: Optional[int] = None  # position hash (64/128-bit int); None: bypass the cache
-    meta: Optional[np.ndarray] = None  # SGF metadata input, only for nets that need it
-    # False: the caller has no use for the ownership map, and the output (cached too) leaves it out
-    # (white_ownership None), as KataGo's search asks for it only at the root: on 19x19 it is half
-    # of what a cached evaluation costs in memory.
-    include_ownership: bool = True
 
 
 def default_device() -> torch.device:

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from katacli.nn.evaluator import NNRequest
+from katacli.nn.request import NNRequest
 
 NUM_SYMMETRIES = 8
 
