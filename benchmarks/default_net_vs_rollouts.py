@@ -7,8 +7,12 @@ a 95% interval and the Elo difference per board size.
     python3 benchmarks/default_net_vs_rollouts.py --games 40 --seconds 2 --sgf-dir vs-rollouts/
     python3 benchmarks/default_net_vs_rollouts.py --boards 9 --games 2 --seconds 0.05   # a smoke run
 
-Both bots get the same thinking time per move (maxTime, no visit limit) and one search thread; each
-match worker plays one game at a time, so the network gains nothing from batching several games.
+Both bots get the same thinking time per move (maxTime, no visit limit) and one CPU core; each match
+worker plays one game at a time, so the network gains nothing from batching several games. Each bot
+keeps its own number of leaves in flight (numSearchThreads: katacli's search is one OS thread that
+sends that many leaves to the network per batch): the network's search evaluates --net-leaves per
+batch (a small net on a CPU costs little more per batch of 16 than per single position), the
+rollout engine --rollout-leaves.
 A 9x9 game lasts about 60-90 moves: 20 games at 1 s/move take roughly half an hour of one core
 (`kata match` spreads games over the cores; --processes sets how many).
 """
@@ -33,17 +37,22 @@ DEFAULT_BOARDS = (9, 13)
 MOVES_PER_POINT = 3           # games stop (and are scored) after this many moves per board point
 UNLIMITED_VISITS = 1 << 30    # the time limit alone stops each search
 DEFAULT_KOMI = 7.5
+# b4c32 on 9x9, one core, 0.5 s/move: about 1,900 visits with 1 leaf per batch, 2,800 with 4,
+# 4,000-9,000 with 16 (the rollout engine: about 22,000 playouts).
+DEFAULT_NET_LEAVES = 16
 
 
-def match_config(net: str, size: int, games: int, seconds: float, komi: float, processes: Optional[int]) -> str:
+def match_config(net: str, size: int, games: int, seconds: float, komi: float, processes: Optional[int],
+                 net_leaves: int = 1, rollout_leaves: int = 1) -> str:
     keys = [
         "numBots = 2", f"botName0 = {NET_BOT}", f"botName1 = {ROLLOUT_BOT}",
         f"nnModelFile0 = {net}", f"nnModelFile1 = {ROLLOUTS_MODEL}",
         "koRules = POSITIONAL", "scoringRules = AREA", "taxRules = NONE", "multiStoneSuicideLegals = false",
         "hasButtons = false", f"bSizes = {size}", "bSizeRelProbs = 1", f"komiMean = {komi:g}", "handicapProb = 0.0",
         f"maxMovesPerGame = {MOVES_PER_POINT * size * size}", f"numGamesTotal = {games}",
-        f"maxTime = {seconds:g}", f"maxVisits = {UNLIMITED_VISITS}", "numSearchThreads = 1",
-        "numGameThreads = 1", "nnMaxBatchSize = 1",
+        f"maxTime = {seconds:g}", f"maxVisits = {UNLIMITED_VISITS}",
+        f"numSearchThreads0 = {net_leaves}", f"numSearchThreads1 = {rollout_leaves}",
+        "numGameThreads = 1", f"nnMaxBatchSize = {net_leaves}",
         "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6", "logToStdout = false",
     ]
     if processes is not None:
@@ -54,7 +63,8 @@ def match_config(net: str, size: int, games: int, seconds: float, komi: float, p
 def play(net: str, size: int, args, work: Path) -> dict:
     """One `kata match` on one board size; the net's result against the rollout engine."""
     cfg = work / f"vs-rollouts-{size}x{size}.cfg"
-    cfg.write_text(match_config(net, size, args.games, args.seconds, args.komi, args.processes))
+    cfg.write_text(match_config(net, size, args.games, args.seconds, args.komi, args.processes,
+                                args.net_leaves, args.rollout_leaves))
     command = [sys.executable, "-P", "-m", "katacli.cli", "match", "-config", str(cfg), "--json", "--quiet",
                "-seed", str(args.seed + size)]
     if args.sgf_dir:
@@ -71,7 +81,8 @@ def play(net: str, size: int, args, work: Path) -> dict:
                     win_rate_95=[1 - pair["win_rate_95"][1], 1 - pair["win_rate_95"][0]],
                     elo_diff=None if pair["elo_diff"] is None else -pair["elo_diff"],
                     elo_diff_95=[None if e is None else -e for e in reversed(pair["elo_diff_95"])])
-    return dict(pair, board=size, seconds_per_move=args.seconds, interrupted=report["interrupted"])
+    return dict(pair, board=size, seconds_per_move=args.seconds, net_leaves=args.net_leaves,
+                rollout_leaves=args.rollout_leaves, interrupted=report["interrupted"])
 
 
 def elo_text(value: Optional[float], interval: list) -> str:
@@ -113,10 +124,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--sgf-dir", help="save the games here, one folder per board size")
     parser.add_argument("--json-out", help="also write the results as JSON here (benchmarks/default_net_vs_rollouts.json "
                                            "is shown in benchmarks/default_net.md by default_net_record.py)")
+    parser.add_argument("--net-leaves", type=int, default=DEFAULT_NET_LEAVES,
+                        help="numSearchThreads of the network bot: leaves per network batch")
+    parser.add_argument("--rollout-leaves", type=int, default=1, help="numSearchThreads of the rollout engine")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.games < 2 or args.seconds <= 0:
         parser.error("--games must be at least 2 (one per colour) and --seconds above 0")
+    if args.net_leaves < 1 or args.rollout_leaves < 1:
+        parser.error("--net-leaves and --rollout-leaves must be at least 1")
     net = args.model or packaged_default_net()
     if net is None:
         print(f"error: katacli's default network is not installed ({default_net_path()}); pass --model",
