@@ -131,8 +131,8 @@ class BatchingEvaluator:
     Cache hits are answered at once. Use as a context manager, or call :meth:`close`.
 
     On the CPU there are by default at least as many server threads as cores: PyTorch's
-    single-threaded kernels side by side beat one multi-threaded call from a worker thread (see
-    ``katacli.nn.evaluator.CPU_THREADS_OFF_MAIN_THREAD``).
+    single-threaded kernels side by side beat one multi-threaded call (see
+    ``katacli.nn.evaluator.CPU_THREADS_PER_EVALUATION``).
     """
 
     def __init__(self, evaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,

@@ -49,11 +49,16 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-# PyTorch's multi-threaded CPU kernels run far slower when called from a thread other than the
-# main one (g170-b6c96, 2 cores, batch 1: 205 evaluations/s on the main thread with 2 intra-op
-# threads, 77 on a worker thread with 2, 155 on a worker thread with 1). Search and engine threads
-# therefore evaluate with this many intra-op threads unless set_cpu_threads chose a number.
-CPU_THREADS_OFF_MAIN_THREAD = 1
+# Intra-op threads of one CPU evaluation, on every thread, unless set_cpu_threads chose a number.
+# Two threads help only on the main thread and only while their OpenMP team spins between kernels,
+# which collapses beside any other busy program; katacli makes OpenMP wait passively
+# (katacli/__init__.py), and with passive waiting one thread is faster. g170-b6c96 19x19, 2 cores,
+# `kata benchmark -t 1,2` (main thread), visits/s: two spinning threads 209-227 / 294-388 idle but
+# 45-52 / - beside one busy loop; two passive threads 109-120 / 153-175 either way; one thread
+# 191-219 / 242-247 idle and 221 / 245 beside the busy loop. Search and engine threads (off the
+# main thread) never gain from a second one. Cores are used by evaluations side by side instead
+# (BatchingEvaluator's servers, several search threads).
+CPU_THREADS_PER_EVALUATION = 1
 _cpu_threads_chosen = False
 _thread_state = threading.local()
 
@@ -215,9 +220,8 @@ class NNEvaluator:
             return self._rng.randrange(NUM_SYMMETRIES)
 
     def _forward(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray], mask_full: bool):
-        if (self.device.type == "cpu" and not _cpu_threads_chosen and not getattr(_thread_state, "configured", False)
-                and threading.current_thread() is not threading.main_thread()):
-            torch.set_num_threads(CPU_THREADS_OFF_MAIN_THREAD)  # affects this thread's kernels only
+        if self.device.type == "cpu" and not _cpu_threads_chosen and not getattr(_thread_state, "configured", False):
+            torch.set_num_threads(CPU_THREADS_PER_EVALUATION)
             _thread_state.configured = True
         spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)
         global_t = torch.from_numpy(global_features).to(self.device, non_blocking=True)
