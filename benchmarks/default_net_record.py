@@ -212,8 +212,23 @@ def strength(network_name: str) -> dict:
     return found
 
 
+def without_pauses(ends: dict[int, float], pauses: list[tuple[int, float]]) -> dict[int, float]:
+    """Step times with the pauses taken out: a pause (generation, hours) -- the run stopped during
+    that generation and was resumed that many hours later -- is not counted from that generation on."""
+    return {generation: time - SECONDS_PER_HOUR * sum(hours for first, hours in pauses if generation >= first)
+            for generation, time in ends.items()}
+
+
+def pause_arg(text: str) -> tuple[int, float]:
+    try:
+        generation, hours = text.split("=")
+        return int(generation), float(hours)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not GEN=HOURS, e.g. 11=1.39") from None
+
+
 def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Optional[float],
-                 machine_note: Optional[str]) -> dict:
+                 machine_note: Optional[str], pauses: Optional[list[tuple[int, float]]] = None) -> dict:
     loop = load_loop()
     progress = read_json(work / "progress.json")
     results_path = work / "results.json"
@@ -223,6 +238,7 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
     args = loop.build_parser().parse_args(argv)
     check_configs(loop, args, work)
     start, ends = step_times(loop, progress, work)
+    ends = without_pauses(ends, pauses or [])
     generations_run = max((int(g) for g, steps in progress["done"].items() if "elo" in steps), default=0)
     hours = wall_hours if wall_hours is not None else (
         round((max(ends.values()) - start) / SECONDS_PER_HOUR, 2) if start is not None and ends else None)
@@ -241,7 +257,8 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
             "training_samples_per_generation": args.train_samples, "batch_size": args.batch_size,
             "gating_games": args.gating_games, "elo_games_per_opponent": 2 * args.match_games,
             "wall_time_hours": hours,
-            "wall_time_from": "given" if wall_hours is not None else "the run's recorded times / file times",
+            "wall_time_from": "given" if wall_hours is not None else (
+                "the run's recorded times / file times" + (", without the pauses between its parts" if pauses else "")),
         },
         "machine": machine_facts(machine_note),
         "elo_method": elo_method(args),
@@ -393,6 +410,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                              "the network (it must already be the packaged one)")
     parser.add_argument("--loop-args", help="the loop's options, when progress.json does not record them")
     parser.add_argument("--wall-hours", type=float, help="the run's wall time, instead of its recorded times")
+    parser.add_argument("--pause", action="append", type=pause_arg, default=[], metavar="GEN=HOURS",
+                        help="the run was stopped during generation GEN and resumed HOURS later: leave that "
+                             "time out of the hours (repeatable; file times cannot tell a pause from work)")
     parser.add_argument("--machine-note", help='a note on the machine, e.g. "2 cores shared with other jobs"')
     args = parser.parse_args(argv)
     work = args.work_dir
@@ -406,7 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             net = work / "models" / newest_accepted(progress["rows"])["model"]
         if not net.is_file():
             raise RecordError(f"network not found: {net}")
-        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note)
+        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note, args.pause)
         if args.install:
             install(net)
         if args.install or args.write:

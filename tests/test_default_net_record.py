@@ -43,3 +43,18 @@ def test_options_that_did_not_make_the_run_are_refused(record, tmp_path):
 def test_a_directory_that_is_no_run_is_one_clear_error(record, tmp_path, capsys):
     assert record.main(["--work-dir", str(tmp_path)]) == 1
     assert "progress.json not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("pauses, expected", [
+    ([], {1: 3600.0, 11: 7200.0, 12: 9000.0}),
+    ([(11, 0.5)], {1: 3600.0, 11: 5400.0, 12: 7200.0}),          # stopped during generation 11
+    ([(11, 0.25), (12, 0.25)], {1: 3600.0, 11: 6300.0, 12: 7200.0}),
+])
+def test_pauses_between_parts_of_a_run_are_not_counted(record, pauses, expected):
+    assert record.without_pauses({1: 3600.0, 11: 7200.0, 12: 9000.0}, pauses) == expected
+
+
+@pytest.mark.parametrize("text", ["11", "x=1", "11=h", "=1"])
+def test_a_bad_pause_is_a_usage_error(record, text):
+    with pytest.raises(Exception, match="GEN=HOURS"):
+        record.pause_arg(text)
