@@ -388,3 +388,27 @@ def test_set_cpu_threads():
         assert torch.get_num_threads() == 1
     finally:
         set_cpu_threads(before)
+
+
+@pytest.mark.parametrize("items, parts, expected", [
+    ([1, 2, 3, 4, 5], 2, [[1, 2, 3], [4, 5]]),
+    ([1, 2], 4, [[1], [2]]),
+    ([1, 2, 3], 1, [[1, 2, 3]]),
+    ([1, 2, 3, 4, 5, 6], 3, [[1, 2], [3, 4], [5, 6]]),
+])
+def test_batches_split_into_even_consecutive_pieces(items, parts, expected):
+    from katacli.nn.evaluator import _split_evenly
+
+    assert _split_evenly(items, parts) == expected
+
+
+def test_a_batch_split_over_threads_gives_the_whole_batchs_results():
+    whole = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None)
+    split = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None)
+    split.set_parallel_threads(3)
+    batch = [make_request(9, 9, seed=40 + i) for i in range(7)] + [make_request(13, 13, seed=50)]
+    for a, b in zip(whole.evaluate_uncached(batch), split.evaluate_uncached(batch)):
+        assert_same_output(a, b)
+    # One logical batch per shape, however many pieces ran.
+    assert split.num_batches == whole.num_batches == 2
+    assert split.num_positions_evaluated == whole.num_positions_evaluated == 8

@@ -46,6 +46,8 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
             model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
             default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,
             seed=stable_seed(nn.rand_seed))
+        # GTP searches one position at a time: spread each batch of the search's leaves over the cores.
+        evaluator.set_parallel_threads()
         # Build and optimise the traced network now, while the protocol is already answering, rather
         # than in the first genmove (seconds on a CPU).
         board_x, board_y = settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)

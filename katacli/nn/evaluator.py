@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import random
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -132,12 +133,24 @@ class NNEvaluator:
         self._stats_lock = threading.Lock()
         self.num_positions_evaluated = 0
         self.num_batches = 0
+        # Threads one batch is split over on the CPU, each piece a single-threaded network call
+        # (torch releases the GIL): how a search thread uses several cores (see set_parallel_threads).
+        self.parallel_threads = 1
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._pool_workers = 0
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], **kwargs) -> "NNEvaluator":
         return cls(load_model(path), **kwargs)
 
     # -- public API
+
+    def set_parallel_threads(self, threads: Optional[int] = None) -> None:
+        """Split each CPU batch over this many threads (None: one per core). For a process whose
+        network calls come from one search at a time (the GTP engine, benchmarks, evalsgf): one batch
+        of a search's leaves then keeps every core busy, as KataGo's search threads do. Engines that
+        already evaluate from several threads at once (BatchingEvaluator's servers) leave it at 1."""
+        self.parallel_threads = max(1, int(threads if threads is not None else (os.cpu_count() or 1)))
 
     def evaluate_one(self, request: NNRequest) -> NNOutput:
         return self.evaluate([request])[0]
@@ -202,10 +215,35 @@ class NNEvaluator:
         for indices in groups.values():
             for start in range(0, len(indices), self.max_batch_size):
                 chunk = indices[start : start + self.max_batch_size]
-                outputs = self._run_batch([requests[i] for i in chunk], [symmetries[i] for i in chunk])
-                for i, output in zip(chunk, outputs):
-                    results[i] = output
+                with self._stats_lock:
+                    self.num_batches += 1
+                for piece, outputs in self._run_pieces(chunk, requests, symmetries):
+                    for i, output in zip(piece, outputs):
+                        results[i] = output
         return results
+
+    def _run_pieces(self, chunk: list[int], requests, symmetries):
+        """(request indices, outputs) for one batch, split over ``parallel_threads`` threads on the CPU."""
+        pieces = _split_evenly(chunk, self.parallel_threads if self.device.type == "cpu" else 1)
+
+        def run(piece):
+            return self._run_batch([requests[i] for i in piece], [symmetries[i] for i in piece])
+
+        if len(pieces) == 1:
+            return [(chunk, run(chunk))]
+        pool = self._piece_pool(len(pieces) - 1)
+        futures = [pool.submit(run, piece) for piece in pieces[1:]]
+        first = run(pieces[0])  # the calling thread takes a piece too
+        return [(pieces[0], first)] + [(piece, future.result()) for piece, future in zip(pieces[1:], futures)]
+
+    def _piece_pool(self, workers: int) -> ThreadPoolExecutor:
+        with self._stats_lock:
+            if self._pool is None or self._pool_workers < workers:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="katacli-nn")
+                self._pool_workers = workers
+            return self._pool
 
     # -- internals
 
@@ -240,6 +278,7 @@ class NNEvaluator:
         return self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
 
     def _run_batch(self, requests: list[NNRequest], symmetries: list[int]) -> list[NNOutput]:
+        """One network call for requests of one shape (counted in num_positions_evaluated)."""
         n = len(requests)
         first = requests[0]
         board_x, board_y = first.board_x, first.board_y
@@ -255,7 +294,6 @@ class NNEvaluator:
         policy, policy_pass, value, score_value, ownership = self._forward(spatial, global_features, meta, mask_full)
         with self._stats_lock:
             self.num_positions_evaluated += n
-            self.num_batches += 1
 
         # Back to the real board's orientation, cropped to the board, flattened row-major.
         area = board_x * board_y
@@ -308,6 +346,18 @@ class NNEvaluator:
             for i, (win, loss, no_result, lead, score, score_sq, var_time_left, st_winloss, st_score, policy_pass, opt)
             in enumerate(columns)
         ]
+
+
+def _split_evenly(items: list, parts: int) -> list[list]:
+    """items in at most ``parts`` consecutive pieces whose sizes differ by at most one."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    pieces, start = [], 0
+    for k in range(parts):
+        end = start + size + (1 if k < extra else 0)
+        pieces.append(items[start:end])
+        start = end
+    return pieces
 
 
 def _settings_key(request: NNRequest) -> tuple:

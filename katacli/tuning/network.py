@@ -52,11 +52,13 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
     symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
         None if nn_settings.randomize else 0)
     try:
-        return NNEvaluator.from_file(model_path, device=device, default_symmetry=symmetry,
-                                     max_batch_size=max_batch_size,
-                                     cache_size_power_of_two=nn_settings.cache_size_power_of_two)
+        evaluator = NNEvaluator.from_file(model_path, device=device, default_symmetry=symmetry,
+                                          max_batch_size=max_batch_size,
+                                          cache_size_power_of_two=nn_settings.cache_size_power_of_two)
     except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
         raise BenchmarkError(f"could not load the model {model_path}: {exc}") from None
+    evaluator.set_parallel_threads()  # as the GTP engine runs it: one search's batch over every core
+    return evaluator
 
 
 def engine_batch_size(num_threads: int) -> int:
