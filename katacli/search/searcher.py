@@ -731,6 +731,28 @@ class Searcher:
         with self._lock:
             return sr.analysis_data(self.tree, max_pv_len, 0, list(path), True)
 
+    def graph_edges(self) -> tuple[int, list]:
+        """(node count, (parent, child) edges) of the search graph, nodes numbered from the root as
+        KataGo's evalsgf -print-graph numbers them (see search_results.graph_edges)."""
+        with self._lock:
+            return sr.graph_edges(self.tree)
+
+    def sharp_score(self) -> Optional[float]:
+        """White's sharp score of the root (KataGo's getSharpScore), None before it is evaluated."""
+        with self._lock:
+            return sr.sharp_score(self.tree)
+
+    def shortterm_errors(self, path: list) -> tuple[float, float]:
+        """The network's short-term win-loss and score errors averaged over the subtree at ``path``
+        ((-1, -1) when the network has no such heads; see search_results.shortterm_errors)."""
+        with self._lock:
+            return sr.shortterm_errors(self.tree, list(path))
+
+    def root_ending_bonus(self) -> list:
+        """Per root child: utility without and with the ending score bonus (search_results.root_ending_bonus)."""
+        with self._lock:
+            return sr.root_ending_bonus(self.tree)
+
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)
         if result is None:
