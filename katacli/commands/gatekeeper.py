@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
-from katacli.commands.match import choose_num_processes, warn_unknown_keys
+from katacli.commands.match import choose_num_processes, warn_about_positions, warn_unknown_keys
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
@@ -34,6 +34,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     from rich.console import Console
 
     from katacli.match.gatekeeper import Gatekeeper, GatekeeperError
+    from katacli.match.settings import load_match_positions
     from katacli.match.results import results_table
     from katacli.settings import NNSettings
 
@@ -42,6 +43,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
     warn_unknown_keys(cfg)
     with exit_on_config_error():
+        positions = load_match_positions(cfg)  # once, at start-up: an unreadable file stops us here
         nn = NNSettings.from_config(cfg, "gtp")
         cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
         num_processes = choose_num_processes(cfg, cfg.get("numGameThreads", "selfplay")
@@ -54,7 +56,9 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     log_path = Path(sgf_dir) / f"log-{stamp}.log"
     keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
                         Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
-                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path))
+                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path),
+                        positions=positions)
+    warn_about_positions(positions)
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
     logger.propagate = False

@@ -5,10 +5,13 @@ The start (rules, board size, komi, handicap) comes from self-play's
 :class:`~katacli.selfplay.mcts.MctsSelfplaySearch` on its network's shared batching
 evaluator (or with random playouts), keeping its tree between its own moves. Unlike
 self-play nothing is recorded for training: a match game is just moves, resignation
-as KataGo's bots resign, and a result.
+as KataGo's bots resign, and a result. A game may start from a start or hint position
+(``MatchSettings.positions``); at a hint position's turn the bot to move studies the
+hinted move with four times its visits, from a fresh tree, as KataGo's runGame does.
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -22,8 +25,9 @@ from katacli.gtp.resign import ResignTracker, initial_black_advantage
 from katacli.match.settings import BotSpec, MatchSettings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
-from katacli.selfplay.mcts import MctsSelfplaySearch
+from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
 from katacli.selfplay.raw_policy import NetEvaluator
+from katacli.selfplay.searching import HINT_VISITS_FACTOR, MAX_HINT_VISITS
 from katacli.selfplay.opening import play_extra_black
 from katacli.selfplay.output import passes_for_ko, rules_of
 from katacli.selfplay.settings import PlaySettings
@@ -50,11 +54,26 @@ class MatchBot:
         self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
         self.resign = ResignTracker()
 
-    def choose(self, state: GameState) -> tuple:
-        """(move, White's win-loss, White's lead, visits) after a search with this bot's settings."""
+    def choose(self, state: GameState, hint: Optional[tuple] = None) -> tuple:
+        """(move, White's win-loss, White's lead, visits) after a search with this bot's settings.
+
+        ``hint``: (move,) at a hint position's turn: four times the visits and playouts, the tree
+        cleared, a few visits first to centre the score utility, then the hinted move studied."""
         params = self.spec.params
         searcher = self.search.searcher_at(state, params)
-        searcher.run()
+        if hint is None:
+            searcher.run()
+        else:
+            visits = math.ceil(min(MAX_HINT_VISITS, params.max_visits * HINT_VISITS_FACTOR))
+            playouts = math.ceil(min(MAX_HINT_VISITS, params.max_playouts * HINT_VISITS_FACTOR))
+            searcher.clear()
+            if visits > SCORE_CENTERING_VISITS and playouts > SCORE_CENTERING_VISITS:
+                searcher.run(max_visits=SCORE_CENTERING_VISITS)
+            searcher.set_root_hint(hint[0])   # clears the tree again: the root is noised with the hint
+            try:
+                searcher.run(max_visits=visits, max_playouts=playouts)
+            finally:
+                searcher.set_root_hint(None, has_hint=False)
         move = searcher.choose_move()
         values = searcher.root_values(pruned=True) or {"win_loss": 0.0, "lead": 0.0}
         return move, values["win_loss"], values["lead"], searcher.root_visits
@@ -106,9 +125,10 @@ class MatchGame:
 
 def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,
                referee: Optional[MatchBot] = None) -> GameStart:
-    """Rules, board and komi drawn as self-play draws them. komiAuto and handicap stones use a network:
-    Black's, else White's, else the ``referee``'s (another bot of the match) when neither has one."""
-    initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params)
+    """Rules, board and komi drawn as self-play draws them, or a start or hint position from
+    ``settings.positions``. komiAuto and handicap stones use a network: Black's, else White's, else the
+    ``referee``'s (another bot of the match) when neither has one."""
+    initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params, positions=settings.positions)
     start = initializer.create(rng)
     net_bot = next((b for b in (black, white, referee) if b is not None and b.net is not None), None)
     state, plan = start.state, start.komi
@@ -148,7 +168,7 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
             return None
         pla = state.next_player
         bot = bots[pla]
-        choice = bot.choose(state)
+        choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None)
         move, win_loss, lead, _visits = choice
         bot.resign.record(win_loss)
         if bot.resign.should_resign(player=pla, lead=lead, board_area=state.x_size * state.y_size,

@@ -6,21 +6,26 @@ Bots are numbered 0 .. numBots-1. A bot's key may carry its index (``maxVisits1`
 match uses). Pairings follow KataGo: every two included bots play both colours each
 round unless both are secondary, plus ``extraPairs``. Board sizes, rules and komi are
 the self-play game-setup keys (required, as KataGo's GameInitializer requires them);
-numGameThreads, maxMovesPerGame and logGamesEvery are read as in self-play.
+numGameThreads, maxMovesPerGame and logGamesEvery are read as in self-play. Games may start from
+SGF or hint positions (startPosesFromSgfDir / startPosesProb, hintPosesDir / hintPosesProb and their
+companions), read at start-up by self-play's loader, as KataGo's GameInitializer reads them for match
+and gatekeeper too.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
+from katacli.game.sgf import MAX_BOARD_LEN
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
 from katacli.nn.model_file_reader import ModelFileError, check_model_file
 from katacli.search.params import SearchParams
-from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
+from katacli.selfplay.position_pools import PositionPools, load_position_pools
+from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings, _start_position_settings
 
 # Search parameters of a match bot take the GTP engine's defaults.
 BOT_MODE = "gtp"
@@ -57,14 +62,17 @@ class MatchSettings:
     log_moves: bool
     resign: ResignSettings
     game: GameSetupSettings
+    positions: PositionPools = field(default_factory=PositionPools)   # start and hint positions, loaded
 
     def bot_names(self) -> list[str]:
         return [b.name for b in self.bots]
 
     @classmethod
     def from_config(cls, cfg: Config, *, num_games_key: str = "numGamesTotal",
-                    default_num_games: Optional[int] = None) -> "MatchSettings":
-        """Raises ConfigError with the key named for every problem."""
+                    default_num_games: Optional[int] = None,
+                    positions: Optional[PositionPools] = None) -> "MatchSettings":
+        """Raises ConfigError with the key named (or the unreadable file) for every problem.
+        ``positions``: start positions already loaded (the gatekeeper loads them once); else loaded here."""
         num_bots = cfg.get("numBots", BOT_MODE)
         _check_bot_indices(cfg, num_bots)
         bots = tuple(_bot_spec(cfg, i, num_bots) for i in range(num_bots))
@@ -95,7 +103,15 @@ class MatchSettings:
             log_moves=_optional(cfg, "logMoves", RUNNER_MODE),
             resign=_resign_settings(cfg),
             game=game,
+            positions=positions if positions is not None else load_match_positions(cfg),
         )
+
+
+def load_match_positions(cfg: Config) -> PositionPools:
+    """The start and hint positions the config names, read now: PositionLoadError (a ConfigError naming
+    the directory or file) when one cannot be read. Positions are not limited by a data board size
+    (match games write no training rows): anything up to the largest board katacli plays."""
+    return load_position_pools(_start_position_settings(cfg), MAX_BOARD_LEN)
 
 
 def _check_bot_indices(cfg: Config, num_bots: int) -> None:
