@@ -115,3 +115,43 @@ def test_unreadable_or_missing_positions_stop_at_start_up(tmp_path, keys, named,
     assert done.exit_code == 1, done.output
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and named.format(missing=missing) in lines[0] and "Traceback" not in done.output
+
+
+# ---- GameRunner's other key: clearBotBeforeSearch -------------------------------------------------------
+@pytest.mark.parametrize("text, clears", [("", False), ("clearBotBeforeSearch = false\n", False),
+                                          ("clearBotBeforeSearch = true\n", True)])
+def test_clear_bot_before_search_drops_the_tree_before_every_move(text, clears, monkeypatch):
+    from katacli.match.game import play_game
+    from katacli.search import Searcher
+
+    cfg = Config.from_text(BASE + text)
+    settings = MatchSettings.from_config(cfg)
+    assert settings.clear_bot_before_search is clears and (not text or "clearBotBeforeSearch" in cfg.used_keys())
+    cleared = []
+    original = Searcher.clear
+    monkeypatch.setattr(Searcher, "clear", lambda self: (cleared.append(1), original(self)))
+    black, white = _bots(settings)
+    game = play_game(settings, start_game(settings, random.Random(4), black, white), black, white, lambda: False)
+    searches = len(game.state.moves) + (1 if game.state.is_resignation else 0)
+    assert len(cleared) == (searches if clears else 0)
+
+
+# ---- loadForMatch's other keys: compensateKomiVisits, policy openings -----------------------------------
+@pytest.mark.parametrize("text, visits", [("", 100), ("compensateKomiVisits = 37\n", 37)])
+def test_compensate_komi_visits_takes_katago_match_default(text, visits):
+    assert MatchSettings.from_config(Config.from_text(BASE + text)).compensate_komi_visits == visits
+
+
+def test_policy_opening_keys_are_announced_and_init_games_with_policy_refused(tmp_path):
+    cfg = tmp_path / "p.cfg"
+    cfg.write_text(BASE + "policyInitAreaProp = 0.04\n")
+    done = kata("match", "-config", str(cfg), "--quiet")
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if "policyInitAreaProp" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: config key 'policyInitAreaProp' has no effect")
+    cfg.write_text(BASE + "initGamesWithPolicy = true\n")
+    with pytest.raises(ConfigError, match="initGamesWithPolicy"):
+        MatchSettings.from_config(Config.from_text(cfg.read_text()))
+    refused = kata("match", "-config", str(cfg))
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert "initGamesWithPolicy = true" in refused.stderr and "Traceback" not in refused.output

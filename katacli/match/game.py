@@ -22,7 +22,7 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
-from katacli.match.settings import BotSpec, MatchSettings
+from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
 from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
@@ -34,8 +34,6 @@ from katacli.selfplay.settings import PlaySettings
 
 # Handicap stones are placed by the network's policy at this temperature (KataGo's match default).
 HANDICAP_TEMPERATURE = 0.5
-# Visits of the searches that make komi fair under komiAuto (KataGo's compensateKomiVisits default).
-KOMI_VISITS = 20
 
 
 class _NoNetwork:
@@ -54,13 +52,15 @@ class MatchBot:
         self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
         self.resign = ResignTracker()
 
-    def choose(self, state: GameState, hint: Optional[tuple] = None) -> tuple:
+    def choose(self, state: GameState, hint: Optional[tuple] = None, clear_tree: bool = False) -> tuple:
         """(move, White's win-loss, White's lead, visits) after a search with this bot's settings.
 
-        ``hint``: (move,) at a hint position's turn: four times the visits and playouts, the tree
+        ``clear_tree``: search from a fresh tree (clearBotBeforeSearch). ``hint``: (move,) at a hint position's turn: four times the visits and playouts, the tree
         cleared, a few visits first to centre the score utility, then the hinted move studied."""
         params = self.spec.params
         searcher = self.search.searcher_at(state, params)
+        if clear_tree:
+            searcher.clear()
         if hint is None:
             searcher.run()
         else:
@@ -136,14 +136,14 @@ def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, whi
         raise RuntimeError("komiAuto and handicap games need a bot with a network; set komiMean / handicapProb = 0")
     if plan.make_game_fair_for_empty_board:
         plan.set_without_noise(state)
-        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
         plan.komi_mean = state.komi
         plan.set_with_noise(state, rng)
     if plan.extra_black > 0:
         play_extra_black(net_bot.net, state, plan.extra_black, HANDICAP_TEMPERATURE, rng, 0.5)
         if plan.make_game_fair:
             plan.set_without_noise(state)
-            adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+            adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
     return start
 
 
@@ -168,7 +168,8 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
             return None
         pla = state.next_player
         bot = bots[pla]
-        choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None)
+        choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None,
+                            clear_tree=settings.clear_bot_before_search)
         move, win_loss, lead, _visits = choice
         bot.resign.record(win_loss)
         if bot.resign.should_resign(player=pla, lead=lead, board_area=state.x_size * state.y_size,
@@ -194,7 +195,7 @@ def _no_policy_init() -> PlaySettings:
     fields = {f.name: 0 for f in dataclasses.fields(PlaySettings)}
     fields.update(init_games_with_policy=False, reduce_visits=False, use_search_value_surprise=False,
                   fancy_komi_varying=False, max_asymmetric_ratio=1.0, scale_data_weight=1.0,
-                  compensate_komi_visits=KOMI_VISITS)
+                  compensate_komi_visits=MATCH_COMPENSATE_KOMI_VISITS)
     return PlaySettings(**fields)
 
 
