@@ -195,6 +195,11 @@ def test_matches_katago_graph_sharp_score_shortterm_errors_and_ending_bonus(tmp_
         return {line.split(":")[0]: tuple(map(float, SHORTTERM_PART.search(line).groups()))
                 for line in lines if SHORTTERM_PART.search(line)}
 
+    def lines_by_prefix(lines):
+        return {line.split(":")[0]: line.split("  --  ")[1] for line in lines if SHORTTERM_PART.search(line)}
+
+    # The same tree nodes with the same best lines (a child's: its move and seven more).
+    assert lines_by_prefix(ours) == lines_by_prefix(log)
     theirs_st, ours_st = shortterm_by_prefix(log), shortterm_by_prefix(ours)
     assert ours_st.keys() == theirs_st.keys()
     for prefix, values in theirs_st.items():

@@ -56,7 +56,8 @@ class _Printer:
         if depth == len(self.branch):
             mark = "^" if pla == self.perspective else "v"
             self.lines.append(f"---{format_color(pla, long=True)}({mark})---")
-        for entry in self.searcher.node_analysis(path, MAX_PV_DEPTH) or []:
+        # A child's line is its move and then MAX_PV_DEPTH more, as KataGo's getAnalysisData builds it.
+        for entry in self.searcher.node_analysis(path, MAX_PV_DEPTH + 1) or []:
             move = entry["move"]
             if on_branch and move != self.branch[depth]:
                 continue
