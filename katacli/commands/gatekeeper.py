@@ -81,6 +81,8 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     handlers[1].setLevel(logging.WARNING if quiet else logging.INFO)
     for handler in handlers:
         logger.addHandler(handler)
+    for line in positions.log_lines:   # what the start positions' loading found (KataGo logs it too)
+        logger.info("%s", line)
     console = Console(stderr=True)
 
     def show(outcome) -> None:
