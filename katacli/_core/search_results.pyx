@@ -10,7 +10,6 @@ analysis data          per root move: visits, weights, values, LCB, prior, PV (p
 pruned root values     the root's values re-averaged with play selection values as weights,
                        so that exploration noise does not drag the reported values.
 tree ownership         ownership averaged over the tree with weights favouring heavy children.
-diagnostics            evalsgf's -print-graph edges, sharp score, short-term errors, root ending bonus.
 
 All values are White's point of view; katacli.search.results converts perspective.
 Call these only between batches (the Searcher holds its lock).
@@ -33,9 +32,7 @@ from katacli._core.search_values cimport (
 )
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior, ending_bonus,
-    direct_weight,
 )
-from katacli._core.search_graph cimport begin_walk
 from katacli._core.search_select cimport fpu_value, explore_scaling, explore_selection_value
 from katacli._core.search_backup cimport prune_noise_weight, downweight_bad_children
 from katacli._core.search_tree cimport SearchTree
@@ -468,13 +465,13 @@ cdef int append_pv(TreeCore* t, Node* n, Loc first_move, int max_depth, Loc* pv,
 
 
 # ---- Python API --------------------------------------------------------------------------
-cdef object _xy(const TreeCore* t, Loc loc):
+cdef object xy_of(const TreeCore* t, Loc loc):
     if loc == PASS_LOC:
         return None
     return (loc_x(loc, t.x_size), loc_y(loc, t.x_size))
 
 
-cdef Loc _loc_of_xy(const TreeCore* t, xy) except? -1:
+cdef Loc _loc_ofxy_of(const TreeCore* t, xy) except? -1:
     if xy is None:
         return PASS_LOC
     x, y = xy
@@ -494,7 +491,7 @@ def play_selection(SearchTree tree, double scale_max_to_at_least=0.0):
         return [], []
     with nogil:
         num = play_selection_values(t, t.root, True, False, False, scale_max_to_at_least, locs, values, lcbs, radii, slots)
-    return [_xy(t, locs[i]) for i in range(num)], [values[i] for i in range(num)]
+    return [xy_of(t, locs[i]) for i in range(num)], [values[i] for i in range(num)]
 
 
 def principal_variation(SearchTree tree, int max_depth, move=False):
@@ -504,7 +501,7 @@ def principal_variation(SearchTree tree, int max_depth, move=False):
     cdef int64_t* pv_visits
     cdef int64_t* pv_edge
     cdef int length, i
-    cdef Loc first = NULL_LOC if move is False else _loc_of_xy(t, move)
+    cdef Loc first = NULL_LOC if move is False else _loc_ofxy_of(t, move)
     if t.root == NULL or max_depth <= 0:
         return [], [], []
     pv = <Loc*>malloc(max_depth * sizeof(Loc))
@@ -512,7 +509,7 @@ def principal_variation(SearchTree tree, int max_depth, move=False):
     pv_edge = <int64_t*>malloc(max_depth * sizeof(int64_t))
     with nogil:
         length = append_pv(t, t.root, first, max_depth, pv, pv_visits, pv_edge, 0)
-    result = ([_xy(t, pv[i]) for i in range(length)], [pv_visits[i] for i in range(length)],
+    result = ([xy_of(t, pv[i]) for i in range(length)], [pv_visits[i] for i in range(length)],
               [pv_edge[i] for i in range(length)])
     free(pv)
     free(pv_visits)
@@ -612,7 +609,7 @@ def root_policy(SearchTree tree, bint maybe_noised=False):
     return out
 
 
-cdef Node* _node_along(const TreeCore* t, path) except? NULL:
+cdef Node* node_along(const TreeCore* t, path) except? NULL:
     """The node reached from the root by the moves in `path` ((x, y) or None for pass); NULL if the tree
     does not hold that line."""
     cdef Node* n = t.root
@@ -621,7 +618,7 @@ cdef Node* _node_along(const TreeCore* t, path) except? NULL:
     for xy in path:
         if n == NULL or n.state != NODE_EXPANDED:
             return NULL
-        loc = _loc_of_xy(t, xy)
+        loc = _loc_ofxy_of(t, xy)
         for i in range(n.num_children):
             if n.children[i].move == loc:
                 n = n.children[i].node
@@ -631,7 +628,7 @@ cdef Node* _node_along(const TreeCore* t, path) except? NULL:
     return n
 
 
-cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* out) noexcept nogil:
+cdef void child_weight_factors(const TreeCore* t, const Node* n, double fpu, double* out) noexcept nogil:
     """KataGo's weight factor of each child (children order): its weight after noise pruning and
     downweighting of bad children, as getAnalysisData reports it for printTree's WF."""
     cdef double self_utilities[MAX_EDGES]
@@ -658,7 +655,7 @@ cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* 
 def node_identity(SearchTree tree, path=()):
     """An id of the node reached from the root by the moves in `path` (None if the tree does not hold
     that line): two lines share a node (a transposition, in graph search) exactly when their ids match."""
-    cdef Node* n = _node_along(&tree.t, path)
+    cdef Node* n = node_along(&tree.t, path)
     return None if n == NULL else <size_t>n
 
 
@@ -666,7 +663,7 @@ def node_stats(SearchTree tree, path=()):
     """A node's own averages (White's view), reached from the root by the moves in `path`: visits, utility,
     result_utility, score_utility, score_mean, lead; None if the tree does not hold it or it has no weight."""
     cdef TreeCore* t = &tree.t
-    cdef Node* n = _node_along(t, path)
+    cdef Node* n = node_along(t, path)
     cdef const NodeStats* st
     if n == NULL or n.stats.weight_sum <= 1e-30:
         return None
@@ -687,7 +684,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
     weight_factor (printTree's WF). White's point of view throughout.
     """
     cdef TreeCore* t = &tree.t
-    cdef Node* r = _node_along(t, path)
+    cdef Node* r = node_along(t, path)
     cdef double factors[MAX_EDGES]
     cdef Loc locs[MAX_EDGES]
     cdef double values[MAX_EDGES]
@@ -726,7 +723,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
     parent_lead = r.stats.lead
     fpu = fpu_value(t, r, r.next_pla, True, mass, &parent_utility, &parent_wpv, &stdev_factor)
     if weight_factors:
-        _weight_factors(t, r, fpu, factors)
+        child_weight_factors(t, r, fpu, factors)
 
     pv = <Loc*>malloc((max_pv_len + 1) * sizeof(Loc))
     pv_visits = <int64_t*>malloc((max_pv_len + 1) * sizeof(int64_t))
@@ -738,7 +735,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
             s = &r.children[slots[i]]
             st = &s.node.stats
             child_visits = st.visits
-            entry = {"move": _xy(t, s.move), "edge_visits": int(s.edge_visits), "visits": int(child_visits),
+            entry = {"move": xy_of(t, s.move), "edge_visits": int(s.edge_visits), "visits": int(child_visits),
                      "prior": root_prior(t, r, s.edge), "play_selection_value": values[i],
                      "lcb": lcbs[i] if r.next_pla == C_WHITE else -lcbs[i], "radius": radii[i]}
             if child_visits <= 0 or st.weight_sum <= 1e-30:
@@ -759,7 +756,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
             pv_len = 1
             if max_pv_len > 1:
                 pv_len = append_pv(t, s.node, NULL_LOC, max_pv_len - 1, pv, pv_visits, pv_edge, 1)
-            entry["pv"] = [_xy(t, pv[j]) for j in range(pv_len)]
+            entry["pv"] = [xy_of(t, pv[j]) for j in range(pv_len)]
             entry["pv_visits"] = [int(pv_visits[j]) for j in range(pv_len)]
             entry["pv_edge_visits"] = [int(pv_edge[j]) for j in range(pv_len)]
             out.append(entry)
@@ -770,9 +767,9 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
                            reverse=True)
             for p_value, neg_e in order[:min_moves - len(out)]:
                 e = -neg_e
-                entry = {"move": _xy(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
+                entry = {"move": xy_of(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
                          "play_selection_value": 0.0, "lcb": 0.0, "radius": 0.0,
-                         "pv": [_xy(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
+                         "pv": [xy_of(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
                 entry.update(_unvisited_values(t, fpu, parent_utility, parent_wl, parent_sm, parent_sd, parent_lead))
                 radius0 = 2.0 * utility_radius(&t.cfg) * t.cfg.lcb_stdevs
                 entry["lcb"] = -radius0 if r.next_pla == C_WHITE else radius0
@@ -852,7 +849,7 @@ def tree_ownership(SearchTree tree, move=False):
     if n == NULL:
         return None
     if move is not False:
-        loc = _loc_of_xy(t, move)
+        loc = _loc_ofxy_of(t, move)
         n = NULL
         for i in range(t.root.num_children):
             if t.root.children[i].move == loc:
@@ -878,206 +875,9 @@ def root_child_stats(SearchTree tree):
     cdef int i
     if r == NULL:
         return []
-    return [{"move": _xy(&tree.t, r.children[i].move), "edge_visits": int(r.children[i].edge_visits),
+    return [{"move": xy_of(&tree.t, r.children[i].move), "edge_visits": int(r.children[i].edge_visits),
              "visits": int(r.children[i].node.stats.visits), "weight": r.children[i].node.stats.weight_sum,
              "utility": r.children[i].node.stats.utility, "virtual_losses": r.children[i].node.virtual_losses,
              "terminal": bool(r.children[i].node.is_terminal)}
             for i in range(r.num_children)]
 
-
-# ---- evalsgf's diagnostics: graph edges, sharp score, short-term errors, ending bonus -------------
-# How deep the averaging walks go: a node whose share of the average falls below
-# scale / visits ** exponent stands for its subtree (KataGo's getSharpScore and
-# getShallowAverageShorttermWLAndScoreError; sublinear so the cost grows slower than the search).
-cdef double SHARP_MIN_PROP_SCALE = 0.25
-cdef double SHARP_MIN_PROP_EXPONENT = 0.5
-cdef double SHORTTERM_MIN_PROP_SCALE = 0.25
-cdef double SHORTTERM_MIN_PROP_EXPONENT = 0.625
-cdef double MIN_PARENT_WEIGHT = 1e-10
-
-
-cdef inline bint _has_net_eval(const Node* n) noexcept nogil:
-    # KataGo's node->getNNOutput() != NULL: evaluated, and not scored as a finished game.
-    return n.state == NODE_EXPANDED and not n.is_terminal
-
-
-cdef void _post_order(Node* n, int64_t epoch, list out):
-    """Each node once, children before parents, children in slot order (KataGo's
-    enumerateTreePostOrder); a cycle back onto the walk's path counts as done."""
-    cdef int i
-    if n.walk_mark == epoch or n.on_path > 0:
-        return
-    n.on_path += 1
-    for i in range(n.num_children):
-        _post_order(n.children[i].node, epoch, out)
-    n.on_path -= 1
-    n.walk_mark = epoch
-    out.append(<size_t>n)
-
-
-def graph_edges(SearchTree tree):
-    """(node count, edges) of the search graph: nodes numbered from the root (0) in KataGo's reversed
-    post order, edges (parent, child) in that order and each parent's child order. A node reached by
-    several move orders (graph search) keeps one number, so shared nodes show as several edges in."""
-    cdef TreeCore* t = &tree.t
-    cdef Node* n
-    cdef int i
-    if t.root == NULL:
-        return 0, []
-    order: list = []
-    _post_order(t.root, begin_walk(t), order)
-    order.reverse()
-    index = {address: k for k, address in enumerate(order)}
-    edges = []
-    for k, address in enumerate(order):
-        n = <Node*><size_t>address
-        for i in range(n.num_children):
-            edges.append((k, index[<size_t>n.children[i].node]))
-    return len(order), edges
-
-
-cdef bint _sharp_walk(const TreeCore* t, const Node* n, double min_prop, double desired, double* acc) noexcept nogil:
-    """Add desired * n's sharp score to acc (children weighted by the cube of their weight); False
-    when n has nothing to give (KataGo's getSharpScoreHelper)."""
-    cdef double* weights
-    cdef double rel_sum = 0.0, child_ws = 0.0, parent_w, from_children, self_prop, from_child
-    cdef int i
-    if not _has_net_eval(n) or desired < min_prop:
-        if n.stats.visits <= 0:
-            return False
-        acc[0] += n.stats.score_mean * desired
-        return True
-    if n.num_children <= 0 or n.on_path > 0:   # a leaf, or a cycle back onto the path: its own eval
-        acc[0] += n.eval.score_mean * desired
-        return True
-    (<Node*>n).on_path += 1
-    weights = <double*>malloc(n.num_children * sizeof(double))
-    _weight_factors(t, n, 0.0, weights)
-    for i in range(n.num_children):
-        if n.children[i].node.stats.visits > 0:
-            rel_sum += weights[i] * weights[i] * weights[i]
-            child_ws += weights[i]
-    parent_w = max(direct_weight(t, n), MIN_PARENT_WEIGHT)
-    from_children = desired * child_ws / (child_ws + parent_w)
-    self_prop = desired * parent_w / (child_ws + parent_w)
-    if from_children <= 0.0 or rel_sum <= 0.0:
-        self_prop += from_children
-    else:
-        for i in range(n.num_children):
-            from_child = weights[i] * weights[i] * weights[i] / rel_sum * from_children
-            if not _sharp_walk(t, n.children[i].node, min_prop, from_child, acc):
-                self_prop += from_child
-    free(weights)
-    (<Node*>n).on_path -= 1
-    acc[0] += n.eval.score_mean * self_prop
-    return True
-
-
-def sharp_score(SearchTree tree):
-    """White's sharp score of the root (KataGo's getSharpScore): the score averaged over the tree with
-    children weighted by the cube of their play selection value at the root and of their weight
-    below it, so that the best lines dominate. None before the root is evaluated."""
-    cdef TreeCore* t = &tree.t
-    cdef Node* r = t.root
-    cdef Loc locs[MAX_EDGES]
-    cdef double values[MAX_EDGES]
-    cdef int slots[MAX_EDGES]
-    cdef int num, i
-    cdef double acc = 0.0, rel_sum = 0.0, child_ws = 0.0, parent_w, from_children, self_prop, from_child, v
-    cdef double min_prop
-    if r == NULL or not _has_net_eval(r):
-        return None
-    min_prop = SHARP_MIN_PROP_SCALE / pow(max(1.0, <double>r.stats.visits), SHARP_MIN_PROP_EXPONENT)
-    with nogil:
-        num = play_selection_values(t, r, False, False, True, 1.0, locs, values, NULL, NULL, slots)
-    if num == 0:   # no children to weigh: the plain search value
-        return r.stats.score_mean if r.stats.visits > 0 else None
-    for i in range(num):
-        rel_sum += values[i] * values[i] * values[i]
-        child_ws += values[i]
-    parent_w = max(direct_weight(t, r), MIN_PARENT_WEIGHT)
-    from_children = child_ws / (child_ws + parent_w)
-    self_prop = parent_w / (child_ws + parent_w)
-    if from_children <= 0.0 or rel_sum <= 0.0:
-        self_prop += from_children
-    else:
-        r.on_path += 1
-        with nogil:
-            for i in range(num):
-                v = values[i]
-                from_child = v * v * v / rel_sum * from_children
-                if slots[i] < 0 or not _sharp_walk(t, r.children[slots[i]].node, min_prop, from_child, &acc):
-                    self_prop += from_child
-        r.on_path -= 1
-    return acc + r.eval.score_mean * self_prop
-
-
-cdef void _shortterm_walk(const TreeCore* t, const Node* n, double min_prop, double desired, double* wl,
-                          double* score) noexcept nogil:
-    """Add desired * n's short-term errors averaged over its subtree, children by their weight after
-    noise pruning and downweighting (KataGo's getShallowAverageShorttermWLAndScoreErrorHelper)."""
-    cdef double* weights
-    cdef double child_ws = 0.0, parent_w, from_children, self_prop
-    cdef int i
-    if not _has_net_eval(n):
-        return   # a finished game has no uncertainty
-    if desired < min_prop or n.on_path > 0:
-        wl[0] += desired * n.eval.st_wl_error
-        score[0] += desired * n.eval.st_score_error
-        return
-    (<Node*>n).on_path += 1
-    weights = <double*>malloc((n.num_children if n.num_children > 0 else 1) * sizeof(double))
-    _weight_factors(t, n, 0.0, weights)
-    for i in range(n.num_children):
-        child_ws += weights[i]
-    parent_w = max(direct_weight(t, n), MIN_PARENT_WEIGHT)
-    from_children = desired * child_ws / (child_ws + parent_w)
-    self_prop = desired * parent_w / (child_ws + parent_w)
-    if from_children <= 0.0 or child_ws <= 0.0:
-        self_prop += from_children
-    else:
-        for i in range(n.num_children):
-            _shortterm_walk(t, n.children[i].node, min_prop, weights[i] / child_ws * from_children, wl, score)
-    free(weights)
-    (<Node*>n).on_path -= 1
-    wl[0] += self_prop * n.eval.st_wl_error
-    score[0] += self_prop * n.eval.st_score_error
-
-
-def shortterm_errors(SearchTree tree, path=()):
-    """(win-loss, score) short-term errors of the network averaged shallowly over the subtree of the node
-    reached by `path` (KataGo's getShallowAverageShorttermWLAndScoreError; printTree's STWL / STS).
-    (-1, -1) when the network has no short-term error heads; (0, 0) where the tree holds no such node."""
-    cdef TreeCore* t = &tree.t
-    cdef Node* n = _node_along(t, path)
-    cdef double wl = 0.0, score = 0.0, min_prop
-    if n == NULL:
-        return 0.0, 0.0
-    if not t.cfg.nn_has_shortterm_error:
-        return -1.0, -1.0
-    min_prop = SHORTTERM_MIN_PROP_SCALE / pow(max(1.0, <double>n.stats.visits), SHORTTERM_MIN_PROP_EXPONENT)
-    with nogil:
-        _shortterm_walk(t, n, min_prop, 1.0, &wl, &score)
-    return wl, score
-
-
-def root_ending_bonus(SearchTree tree):
-    """Per root child in slot order (KataGo's printRootEndingScoreValueBonus): dicts of move, visits,
-    edge_visits, utility without and with the ending score bonus, and the bonus (White's view,
-    points). Empty when the root has no ownership (the bonus is derived from it)."""
-    cdef TreeCore* t = &tree.t
-    cdef Node* r = t.root
-    cdef const ChildSlot* s
-    cdef double bonus
-    cdef int i
-    if r == NULL or not _has_net_eval(r) or r.ownership == NULL:
-        return []
-    rows = []
-    for i in range(r.num_children):
-        s = &r.children[i]
-        bonus = ending_bonus(t, r, s.move)
-        rows.append({"move": _xy(t, s.move), "visits": int(s.node.stats.visits), "edge_visits": int(s.edge_visits),
-                     "utility": s.node.stats.utility, "bonus": bonus,
-                     "utility_with_bonus": s.node.stats.utility + score_utility_diff(
-                         &t.cfg, s.node.stats.score_mean, s.node.stats.score_mean_sq, bonus)})
-    return rows
