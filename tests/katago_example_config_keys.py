@@ -2,8 +2,10 @@
 
 Recorded from cpp/configs/gtp_example.cfg, analysis_example.cfg, match_example.cfg and
 training/selfplay1.cfg, selfplay1_maxsize9.cfg, selfplay2.cfg, selfplay8a.cfg, selfplay8b.cfg,
-selfplay8b20.cfg, selfplay8mainb18.cfg, selfplay8midrun.cfg (the self-play ones as one list), so that
-the tests need no download. Key names only, in file order.
+selfplay8b20.cfg, selfplay8mainb18.cfg, selfplay8midrun.cfg (the self-play ones as one list), and
+training/gatekeeper1.cfg, gatekeeper1_maxsize9.cfg, gatekeeper2a.cfg, gatekeeper2b.cfg,
+gatekeeper2bfaster.cfg, gatekeeper2c.cfg (as one list), so that the tests need no download. Key names
+only, in file order.
 """
 from __future__ import annotations
 
@@ -121,4 +123,22 @@ MATCH_RUNNER_KEYS = """
 numBots botName botName0 botName1 botName2 nnModelFile nnModelFile0 nnModelFile1 numGamesTotal maxVisits0
 maxVisits1 maxVisits2 cpuctExploration0 cpuctExploration1 secondaryBots includeBots extraPairs
 extraPairsAreOneSidedBW
+""".split()
+
+# The training gatekeeper configs' keys (gatekeeper1*.cfg, gatekeeper2*.cfg), first appearance order.
+GATEKEEPER_CONFIGS = """
+logSearchInfo logMoves logGamesEvery logToStdout startPosesProb startPosesFromSgfDir startPosesLoadProb
+startPosesTurnWeightLambda numGameThreads maxMovesPerGame numGamesPerGating allowResignation resignThreshold
+resignConsecTurns clearBotBeforeSearch koRules scoringRules taxRules multiStoneSuicideLegals hasButtons bSizes
+bSizeRelProbs allowRectangleProb komiAuto komiMean handicapProb handicapCompensateKomiProb numExtraBlackFixed
+maxVisits numSearchThreads nnMaxBatchSize nnCacheSizePowerOfTwo nnMutexPoolSizePowerOfTwo
+numNNServerThreadsPerModel nnRandomize cudaDeviceToUse cudaDeviceToUseModel0 cudaDeviceToUseModel1
+cudaDeviceToUseModel0Thread0 cudaDeviceToUseModel0Thread1 cudaUseFP16 cudaUseNHWC chosenMoveTemperatureEarly
+chosenMoveTemperatureHalflife chosenMoveTemperature chosenMoveSubtract chosenMovePrune useLcbForSelection
+lcbStdevs minVisitPropForLCB winLossUtilityFactor staticScoreUtilityFactor dynamicScoreUtilityFactor
+dynamicScoreCenterZeroWeight dynamicScoreCenterScale noResultUtilityForWhite drawEquivalentWinsForWhite
+rootEndingBonusPoints rootPruneUselessMoves cpuctExploration cpuctExplorationLog fpuReductionMax
+rootFpuReductionMax valueWeightExponent policyOptimism rootPolicyOptimism subtreeValueBiasFactor
+subtreeValueBiasWeightExponent useNonBuggyLcb useGraphSearch useUncertainty uncertaintyExponent
+uncertaintyCoeff numVirtualLossesPerThread
 """.split()

@@ -14,6 +14,7 @@ The search is split by phase, as KataGo splits search*.cpp:
   search_descent  descents and batch collection (expansion of new children)
   search_tree     the SearchTree Python class, a thin wrapper over the above
   search_results  reading results out of a SearchTree (PV, analysis info, move choice)
+  search_diagnostics  evalsgf's views of a finished search (graph edges, sharp score, ...)
 
 The search as a whole: nodes as C structs, batched leaf collection, backup, all nogil.
 

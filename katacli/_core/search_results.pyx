@@ -465,13 +465,13 @@ cdef int append_pv(TreeCore* t, Node* n, Loc first_move, int max_depth, Loc* pv,
 
 
 # ---- Python API --------------------------------------------------------------------------
-cdef object _xy(const TreeCore* t, Loc loc):
+cdef object xy_of(const TreeCore* t, Loc loc):
     if loc == PASS_LOC:
         return None
     return (loc_x(loc, t.x_size), loc_y(loc, t.x_size))
 
 
-cdef Loc _loc_of_xy(const TreeCore* t, xy) except? -1:
+cdef Loc _loc_ofxy_of(const TreeCore* t, xy) except? -1:
     if xy is None:
         return PASS_LOC
     x, y = xy
@@ -491,7 +491,7 @@ def play_selection(SearchTree tree, double scale_max_to_at_least=0.0):
         return [], []
     with nogil:
         num = play_selection_values(t, t.root, True, False, False, scale_max_to_at_least, locs, values, lcbs, radii, slots)
-    return [_xy(t, locs[i]) for i in range(num)], [values[i] for i in range(num)]
+    return [xy_of(t, locs[i]) for i in range(num)], [values[i] for i in range(num)]
 
 
 def principal_variation(SearchTree tree, int max_depth, move=False):
@@ -501,7 +501,7 @@ def principal_variation(SearchTree tree, int max_depth, move=False):
     cdef int64_t* pv_visits
     cdef int64_t* pv_edge
     cdef int length, i
-    cdef Loc first = NULL_LOC if move is False else _loc_of_xy(t, move)
+    cdef Loc first = NULL_LOC if move is False else _loc_ofxy_of(t, move)
     if t.root == NULL or max_depth <= 0:
         return [], [], []
     pv = <Loc*>malloc(max_depth * sizeof(Loc))
@@ -509,7 +509,7 @@ def principal_variation(SearchTree tree, int max_depth, move=False):
     pv_edge = <int64_t*>malloc(max_depth * sizeof(int64_t))
     with nogil:
         length = append_pv(t, t.root, first, max_depth, pv, pv_visits, pv_edge, 0)
-    result = ([_xy(t, pv[i]) for i in range(length)], [pv_visits[i] for i in range(length)],
+    result = ([xy_of(t, pv[i]) for i in range(length)], [pv_visits[i] for i in range(length)],
               [pv_edge[i] for i in range(length)])
     free(pv)
     free(pv_visits)
@@ -609,7 +609,7 @@ def root_policy(SearchTree tree, bint maybe_noised=False):
     return out
 
 
-cdef Node* _node_along(const TreeCore* t, path) except? NULL:
+cdef Node* node_along(const TreeCore* t, path) except? NULL:
     """The node reached from the root by the moves in `path` ((x, y) or None for pass); NULL if the tree
     does not hold that line."""
     cdef Node* n = t.root
@@ -618,7 +618,7 @@ cdef Node* _node_along(const TreeCore* t, path) except? NULL:
     for xy in path:
         if n == NULL or n.state != NODE_EXPANDED:
             return NULL
-        loc = _loc_of_xy(t, xy)
+        loc = _loc_ofxy_of(t, xy)
         for i in range(n.num_children):
             if n.children[i].move == loc:
                 n = n.children[i].node
@@ -628,7 +628,7 @@ cdef Node* _node_along(const TreeCore* t, path) except? NULL:
     return n
 
 
-cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* out) noexcept nogil:
+cdef void child_weight_factors(const TreeCore* t, const Node* n, double fpu, double* out) noexcept nogil:
     """KataGo's weight factor of each child (children order): its weight after noise pruning and
     downweighting of bad children, as getAnalysisData reports it for printTree's WF."""
     cdef double self_utilities[MAX_EDGES]
@@ -655,7 +655,7 @@ cdef void _weight_factors(const TreeCore* t, const Node* n, double fpu, double* 
 def node_identity(SearchTree tree, path=()):
     """An id of the node reached from the root by the moves in `path` (None if the tree does not hold
     that line): two lines share a node (a transposition, in graph search) exactly when their ids match."""
-    cdef Node* n = _node_along(&tree.t, path)
+    cdef Node* n = node_along(&tree.t, path)
     return None if n == NULL else <size_t>n
 
 
@@ -663,7 +663,7 @@ def node_stats(SearchTree tree, path=()):
     """A node's own averages (White's view), reached from the root by the moves in `path`: visits, utility,
     result_utility, score_utility, score_mean, lead; None if the tree does not hold it or it has no weight."""
     cdef TreeCore* t = &tree.t
-    cdef Node* n = _node_along(t, path)
+    cdef Node* n = node_along(t, path)
     cdef const NodeStats* st
     if n == NULL or n.stats.weight_sum <= 1e-30:
         return None
@@ -684,7 +684,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
     weight_factor (printTree's WF). White's point of view throughout.
     """
     cdef TreeCore* t = &tree.t
-    cdef Node* r = _node_along(t, path)
+    cdef Node* r = node_along(t, path)
     cdef double factors[MAX_EDGES]
     cdef Loc locs[MAX_EDGES]
     cdef double values[MAX_EDGES]
@@ -723,7 +723,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
     parent_lead = r.stats.lead
     fpu = fpu_value(t, r, r.next_pla, True, mass, &parent_utility, &parent_wpv, &stdev_factor)
     if weight_factors:
-        _weight_factors(t, r, fpu, factors)
+        child_weight_factors(t, r, fpu, factors)
 
     pv = <Loc*>malloc((max_pv_len + 1) * sizeof(Loc))
     pv_visits = <int64_t*>malloc((max_pv_len + 1) * sizeof(int64_t))
@@ -735,7 +735,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
             s = &r.children[slots[i]]
             st = &s.node.stats
             child_visits = st.visits
-            entry = {"move": _xy(t, s.move), "edge_visits": int(s.edge_visits), "visits": int(child_visits),
+            entry = {"move": xy_of(t, s.move), "edge_visits": int(s.edge_visits), "visits": int(child_visits),
                      "prior": root_prior(t, r, s.edge), "play_selection_value": values[i],
                      "lcb": lcbs[i] if r.next_pla == C_WHITE else -lcbs[i], "radius": radii[i]}
             if child_visits <= 0 or st.weight_sum <= 1e-30:
@@ -756,7 +756,7 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
             pv_len = 1
             if max_pv_len > 1:
                 pv_len = append_pv(t, s.node, NULL_LOC, max_pv_len - 1, pv, pv_visits, pv_edge, 1)
-            entry["pv"] = [_xy(t, pv[j]) for j in range(pv_len)]
+            entry["pv"] = [xy_of(t, pv[j]) for j in range(pv_len)]
             entry["pv_visits"] = [int(pv_visits[j]) for j in range(pv_len)]
             entry["pv_edge_visits"] = [int(pv_edge[j]) for j in range(pv_len)]
             out.append(entry)
@@ -767,9 +767,9 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
                            reverse=True)
             for p_value, neg_e in order[:min_moves - len(out)]:
                 e = -neg_e
-                entry = {"move": _xy(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
+                entry = {"move": xy_of(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
                          "play_selection_value": 0.0, "lcb": 0.0, "radius": 0.0,
-                         "pv": [_xy(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
+                         "pv": [xy_of(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
                 entry.update(_unvisited_values(t, fpu, parent_utility, parent_wl, parent_sm, parent_sd, parent_lead))
                 radius0 = 2.0 * utility_radius(&t.cfg) * t.cfg.lcb_stdevs
                 entry["lcb"] = -radius0 if r.next_pla == C_WHITE else radius0
@@ -849,7 +849,7 @@ def tree_ownership(SearchTree tree, move=False):
     if n == NULL:
         return None
     if move is not False:
-        loc = _loc_of_xy(t, move)
+        loc = _loc_ofxy_of(t, move)
         n = NULL
         for i in range(t.root.num_children):
             if t.root.children[i].move == loc:
@@ -875,8 +875,9 @@ def root_child_stats(SearchTree tree):
     cdef int i
     if r == NULL:
         return []
-    return [{"move": _xy(&tree.t, r.children[i].move), "edge_visits": int(r.children[i].edge_visits),
+    return [{"move": xy_of(&tree.t, r.children[i].move), "edge_visits": int(r.children[i].edge_visits),
              "visits": int(r.children[i].node.stats.visits), "weight": r.children[i].node.stats.weight_sum,
              "utility": r.children[i].node.stats.utility, "virtual_losses": r.children[i].node.virtual_losses,
              "terminal": bool(r.children[i].node.is_terminal)}
             for i in range(r.num_children)]
+

@@ -175,6 +175,19 @@ def register(app: typer.Typer) -> None:
                                                    help="Print how root Dirichlet noise would spread over the moves."),
         print_score_now: bool = typer.Option(False, "--print-score-now",
                                              help="Print the area and result if the game were scored as it stands."),
+        print_root_ending_bonus: bool = typer.Option(
+            False, "--print-root-ending-bonus",
+            help="Print each root move's utility without and with the ending score bonus (rootEndingBonusPoints)."),
+        print_sharp_score: bool = typer.Option(
+            False, "--print-sharp-score",
+            help="Print White's sharp score: the score averaged over the tree with the best lines weighted up."),
+        print_avg_shortterm_error: bool = typer.Option(
+            False, "--print-avg-shortterm-error",
+            help="Show in the tree each node's short-term win-loss and score errors (STWL, STS) averaged over "
+                 "its subtree."),
+        print_graph: bool = typer.Option(
+            False, "--print-graph",
+            help="Print the search graph as 'parent -> child' lines, nodes numbered from the root (0)."),
         print_lead: bool = typer.Option(False, "--print-lead",
                                         help="Print White's lead, found by short searches at several komis."),
         print_json: bool = typer.Option(False, "--print-json",
@@ -198,6 +211,8 @@ def register(app: typer.Typer) -> None:
             print_ownership=print_ownership, print_root_nn_values=print_root_nn_values, print_policy=print_policy,
             print_log_policy=print_log_policy, print_max_depth=print_max_depth,
             print_dirichlet_shape=print_dirichlet_shape, print_score_now=print_score_now, print_lead=print_lead,
-            print_json=print_json, raw_nn=raw_nn, dump_npz_input_to=dump_npz_input_to,
+            print_json=print_json, print_sharp_score=print_sharp_score,
+            print_root_ending_bonus=print_root_ending_bonus, print_avg_shortterm_error=print_avg_shortterm_error,
+            print_graph=print_graph, raw_nn=raw_nn, dump_npz_input_to=dump_npz_input_to,
         )
         raise typer.Exit(run(path, model, human_model, config, override_config, request_args, visits, threads))

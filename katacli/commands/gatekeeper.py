@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
-from katacli.commands.match import choose_num_processes, warn_unknown_keys
+from katacli.commands.match import choose_num_processes, warn_about_positions, warn_unknown_keys
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
@@ -28,6 +28,23 @@ Ctrl-C stops at once; a gating in progress moves nothing and is repeated next ti
 EXIT_INTERRUPTED = 130
 
 
+def read_gatekeeper_config(cfg):
+    """What `kata gatekeeper` reads from its config at start-up: (start positions, NNSettings, CPU
+    threads, worker processes, logToStdout, policy-opening keys it cannot act on). ConfigError names the key or the unreadable file. The bots'
+    search settings are read per candidate (MatchSettings, with the two networks filled in)."""
+    from katacli.match.settings import load_match_positions, policy_init_keys
+    from katacli.settings import NNSettings
+
+    ignored_keys = policy_init_keys(cfg)   # refuses initGamesWithPolicy = true
+    positions = load_match_positions(cfg)  # once: an unreadable file stops the gatekeeper before any gating
+    log_to_stdout = cfg.get("logToStdout", "gtp")
+    nn = NNSettings.from_config(cfg, "gtp")
+    cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
+    num_processes = choose_num_processes(cfg, cfg.get("numGameThreads", "selfplay")
+                                         if cfg.is_set("numGameThreads") else 1)
+    return positions, nn, cpu_threads, num_processes, log_to_stdout, ignored_keys
+
+
 def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test_dir: str, accepted_dir: str,
                    rejected_dir: str, sgf_dir: str, selfplay_dir: Optional[str], required_win_prop: float,
                    no_autoreject: bool, quit_if_no_nets: bool, seed: Optional[int], quiet: bool) -> int:
@@ -35,17 +52,13 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
 
     from katacli.match.gatekeeper import Gatekeeper, GatekeeperError
     from katacli.match.results import results_table
-    from katacli.settings import NNSettings
 
     if not 0.0 <= required_win_prop <= 1.0:
         report_error_and_exit("-required-candidate-win-prop must be between 0 and 1")
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
     warn_unknown_keys(cfg)
     with exit_on_config_error():
-        nn = NNSettings.from_config(cfg, "gtp")
-        cpu_threads = cfg.get("numEigenThreadsPerModel", "gtp") or 1
-        num_processes = choose_num_processes(cfg, cfg.get("numGameThreads", "selfplay")
-                                             if cfg.is_set("numGameThreads") else 1)
+        positions, nn, cpu_threads, num_processes, log_to_stdout, ignored_keys = read_gatekeeper_config(cfg)
     for name, value in (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
                         ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir)):
         if Path(value).exists() and not Path(value).is_dir():
@@ -54,17 +67,22 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
     log_path = Path(sgf_dir) / f"log-{stamp}.log"
     keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
                         Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
-                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path))
+                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path),
+                        positions=positions)
+    warn_about_positions(positions, ignored_keys)
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    # The log on the terminal: stdout with logToStdout = true (as KataGo's logger), else stderr.
     handlers = [logging.FileHandler(log_path, encoding="utf-8"),
-                logging.StreamHandler(sys.stderr)]
+                logging.StreamHandler(sys.stdout if log_to_stdout else sys.stderr)]
     handlers[0].setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     handlers[1].setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     handlers[1].setLevel(logging.WARNING if quiet else logging.INFO)
     for handler in handlers:
         logger.addHandler(handler)
+    for line in positions.log_lines:   # what the start positions' loading found (KataGo logs it too)
+        logger.info("%s", line)
     console = Console(stderr=True)
 
     def show(outcome) -> None:

@@ -50,6 +50,15 @@ def warn_unknown_keys(cfg) -> None:
         print(f"WARNING: Unknown config key '{key}' in {cfg.source}", file=sys.stderr)
 
 
+def warn_about_positions(positions, ignored_keys: tuple = ()) -> None:
+    """Start or hint positions that came to nothing (KataGo then plays ordinary games), and keys set
+    that a match cannot act on: say so."""
+    from katacli.match.settings import ignored_key_warnings
+
+    for warning in positions.warnings + ignored_key_warnings(ignored_keys):
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) -> list[logging.Handler]:
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
@@ -86,7 +95,10 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         log_to_stdout = cfg.get("logToStdout", "gtp")
         num_processes = choose_num_processes(cfg, settings.num_game_threads)
     warn_unknown_keys(cfg)
+    warn_about_positions(settings.positions, settings.ignored_keys)
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
+    for line in settings.positions.log_lines:
+        logging.getLogger("katacli.match").info("%s", line)
     sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
     try:
         if num_processes > 1:

@@ -5,10 +5,13 @@ The start (rules, board size, komi, handicap) comes from self-play's
 :class:`~katacli.selfplay.mcts.MctsSelfplaySearch` on its network's shared batching
 evaluator (or with random playouts), keeping its tree between its own moves. Unlike
 self-play nothing is recorded for training: a match game is just moves, resignation
-as KataGo's bots resign, and a result.
+as KataGo's bots resign, and a result. A game may start from a start or hint position
+(``MatchSettings.positions``); at a hint position's turn the bot to move studies the
+hinted move with four times its visits, from a fresh tree, as KataGo's runGame does.
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -19,19 +22,18 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
-from katacli.match.settings import BotSpec, MatchSettings
+from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
-from katacli.selfplay.mcts import MctsSelfplaySearch
+from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
 from katacli.selfplay.raw_policy import NetEvaluator
+from katacli.selfplay.searching import HINT_VISITS_FACTOR, MAX_HINT_VISITS
 from katacli.selfplay.opening import play_extra_black
 from katacli.selfplay.output import passes_for_ko, rules_of
 from katacli.selfplay.settings import PlaySettings
 
 # Handicap stones are placed by the network's policy at this temperature (KataGo's match default).
 HANDICAP_TEMPERATURE = 0.5
-# Visits of the searches that make komi fair under komiAuto (KataGo's compensateKomiVisits default).
-KOMI_VISITS = 20
 
 
 class _NoNetwork:
@@ -50,11 +52,28 @@ class MatchBot:
         self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
         self.resign = ResignTracker()
 
-    def choose(self, state: GameState) -> tuple:
-        """(move, White's win-loss, White's lead, visits) after a search with this bot's settings."""
+    def choose(self, state: GameState, hint: Optional[tuple] = None, clear_tree: bool = False) -> tuple:
+        """(move, White's win-loss, White's lead, visits) after a search with this bot's settings.
+
+        ``clear_tree``: search from a fresh tree (clearBotBeforeSearch). ``hint``: (move,) at a hint position's turn: four times the visits and playouts, the tree
+        cleared, a few visits first to centre the score utility, then the hinted move studied."""
         params = self.spec.params
         searcher = self.search.searcher_at(state, params)
-        searcher.run()
+        if clear_tree:
+            searcher.clear()
+        if hint is None:
+            searcher.run()
+        else:
+            visits = math.ceil(min(MAX_HINT_VISITS, params.max_visits * HINT_VISITS_FACTOR))
+            playouts = math.ceil(min(MAX_HINT_VISITS, params.max_playouts * HINT_VISITS_FACTOR))
+            searcher.clear()
+            if visits > SCORE_CENTERING_VISITS and playouts > SCORE_CENTERING_VISITS:
+                searcher.run(max_visits=SCORE_CENTERING_VISITS)
+            searcher.set_root_hint(hint[0])   # clears the tree again: the root is noised with the hint
+            try:
+                searcher.run(max_visits=visits, max_playouts=playouts)
+            finally:
+                searcher.set_root_hint(None, has_hint=False)
         move = searcher.choose_move()
         values = searcher.root_values(pruned=True) or {"win_loss": 0.0, "lead": 0.0}
         return move, values["win_loss"], values["lead"], searcher.root_visits
@@ -106,9 +125,10 @@ class MatchGame:
 
 def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,
                referee: Optional[MatchBot] = None) -> GameStart:
-    """Rules, board and komi drawn as self-play draws them. komiAuto and handicap stones use a network:
-    Black's, else White's, else the ``referee``'s (another bot of the match) when neither has one."""
-    initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params)
+    """Rules, board and komi drawn as self-play draws them, or a start or hint position from
+    ``settings.positions``. komiAuto and handicap stones use a network: Black's, else White's, else the
+    ``referee``'s (another bot of the match) when neither has one."""
+    initializer = GameInitializer(settings.game, _NO_POLICY_INIT, black.spec.params, positions=settings.positions)
     start = initializer.create(rng)
     net_bot = next((b for b in (black, white, referee) if b is not None and b.net is not None), None)
     state, plan = start.state, start.komi
@@ -116,14 +136,14 @@ def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, whi
         raise RuntimeError("komiAuto and handicap games need a bot with a network; set komiMean / handicapProb = 0")
     if plan.make_game_fair_for_empty_board:
         plan.set_without_noise(state)
-        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
         plan.komi_mean = state.komi
         plan.set_with_noise(state, rng)
     if plan.extra_black > 0:
         play_extra_black(net_bot.net, state, plan.extra_black, HANDICAP_TEMPERATURE, rng, 0.5)
         if plan.make_game_fair:
             plan.set_without_noise(state)
-            adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, KOMI_VISITS, rng)
+            adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
     return start
 
 
@@ -148,7 +168,8 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
             return None
         pla = state.next_player
         bot = bots[pla]
-        choice = bot.choose(state)
+        choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None,
+                            clear_tree=settings.clear_bot_before_search)
         move, win_loss, lead, _visits = choice
         bot.resign.record(win_loss)
         if bot.resign.should_resign(player=pla, lead=lead, board_area=state.x_size * state.y_size,
@@ -174,7 +195,7 @@ def _no_policy_init() -> PlaySettings:
     fields = {f.name: 0 for f in dataclasses.fields(PlaySettings)}
     fields.update(init_games_with_policy=False, reduce_visits=False, use_search_value_surprise=False,
                   fancy_komi_varying=False, max_asymmetric_ratio=1.0, scale_data_weight=1.0,
-                  compensate_komi_visits=KOMI_VISITS)
+                  compensate_komi_visits=MATCH_COMPENSATE_KOMI_VISITS)
     return PlaySettings(**fields)
 
 

@@ -24,7 +24,8 @@ from katacli.match.results import MatchResults
 from katacli.match.processes import MatchProcessRun
 from katacli.match.runner import MatchNetworks, MatchRun
 from katacli.nn.model_file_reader import read_model_file
-from katacli.match.settings import MatchSettings
+from katacli.match.settings import MatchSettings, load_match_positions
+from katacli.selfplay.position_pools import PositionPools
 from katacli.selfplay.latest_model import MODEL_SUFFIXES, ModelFile, find_latest_model
 
 log = logging.getLogger("katacli.match")
@@ -95,8 +96,9 @@ class Gatekeeper:
                  sgf_dir: Path, selfplay_dir: Optional[Path] = None, required_win_prop: float = 0.5,
                  auto_reject_old: bool = True, cpu_threads: int = 1, seed: Optional[int] = None,
                  settle_seconds: float = SETTLE_SECONDS, poll_seconds: float = POLL_SECONDS,
-                 num_processes: int = 1, log_path: Optional[str] = None):
-        """num_processes > 1: gating games in that many worker processes (logging to log_path)."""
+                 num_processes: int = 1, log_path: Optional[str] = None, positions: Optional[PositionPools] = None):
+        """num_processes > 1: gating games in that many worker processes (logging to log_path).
+        positions: the start and hint positions, loaded at start-up (None: loaded from cfg now)."""
         self.cfg = cfg
         self.nn = nn_settings
         self.test_dir, self.accepted_dir, self.rejected_dir = test_dir, accepted_dir, rejected_dir
@@ -109,6 +111,7 @@ class Gatekeeper:
         self.poll_seconds = poll_seconds
         self.num_processes = num_processes
         self.log_path = log_path
+        self.positions = positions if positions is not None else load_match_positions(cfg)
         self.stopped = False
         self._current: Optional[MatchRun] = None
         for d in (test_dir, accepted_dir, rejected_dir, sgf_dir) + ((selfplay_dir,) if selfplay_dir else ()):
@@ -145,7 +148,8 @@ class Gatekeeper:
                            ("nnModelFile0", str(candidate.path)), ("nnModelFile1", str(accepted.path))):
             cfg.set(key, value, origin="set by the gatekeeper")
         return MatchSettings.from_config(cfg, num_games_key="numGamesPerGating",
-                                         default_num_games=cfg.get("numGamesPerGating", "gtp"))
+                                         default_num_games=cfg.get("numGamesPerGating", "gtp"),
+                                         positions=self.positions)
 
     def test_one(self, candidate: ModelFile, on_tick: Optional[Callable] = None) -> Optional[GatingOutcome]:
         """Gate one candidate; None when interrupted (nothing moved)."""

@@ -6,21 +6,26 @@ Bots are numbered 0 .. numBots-1. A bot's key may carry its index (``maxVisits1`
 match uses). Pairings follow KataGo: every two included bots play both colours each
 round unless both are secondary, plus ``extraPairs``. Board sizes, rules and komi are
 the self-play game-setup keys (required, as KataGo's GameInitializer requires them);
-numGameThreads, maxMovesPerGame and logGamesEvery are read as in self-play.
+numGameThreads, maxMovesPerGame, logGamesEvery and clearBotBeforeSearch are read as in self-play. Games may start from
+SGF or hint positions (startPosesFromSgfDir / startPosesProb, hintPosesDir / hintPosesProb and their
+companions), read at start-up by self-play's loader, as KataGo's GameInitializer reads them for match
+and gatekeeper too.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
+from katacli.game.sgf import MAX_BOARD_LEN
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
 from katacli.nn.model_file_reader import ModelFileError, check_model_file
 from katacli.search.params import SearchParams
-from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings
+from katacli.selfplay.position_pools import PositionPools, load_position_pools
+from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings, _start_position_settings
 
 # Search parameters of a match bot take the GTP engine's defaults.
 BOT_MODE = "gtp"
@@ -29,6 +34,11 @@ RUNNER_MODE = "selfplay"
 # nnModelFile value (any case) that means "no network: the random-playout engine", as -model reads it.
 ROLLOUTS = ROLLOUTS_MODEL
 _INDEXED_KEY = re.compile(r"^([A-Za-z][A-Za-z_]*?[A-Za-z_])(\d+)$")
+# Visits of the searches that make komi fair (komiAuto, handicap): KataGo's loadForMatch default.
+MATCH_COMPENSATE_KOMI_VISITS = 100
+# Keys of policy openings, which KataGo's match reads only with initGamesWithPolicy = true.
+POLICY_INIT_KEYS = ("policyInitAreaProp", "startPosesPolicyInitAreaProp", "compensateAfterPolicyInitProb",
+                    "policyInitGammaShape", "policyInitAreaTemperature")
 # Bot-level keys that are never search parameters.
 _BOT_IDENTITY_KEYS = ("botName", "nnModelFile")
 
@@ -57,14 +67,20 @@ class MatchSettings:
     log_moves: bool
     resign: ResignSettings
     game: GameSetupSettings
+    clear_bot_before_search: bool = False     # drop each bot's tree before every move (KataGo's GameRunner)
+    compensate_komi_visits: int = MATCH_COMPENSATE_KOMI_VISITS
+    ignored_keys: tuple[str, ...] = ()        # set, but without effect here (as in KataGo's match): warn
+    positions: PositionPools = field(default_factory=PositionPools)   # start and hint positions, loaded
 
     def bot_names(self) -> list[str]:
         return [b.name for b in self.bots]
 
     @classmethod
     def from_config(cls, cfg: Config, *, num_games_key: str = "numGamesTotal",
-                    default_num_games: Optional[int] = None) -> "MatchSettings":
-        """Raises ConfigError with the key named for every problem."""
+                    default_num_games: Optional[int] = None,
+                    positions: Optional[PositionPools] = None) -> "MatchSettings":
+        """Raises ConfigError with the key named (or the unreadable file) for every problem.
+        ``positions``: start positions already loaded (the gatekeeper loads them once); else loaded here."""
         num_bots = cfg.get("numBots", BOT_MODE)
         _check_bot_indices(cfg, num_bots)
         bots = tuple(_bot_spec(cfg, i, num_bots) for i in range(num_bots))
@@ -93,9 +109,39 @@ class MatchSettings:
             log_games_every=_optional(cfg, "logGamesEvery", RUNNER_MODE),
             log_search_info=_optional(cfg, "logSearchInfo", BOT_MODE),
             log_moves=_optional(cfg, "logMoves", RUNNER_MODE),
+            clear_bot_before_search=_optional(cfg, "clearBotBeforeSearch", RUNNER_MODE),
+            compensate_komi_visits=(cfg.get("compensateKomiVisits", RUNNER_MODE) if cfg.is_set("compensateKomiVisits")
+                                    else MATCH_COMPENSATE_KOMI_VISITS),
+            ignored_keys=policy_init_keys(cfg),
             resign=_resign_settings(cfg),
             game=game,
+            positions=positions if positions is not None else load_match_positions(cfg),
         )
+
+
+def policy_init_keys(cfg: Config) -> tuple[str, ...]:
+    """Policy-opening keys set in the config: they do nothing in a match (KataGo reads them only with
+    initGamesWithPolicy, which katacli's match refuses). initGamesWithPolicy = true is a ConfigError."""
+    if cfg.is_set("initGamesWithPolicy") and cfg.get("initGamesWithPolicy", RUNNER_MODE):
+        raise ConfigError("initGamesWithPolicy = true: kata match and kata gatekeeper do not open games with "
+                          "policy moves yet; remove it (games start empty or from start positions)")
+    keys = tuple(key for key in POLICY_INIT_KEYS if cfg.is_set(key))
+    for key in keys:
+        cfg.mark_used(key)   # announced by the command instead of as unknown
+    return keys
+
+
+def ignored_key_warnings(keys: tuple[str, ...]) -> list[str]:
+    """One line per key (of policy_init_keys) the match cannot act on."""
+    return [f"config key '{key}' has no effect: it only shapes policy openings (initGamesWithPolicy), which "
+            "match games do not play" for key in keys]
+
+
+def load_match_positions(cfg: Config) -> PositionPools:
+    """The start and hint positions the config names, read now: PositionLoadError (a ConfigError naming
+    the directory or file) when one cannot be read. Positions are not limited by a data board size
+    (match games write no training rows): anything up to the largest board katacli plays."""
+    return load_position_pools(_start_position_settings(cfg), MAX_BOARD_LEN)
 
 
 def _check_bot_indices(cfg: Config, num_bots: int) -> None:

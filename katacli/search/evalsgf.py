@@ -57,6 +57,10 @@ class EvalSgfRequest:
     print_score_now: bool = False
     print_lead: bool = False
     print_json: bool = False
+    print_sharp_score: bool = False
+    print_root_ending_bonus: bool = False
+    print_avg_shortterm_error: bool = False
+    print_graph: bool = False
     raw_nn: bool = False
     dump_npz_input_to: Optional[str] = None
     hint_loc: list = field(default_factory=list)  # at most one move, parsed by parse_moves
@@ -147,6 +151,10 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
                   f"White score stdev {_g(stdev)}", f"Var time left {_g(raw['var_time_left'])}",
                   f"Shortterm winloss error {_g(raw['st_wl_error'])}",
                   f"Shortterm score error {_g(raw['st_score_error'])}"]
+    if request.print_sharp_score:
+        sharp = searcher.sharp_score()
+        if sharp is not None:
+            lines.append(f"White sharp score {_g(sharp)}")
     policies = [("Root policy: ", searcher.root_policy())]
     if request.print_policy or request.print_log_policy:
         policies.append(("Root human policy: ", searcher.analysis(max_pv_len=1, include_policy=True).human_policy))
@@ -164,6 +172,8 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
         lines += _dirichlet_shape_lines(searcher.root_policy(), state.x_size, state.y_size)
     if request.print_score_now:
         lines += score_now_lines(state)
+    if request.print_root_ending_bonus:
+        lines += ending_bonus_lines(searcher, state.x_size, state.y_size)
     rows = getattr(evaluator, "num_positions_evaluated", 0)
     batches = getattr(evaluator, "num_batches", 0)
     pv = searcher.principal_variation(PV_PRINT_LEN)
@@ -171,8 +181,27 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
               f"NN batches: {batches}", f"NN avg batch size: {_g(rows / batches if batches else 0.0)}",
               f"True number of tree nodes: {searcher.tree.node_count()}",
               "PV: " + " ".join(format_vertex(m, state.x_size, state.y_size) for m in pv), "Tree:"]
-    lines += tree_lines(searcher, request.print_branch, perspective, request.print_max_depth)
+    lines += tree_lines(searcher, request.print_branch, perspective, request.print_max_depth,
+                        shortterm_errors=request.print_avg_shortterm_error)
     return lines
+
+
+def ending_bonus_lines(searcher, x_size: int, y_size: int) -> list[str]:
+    """-print-root-ending-bonus: each root child's utility (White's view) without and with the score
+    bonus rootEndingBonusPoints gives it (KataGo's printRootEndingScoreValueBonus)."""
+    lines = ["Ending bonus (ROOT position)"]
+    for row in searcher.root_ending_bonus():
+        lines.append("%s visits %d edgeVisits %d utilityNoBonus %.2fc utilityWithBonus %.2fc endingScoreBonus %.2f" % (
+            format_vertex(row["move"], x_size, y_size), row["visits"], row["edge_visits"], row["utility"] * CENTI,
+            row["utility_with_bonus"] * CENTI, row["bonus"]))
+    return lines
+
+
+def graph_lines(searcher) -> list[str]:
+    """-print-graph: one ``parent -> child`` line per edge of the search graph, nodes numbered from the
+    root (0) as KataGo numbers them; a position reached by several move orders has several edges in."""
+    _, edges = searcher.graph_edges()
+    return [f"{parent} -> {child}" for parent, child in edges] + [""]
 
 
 def _dirichlet_shape_lines(root_policy, x_size: int, y_size: int) -> list[str]:
@@ -341,6 +370,9 @@ def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human
             say(line)
         if request.print_lead:
             for line in lead_lines(params, evaluator, state, seed):
+                say(line)
+        if request.print_graph:
+            for line in graph_lines(searcher):
                 say(line)
         if request.print_json and search_json is not None:
             text = search_json(searcher, state, perspective)

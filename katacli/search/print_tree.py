@@ -8,7 +8,9 @@ One line per node, indented by the moves leading to it (four columns per move)::
 
 T / W / S: utility, its win/loss part and its score part, in centi-utility; then the score mean and
 lead in points; LCB: lower confidence bound of the utility; P: policy prior; WF: weight after noise
-pruning and downweighting of bad children; PSV: play selection value; N: visits; then the best line.
+pruning and downweighting of bad children; PSV: play selection value; with ``shortterm_errors``,
+STWL / STS: the network's short-term win-loss (centi) and score errors averaged over the node's
+subtree (White's view, -1 when the network lacks them); N: visits; then the best line.
 Values are from ``perspective``'s view. The ``---Black(v)---`` line names who moves at the end of the
 printed branch, ``^`` when that is ``perspective``. Below the branch, ``max_depth`` levels of children
 are shown.
@@ -26,34 +28,36 @@ PASS_TEXT_IN_PREFIX = "pss"
 CENTI = 100.0
 
 
-def tree_lines(searcher, branch: list, perspective: int, max_depth: int = 1) -> list[str]:
+def tree_lines(searcher, branch: list, perspective: int, max_depth: int = 1, shortterm_errors: bool = False) -> list[str]:
     """The printTree lines of ``searcher``'s tree along ``branch`` (moves from the root, may be empty),
     then ``max_depth`` levels below it; no lines before the first visit."""
     root = searcher.root_stats(MAX_PV_DEPTH)
     if root is None:
         return []
-    printer = _Printer(searcher, branch, perspective, max_depth)
+    printer = _Printer(searcher, branch, perspective, max_depth, shortterm_errors)
     printer.node("", [], 0, dict(root, edge_visits=root["visits"]), searcher.root_player)
     return printer.lines
 
 
 class _Printer:
-    def __init__(self, searcher, branch: list, perspective: int, max_depth: int):
+    def __init__(self, searcher, branch: list, perspective: int, max_depth: int, shortterm_errors: bool):
         self.searcher, self.branch, self.max_depth = searcher, branch, max_depth
+        self.shortterm_errors = shortterm_errors
         self.perspective = perspective
         self.sign = -1.0 if perspective == BLACK else 1.0
         self.x_size, self.y_size = searcher.tree.x_size, searcher.tree.y_size
         self.lines: list[str] = []
 
     def node(self, prefix: str, path: list, depth: int, data: dict, pla: int) -> None:
-        self.lines.append(self.line(prefix, depth, data))
+        self.lines.append(self.line(prefix, path, depth, data))
         on_branch = depth < len(self.branch)
         if not on_branch and (depth >= self.max_depth + len(self.branch) or data["edge_visits"] < MIN_VISITS_TO_EXPAND):
             return
         if depth == len(self.branch):
             mark = "^" if pla == self.perspective else "v"
             self.lines.append(f"---{format_color(pla, long=True)}({mark})---")
-        for entry in self.searcher.node_analysis(path, MAX_PV_DEPTH) or []:
+        # A child's line is its move and then MAX_PV_DEPTH more, as KataGo's getAnalysisData builds it.
+        for entry in self.searcher.node_analysis(path, MAX_PV_DEPTH + 1) or []:
             move = entry["move"]
             if on_branch and move != self.branch[depth]:
                 continue
@@ -63,7 +67,7 @@ class _Printer:
         text = PASS_TEXT_IN_PREFIX if move is None else format_vertex(move, self.x_size, self.y_size)
         return (prefix + text + " ").ljust(len(prefix) + PREFIX_WIDTH_PER_MOVE)
 
-    def line(self, prefix: str, depth: int, data: dict) -> str:
+    def line(self, prefix: str, path: list, depth: int, data: dict) -> str:
         sign = self.sign
         out = prefix + ": "
         if data["visits"] > 0:
@@ -79,5 +83,8 @@ class _Printer:
             out += "WF %5.1f " % data["weight_factor"]
         if depth > 0 and data.get("play_selection_value", -1.0) >= 0:
             out += "PSV %7.0f " % data["play_selection_value"]
+        if self.shortterm_errors:
+            wl_error, score_error = self.searcher.shortterm_errors(path)
+            out += "STWL %6.2fc STS %5.1f " % (wl_error * CENTI, score_error)
         out += "N %7d  --  " % data["visits"]
         return out + " ".join(format_vertex(move, self.x_size, self.y_size) for move in data["pv"])

@@ -26,6 +26,7 @@ import numpy as np
 
 from katacli._core.history import GameState
 from katacli._core.search_tree import SearchTree
+from katacli._core import search_diagnostics as sd
 from katacli._core import search_results as sr
 
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
@@ -730,6 +731,28 @@ class Searcher:
         root); None if the tree does not hold that line. White's view, raw dicts of search_results."""
         with self._lock:
             return sr.analysis_data(self.tree, max_pv_len, 0, list(path), True)
+
+    def graph_edges(self) -> tuple[int, list]:
+        """(node count, (parent, child) edges) of the search graph, nodes numbered from the root as
+        KataGo's evalsgf -print-graph numbers them (see search_diagnostics.graph_edges)."""
+        with self._lock:
+            return sd.graph_edges(self.tree)
+
+    def sharp_score(self) -> Optional[float]:
+        """White's sharp score of the root (KataGo's getSharpScore), None before it is evaluated."""
+        with self._lock:
+            return sd.sharp_score(self.tree)
+
+    def shortterm_errors(self, path: list) -> tuple[float, float]:
+        """The network's short-term win-loss and score errors averaged over the subtree at ``path``
+        ((-1, -1) when the network has no such heads; see search_diagnostics.shortterm_errors)."""
+        with self._lock:
+            return sd.shortterm_errors(self.tree, list(path))
+
+    def root_ending_bonus(self) -> list:
+        """Per root child: utility without and with the ending score bonus (search_diagnostics.root_ending_bonus)."""
+        with self._lock:
+            return sd.root_ending_bonus(self.tree)
 
     def _with_move_ownership(self, info):
         result = sr.tree_ownership(self.tree, info.move)

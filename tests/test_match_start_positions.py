@@ -1,0 +1,157 @@
+"""`kata match` and `kata gatekeeper` games from KataGo's start and hint positions (startPosesFromSgfDir,
+hintPosesDir and their companions, read at start-up by self-play's loader): games start there, a hint
+position's turn studies the hint with four times the visits, and unreadable files stop the command at
+start-up with one line naming them."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from katacli.cli import app, normalize_argv
+from katacli.config import Config, ConfigError
+from katacli.game.sgf import load_sgf
+from katacli.match.game import MatchBot, start_game
+from katacli.match.settings import MatchSettings
+from katacli.selfplay.searching import HINT_VISITS_FACTOR
+from support.match import TINY_GAMES_CONFIG
+
+VISITS = 8
+BASE = TINY_GAMES_CONFIG + f"""maxMovesPerGame = 12
+maxVisits = {VISITS}
+numBots = 2
+botName0 = r1
+botName1 = r2
+nnModelFile = rollouts
+numGamesTotal = 4
+"""
+# A 5x5 game with two setup stones: every position drawn from it keeps them as the start board.
+SOURCE_SGF = "(;GM[1]FF[4]SZ[5]KM[6.5]RU[Chinese]AB[aa][ee];W[cc];B[bd];W[db])"
+SETUP_STONES = {(0, 0), (4, 4)}
+# A hint position (KataGo's JSON line): 5x5, Black to move after two moves, hinted move A1.
+HINT_LINE = ('{"board":"...../...../...../...../...../","hintLoc":"A1","initialTurnNumber":0,'
+             '"moveLocs":["C3","D4"],"movePlas":["B","W"],"nextPla":"B","weight":1.0,"xSize":5,"ySize":5}')
+
+
+def _positions(tmp_path: Path) -> tuple[Path, Path]:
+    sgfs, hints = tmp_path / "sgfs-in", tmp_path / "hints"
+    sgfs.mkdir()
+    hints.mkdir()
+    (sgfs / "source.sgf").write_text(SOURCE_SGF)
+    (hints / "one.hintposes.txt").write_text(HINT_LINE + "\n")
+    return sgfs, hints
+
+
+def kata(*args: str):
+    return CliRunner().invoke(app, normalize_argv(list(args)))
+
+
+def test_match_games_start_from_the_sgf_positions(tmp_path):
+    sgfs, _ = _positions(tmp_path)
+    cfg = tmp_path / "m.cfg"
+    cfg.write_text(BASE + f"startPosesFromSgfDir = {sgfs}\nstartPosesProb = 1.0\n")
+    out = tmp_path / "games"
+    done = kata("match", "-config", str(cfg), "-sgf-output-dir", str(out), "--json", "--seed", "3")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["games"] == 4
+    source_moves = load_sgf(str(sgfs / "source.sgf")).moves
+    for path in sorted(out.iterdir()):
+        game = load_sgf(str(path))
+        assert {xy for _, xy in game.setup} == SETUP_STONES, path.name  # the start board, not an empty one
+        # The game goes on from a position along the source's moves.
+        assert any(game.moves[:k] == source_moves[:k] and (k == len(game.moves) or k == len(source_moves)
+                                                             or game.moves[k] != source_moves[k])
+                   for k in range(len(source_moves) + 1))
+
+
+def test_ordinary_games_without_the_keys():
+    settings = MatchSettings.from_config(Config.from_text(BASE))
+    assert settings.positions.start is None and settings.positions.hints is None
+    start = start_game(settings, random.Random(1), *_bots(settings))
+    assert not start.state.initial_stones() and not start.state.moves
+
+
+def _bots(settings: MatchSettings) -> tuple[MatchBot, MatchBot]:
+    return tuple(MatchBot(spec, None, random.Random(i)) for i, spec in enumerate(settings.bots))
+
+
+def test_a_hint_position_is_studied_with_four_times_the_visits(tmp_path):
+    _, hints = _positions(tmp_path)
+    settings = MatchSettings.from_config(Config.from_text(BASE + f"hintPosesDir = {hints}\nhintPosesProb = 1.0\n"))
+    black, white = _bots(settings)
+    start = start_game(settings, random.Random(2), black, white)
+    state = start.state
+    assert [xy for _, xy in state.moves] == [(2, 2), (3, 1)] and start.hint_applies(state)
+    _, _, _, plain_visits = white.choose(state.copy())   # the same position without the hint
+    _, _, _, hint_visits = black.choose(state, (start.hint_move,))
+    assert (plain_visits, hint_visits) == (VISITS, VISITS * HINT_VISITS_FACTOR)
+
+
+@pytest.mark.parametrize("keys, named", [
+    ("startPosesFromSgfDir = {missing}\nstartPosesProb = 1.0\n", "{missing}"),
+    ("hintPosesDir = {missing}\nhintPosesProb = 1.0\n", "{missing}"),
+    ("startPosesFromSgfDir = {sgfs}\nstartPosesProb = 1.0\nstartPosesSgfExcludes = {missing}\n", "{missing}"),
+    ("startPosesProb = 0.5\n", "startPosesFromSgfDir"),
+    ("hintPosesProb = 0.5\n", "hintPosesDir"),
+])
+@pytest.mark.parametrize("command", ["match", "gatekeeper"])
+def test_unreadable_or_missing_positions_stop_at_start_up(tmp_path, keys, named, command):
+    sgfs, _ = _positions(tmp_path)
+    missing = tmp_path / "no-such-place"
+    cfg = tmp_path / "bad.cfg"
+    cfg.write_text(BASE + "numGamesPerGating = 2\n" + keys.format(missing=missing, sgfs=sgfs))
+    if command == "match":
+        with pytest.raises(ConfigError, match=named.format(missing=missing)):
+            MatchSettings.from_config(Config.from_text(cfg.read_text()))
+        done = kata("match", "-config", str(cfg))
+    else:  # before any candidate is looked at (the test directory is empty)
+        dirs = {name: tmp_path / name for name in ("t", "a", "r", "s")}
+        done = kata("gatekeeper", "-config", str(cfg), "-test-models-dir", str(dirs["t"]), "-accepted-models-dir",
+                    str(dirs["a"]), "-rejected-models-dir", str(dirs["r"]), "-sgf-output-dir", str(dirs["s"]),
+                    "-quit-if-no-nets-to-test")
+    assert done.exit_code == 1, done.output
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and named.format(missing=missing) in lines[0] and "Traceback" not in done.output
+
+
+# ---- GameRunner's other key: clearBotBeforeSearch -------------------------------------------------------
+@pytest.mark.parametrize("text, clears", [("", False), ("clearBotBeforeSearch = false\n", False),
+                                          ("clearBotBeforeSearch = true\n", True)])
+def test_clear_bot_before_search_drops_the_tree_before_every_move(text, clears, monkeypatch):
+    from katacli.match.game import play_game
+    from katacli.search import Searcher
+
+    cfg = Config.from_text(BASE + text)
+    settings = MatchSettings.from_config(cfg)
+    assert settings.clear_bot_before_search is clears and (not text or "clearBotBeforeSearch" in cfg.used_keys())
+    cleared = []
+    original = Searcher.clear
+    monkeypatch.setattr(Searcher, "clear", lambda self: (cleared.append(1), original(self)))
+    black, white = _bots(settings)
+    game = play_game(settings, start_game(settings, random.Random(4), black, white), black, white, lambda: False)
+    searches = len(game.state.moves) + (1 if game.state.is_resignation else 0)
+    assert len(cleared) == (searches if clears else 0)
+
+
+# ---- loadForMatch's other keys: compensateKomiVisits, policy openings -----------------------------------
+@pytest.mark.parametrize("text, visits", [("", 100), ("compensateKomiVisits = 37\n", 37)])
+def test_compensate_komi_visits_takes_katago_match_default(text, visits):
+    assert MatchSettings.from_config(Config.from_text(BASE + text)).compensate_komi_visits == visits
+
+
+def test_policy_opening_keys_are_announced_and_init_games_with_policy_refused(tmp_path):
+    cfg = tmp_path / "p.cfg"
+    cfg.write_text(BASE + "policyInitAreaProp = 0.04\n")
+    done = kata("match", "-config", str(cfg), "--quiet")
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if "policyInitAreaProp" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: config key 'policyInitAreaProp' has no effect")
+    cfg.write_text(BASE + "initGamesWithPolicy = true\n")
+    with pytest.raises(ConfigError, match="initGamesWithPolicy"):
+        MatchSettings.from_config(Config.from_text(cfg.read_text()))
+    refused = kata("match", "-config", str(cfg))
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert "initGamesWithPolicy = true" in refused.stderr and "Traceback" not in refused.output
