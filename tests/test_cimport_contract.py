@@ -100,3 +100,19 @@ def test_third_party_extension_cimports_installed_contracts(tmp_path, monkeypatc
     from katacli._core.search_tree import SearchTree
     assert probe.is_search_tree(SearchTree(9, 9))
     assert not probe.is_search_tree(object())
+
+
+def test_the_cores_numbers_reach_python_from_one_module():
+    """Colours, the pass location, the largest board and the symmetry count come from the core
+    (board.pxd) through katacli._core.constants; the layers above import them from there."""
+    from katacli._core import constants
+    from katacli.config_keys import spec
+    from katacli.game import coords, session, sgf
+    from katacli.nn import symmetry
+    from katacli.search import restrictions
+
+    assert (constants.EMPTY, constants.BLACK, constants.WHITE, constants.PASS_LOC) == (0, 1, 2, 1)
+    assert (constants.MAX_BOARD_LEN, constants.NUM_SYMMETRIES) == (19, 8)
+    assert coords.BLACK is session.BLACK is constants.BLACK and sgf.EMPTY is constants.EMPTY
+    assert spec.NUM_SYMMETRIES is symmetry.NUM_SYMMETRIES is constants.NUM_SYMMETRIES
+    assert restrictions.PASS_LOC is constants.PASS_LOC and spec.MAX_BOARD_LEN is constants.MAX_BOARD_LEN

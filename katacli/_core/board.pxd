@@ -33,6 +33,7 @@ cdef enum:
     MAX_LEN = 19                  # largest board edge supported
     MAX_PLAY_SIZE = 361           # MAX_LEN * MAX_LEN
     MAX_ARR_SIZE = 421            # (MAX_LEN + 1) * (MAX_LEN + 2) + 1
+    NUM_SYMMETRIES = 8            # rotations and reflections of a square board (4 keep a non-square one)
     NULL_LOC = 0
     PASS_LOC = 1
 

@@ -828,3 +828,9 @@ cdef class GoBoard:
                 if g.b.colors[l] != C_EMPTY and board_num_liberties(&g.b, l) == 0:
                     raise ValueError(f"diagram has a group without liberties at {(x, y)}")
         return g
+
+
+def core_constants() -> dict:
+    """The core's numbers Python code needs (katacli._core.constants exports them)."""
+    return {"EMPTY": C_EMPTY, "BLACK": C_BLACK, "WHITE": C_WHITE, "PASS_LOC": PASS_LOC,
+            "MAX_BOARD_LEN": MAX_LEN, "NUM_SYMMETRIES": NUM_SYMMETRIES}

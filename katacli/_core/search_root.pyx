@@ -6,7 +6,7 @@ from libc.string cimport memset
 from libc.math cimport sqrt
 
 from katacli._core.board cimport (
-    Board, Loc, Color, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of,
+    Board, Loc, Color, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, NUM_SYMMETRIES, loc_of, loc_x, loc_y, opp_of,
     board_would_be_capture,
 )
 from katacli._core.rules cimport SCORING_AREA
@@ -83,7 +83,7 @@ cdef int root_board_symmetries(const TreeCore* t, int* out) noexcept nogil:
     """Symmetries (including 0) mapping the root position onto itself, none if a ko ban breaks symmetry."""
     cdef const History* h = &t.root_hist
     cdef const Board* b = &h.board
-    cdef int n = 1, s, x, y, upper = 8 if t.x_size == t.y_size else 4
+    cdef int n = 1, s, x, y, upper = NUM_SYMMETRIES if t.x_size == t.y_size else NUM_SYMMETRIES // 2
     cdef Loc loc, sl
     cdef bint same
     out[0] = 0
@@ -191,7 +191,7 @@ cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
 
     Sets the dynamic score centre, the root's safe area, allowed moves and ending bonuses, drops
     root children no longer allowed and refreshes utilities that depend on the score centre.
-    Writes the root position's symmetries (at least the identity) to syms[8]; returns their number.
+    Writes the root position's symmetries (at least the identity) to syms[NUM_SYMMETRIES]; returns their number.
     """
     cdef int num_syms, i
     cdef unsigned char dup[MAX_ARR_SIZE]

@@ -14,7 +14,7 @@ from libc.math cimport sqrt
 import numpy as np
 
 from katacli._core.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, loc_of, loc_x, loc_y,
+    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, NUM_SYMMETRIES, loc_of, loc_x, loc_y,
 )
 from katacli._core.rules cimport KO_SIMPLE
 from katacli._core.history cimport (
@@ -436,7 +436,7 @@ cdef class SearchTree:
 
     def begin_search(self):
         """Per-search root setup (KataGo's beginSearch / computeRootValues); call once the root is evaluated."""
-        cdef int syms[8]
+        cdef int syms[NUM_SYMMETRIES]
         cdef int num_syms, i
         if self.t.root == NULL or self.t.root.state != NODE_EXPANDED:
             raise ValueError("the root must be evaluated before a search begins")

@@ -18,15 +18,12 @@ import enum
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
+from katacli._core.constants import MAX_BOARD_LEN, NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
 # Commands whose defaults the registry knows. ``benchmark`` reads a GTP config
 # but KataGo loads its search parameters with a profile of its own.
 MODES: tuple[str, ...] = ("gtp", "analysis", "selfplay", "benchmark")
 
-# Largest board edge KataGo builds for by default (Board::MAX_LEN).
-MAX_BOARD_LEN = 19
-# Number of board symmetries (rotations and reflections).
-NUM_SYMMETRIES = 8
 # KataGo's stand-in for "no visit or playout limit" (1 << 50).
 UNLIMITED_VISITS = 1 << 50
 # KataGo's stand-in for "no time limit", in seconds.

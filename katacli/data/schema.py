@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from katacli._core.constants import MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
 # ---------------------------------------------------------------------------- format identity
 
@@ -67,7 +68,6 @@ NUM_QVALUE_TARGETS = 3
 NUM_METADATA_INPUTS = 192
 # The score distribution reaches this many points beyond +-board area (KataGo's NNPos).
 EXTRA_SCORE_DISTR_RADIUS = 60
-MAX_BOARD_LEN = 19
 MAX_BOARD_AREA = MAX_BOARD_LEN * MAX_BOARD_LEN
 # Score-like targets are clipped to this many points either way.
 SCORE_TARGET_CAP = MAX_BOARD_AREA + EXTRA_SCORE_DISTR_RADIUS

@@ -12,9 +12,8 @@ accepted as input.
 from __future__ import annotations
 
 import re
+from katacli._core.constants import BLACK, WHITE  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
 
 # GTP column letters: the alphabet without I.
 COLUMN_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"

@@ -23,11 +23,9 @@ from katacli._core.history import GameState, IllegalMoveError
 from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import Rules
 from katacli.game.sgf import SgfError, SgfPosition, final_setup
+from katacli._core.constants import BLACK, WHITE, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
 MIN_BOARD_LEN = 2
-MAX_BOARD_LEN = 19
 MIN_FIXED_HANDICAP = 2
 MAX_FIXED_HANDICAP = 9
 # Handicap points sit on the 3rd line on boards up to this size, the 4th line above it.

@@ -25,11 +25,9 @@ from sgfmill import sgf_grammar
 
 from katacli.game.coords import BLACK, WHITE, Point, opponent
 from katacli.game.rules import Rules, RulesError, format_komi, komi_is_int_or_half_int, parse_c_float
+from katacli._core.constants import EMPTY, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
-EMPTY = 0  # colour of an AE (clear point) setup entry
 
-# Largest board edge the Cython core supports (KataGo's default compile-time MAX_LEN).
-MAX_BOARD_LEN = 19
 DEFAULT_BOARD_SIZE = 19
 # SGF point letters: a..z are 0..25, A..Z are 26..51, so 52 is the widest writable board.
 SGF_POINT_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -12,13 +12,13 @@ from katacli.game.coords import CoordError, parse_color, parse_vertex
 from katacli.gtp.analyze_info_lines import AnalyzeOptions
 from katacli.gtp.arguments import MAX_USER_INPUT_TIME, parse_bool, parse_double, parse_int
 from katacli.gtp.errors import GtpError
+from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
 LZ_COMMANDS = ("lz-analyze", "lz-genmove_analyze")
 KATA_COMMANDS = ("kata-analyze", "kata-genmove_analyze", "kata-search_analyze", "kata-search_analyze_cancellable")
 CENTISECONDS = 0.01
 MAX_MOVES_LIMIT = 1_000_000_000
 DEFAULT_INTERVAL_CENTISECONDS = 1e30
-NUM_SYMMETRIES = 8
 ALL_SYMMETRIES = "all"
 
 # kata-* boolean display switches -> AnalyzeOptions field.

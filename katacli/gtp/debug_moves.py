@@ -21,9 +21,9 @@ from katacli.gtp.errors import GtpError
 from katacli.gtp.protocol import Command
 from katacli.search.print_tree import tree_lines
 from katacli.search.raw_eval import evaluate_raw
+from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
 RAWSTATS_WORD = "rawstats"
-NUM_SYMMETRIES = 8
 CENTI = 100.0
 
 

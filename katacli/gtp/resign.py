@@ -10,9 +10,8 @@ well behind schedule for catching up.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from katacli._core.constants import BLACK, WHITE  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
 # KataGo's assumptions for handicap games.
 FAIR_KOMI = 7.0
 STONE_VALUE_AREA = 15.0

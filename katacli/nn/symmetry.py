@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
-NUM_SYMMETRIES = 8
 FLIP_Y = 1
 FLIP_X = 2
 TRANSPOSE = 4

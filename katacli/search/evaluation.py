@@ -23,8 +23,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from katacli.nn.request import NNRequest
+from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
-NUM_SYMMETRIES = 8
 
 
 @dataclass

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from katacli._core.search_tree import MAX_ARR_SIZE_PY as MAX_ARR_SIZE
+from katacli._core.constants import BLACK, WHITE, PASS_LOC  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
-PASS_LOC = 1
 
 
 class RestrictionError(ValueError):

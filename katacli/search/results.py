@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+from katacli._core.constants import BLACK, WHITE  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
 Point = Optional[tuple]
 
 

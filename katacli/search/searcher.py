@@ -38,9 +38,8 @@ from katacli.search.results import (
 from katacli.search.timecontrol import (
     TimeBudgetInputs, TimeControls, search_time_limit, upper_bound_visits_left,
 )
+from katacli._core.constants import BLACK, WHITE  # noqa: F401  (the core's numbers, defined once)
 
-BLACK = 1
-WHITE = 2
 RESIGN = "resign"
 # Time limits cannot stop a search before it has this many playouts (KataGo's).
 MIN_PLAYOUTS_BEFORE_TIME_STOP = 2
