@@ -286,3 +286,17 @@ def test_bad_state_input_raises():
         state.play((9, 0), B)
     with pytest.raises(ValueError):
         state.set_komi(1000)
+
+
+def test_rules_cross_the_core_boundary_as_one_typed_value():
+    from katacli._core.rules_value import CoreRules
+    from katacli.game.rules import Rules
+
+    rules = Rules.parse("japanese").with_komi(6.5)
+    core = rules.to_core_tuple()
+    assert isinstance(core, CoreRules)
+    state = GameState(9, 9, core)
+    back = state.rules_tuple
+    assert isinstance(back, CoreRules) and back == core
+    assert back.scoring_rule == int(rules.scoring) and back.komi == rules.komi
+    assert GameState(9, 9, tuple(core)).rules_tuple == core   # a plain 8-tuple in the same order still works

@@ -21,6 +21,7 @@ from katacli._core.rules cimport (
     TAX_NONE, TAX_SEKI, TAX_ALL, WHB_ZERO, WHB_N_MINUS_ONE, WHB_N, rules_game_result_will_be_integer,
 )
 from katacli._core.area cimport area_calculate, area_independent_life
+from katacli._core.rules_value import CoreRules
 
 # Auxiliary Zobrist tables from board.pyx, by purpose.
 cdef enum:
@@ -733,7 +734,7 @@ cdef Rules _rules_from_tuple(tuple t) except *:
     return r
 
 # Tromp-Taylor with komi 7.5, KataGo's default rules for a fresh GTP engine.
-DEFAULT_RULES_TUPLE = (KO_POSITIONAL, SCORING_AREA, TAX_NONE, True, False, WHB_ZERO, False, 7.5)
+DEFAULT_RULES_TUPLE = CoreRules(KO_POSITIONAL, SCORING_AREA, TAX_NONE, True, False, WHB_ZERO, False, 7.5)
 
 
 cdef class GameState:
@@ -811,8 +812,9 @@ cdef class GameState:
 
     @property
     def rules_tuple(self):
+        """The rules as a CoreRules named tuple (katacli._core.rules_value)."""
         r = self.h.rules
-        return (r.ko_rule, r.scoring_rule, r.tax_rule, bool(r.multi_stone_suicide_legal), bool(r.has_button),
+        return CoreRules(r.ko_rule, r.scoring_rule, r.tax_rule, bool(r.multi_stone_suicide_legal), bool(r.has_button),
                 r.white_handicap_bonus_rule, bool(r.friendly_pass_ok), float(r.komi))
 
     @property

@@ -24,6 +24,7 @@ import struct
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
+from katacli._core.rules_value import CoreRules
 from katacli.c_numbers import round_half_away
 
 
@@ -246,9 +247,10 @@ class Rules:
         return (self.komi == int(self.komi)) != self.has_button
 
     # ---- output ----------------------------------------------------------------
-    def to_core_tuple(self) -> tuple[int, int, int, bool, bool, int, bool, float]:
-        """(ko, scoring, tax, multi_stone_suicide_legal, has_button, white_handicap_bonus, friendly_pass_ok, komi)."""
-        return (
+    def to_core_tuple(self) -> CoreRules:
+        """The core's typed rules value (ko, scoring, tax, multi-stone suicide, button, white handicap
+        bonus, friendly pass, komi)."""
+        return CoreRules(
             int(self.ko),
             int(self.scoring),
             int(self.tax),

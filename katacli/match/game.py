@@ -156,8 +156,8 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
     for bot in bots.values():
         bot.resign.settings = settings.resign
         bot.resign.clear()
-    advantage = initial_black_advantage(state.num_handicap_stones(), state.komi, int(state.rules_tuple[1]),
-                                        int(state.rules_tuple[5]))
+    advantage = initial_black_advantage(state.num_handicap_stones(), state.komi, int(state.rules_tuple.scoring_rule),
+                                        int(state.rules_tuple.white_handicap_bonus_rule))
     hit_limit = True
     for _ in range(settings.max_moves_per_game):
         state.end_game_if_all_pass_alive()

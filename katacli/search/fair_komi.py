@@ -118,7 +118,8 @@ def lead_by_komi(probe: CachedProbe, state) -> float:
     oscillation is averaged out there.
     """
     komi = state.komi
-    _ko, scoring, _tax, _suicide, has_button, *_ = state.rules_tuple
+    rules = state.rules_tuple
+    scoring, has_button = rules.scoring_rule, rules.has_button
     coarse_scoring = scoring == ScoringRule.AREA and not has_button
     naive = naive_even_komi(probe, komi)
     if not coarse_scoring or naive == round(naive):

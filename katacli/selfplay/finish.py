@@ -35,7 +35,7 @@ GROUP_TAX_FREE_POINTS = 2
 def white_komi_adjustment_for_draws(state: GameState, draw_equivalent_wins_for_white: float) -> float:
     """Draws fold into the score as if it were jittered by +-0.5 (only when results can be integers)."""
     rules = state.rules_tuple
-    komi, has_button = rules[7], rules[4]
+    komi, has_button = rules.komi, rules.has_button
     result_is_integer = (komi == int(komi)) != has_button
     return draw_equivalent_wins_for_white - 0.5 if result_is_integer else 0.0
 
@@ -52,7 +52,7 @@ def final_value_targets(scored: GameState, draw_equivalent_wins_for_white: float
 
 
 def suicide_legal_for_pass_alive(state: GameState, pass_alive_under_suicide: bool) -> bool:
-    return bool(state.rules_tuple[3]) or pass_alive_under_suicide
+    return bool(state.rules_tuple.multi_stone_suicide_legal) or pass_alive_under_suicide
 
 
 def final_areas(scored: GameState, ownership_rows, pass_alive_under_suicide: bool):
@@ -62,7 +62,7 @@ def final_areas(scored: GameState, ownership_rows, pass_alive_under_suicide: boo
                     np.int8)
     ownership = np.array(ownership_rows, np.int8)
     colors = np.array(scored.colors(), np.int8)
-    group_tax = scored.rules_tuple[2] == TaxRule.ALL
+    group_tax = scored.rules_tuple.tax_rule == TaxRule.ALL
     return full, ownership, white_scoring(colors, ownership, group_tax)
 
 

@@ -239,7 +239,7 @@ class _Game:
 
         self.began_in_encore = 0
         # Hint positions are studied as given, never moved on into the encore.
-        if not start.is_hint_pos and state.rules_tuple[1] == ScoringRule.TERRITORY and state.encore_phase == 0 \
+        if not start.is_hint_pos and state.rules_tuple.scoring_rule == ScoringRule.TERRITORY and state.encore_phase == 0 \
                 and not state.is_game_finished and rng.random() < CLEANUP_TRAINING_PROB:
             shape = 0.8 + p.policy_init_gamma_shape * 0.2
             play_policy_opening(net, state, rng, end_if_all_pass_alive=self.end_if_pass_alive,

@@ -10,7 +10,9 @@ from typing import Optional
 
 from katacli._core.board import GoBoard
 from katacli._core.history import GameState
+from katacli._core.rules_value import CoreRules
 from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import ScoringRule
 from katacli.selfplay.raw_policy import NO_MOVE, NetEvaluator, opening_move, random_policy_move
 from katacli.selfplay.records import Move
 
@@ -80,7 +82,7 @@ def replay_to_move(end_state: GameState, move_idx: int, rules_tuple: tuple, init
 
     Stops early (as KataGo does) at a move the new rules forbid or when the game ends.
     """
-    territory = rules_tuple[1] != 0
+    territory = CoreRules(*rules_tuple).scoring_rule != ScoringRule.AREA
     state = initial_position(end_state, rules_tuple, initial_encore_phase if territory else 0,
                              pass_alive_under_suicide)
     moves = end_state.moves

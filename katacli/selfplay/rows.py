@@ -218,7 +218,7 @@ def _add_row(buf: RowBuffer, ctx: _RowContext, state: GameState, pla: int, *, tu
 
     rules = state.rules_tuple
     g[GT.SELF_KOMI] = state.self_komi(pla, dew)
-    g[GT.AREA_SCORING_LIKE] = 1.0 if (state.encore_phase == 2 or rules[1] == ScoringRule.AREA) else 0.0
+    g[GT.AREA_SCORING_LIKE] = 1.0 if (state.encore_phase == 2 or rules.scoring_rule == ScoringRule.AREA) else 0.0
     g[GT.EARLIER_NET] = 1.0 if game.changed_nets else 0.0
     g[GT.NETS_BEHIND] = nets_behind
     g[GT.TURN_IDX] = turn_idx
