@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+try:
+    import katacli  # noqa: F401  (an installed katacli, with its compiled core)
+except ImportError:  # run from a checkout built in place
+    sys.path.insert(0, str(REPO))
 
 from katacli.game.coords import BLACK, format_color, format_vertex  # noqa: E402
 from katacli.game.rules import Rules  # noqa: E402

@@ -16,7 +16,6 @@ from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import run_training
 
-from support.paths import REPO
 
 pytestmark = pytest.mark.subprocess  # every test here starts processes
 PER_RANK_BATCH = 8
@@ -30,7 +29,7 @@ COMMON_KEYS = ("samplesPerEpoch=64,windowMinRows=1000000,lrWarmupSamples=0,lrSca
 def test_two_process_ddp_matches_one_process(tmp_path):
     data = tmp_path / "data"
     write_synthetic_files(str(data), 64, 9, num_files=2, seed=2, file_format="h5")
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1")  # PYTHONPATH already names this run's katacli (conftest)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
            "-m", "katacli.cli", "train", "-data-dir", str(data), "-output-dir", str(tmp_path / "ddp"),
            "-export-dir", str(tmp_path / "models"), "-model-kind", "b2c16", "-max-samples", str(MAX_SAMPLES),

@@ -26,7 +26,7 @@ from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import TrainingError, run_training
 
-from support.paths import MODELS, REPO, TEST_B4
+from support.paths import MODELS, TEST_B4
 BOARD = 9
 
 
@@ -153,7 +153,7 @@ def test_resume_continues_identically(tmp_path):
 
 
 def run_command(args: list[str], **popen) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ)  # PYTHONPATH already names this run's katacli (conftest), compiled core included
     return subprocess.Popen([sys.executable, "-m", "katacli.cli", "train", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **popen)
 
