@@ -7,7 +7,9 @@ from katacli.game.coords import (
     CoordError,
     OffBoardError,
     format_color,
+    flat_index,
     format_vertex,
+    point_of_flat,
     opponent,
     parse_color,
     parse_vertex,
@@ -139,3 +141,25 @@ def test_opponent_and_bad_colors():
             format_color(bad)
         with pytest.raises(CoordError):
             opponent(bad)
+
+
+@pytest.mark.parametrize("point, x_size, y_size, index", [
+    ((0, 0), 19, 19, 0),
+    ((18, 0), 19, 19, 18),
+    ((0, 18), 19, 19, 342),          # A1
+    ((18, 18), 19, 19, 360),         # T1
+    (None, 19, 19, 361),             # pass is last
+    ((4, 2), 9, 13, 22),             # rectangular: the row length is x_size
+    (None, 9, 13, 117),
+    ((0, 1), 2, 2, 2),
+])
+def test_flat_policy_indices_round_trip(point, x_size, y_size, index):
+    assert flat_index(point, x_size, y_size) == index
+    assert point_of_flat(index, x_size, y_size) == point
+
+
+def test_gtp_vertex_point_and_flat_index_name_the_same_point():
+    for text in ("A1", "T19", "K10", "D4", "pass"):
+        point = parse_vertex(text, 19, 19)
+        assert point_of_flat(flat_index(point, 19, 19), 19, 19) == point
+        assert format_vertex(point, 19, 19).lower() == text.lower()

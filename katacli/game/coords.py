@@ -8,6 +8,20 @@ Columns are letters A..Z without I (25 of them). Wider boards use two letters,
 first letter naming the block of 25: column 25 is "AA", 26 is "AB", 50 is "BA".
 Boards wider than 25*25 print the machine form ``(x,y)``, which is also
 accepted as input.
+
+Every coordinate system in katacli, and where to convert:
+
+=====================  =====================================  =========================================
+system                 A1 on 19x19 / pass                     conversion
+=====================  =====================================  =========================================
+GTP vertex             ``"A1"`` / ``"pass"``                  :func:`parse_vertex`, :func:`format_vertex`
+point ``(x, y)``       ``(0, 18)`` / ``None``                 the Python layers' own form
+flat (policy) index    ``18 * 19 + 0 = 342`` / ``361``        :func:`flat_index`, :func:`point_of_flat`
+                       (row-major from the top, pass last;
+                       on a padded grid use its row length)
+core ``Loc``           ``(y + 1) * (x_size + 1) + x + 1`` /   inside katacli._core only (board.pxd);
+                       ``PASS_LOC`` = 1                       Python never sees a Loc
+=====================  =====================================  =========================================
 """
 from __future__ import annotations
 
@@ -111,6 +125,18 @@ def format_vertex(xy: Point | None, x_size: int, y_size: int) -> str:
         return f"{COLUMN_LETTERS[x]}{row}"
     block, column = divmod(x, NUM_COLUMN_LETTERS)
     return f"{COLUMN_LETTERS[block - 1]}{COLUMN_LETTERS[column]}{row}"
+
+
+def flat_index(xy: Point | None, x_size: int, y_size: int) -> int:
+    """The flat policy index of a point (row-major from the top row), or x_size * y_size for a pass."""
+    return x_size * y_size if xy is None else xy[1] * x_size + xy[0]
+
+
+def point_of_flat(index: int, x_size: int, y_size: int) -> Point | None:
+    """The point of a flat policy index, None for the pass index (x_size * y_size)."""
+    if index == x_size * y_size:
+        return None
+    return (index % x_size, index // x_size)
 
 
 def parse_color(text: str) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 
 from katacli.config import Enabled
 from katacli.engine_common import stable_seed
-from katacli.game.coords import BLACK, WHITE
+from katacli.game.coords import BLACK, WHITE, flat_index
 from katacli.game.rules import ScoringRule
 from katacli.gtp.errors import GtpError
 from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
@@ -250,7 +250,7 @@ class SearchBot(Bot):
         human = searcher.root_human_output
         if move != RESIGN and human is not None:
             # With a human-SL net KataGo times its move delay by the human policy.
-            prob = human.policy_pass if move is None else human.policy[move[1] * request.state.x_size + move[0]]
+            prob = human.policy_pass if move is None else human.policy[flat_index(move, request.state.x_size, request.state.y_size)]
             prior = max(0.0, float(prob))
         elif move != RESIGN:
             prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from katacli._core.history import IllegalMoveError
 
 from katacli.game.board_text import board_diagram
-from katacli.game.coords import BLACK, WHITE, CoordError, parse_vertex
+from katacli.game.coords import BLACK, WHITE, CoordError, flat_index, parse_vertex
 from katacli.gtp.errors import GtpError
 from katacli.gtp.protocol import Command
 from katacli.search.print_tree import tree_lines
@@ -96,7 +96,7 @@ def _raw_stats(engine, branch) -> str:
         previous = evaluate_raw(evaluator, before, prev_pla, symmetries, 0.0, _pda(analysis, prev_pla),
                                 profile=profile)
         for out in previous:
-            prob = out.policy_pass if last is None else out.policy[last[1] * session.x_size + last[0]]
+            prob = out.policy_pass if last is None else out.policy[flat_index(last, session.x_size, session.y_size)]
             policy += "%.2f%% " % (CENTI * prob)
     win_loss = "White winloss: " + "".join("%.2fc " % (CENTI * (o.white_win - o.white_loss)) for o in outputs)
     lead = "White lead: " + "".join("%.2f " % o.white_lead for o in outputs)

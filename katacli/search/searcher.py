@@ -29,6 +29,7 @@ from katacli._core.search_tree import SearchTree
 from katacli._core import search_diagnostics as sd
 from katacli._core import search_results as sr
 
+from katacli.game.coords import flat_index
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.restrictions import MoveRestrictions
@@ -586,9 +587,7 @@ class Searcher:
         return entropy, max(0.0, surprise)
 
     def _policy_index(self, move) -> int:
-        if move is None:
-            return self.tree.x_size * self.tree.y_size
-        return move[1] * self.tree.x_size + move[0]
+        return flat_index(move, self.tree.x_size, self.tree.y_size)
 
     # ---- background search (pondering, analysis) ----------------------------------------------
     def start(self, **run_kwargs) -> None:
@@ -684,7 +683,7 @@ class Searcher:
             moves = [m if m.order == i else _with_order(m, i) for i, m in enumerate(moves)]
             human = self._root_human
             if human is not None:
-                moves = [dataclasses.replace(m, human_prior=_policy_at(human, m.move, tree.x_size)) for m in moves]
+                moves = [dataclasses.replace(m, human_prior=_policy_at(human, m.move, tree.x_size, tree.y_size)) for m in moves]
             root = self._root_info()
             ownership = stdev = None
             if include_ownership or include_ownership_stdev:
@@ -840,9 +839,9 @@ def _human_settings(params: SearchParams) -> tuple:
     return tuple(getattr(params, name) for name in HUMAN_TREE_SETTINGS)
 
 
-def _policy_at(output, move, x_size: int) -> float:
+def _policy_at(output, move, x_size: int, y_size: int) -> float:
     """An NNOutput's policy for a move ((x, y) or None for pass), 0 where illegal (KataGo's humanPrior)."""
-    prob = output.policy_pass if move is None else output.policy[move[1] * x_size + move[0]]
+    prob = output.policy_pass if move is None else output.policy[flat_index(move, x_size, y_size)]
     return max(0.0, float(prob))
 
 

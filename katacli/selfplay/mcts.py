@@ -30,6 +30,7 @@ from katacli.search.params import SearchParams
 from katacli.selfplay.raw_policy import NetEvaluator, Policy, RawEval
 from katacli.selfplay.records import QValue, ValueTargets
 from katacli.selfplay.searching import MoveSearchRequest, MoveSearchResult
+from katacli.game.coords import point_of_flat
 
 # Visits of the short search run first on a cleared tree (KataGo's dynamic score centring).
 SCORE_CENTERING_VISITS = 10
@@ -116,7 +117,7 @@ class MctsSelfplaySearch:
             for idx in range(area + 1):
                 p = float(prior[idx])
                 if p >= 0.0:
-                    root_policy[None if idx == area else (idx % x_size, idx // x_size)] = p
+                    root_policy[point_of_flat(idx, x_size, state.y_size)] = p
         raw_values = search_results.root_raw_values(tree)
         raw_moves, raw_priors = tree.root_edges()
         raw = RawEval(raw_values["win"], raw_values["loss"], raw_values["no_result"], raw_values["score_mean"],

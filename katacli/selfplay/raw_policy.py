@@ -16,7 +16,7 @@ import numpy as np
 
 from katacli._core.features import encode_v7
 from katacli._core.history import GameState
-from katacli.game.coords import WHITE
+from katacli.game.coords import WHITE, point_of_flat
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, NNRequest
 from katacli.nn.postprocess import NNOutput
@@ -74,7 +74,7 @@ class NetEvaluator:
         moves: list[Move] = []
         probs = []
         for idx in np.flatnonzero(output.policy >= 0.0):
-            moves.append((int(idx) % x_size, int(idx) // x_size))
+            moves.append(point_of_flat(int(idx), x_size, state.y_size))
             probs.append(float(output.policy[idx]))
         if allow_pass and output.policy_pass >= 0.0:
             moves.append(None)

@@ -39,7 +39,7 @@ from katacli.data.schema import (
     score_distr_mid,
     split_game_hash,
 )
-from katacli.game.coords import BLACK, WHITE
+from katacli.game.coords import BLACK, WHITE, flat_index
 from katacli.game.rules import ScoringRule
 from katacli.selfplay.records import FinishedGame, Move, SearchTargets, ValueTargets
 
@@ -54,7 +54,7 @@ def opponent(pla: int) -> int:
 
 
 def move_pos(move: Move, pos_len: int) -> int:
-    return pos_len * pos_len if move is None else move[1] * pos_len + move[0]
+    return flat_index(move, pos_len, pos_len)  # on the network's padded pos_len x pos_len grid
 
 
 def c_round(x: float) -> int:
