@@ -178,7 +178,8 @@ def test_sigkill_leaves_only_whole_sgf_files_and_a_rerun_cleans_up(tmp_path):
     rerun = kata_match("-config", str(cfg), "-sgf-output-dir", str(sgfs), "--quiet", "-override-config",
                        "numGamesTotal=1")
     assert rerun.exit_code == 0, rerun.output
-    assert all(f.suffix == ".sgf" and not f.name.startswith(".") for f in sgfs.iterdir())
+    leftovers = sorted(f.name for f in sgfs.iterdir() if f.suffix != ".sgf" or f.name.startswith("."))
+    assert not leftovers, f"left after the rerun: {leftovers} (killed run's pid {proc.pid}, workers {workers})"
 
 
 from support.paths import CONFIGS  # noqa: E402  (beside the tests that use it)
