@@ -14,7 +14,7 @@ from libc.math cimport sqrt
 import numpy as np
 
 from katacli._core.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, loc_of, loc_x, loc_y,
+    Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, loc_of, loc_x, loc_y,
 )
 from katacli._core.rules cimport KO_SIMPLE
 from katacli._core.history cimport (
@@ -28,12 +28,13 @@ from katacli._core.nogo cimport nogo_is_legal, nogo_has_legal_move
 from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
     LEAF_ROOT_REINIT, LEAF_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, svb_release,
-    svb_reset, node_drop_edgeless_children,
+    svb_reset, node_drop_edgeless_children, node_attach_eval_cache, eval_cache_key,
 )
 from katacli._core.search_graph cimport (
     graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
-    graph_visits_consistent,
+    graph_visits_consistent, graph_record_eval_cache,
 )
+from katacli._core.search_evalcache cimport EvalCache
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
@@ -258,6 +259,46 @@ cdef class SearchTree:
         # this root and shares its earlier history (KataGo replays the whole game instead).
         self.t.root_graph_hash = graph_state_hash(&self.t.root_hist, self.t.root_hist.presumed_next_pla)
 
+    # -- eval cache -------------------------------------------------------------------------------------
+    def set_eval_cache(self, cache, params_hash=0, min_visits=1):
+        """Search with KataGo's eval cache (an EvalCache; None turns it off), keyed by graph hash xor
+        params_hash (128 bits: a hash of every search parameter), storing nodes with min_visits visits.
+        Only graph search uses it. Another table clears the tree (its nodes hold the old table's entries)."""
+        if cache is not None and not isinstance(cache, EvalCache):
+            raise TypeError("cache must be an EvalCache or None")
+        if min_visits < 1:
+            raise ValueError("min_visits must be at least 1")
+        if cache is not self._eval_cache:
+            self.clear()
+        self._eval_cache = cache
+        self.t.eval_cache = NULL if cache is None else &(<EvalCache>cache).table
+        self.t.eval_cache_params_hash.h0 = <uint64_t>(params_hash & 0xFFFFFFFFFFFFFFFF)
+        self.t.eval_cache_params_hash.h1 = <uint64_t>((params_hash >> 64) & 0xFFFFFFFFFFFFFFFF)
+        self.t.eval_cache_min_visits = min_visits
+
+    def record_eval_cache(self):
+        """After a search: store every node with enough visits in the eval cache (no-op when off)."""
+        with nogil:
+            graph_record_eval_cache(&self.t)
+
+    def eval_cache_entry(self, moves=()):
+        """The eval cache's current entry for the position after ``moves`` ((x, y) or None) from the root, as
+        a dict with first explore evals keyed by (x, y) or None; None without one (or without such a node)."""
+        cdef Node* n = _node_after(self, moves)
+        cdef Hash128 key
+        if self._eval_cache is None or n == NULL:
+            return None
+        key = eval_cache_key(&self.t, n.graph_hash)
+        entry = self._eval_cache.entry((int(key.h1) << 64) | int(key.h0))
+        if entry is not None:
+            entry["first_explore"] = {self._xy(loc): value for loc, value in entry["first_explore"].items()}
+        return entry
+
+    def node_has_eval_cache_entry(self, moves=()):
+        """Whether the node after ``moves`` from the root holds an eval cache snapshot (False without such a node)."""
+        cdef Node* n = _node_after(self, moves)
+        return n != NULL and n.eval_cache_entry != NULL
+
     @property
     def graph_search(self):
         """Whether transpositions share nodes (useGraphSearch)."""
@@ -415,6 +456,7 @@ cdef class SearchTree:
             self.t.root = node_new(self.t.root_hist.presumed_next_pla)
             self.t.root.force_non_terminal = self.t.root_hist.is_game_finished
             self.t.root.graph_hash = self.t.root_graph_hash
+            node_attach_eval_cache(&self.t, self.t.root)
         self.t.num_leaves = 0
         if self.t.rollouts:
             with nogil:
@@ -620,6 +662,24 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
+
+
+cdef Node* _node_after(SearchTree tree, moves) except? NULL:
+    """The node reached from the root by moves ((x, y) or None), or NULL."""
+    cdef Node* n = tree.t.root
+    cdef Loc loc
+    cdef int i
+    for xy in moves:
+        if n == NULL:
+            return NULL
+        loc = tree._loc(xy)
+        for i in range(n.num_children):
+            if n.children[i].move == loc:
+                n = n.children[i].node
+                break
+        else:
+            return NULL
+    return n
 
 
 cdef Color _color_of(value) except? 99:
