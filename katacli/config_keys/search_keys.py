@@ -159,10 +159,11 @@ VALUE_KEYS = section("Value aggregation", [
     float_key("subtreeValueBiasFactor", 0.45, 0.0, 1.0, "Correct network values by observed errors of similar local patterns."),
     float_key("subtreeValueBiasFreeProp", 0.8, 0.0, 1.0, "Share of a bias entry's weight released when its node leaves the tree."),
     float_key("subtreeValueBiasWeightExponent", 0.85, 0.0, 1.0, "Weight subtree results by visits to this power."),
-    bool_key("useEvalCache", False, "Remember well-searched positions and bias later searches with them; fixed after startup.",
-             unsupported=Unsupported("katacli has no eval cache yet", off=False)),
-    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS, "Visits a node needs before the eval cache stores it.",
-            unsupported=Unsupported("katacli has no eval cache yet")),
+    bool_key("useEvalCache", False,
+             "Remember well-searched positions and bias later searches with them (graph search only); "
+             "fixed after startup."),
+    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS,
+            "Visits a node needs before the eval cache stores it; fixed after startup."),
     bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree)."),
     int_key("graphSearchRepBound", 11, 3, 50,
             "Positions are told apart by their recent history unless the last move cannot be part of a "
