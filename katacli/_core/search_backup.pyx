@@ -3,7 +3,7 @@
 from libc.stdint cimport int64_t, int16_t
 from libc.math cimport sqrt, pow, exp
 
-from katacli._core.board cimport C_WHITE
+from katacli._core.board cimport C_WHITE, C_EMPTY
 from katacli._core.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
@@ -161,7 +161,7 @@ cdef void downweight_bad_children(const TreeCore* t, int num, double current_tot
     cdef double* stdevs
     if num <= 0 or current_total <= 0.0:
         return
-    if t.cfg.value_weight_exponent == 0.0:
+    if t.cfg.value_weight_exponent == 0.0 or t.mirroring_pla != C_EMPTY:   # KataGo: none against a mirror
         for i in range(num):
             current_total = _subtract_and_prune(weights, i, current_total, amount_to_subtract, amount_to_prune)
         if current_total != desired_total and current_total > 0.0:

@@ -306,7 +306,7 @@ cdef void _record_walk(TreeCore* t, Node* n, int64_t epoch, FirstExploreEval* bu
 
 cdef void graph_record_eval_cache(TreeCore* t) noexcept nogil:
     cdef FirstExploreEval* buffer
-    if t.eval_cache == NULL or not t.graph_search or t.root == NULL:
+    if t.eval_cache == NULL or not t.graph_search or t.root == NULL or t.mirroring_pla != C_EMPTY:
         return
     buffer = <FirstExploreEval*>malloc(MAX_EDGES * sizeof(FirstExploreEval))
     _record_walk(t, t.root, begin_walk(t), buffer)

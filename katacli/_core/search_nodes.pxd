@@ -7,6 +7,7 @@ The search is split by phase, as KataGo splits search*.cpp:
   search_nodes    this file: structs, node allocation/edges/children, the SVB table
   search_graph    graph search: graph hashes, the node table, mark-and-sweep, whole-graph walks
   search_evalcache the eval cache: search results remembered across searches (useEvalCache)
+  search_mirror   anti-mirror play: detecting a mirroring opponent, selection and eval adjustments
   search_select   selection: FPU, exploration scaling, select_child (incl. human-SL picks)
   search_backup   backup: leaf values, recompute_stats, downweighting, noise pruning
   search_leaf     leaf evaluation plumbing: terminal scores, features + cache keys,
@@ -54,7 +55,7 @@ over the whole graph visit each node once (walk marks); freeing is mark-and-swee
 With useGraphSearch off every node has one parent and the node table stays empty.
 """
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
-from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
+from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC, C_EMPTY
 from katacli._core.history cimport History
 from katacli._core.features cimport FeatureParams
 from katacli._core.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
@@ -248,6 +249,12 @@ cdef struct TreeCore:
     EvalCacheTable* eval_cache
     Hash128 eval_cache_params_hash
     int64_t eval_cache_min_visits
+    # Anti-mirror (antiMirror; search_mirror), updated at the start of each search
+    bint anti_mirror
+    Color mirroring_pla         # C_EMPTY: the opponent is not mirroring (always, with antiMirror off)
+    double mirror_advantage     # points the mirroring side wins by if the mirror holds to the end
+    double mirror_center_symmetry_error
+    unsigned char* leaf_mirror_hack   # [max_batch]: the leaf's eval gets the centre-ownership shift
 
 
 # ---- storage (search_nodes.pyx) -----------------------------------------------------------------
@@ -278,8 +285,10 @@ cdef inline Hash128 rand_hash(Rng* r) noexcept nogil:
 
 
 cdef inline bint eval_cache_applies(const TreeCore* t, const Node* n) noexcept nogil:
-    # KataGo: only with graph search, and never on a forced non-terminal node (the root after the game ended).
-    return n.eval_cache_entry != NULL and t.eval_cache != NULL and t.graph_search and not n.force_non_terminal
+    # KataGo: only with graph search, not against a mirroring opponent, and never on a forced non-terminal
+    # node (the root after the game ended).
+    return (n.eval_cache_entry != NULL and t.eval_cache != NULL and t.graph_search and not n.force_non_terminal
+            and t.mirroring_pla == C_EMPTY)
 
 
 cdef inline Hash128 eval_cache_key(const TreeCore* t, Hash128 graph_hash) noexcept nogil:

@@ -80,7 +80,7 @@ cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil:
 
 
 cdef void node_attach_eval_cache(TreeCore* t, Node* n) noexcept nogil:
-    if t.eval_cache == NULL or not t.graph_search or n.eval_cache_entry != NULL:
+    if t.eval_cache == NULL or not t.graph_search or n.eval_cache_entry != NULL or t.mirroring_pla != C_EMPTY:
         return
     n.eval_cache_entry = evalcache_find(t.eval_cache, eval_cache_key(t, n.graph_hash))
 

@@ -12,6 +12,7 @@ from katacli._core.search_nodes cimport (
     node_direct_utility, child_weight, root_prior, ending_bonus, eval_cache_applies,
 )
 from katacli._core.search_evalcache cimport EvalCacheEntry
+from katacli._core.search_mirror cimport anti_mirror_active, anti_mirror_target, anti_mirror_policy, anti_mirror_forced_explore
 
 
 # Tiny constant in the PUCT numerator so that exploration works before any visit (KataGo's).
@@ -183,11 +184,14 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     cdef int human = human_pick(t, n, is_root)
     cdef bint weightless = human == 2
     cdef bint root_hacks
+    # Against a mirroring opponent, while this line still mirrors: KataGo's anti-mirror nudges.
+    cdef bint anti = anti_mirror_active(t, h)
+    cdef Loc mirror_target = anti_mirror_target(t, n, h) if anti else NULL_LOC
     out_count_edge[0] = not weightless
     out_count_playout[0] = True
     root_hacks = is_root and not weightless
-    if human:
-        scan_all = True   # unexplored edges are ordered by the main priors, not the human ones
+    if human or anti:
+        scan_all = True   # unexplored edges are ordered by the main priors, not the human or anti-mirror ones
     depth = h.num_moves - t.root_hist.num_moves
 
     for i in range(n.num_children):
@@ -264,6 +268,9 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                 continue
             if t.cfg.wide_root_noise > 0.0 and p >= 0.0:
                 _wide_root_noise(t, &u, &p, pla)
+        if anti and not weightless and p >= 0.0:
+            p = anti_mirror_policy(t, p, s.move, pla, mirror_target, h)
+            u = anti_mirror_forced_explore(t, u, parent_utility, s.move, pla, mirror_target, w, total_w, h, is_root)
         value = explore_selection_value(scaling, p, w, u, pla)
         if value > best_value:
             best_value = value
@@ -305,6 +312,8 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
             if _avoided(t, pla, n.edges[e].move, depth):
                 continue
             p = selection_prior(t, n, e, human)
+            if anti and p >= 0.0:
+                p = anti_mirror_policy(t, p, n.edges[e].move, pla, mirror_target, h)
             if p > best_new_prior:
                 best_new_prior = p
                 best_new_edge = e

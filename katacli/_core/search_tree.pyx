@@ -35,6 +35,7 @@ from katacli._core.search_graph cimport (
     graph_visits_consistent, graph_record_eval_cache,
 )
 from katacli._core.search_evalcache cimport EvalCache
+from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult, mirror_hack_eval
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
@@ -69,18 +70,21 @@ cdef class SearchTree:
         self._keys = np.zeros((max_batch, 2), np.uint64)
         self._is_root = np.zeros(max_batch, np.uint8)
         self._white = np.zeros(max_batch, np.uint8)
+        self._mirror_hack = np.zeros(max_batch, np.uint8)
         cdef float[:, :, :, ::1] spatial_view = self._spatial
         cdef float[:, ::1] global_view = self._global
         cdef unsigned char[:, ::1] legal_view = self._legal
         cdef uint64_t[:, ::1] keys_view = self._keys
         cdef unsigned char[::1] is_root_view = self._is_root
         cdef unsigned char[::1] white_view = self._white
+        cdef unsigned char[::1] mirror_hack_view = self._mirror_hack
         self.t.spatial = &spatial_view[0, 0, 0, 0]
         self.t.global_features = &global_view[0, 0]
         self.t.legal = &legal_view[0, 0]
         self.t.cache_keys = &keys_view[0, 0]
         self.t.leaf_is_root = &is_root_view[0]
         self.t.leaf_white = &white_view[0]
+        self.t.leaf_mirror_hack = &mirror_hack_view[0]
         default_feature_params(&self.t.feature_params)
         rng_seed(&self.t.rng, 0x1234567)
         self.t.search_age = 0
@@ -173,6 +177,7 @@ cdef class SearchTree:
         self.t.ignore_pre_root_history = params.ignore_pre_root_history
         self.t.ignore_all_history = params.ignore_all_history
         self.t.playout_doubling_advantage = params.playout_doubling_advantage
+        self.t.anti_mirror = params.anti_mirror
         pda_pla = params.playout_doubling_advantage_pla
         self.t.playout_doubling_advantage_pla = _color_of(pda_pla)
         if old_svb != c.subtree_value_bias_factor or graph != self.t.graph_search:
@@ -436,6 +441,31 @@ cdef class SearchTree:
     def legal(self):
         return self._legal
 
+    def leaf_needs_ownership(self, int i):
+        """Whether batch leaf i's evaluation must include the ownership map (root, every node keeps it, or the
+        anti-mirror centre-ownership shift applies)."""
+        if not 0 <= i < self.t.num_leaves:
+            raise IndexError(i)
+        return bool(self.t.leaf_is_root[i] or self.t.keep_ownership or self.t.leaf_mirror_hack[i])
+
+    def update_mirroring(self):
+        """Recompute whether the opponent mirrors our moves (antiMirror; KataGo's updateMirroring, once per search
+        before the root is evaluated). True when that changed: the caller then clears the tree, as KataGo does."""
+        cdef bint changed
+        with nogil:
+            changed = mirror_update(&self.t)
+        return changed
+
+    @property
+    def mirroring_player(self):
+        """The mirroring opponent (1 Black, 2 White) found by the last update_mirroring, or 0."""
+        return int(self.t.mirroring_pla)
+
+    @property
+    def mirror_advantage(self):
+        """Points the mirroring opponent would win by if the mirror held to the end (0 when none)."""
+        return self.t.mirror_advantage
+
     def leaf_info(self, int i):
         """(cache key as int, is_root, white_to_move) of batch leaf i."""
         if not 0 <= i < self.t.num_leaves:
@@ -473,6 +503,7 @@ cdef class SearchTree:
             self.t.root.state = NODE_PENDING
         with nogil:
             fill_leaf_features(&self.t, 0, &self.t.root_hist, True)
+            self.t.leaf_mirror_hack[0] = mirror_eval_difficult(&self.t, &self.t.root_hist)
         self.t.num_leaves = 1
         return 1
 
@@ -554,6 +585,9 @@ cdef class SearchTree:
              ev.st_wl_error, ev.st_score_error) = values
             policy = policy_array
             pass_prior = policy_pass
+            if self.t.leaf_mirror_hack[i] and own_array is not None:
+                # The centre point decides a mirrored game: shift win/loss by who owns it (KataGo).
+                mirror_hack_eval(&self.t, &ev, own_array[(self.t.y_size // 2) * self.t.x_size + self.t.x_size // 2])
             keep = node == self.t.root or self.t.keep_ownership
             own_ptr = NULL
             if own_array is not None and keep:

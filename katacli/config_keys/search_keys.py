@@ -41,7 +41,6 @@ ROOT_FPU_REDUCTION_WITHOUT_NOISE = 0.1
 ROOT_POLICY_OPTIMISM_CAP = 0.2
 
 SELFPLAY = ("selfplay",)
-NO_ANTI_MIRROR = "katacli has no anti-mirror play yet"
 
 SEARCH_LIMIT_KEYS = section("Search limits", [
     int_key("maxVisits", UNLIMITED_VISITS, 1, UNLIMITED_VISITS,
@@ -222,8 +221,8 @@ BEHAVIOUR_KEYS = section("Passing and play style", [
     player_key("playoutDoublingAdvantagePla",
                "Apply playoutDoublingAdvantage only when this color moves, negated for the other (BLACK or WHITE)."),
     float_key("avoidRepeatedPatternUtility", 0.0, -3.0, 3.0, "Penalty per repeat of the same local shape in one game."),
-    bool_key("antiMirror", False, "Fight opponents that mirror our moves.",
-             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
+    bool_key("antiMirror", False,
+             "Fight opponents that mirror our moves: steer the search towards breaking the symmetry."),
     bool_key("ignorePreRootHistory", False, "Hide the moves before the searched position from the network.",
              mode_defaults={"analysis": True}),
     bool_key("ignoreAllHistory", False, "Hide all move history from the network."),
@@ -236,8 +235,7 @@ GTP_SEARCH_KEYS = section("GTP analysis search", [
     bool_key("genmoveAntiMirror",
              DerivedDefault("antiMirror if set, else true",
                             lambda r: r.value("antiMirror") if r.is_set("antiMirror") else True),
-             "antiMirror for genmove; GTP analysis uses antiMirror itself.",
-             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
+             "antiMirror for genmove; GTP analysis uses antiMirror itself."),
 ])
 
 HUMAN_SL_KEYS = section("Human-like play (human SL model)", [

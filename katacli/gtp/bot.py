@@ -284,7 +284,7 @@ class SearchBot(Bot):
             max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
             root_noise_enabled=False, wide_root_noise=0.0, playout_doubling_advantage=0.0,
             playout_doubling_advantage_pla=None, conservative_pass=True, chosen_move_temperature=0.0,
-            chosen_move_temperature_early=0.0)
+            chosen_move_temperature_early=0.0, anti_mirror=False)
         if state.next_player != pla:
             state.reset_history_keep_board(pla)
         searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed)

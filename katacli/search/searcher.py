@@ -419,6 +419,10 @@ class Searcher:
     def _begin(self, pondering: bool) -> int:
         """Root setup for a new search (KataGo's beginSearch). Returns playouts done (1 if the root was evaluated)."""
         tree = self.tree
+        if tree.update_mirroring():
+            # The opponent started or stopped mirroring: grow a new tree with the anti-mirror settings (KataGo).
+            tree.clear()
+            self._root_human = None
         tree.next_search_age()
         if not pondering:
             self._pla_search_is_for = tree.root_pla
