@@ -228,7 +228,7 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
         this_node_visits += s.edge_visits
         num += 1
     total = orig_total
-    if t.cfg.use_noise_pruning and num > 0:
+    if t.cfg.use_noise_pruning and num > 0 and t.mirroring_pla == C_EMPTY:   # not against a mirror (KataGo)
         total = prune_noise_weight(t, num, weights, self_utilities, priors, total)
     if is_root and t.cfg.root_noise_enabled and not t.cfg.use_noise_pruning:
         max_w = 0.0
