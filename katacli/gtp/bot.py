@@ -287,7 +287,9 @@ class SearchBot(Bot):
             chosen_move_temperature_early=0.0, anti_mirror=False)
         if state.next_player != pla:
             state.reset_history_keep_board(pla)
-        searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed)
+        # KataGo runs these on the game's bot, so they share its eval cache (under their own params' hash).
+        searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed,
+                            eval_cache=self._eval_cache)
         searcher.run(stop_event=stop)
         return searcher
 
