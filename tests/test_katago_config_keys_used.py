@@ -288,7 +288,7 @@ def test_unsupported_keys_are_announced_or_refused(key, mode, tmp_path):
 
 
 def test_unsupported_keys_set_to_their_off_value_stay_quiet():
-    cfg = Config.from_text("useEvalCache = false\nantiMirror = false\nuseGraphSearch = false\n", mode="gtp")
+    cfg = Config.from_text("avoidMYTDaggerHack = false\nantiMirror = false\nuseGraphSearch = false\n", mode="gtp")
     stream = io.StringIO()
     assert cfg.check_unsupported_keys(stream) == [] and stream.getvalue() == ""
 
@@ -307,11 +307,11 @@ def test_kata_gtp_announces_and_refuses_at_start_up(tmp_path):
 
     run = lambda override: subprocess.run(python_cli() + ["gtp", "-override-config", override],
                                           input="name\nquit\n", capture_output=True, text=True, timeout=120)
-    ok = run("useEvalCache=true")
+    ok = run("avoidMYTDaggerHack=true")
     assert ok.returncode == 0 and ok.stdout.startswith("= KataGo")
-    warnings = [line for line in ok.stderr.splitlines() if "useEvalCache" in line]
-    assert len(warnings) == 1 and warnings[0].startswith("WARNING: config key 'useEvalCache = true' in ")
-    assert warnings[0].endswith(" has no effect: katacli has no eval cache yet")
+    warnings = [line for line in ok.stderr.splitlines() if "avoidMYTDaggerHack" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("WARNING: config key 'avoidMYTDaggerHack = true' in ")
+    assert warnings[0].endswith(" has no effect: katacli has no special handling of the MYT dagger joseki")
     stopped = run(f"avoidSgfPatternDirs={tmp_path}")
     assert stopped.returncode == 1 and stopped.stdout == ""
     lines = stopped.stderr.strip().splitlines()

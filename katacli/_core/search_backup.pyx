@@ -3,12 +3,13 @@
 from libc.stdint cimport int64_t, int16_t
 from libc.math cimport sqrt, pow, exp
 
-from katacli._core.board cimport C_WHITE
+from katacli._core.board cimport C_WHITE, C_EMPTY
 from katacli._core.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
-    node_direct_utility, direct_weight, svb_bias,
+    node_direct_utility, direct_weight, svb_bias, eval_cache_applies,
 )
+from katacli._core.search_evalcache cimport EvalCacheEntry
 from katacli._core.search_graph cimport begin_walk
 
 
@@ -20,6 +21,39 @@ cdef double VALUE_WEIGHT_MIN_PROB = 0.0001
 cdef double NOISE_PRUNE_LENIENCY = 2.0
 # Root subtract/prune are capped at this fraction of the heaviest child.
 cdef double ROOT_PRUNE_MAX_FRACTION = 1.0 / 64.0
+
+
+# Eval cache blending (KataGo's adjustEvalsFromCacheHelper): an entry heavier than evalCacheMinVisits
+# counts as sqrt(min * weight), since entries below it in the graph apply their own blending; the
+# cached share falls from 1 as the node's own visits grow past the entry's weight.
+cdef double EVAL_CACHE_LINEAR_COEFF = 3.0
+cdef double EVAL_CACHE_CUBIC_COEFF = 2.0
+
+
+cdef void eval_cache_adjust(const TreeCore* t, const EvalCacheEntry* e, int64_t node_visits, double* win_loss,
+                            double* no_result, double* score_mean, double* score_mean_sq, double* lead,
+                            double* utility) noexcept nogil:
+    """Blend a node's averages towards its eval cache entry's; utility may be NULL (recomputed by the caller)."""
+    cdef double weight = e.weight, ratio, frac, old_score_mean, cache_utility, variance
+    if weight <= 0.0:
+        return   # the entry holds first explore evals only
+    if weight > t.eval_cache_min_visits:
+        weight = sqrt(t.eval_cache_min_visits * weight)
+    ratio = node_visits / weight
+    frac = 1.0 / (1.0 + EVAL_CACHE_LINEAR_COEFF * ratio * (1.0 + EVAL_CACHE_CUBIC_COEFF * ratio * ratio))
+    win_loss[0] += frac * (e.win_loss - win_loss[0])
+    no_result[0] += frac * (e.no_result - no_result[0])
+    old_score_mean = score_mean[0]
+    score_mean[0] += frac * (e.score_mean - score_mean[0])
+    score_mean_sq[0] = score_mean_sq[0] - old_score_mean * old_score_mean + score_mean[0] * score_mean[0]
+    if score_mean_sq[0] < 0.0:
+        score_mean_sq[0] = 0.0
+    lead[0] += frac * (e.lead - lead[0])
+    if utility != NULL:
+        variance = score_mean_sq[0] - score_mean[0] * score_mean[0] + <double>e.score_mean * e.score_mean
+        cache_utility = (result_utility(&t.cfg, e.win_loss, e.no_result)
+                         + score_utility(&t.cfg, e.score_mean, variance if variance > 0.0 else 0.0))
+        utility[0] += frac * (cache_utility - utility[0])
 
 
 # ---- leaf values -----------------------------------------------------------------------------
@@ -58,8 +92,13 @@ cdef void add_leaf_value(TreeCore* t, Node* n, double win_loss, double no_result
 
 
 cdef void add_direct_eval_as_leaf(TreeCore* t, Node* n, bint assume_no_existing_weight) noexcept nogil:
-    add_leaf_value(t, n, n.eval.win - n.eval.loss, n.eval.no_result, n.eval.score_mean, n.eval.score_mean_sq,
-                   n.eval.lead, direct_weight(t, n), False, assume_no_existing_weight)
+    cdef double win_loss = n.eval.win - n.eval.loss, no_result = n.eval.no_result, score_mean = n.eval.score_mean
+    cdef double score_mean_sq = n.eval.score_mean_sq, lead = n.eval.lead
+    if n != t.root and eval_cache_applies(t, n):
+        # A repeated evaluation is still one visit's worth of information (KataGo).
+        eval_cache_adjust(t, n.eval_cache_entry, 1, &win_loss, &no_result, &score_mean, &score_mean_sq, &lead, NULL)
+    add_leaf_value(t, n, win_loss, no_result, score_mean, score_mean_sq, lead, direct_weight(t, n), False,
+                   assume_no_existing_weight)
 
 
 cdef void add_terminal_value(TreeCore* t, Node* n) noexcept nogil:
@@ -122,7 +161,7 @@ cdef void downweight_bad_children(const TreeCore* t, int num, double current_tot
     cdef double* stdevs
     if num <= 0 or current_total <= 0.0:
         return
-    if t.cfg.value_weight_exponent == 0.0:
+    if t.cfg.value_weight_exponent == 0.0 or t.mirroring_pla != C_EMPTY:   # KataGo: none against a mirror
         for i in range(num):
             current_total = _subtract_and_prune(weights, i, current_total, amount_to_subtract, amount_to_prune)
         if current_total != desired_total and current_total > 0.0:
@@ -163,6 +202,7 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
     cdef double* self_utilities = t.scratch + MAX_EDGES
     cdef double* priors = t.scratch + 2 * MAX_EDGES
     cdef int64_t visits_buf[MAX_EDGES]
+    cdef int64_t this_node_visits = 1   # own visit plus the counted children's edge visits
     cdef int16_t slot_of[MAX_EDGES]
     cdef int i, num = 0
     cdef const ChildSlot* s
@@ -185,9 +225,10 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
         visits_buf[num] = cs.visits
         slot_of[num] = <int16_t>i
         orig_total += weights[num]
+        this_node_visits += s.edge_visits
         num += 1
     total = orig_total
-    if t.cfg.use_noise_pruning and num > 0:
+    if t.cfg.use_noise_pruning and num > 0 and t.mirroring_pla == C_EMPTY:   # not against a mirror (KataGo)
         total = prune_noise_weight(t, num, weights, self_utilities, priors, total)
     if is_root and t.cfg.root_noise_enabled and not t.cfg.use_noise_pruning:
         max_w = 0.0
@@ -243,6 +284,11 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
     st.lead = ld / wsum
     st.utility = ut / wsum
     st.utility_sq = utsq / wsum
+    if n != t.root and eval_cache_applies(t, n):
+        utility = st.utility
+        eval_cache_adjust(t, n.eval_cache_entry, this_node_visits, &st.win_loss, &st.no_result, &st.score_mean,
+                          &st.score_mean_sq, &st.lead, &st.utility)
+        st.utility_sq += st.utility * st.utility - utility * utility
     st.weight_sq_sum = wsq
     st.weight_sum = wsum
     st.visits += visits_to_add

@@ -4,7 +4,7 @@
 from libc.stdint cimport int16_t, int64_t
 from libc.stdlib cimport realloc
 
-from katacli._core.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, opp_of
+from katacli._core.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, C_EMPTY, opp_of
 from katacli._core.history cimport (
     History, history_copy, history_free, history_make_move_assume_legal, history_is_legal,
     history_should_suppress_end_game_from_friendly_pass,
@@ -20,6 +20,7 @@ from katacli._core.search_graph cimport graph_hash_after_move, graph_find_or_new
 from katacli._core.search_select cimport select_child
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
+from katacli._core.search_mirror cimport mirror_eval_difficult
 
 
 cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil:
@@ -77,7 +78,8 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
         if h.is_game_finished and not force_non_terminal:
             child.is_terminal = True
             set_terminal_result(t, child, h)
-    if t.cfg.subtree_value_bias_factor != 0.0 and h.num_moves >= 2 and move != PASS_LOC:
+    # No subtree value bias against a mirroring opponent (KataGo keeps no table then).
+    if t.cfg.subtree_value_bias_factor != 0.0 and h.num_moves >= 2 and move != PASS_LOC and t.mirroring_pla == C_EMPTY:
         parent_prev = h.moves[h.num_moves - 2].loc
         if parent_prev != NULL_LOC:
             child.svb_entry = svb_get(t, svb_move_key(h, parent_prev, move, pla))
@@ -181,6 +183,7 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
         outcome = descend(t, &h, ls)
         if outcome == DESCENT_LEAF:
             fill_leaf_features(t, t.num_leaves, &h, ls.path[ls.depth] == t.root)
+            t.leaf_mirror_hack[t.num_leaves] = mirror_eval_difficult(t, &h)
             t.num_leaves += 1
         elif outcome == DESCENT_DONE:
             playouts_done[0] += 1

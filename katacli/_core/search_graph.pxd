@@ -32,6 +32,9 @@ cdef void graph_sweep_unreachable(TreeCore* t) noexcept nogil   # free table nod
 cdef void graph_free_all(TreeCore* t) noexcept nogil            # root and table
 cdef void free_all_nodes(TreeCore* t) noexcept nogil            # either mode; t.root is NULL afterwards
 
+# Eval cache (useEvalCache): after a search, record every node with evalCacheMinVisits visits (search_evalcache).
+cdef void graph_record_eval_cache(TreeCore* t) noexcept nogil
+
 # Whole-graph walks: each call starts a new walk epoch.
 cdef int64_t begin_walk(TreeCore* t) noexcept nogil
 # Checks for tests: virtual losses (0 between batches), node count, and visits of each expanded node

@@ -6,18 +6,23 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
 from katacli._core.board cimport (
-    Board, Loc, Color, Hash128, C_EMPTY, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, hash_xor,
+    Board, Loc, Color, Hash128, C_EMPTY, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, hash_xor,
 )
 from katacli._core.history cimport History, history_situation_ko_hash, history_pass_would_end_phase
 from katacli._core.playout cimport Rng, rng_seed
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, Edge, ChildSlot, NodeTableEntry, NODE_EXPANDED, node_new, node_free_one, node_free_tree,
-    rand_hash,
+    TreeCore, Node, Edge, ChildSlot, NodeTableEntry, NODE_EXPANDED, MAX_EDGES, node_new, node_free_one,
+    node_free_tree, node_attach_eval_cache, rand_hash, eval_cache_key,
 )
+from katacli._core.search_evalcache cimport FirstExploreEval, evalcache_retain, evalcache_update
 
 
 cdef uint64_t GRAPH_ZOBRIST_SEED = 0x6a09e667f3bcc908ULL
 cdef int64_t NODE_TABLE_INITIAL_SIZE = 1024
+# The root's averages go into the eval cache only when passing is neither this share of its edge
+# visits nor within this much utility of its best move (the root treats passing specially; KataGo's).
+cdef int64_t EVAL_CACHE_ROOT_PASS_VISIT_DIVISOR = 8
+cdef double EVAL_CACHE_ROOT_PASS_UTILITY_MARGIN = 0.05
 # Odd multipliers folding the consecutive ending passes into the state hash.
 cdef uint64_t CONSEC_PASS_MULT0 = 0x9E3779B97F4A7C15ULL
 cdef uint64_t CONSEC_PASS_MULT1 = 0xC2B2AE3D27D4EB4FULL
@@ -174,6 +179,7 @@ cdef Node* graph_find_or_new(TreeCore* t, Hash128 graph_hash, bint force_non_ter
     t.node_table[pos].key = key
     t.node_table[pos].node = n
     t.node_table_count += 1
+    node_attach_eval_cache(t, n)
     created[0] = True
     return n
 
@@ -183,6 +189,7 @@ cdef Node* graph_copy_as_root(TreeCore* t, const Node* n) noexcept nogil:
     memcpy(c, n, sizeof(Node))
     c.svb_entry = -1
     c.virtual_losses = 0
+    evalcache_retain(c.eval_cache_entry)   # the copy holds the same snapshot (KataGo's copy constructor)
     c.edges = <Edge*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(Edge))
     memcpy(c.edges, n.edges, n.num_edges * sizeof(Edge))
     c.children = NULL
@@ -248,6 +255,62 @@ cdef void free_all_nodes(TreeCore* t) noexcept nogil:
     else:
         node_free_tree(t, t.root)
         t.root = NULL
+
+
+# ---- eval cache -----------------------------------------------------------------------------------
+cdef bint _root_averages_recordable(const Node* n) noexcept nogil:
+    """Whether the root's averages may be recorded: not when passing is near its best move or well visited."""
+    cdef int64_t total_edge_visits = 0, pass_edge_visits = 0
+    cdef double max_self_utility = -1e50, pass_self_utility = -1e50, self_utility
+    cdef int i
+    for i in range(n.num_children):
+        self_utility = n.children[i].node.stats.utility
+        if n.next_pla != C_WHITE:
+            self_utility = -self_utility
+        total_edge_visits += n.children[i].edge_visits
+        if self_utility > max_self_utility:
+            max_self_utility = self_utility
+        if n.children[i].move == PASS_LOC:
+            pass_edge_visits += n.children[i].edge_visits
+            pass_self_utility = self_utility
+    return not (pass_edge_visits * EVAL_CACHE_ROOT_PASS_VISIT_DIVISOR >= total_edge_visits
+                or pass_self_utility + EVAL_CACHE_ROOT_PASS_UTILITY_MARGIN >= max_self_utility)
+
+
+cdef void _record_node(TreeCore* t, const Node* n, FirstExploreEval* children) noexcept nogil:
+    cdef int i, count = 0
+    cdef const Node* c
+    for i in range(n.num_children):
+        c = n.children[i].node
+        if c.stats.visits >= t.eval_cache_min_visits:
+            children[count].move = n.children[i].move
+            children[count].win_loss = <float>c.stats.win_loss
+            children[count].score_mean = <float>c.stats.score_mean
+            children[count].weight = <float>c.stats.visits
+            count += 1
+    evalcache_update(t.eval_cache, eval_cache_key(t, n.graph_hash), <double>n.stats.visits,
+                     n != t.root or _root_averages_recordable(n), n.stats.win_loss, n.stats.no_result,
+                     n.stats.score_mean, n.stats.lead, children, count)
+
+
+cdef void _record_walk(TreeCore* t, Node* n, int64_t epoch, FirstExploreEval* buffer) noexcept nogil:
+    cdef int i
+    if n.walk_mark == epoch:
+        return
+    n.walk_mark = epoch
+    for i in range(n.num_children):
+        _record_walk(t, n.children[i].node, epoch, buffer)
+    if n.stats.visits >= t.eval_cache_min_visits and not n.force_non_terminal:
+        _record_node(t, n, buffer)
+
+
+cdef void graph_record_eval_cache(TreeCore* t) noexcept nogil:
+    cdef FirstExploreEval* buffer
+    if t.eval_cache == NULL or not t.graph_search or t.root == NULL or t.mirroring_pla != C_EMPTY:
+        return
+    buffer = <FirstExploreEval*>malloc(MAX_EDGES * sizeof(FirstExploreEval))
+    _record_walk(t, t.root, begin_walk(t), buffer)
+    free(buffer)
 
 
 # ---- whole-graph checks --------------------------------------------------------------------------

@@ -6,6 +6,8 @@ results all need (inline here so the hot loops pay no cross-module call).
 The search is split by phase, as KataGo splits search*.cpp:
   search_nodes    this file: structs, node allocation/edges/children, the SVB table
   search_graph    graph search: graph hashes, the node table, mark-and-sweep, whole-graph walks
+  search_evalcache the eval cache: search results remembered across searches (useEvalCache)
+  search_mirror   anti-mirror play: detecting a mirroring opponent, selection and eval adjustments
   search_select   selection: FPU, exploration scaling, select_child (incl. human-SL picks)
   search_backup   backup: leaf values, recompute_stats, downweighting, noise pruning
   search_leaf     leaf evaluation plumbing: terminal scores, features + cache keys,
@@ -54,11 +56,12 @@ over the whole graph visit each node once (walk marks); freeing is mark-and-swee
 With useGraphSearch off every node has one parent and the node table stays empty.
 """
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
-from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC
+from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC, C_EMPTY
 from katacli._core.history cimport History
 from katacli._core.features cimport FeatureParams
 from katacli._core.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
 from katacli._core.playout cimport Rng, rng_next
+from katacli._core.search_evalcache cimport EvalCacheEntry, EvalCacheTable
 
 cdef enum:
     NODE_UNEVALUATED = 0
@@ -158,6 +161,8 @@ cdef struct Node:
     int64_t walk_mark           # == TreeCore.walk_epoch: already seen by the current whole-graph walk
     int64_t path_mark           # == TreeCore.descent_epoch: on the current descent's path (cycle check)
     int32_t on_path             # on the path of a recursive walk in progress (cycle check)
+    # Eval cache (search_evalcache): the entry for this position when the node was made, or NULL
+    EvalCacheEntry* eval_cache_entry
 
 
 cdef struct NodeTableEntry:
@@ -240,6 +245,17 @@ cdef struct TreeCore:
     int64_t node_table_count
     int64_t walk_epoch
     int64_t descent_epoch
+    # Eval cache (useEvalCache; search_evalcache): NULL when off. Keys are graph hashes xor a hash of
+    # every search parameter, so that results searched with other settings are not reused.
+    EvalCacheTable* eval_cache
+    Hash128 eval_cache_params_hash
+    int64_t eval_cache_min_visits
+    # Anti-mirror (antiMirror; search_mirror), updated at the start of each search
+    bint anti_mirror
+    Color mirroring_pla         # C_EMPTY: the opponent is not mirroring (always, with antiMirror off)
+    double mirror_advantage     # points the mirroring side wins by if the mirror holds to the end
+    double mirror_center_symmetry_error
+    unsigned char* leaf_mirror_hack   # [max_batch]: the leaf's eval gets the centre-ownership shift
 
 
 # ---- storage (search_nodes.pyx) -----------------------------------------------------------------
@@ -249,6 +265,8 @@ cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the who
 cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
 cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil
 cdef void node_drop_edgeless_children(Node* n) noexcept nogil   # children whose move lost its edge
+# Eval cache: look up n's entry (graph search with the eval cache on; n.graph_hash must be set).
+cdef void node_attach_eval_cache(TreeCore* t, Node* n) noexcept nogil
 
 # Subtree value bias table: entries keyed by a move's local situation, shared by every node with that key.
 cdef Hash128 svb_move_key(const History* h, Loc prev_move, Loc move, Color pla) noexcept nogil  # h: after move
@@ -265,6 +283,20 @@ cdef inline Hash128 rand_hash(Rng* r) noexcept nogil:
     h.h0 = rng_next(r)
     h.h1 = rng_next(r)
     return h
+
+
+cdef inline bint eval_cache_applies(const TreeCore* t, const Node* n) noexcept nogil:
+    # KataGo: only with graph search, not against a mirroring opponent, and never on a forced non-terminal
+    # node (the root after the game ended).
+    return (n.eval_cache_entry != NULL and t.eval_cache != NULL and t.graph_search and not n.force_non_terminal
+            and t.mirroring_pla == C_EMPTY)
+
+
+cdef inline Hash128 eval_cache_key(const TreeCore* t, Hash128 graph_hash) noexcept nogil:
+    cdef Hash128 k
+    k.h0 = graph_hash.h0 ^ t.eval_cache_params_hash.h0
+    k.h1 = graph_hash.h1 ^ t.eval_cache_params_hash.h1
+    return k
 
 
 cdef inline double node_direct_utility(const TreeCore* t, const Node* n) noexcept nogil:

@@ -9,6 +9,7 @@ from katacli._core.board cimport (
 )
 from katacli._core.history cimport History, history_recent_board
 from katacli._core.playout cimport Rng, rng_seed
+from katacli._core.search_evalcache cimport evalcache_find, evalcache_release
 
 
 # Subtree value bias entries below this weight are ignored.
@@ -70,11 +71,18 @@ cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil:
     if n == NULL:
         return
     svb_release(t, n)
+    evalcache_release(n.eval_cache_entry)
     free(n.edges)
     free(n.children)
     free(n.ownership)
     free(n.human_priors)
     free(n)
+
+
+cdef void node_attach_eval_cache(TreeCore* t, Node* n) noexcept nogil:
+    if t.eval_cache == NULL or not t.graph_search or n.eval_cache_entry != NULL or t.mirroring_pla != C_EMPTY:
+        return
+    n.eval_cache_entry = evalcache_find(t.eval_cache, eval_cache_key(t, n.graph_hash))
 
 
 cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:

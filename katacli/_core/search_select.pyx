@@ -5,12 +5,14 @@ from libc.math cimport sqrt, log, pow, fabs
 
 from katacli._core.board cimport Loc, Color, C_WHITE, PASS_LOC, NULL_LOC
 from katacli._core.history cimport History, history_pass_would_end_phase
-from katacli._core.search_values cimport score_utility_diff, utility_radius
+from katacli._core.search_values cimport score_utility_diff, utility_radius, result_utility, score_utility
 from katacli._core.playout cimport rng_uniform, rng_gaussian
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT,
-    node_direct_utility, child_weight, root_prior, ending_bonus,
+    node_direct_utility, child_weight, root_prior, ending_bonus, eval_cache_applies,
 )
+from katacli._core.search_evalcache cimport EvalCacheEntry
+from katacli._core.search_mirror cimport anti_mirror_active, anti_mirror_target, anti_mirror_policy, anti_mirror_forced_explore
 
 
 # Tiny constant in the PUCT numerator so that exploration works before any visit (KataGo's).
@@ -139,6 +141,26 @@ cdef inline bint _avoided(const TreeCore* t, Color pla, Loc move, int depth) noe
     return t.has_avoid[pla - 1] and depth < t.avoid_until[pla - 1][move]
 
 
+cdef inline int _edge_of_move(const Node* n, Loc move) noexcept nogil:
+    cdef int e
+    for e in range(n.num_edges):
+        if n.edges[e].move == move:
+            return e
+    return -1
+
+
+cdef inline double _new_edge_selection_value(TreeCore* t, bint root_hacks, double scaling, double prior,
+                                             double utility, double max_w, double parent_weight_per_visit,
+                                             Color pla) noexcept nogil:
+    """Selection value of a move without a child yet (KataGo's getNewExploreSelectionValue)."""
+    if root_hacks and t.cfg.futile_visits_threshold > 0.0 and (
+            t.upper_bound_visits_left < t.cfg.futile_visits_threshold * max_w / parent_weight_per_visit):
+        return FUTILE_VISITS_PRUNE_VALUE
+    if root_hacks and t.cfg.wide_root_noise > 0.0:
+        _wide_root_noise(t, &utility, &prior, pla)
+    return explore_selection_value(scaling, prior, 0.0, utility, pla)
+
+
 cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int* out_slot, int* out_edge,
                        bint* out_count_edge, bint* out_count_playout) noexcept nogil:
     """Pick the child to descend into by PUCT; out_slot >= 0 for an existing child, else out_edge is a new one.
@@ -154,6 +176,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     cdef int64_t total_edge_visits = 0
     cdef ChildSlot* s
     cdef Node* c
+    cdef const EvalCacheEntry* cache
     cdef bint has_pass_child = False, has_non_pass_child = False
     cdef bint scan_all = is_root or t.has_avoid[pla - 1]
     # With a human-SL net, some visits pick by the human policy; weightless ones count no edge visit
@@ -161,11 +184,14 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     cdef int human = human_pick(t, n, is_root)
     cdef bint weightless = human == 2
     cdef bint root_hacks
+    # Against a mirroring opponent, while this line still mirrors: KataGo's anti-mirror nudges.
+    cdef bint anti = anti_mirror_active(t, h)
+    cdef Loc mirror_target = anti_mirror_target(t, n, h) if anti else NULL_LOC
     out_count_edge[0] = not weightless
     out_count_playout[0] = True
     root_hacks = is_root and not weightless
-    if human:
-        scan_all = True   # unexplored edges are ordered by the main priors, not the human ones
+    if human or anti:
+        scan_all = True   # unexplored edges are ordered by the main priors, not the human or anti-mirror ones
     depth = h.num_moves - t.root_hist.num_moves
 
     for i in range(n.num_children):
@@ -242,11 +268,38 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
                 continue
             if t.cfg.wide_root_noise > 0.0 and p >= 0.0:
                 _wide_root_noise(t, &u, &p, pla)
+        if anti and not weightless and p >= 0.0:
+            p = anti_mirror_policy(t, p, s.move, pla, mirror_target, h)
+            u = anti_mirror_forced_explore(t, u, parent_utility, s.move, pla, mirror_target, w, total_w, h, is_root)
         value = explore_selection_value(scaling, p, w, u, pla)
         if value > best_value:
             best_value = value
             best_slot = i
             best_edge = s.edge
+
+    # Unexplored moves the eval cache saw searched from this position compete with their cached value
+    # instead of FPU, in move order (KataGo: possibly out of policy order).
+    if eval_cache_applies(t, n):
+        cache = n.eval_cache_entry
+        for i in range(cache.num_first):
+            e = _edge_of_move(n, cache.first[i].move)
+            if e < 0 or n.edges[e].slot >= 0:
+                continue
+            if is_root and not t.root_allowed[n.edges[e].move]:
+                continue
+            if _avoided(t, pla, n.edges[e].move, depth):
+                continue
+            p = selection_prior(t, n, e, human)
+            if p < 0.0:
+                continue
+            u = (result_utility(&t.cfg, cache.first[i].win_loss, 0.0)
+                 + score_utility(&t.cfg, cache.first[i].score_mean,
+                                 <double>cache.first[i].score_mean * cache.first[i].score_mean))
+            value = _new_edge_selection_value(t, root_hacks, scaling, p, u, max_w, parent_weight_per_visit, pla)
+            if value > best_value:
+                best_value = value
+                best_slot = -1
+                best_edge = e
 
     # The best unexplored move: the highest prior (the first unexplored edge unless the root
     # or avoided moves make the order or eligibility differ).
@@ -259,6 +312,8 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
             if _avoided(t, pla, n.edges[e].move, depth):
                 continue
             p = selection_prior(t, n, e, human)
+            if anti and p >= 0.0:
+                p = anti_mirror_policy(t, p, n.edges[e].move, pla, mirror_target, h)
             if p > best_new_prior:
                 best_new_prior = p
                 best_new_edge = e
@@ -269,16 +324,8 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
             best_new_edge = n.next_new_edge
             best_new_prior = n.edges[best_new_edge].prior
     if best_new_edge >= 0:
-        u = fpu
-        p = best_new_prior
-        value = POLICY_ILLEGAL_SELECTION_VALUE
-        if root_hacks and t.cfg.futile_visits_threshold > 0.0 and (
-                t.upper_bound_visits_left < t.cfg.futile_visits_threshold * max_w / parent_weight_per_visit):
-            value = FUTILE_VISITS_PRUNE_VALUE
-        else:
-            if root_hacks and t.cfg.wide_root_noise > 0.0:
-                _wide_root_noise(t, &u, &p, pla)
-            value = explore_selection_value(scaling, p, 0.0, u, pla)
+        value = _new_edge_selection_value(t, root_hacks, scaling, best_new_prior, fpu, max_w, parent_weight_per_visit,
+                                          pla)
         if value > best_value:
             best_value = value
             best_slot = -1

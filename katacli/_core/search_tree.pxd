@@ -22,5 +22,7 @@ cdef class SearchTree:
     cdef object _keys
     cdef object _is_root
     cdef object _white
+    cdef object _mirror_hack
     cdef public object _root_symmetries
+    cdef object _eval_cache             # the EvalCache whose table t.eval_cache points into, kept alive here
     cdef Loc _loc(self, xy) except? -1

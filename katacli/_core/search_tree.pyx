@@ -14,7 +14,7 @@ from libc.math cimport sqrt
 import numpy as np
 
 from katacli._core.board cimport (
-    Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, NUM_SYMMETRIES, loc_of, loc_x, loc_y,
+    Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, PASS_LOC, NULL_LOC, NUM_SYMMETRIES, loc_of, loc_x, loc_y,
 )
 from katacli._core.rules cimport KO_SIMPLE
 from katacli._core.history cimport (
@@ -28,12 +28,14 @@ from katacli._core.nogo cimport nogo_is_legal, nogo_has_legal_move
 from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
     LEAF_ROOT_REINIT, LEAF_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, svb_release,
-    svb_reset, node_drop_edgeless_children,
+    svb_reset, node_drop_edgeless_children, node_attach_eval_cache, eval_cache_key,
 )
 from katacli._core.search_graph cimport (
     graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
-    graph_visits_consistent,
+    graph_visits_consistent, graph_record_eval_cache,
 )
+from katacli._core.search_evalcache cimport EvalCache
+from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult, mirror_hack_eval
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
@@ -68,18 +70,21 @@ cdef class SearchTree:
         self._keys = np.zeros((max_batch, 2), np.uint64)
         self._is_root = np.zeros(max_batch, np.uint8)
         self._white = np.zeros(max_batch, np.uint8)
+        self._mirror_hack = np.zeros(max_batch, np.uint8)
         cdef float[:, :, :, ::1] spatial_view = self._spatial
         cdef float[:, ::1] global_view = self._global
         cdef unsigned char[:, ::1] legal_view = self._legal
         cdef uint64_t[:, ::1] keys_view = self._keys
         cdef unsigned char[::1] is_root_view = self._is_root
         cdef unsigned char[::1] white_view = self._white
+        cdef unsigned char[::1] mirror_hack_view = self._mirror_hack
         self.t.spatial = &spatial_view[0, 0, 0, 0]
         self.t.global_features = &global_view[0, 0]
         self.t.legal = &legal_view[0, 0]
         self.t.cache_keys = &keys_view[0, 0]
         self.t.leaf_is_root = &is_root_view[0]
         self.t.leaf_white = &white_view[0]
+        self.t.leaf_mirror_hack = &mirror_hack_view[0]
         default_feature_params(&self.t.feature_params)
         rng_seed(&self.t.rng, 0x1234567)
         self.t.search_age = 0
@@ -172,6 +177,7 @@ cdef class SearchTree:
         self.t.ignore_pre_root_history = params.ignore_pre_root_history
         self.t.ignore_all_history = params.ignore_all_history
         self.t.playout_doubling_advantage = params.playout_doubling_advantage
+        self.t.anti_mirror = params.anti_mirror
         pda_pla = params.playout_doubling_advantage_pla
         self.t.playout_doubling_advantage_pla = _color_of(pda_pla)
         if old_svb != c.subtree_value_bias_factor or graph != self.t.graph_search:
@@ -257,6 +263,46 @@ cdef class SearchTree:
         # The chain of graph hashes starts at the root position: every node of the graph lies below
         # this root and shares its earlier history (KataGo replays the whole game instead).
         self.t.root_graph_hash = graph_state_hash(&self.t.root_hist, self.t.root_hist.presumed_next_pla)
+
+    # -- eval cache -------------------------------------------------------------------------------------
+    def set_eval_cache(self, cache, params_hash=0, min_visits=1):
+        """Search with KataGo's eval cache (an EvalCache; None turns it off), keyed by graph hash xor
+        params_hash (128 bits: a hash of every search parameter), storing nodes with min_visits visits.
+        Only graph search uses it. Another table clears the tree (its nodes hold the old table's entries)."""
+        if cache is not None and not isinstance(cache, EvalCache):
+            raise TypeError("cache must be an EvalCache or None")
+        if min_visits < 1:
+            raise ValueError("min_visits must be at least 1")
+        if cache is not self._eval_cache:
+            self.clear()
+        self._eval_cache = cache
+        self.t.eval_cache = NULL if cache is None else &(<EvalCache>cache).table
+        self.t.eval_cache_params_hash.h0 = <uint64_t>(params_hash & 0xFFFFFFFFFFFFFFFF)
+        self.t.eval_cache_params_hash.h1 = <uint64_t>((params_hash >> 64) & 0xFFFFFFFFFFFFFFFF)
+        self.t.eval_cache_min_visits = min_visits
+
+    def record_eval_cache(self):
+        """After a search: store every node with enough visits in the eval cache (no-op when off)."""
+        with nogil:
+            graph_record_eval_cache(&self.t)
+
+    def eval_cache_entry(self, moves=()):
+        """The eval cache's current entry for the position after ``moves`` ((x, y) or None) from the root, as
+        a dict with first explore evals keyed by (x, y) or None; None without one (or without such a node)."""
+        cdef Node* n = _node_after(self, moves)
+        cdef Hash128 key
+        if self._eval_cache is None or n == NULL:
+            return None
+        key = eval_cache_key(&self.t, n.graph_hash)
+        entry = self._eval_cache.entry((int(key.h1) << 64) | int(key.h0))
+        if entry is not None:
+            entry["first_explore"] = {self._xy(loc): value for loc, value in entry["first_explore"].items()}
+        return entry
+
+    def node_has_eval_cache_entry(self, moves=()):
+        """Whether the node after ``moves`` from the root holds an eval cache snapshot (False without such a node)."""
+        cdef Node* n = _node_after(self, moves)
+        return n != NULL and n.eval_cache_entry != NULL
 
     @property
     def graph_search(self):
@@ -395,6 +441,31 @@ cdef class SearchTree:
     def legal(self):
         return self._legal
 
+    def leaf_needs_ownership(self, int i):
+        """Whether batch leaf i's evaluation must include the ownership map (root, every node keeps it, or the
+        anti-mirror centre-ownership shift applies)."""
+        if not 0 <= i < self.t.num_leaves:
+            raise IndexError(i)
+        return bool(self.t.leaf_is_root[i] or self.t.keep_ownership or self.t.leaf_mirror_hack[i])
+
+    def update_mirroring(self):
+        """Recompute whether the opponent mirrors our moves (antiMirror; KataGo's updateMirroring, once per search
+        before the root is evaluated). True when that changed: the caller then clears the tree, as KataGo does."""
+        cdef bint changed
+        with nogil:
+            changed = mirror_update(&self.t)
+        return changed
+
+    @property
+    def mirroring_player(self):
+        """The mirroring opponent (1 Black, 2 White) found by the last update_mirroring, or 0."""
+        return int(self.t.mirroring_pla)
+
+    @property
+    def mirror_advantage(self):
+        """Points the mirroring opponent would win by if the mirror held to the end (0 when none)."""
+        return self.t.mirror_advantage
+
     def leaf_info(self, int i):
         """(cache key as int, is_root, white_to_move) of batch leaf i."""
         if not 0 <= i < self.t.num_leaves:
@@ -415,6 +486,7 @@ cdef class SearchTree:
             self.t.root = node_new(self.t.root_hist.presumed_next_pla)
             self.t.root.force_non_terminal = self.t.root_hist.is_game_finished
             self.t.root.graph_hash = self.t.root_graph_hash
+            node_attach_eval_cache(&self.t, self.t.root)
         self.t.num_leaves = 0
         if self.t.rollouts:
             with nogil:
@@ -431,6 +503,7 @@ cdef class SearchTree:
             self.t.root.state = NODE_PENDING
         with nogil:
             fill_leaf_features(&self.t, 0, &self.t.root_hist, True)
+            self.t.leaf_mirror_hack[0] = mirror_eval_difficult(&self.t, &self.t.root_hist)
         self.t.num_leaves = 1
         return 1
 
@@ -512,6 +585,9 @@ cdef class SearchTree:
              ev.st_wl_error, ev.st_score_error) = values
             policy = policy_array
             pass_prior = policy_pass
+            if self.t.leaf_mirror_hack[i] and own_array is not None:
+                # The centre point decides a mirrored game: shift win/loss by who owns it (KataGo).
+                mirror_hack_eval(&self.t, &ev, own_array[(self.t.y_size // 2) * self.t.x_size + self.t.x_size // 2])
             keep = node == self.t.root or self.t.keep_ownership
             own_ptr = NULL
             if own_array is not None and keep:
@@ -620,6 +696,24 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
+
+
+cdef Node* _node_after(SearchTree tree, moves) except? NULL:
+    """The node reached from the root by moves ((x, y) or None), or NULL."""
+    cdef Node* n = tree.t.root
+    cdef Loc loc
+    cdef int i
+    for xy in moves:
+        if n == NULL:
+            return NULL
+        loc = tree._loc(xy)
+        for i in range(n.num_children):
+            if n.children[i].move == loc:
+                n = n.children[i].node
+                break
+        else:
+            return NULL
+    return n
 
 
 cdef Color _color_of(value) except? 99:

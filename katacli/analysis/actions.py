@@ -28,10 +28,12 @@ GIT_HASH = f"katacli-{__version__}"
 
 class ActionHandler:
     def __init__(self, queue: RequestQueue, backend: AnalysisBackend, emit: Callable[[dict], None],
-                 report_error: Callable[[dict], None] | None = None):
-        """``emit`` writes an answer; ``report_error`` writes (and logs) a general error."""
+                 report_error: Callable[[dict], None] | None = None, eval_cache=None):
+        """``emit`` writes an answer; ``report_error`` writes (and logs) a general error; ``eval_cache``: the
+        queries' shared eval cache (useEvalCache), emptied with the network caches by clear_cache."""
         self.queue = queue
         self.backend = backend
+        self.eval_cache = eval_cache
         self.emit = emit
         self.report_error = report_error or emit
 
@@ -44,6 +46,8 @@ class ActionHandler:
             self.emit({**query, "models": self.backend.models()})
         elif action == "clear_cache":
             self.backend.clear_cache()
+            if self.eval_cache is not None:
+                self.eval_cache.clear()
             self.emit(dict(query))
         elif action == "terminate":
             target = query.get("terminateId")

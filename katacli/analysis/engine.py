@@ -26,6 +26,7 @@ from katacli.analysis.protocol import (
 from katacli.analysis.query import QueryDefaults, QueryParser
 from katacli.analysis.scheduler import RequestQueue
 from katacli.analysis.worker import AnalysisWorker
+from katacli.search.eval_cache import new_eval_cache
 
 # How long quitting without waiting gives each analysis thread to notice, seconds.
 QUIT_JOIN_SECONDS = 5.0
@@ -53,11 +54,13 @@ class AnalysisEngine:
         self.log_errors_and_warnings = log_errors_and_warnings
         self.queue = RequestQueue()
         self.parser = QueryParser(defaults)
-        self.actions = ActionHandler(self.queue, backend, writer.write, self._report_error)
+        # One eval cache for every query, as KataGo's analysis engine shares one between its bots.
+        self.eval_cache = new_eval_cache(defaults.params)
+        self.actions = ActionHandler(self.queue, backend, writer.write, self._report_error, self.eval_cache)
         seeds = random.Random(seed)
         self.workers = [
             AnalysisWorker(index, self.queue, backend.evaluator, writer.write, self.log, seeds.getrandbits(63),
-                           log_search_info, human_evaluator=backend.human_evaluator)
+                           log_search_info, human_evaluator=backend.human_evaluator, eval_cache=self.eval_cache)
             for index in range(num_analysis_threads)
         ]
         self._started = False

@@ -62,13 +62,14 @@ class DuringSearchReporter:
 
 class AnalysisWorker:
     def __init__(self, index: int, queue: RequestQueue, evaluator, emit: Callable[[dict], None], log,
-                 seed: int, log_search_info: bool = False, human_evaluator=None):
-        """``evaluator``: the shared evaluator, None for rollouts; ``human_evaluator``: the -human-model one.
-        ``emit(obj)`` writes one response line."""
+                 seed: int, log_search_info: bool = False, human_evaluator=None, eval_cache=None):
+        """``evaluator``: the shared evaluator, None for rollouts; ``human_evaluator``: the -human-model one;
+        ``eval_cache``: the engine's shared eval cache (useEvalCache) or None. ``emit(obj)`` writes one response line."""
         self.index = index
         self.queue = queue
         self.evaluator = evaluator
         self.human_evaluator = human_evaluator
+        self.eval_cache = eval_cache
         self.emit = emit
         self.log = log
         self.log_search_info = log_search_info
@@ -100,7 +101,7 @@ class AnalysisWorker:
         has_network = self.evaluator is not None
         searcher = Searcher(request.state, request.params, self.evaluator,
                             keep_ownership=request.report.wants_tree_ownership, seed=self._rng.getrandbits(63),
-                            human_evaluator=self.human_evaluator)
+                            human_evaluator=self.human_evaluator, eval_cache=self.eval_cache)
         if request.restrictions is not None:
             searcher.set_restrictions(request.restrictions)
         callback = period = None

@@ -41,7 +41,6 @@ ROOT_FPU_REDUCTION_WITHOUT_NOISE = 0.1
 ROOT_POLICY_OPTIMISM_CAP = 0.2
 
 SELFPLAY = ("selfplay",)
-NO_ANTI_MIRROR = "katacli has no anti-mirror play yet"
 
 SEARCH_LIMIT_KEYS = section("Search limits", [
     int_key("maxVisits", UNLIMITED_VISITS, 1, UNLIMITED_VISITS,
@@ -159,10 +158,11 @@ VALUE_KEYS = section("Value aggregation", [
     float_key("subtreeValueBiasFactor", 0.45, 0.0, 1.0, "Correct network values by observed errors of similar local patterns."),
     float_key("subtreeValueBiasFreeProp", 0.8, 0.0, 1.0, "Share of a bias entry's weight released when its node leaves the tree."),
     float_key("subtreeValueBiasWeightExponent", 0.85, 0.0, 1.0, "Weight subtree results by visits to this power."),
-    bool_key("useEvalCache", False, "Remember well-searched positions and bias later searches with them; fixed after startup.",
-             unsupported=Unsupported("katacli has no eval cache yet", off=False)),
-    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS, "Visits a node needs before the eval cache stores it.",
-            unsupported=Unsupported("katacli has no eval cache yet")),
+    bool_key("useEvalCache", False,
+             "Remember well-searched positions and bias later searches with them (graph search only); "
+             "fixed after startup."),
+    int_key("evalCacheMinVisits", 100, 1, UNLIMITED_VISITS,
+            "Visits a node needs before the eval cache stores it; fixed after startup."),
     bool_key("useGraphSearch", True, "Share search between transpositions (graph search instead of a tree)."),
     int_key("graphSearchRepBound", 11, 3, 50,
             "Positions are told apart by their recent history unless the last move cannot be part of a "
@@ -221,8 +221,8 @@ BEHAVIOUR_KEYS = section("Passing and play style", [
     player_key("playoutDoublingAdvantagePla",
                "Apply playoutDoublingAdvantage only when this color moves, negated for the other (BLACK or WHITE)."),
     float_key("avoidRepeatedPatternUtility", 0.0, -3.0, 3.0, "Penalty per repeat of the same local shape in one game."),
-    bool_key("antiMirror", False, "Fight opponents that mirror our moves.",
-             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
+    bool_key("antiMirror", False,
+             "Fight opponents that mirror our moves: steer the search towards breaking the symmetry."),
     bool_key("ignorePreRootHistory", False, "Hide the moves before the searched position from the network.",
              mode_defaults={"analysis": True}),
     bool_key("ignoreAllHistory", False, "Hide all move history from the network."),
@@ -235,8 +235,7 @@ GTP_SEARCH_KEYS = section("GTP analysis search", [
     bool_key("genmoveAntiMirror",
              DerivedDefault("antiMirror if set, else true",
                             lambda r: r.value("antiMirror") if r.is_set("antiMirror") else True),
-             "antiMirror for genmove; GTP analysis uses antiMirror itself.",
-             unsupported=Unsupported(NO_ANTI_MIRROR, off=False)),
+             "antiMirror for genmove; GTP analysis uses antiMirror itself."),
 ])
 
 HUMAN_SL_KEYS = section("Human-like play (human SL model)", [

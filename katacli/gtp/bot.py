@@ -22,6 +22,7 @@ from katacli.game.rules import ScoringRule
 from katacli.gtp.errors import GtpError
 from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
 from katacli.search.benchmark_positions import BenchmarkError
+from katacli.search.eval_cache import new_eval_cache
 from katacli.search.speed_benchmark import gtp_benchmark_line
 
 # Analysis searches until stopped: KataGo multiplies every limit by this.
@@ -159,6 +160,8 @@ class SearchBot(Bot):
         self._signature = None  # what the tree's root position was built from
         self._moves: list = []
         self._seed = stable_seed(engine.options.seed)
+        # KataGo's eval cache (useEvalCache): one for the engine's whole run, across games, until clear_cache.
+        self._eval_cache = new_eval_cache(engine.params.genmove)
 
     # ------------------------------------------------------------------ the tree
     @staticmethod
@@ -176,7 +179,7 @@ class SearchBot(Bot):
         searcher = self._searcher
         if searcher is None or searcher.nogo != request.nogo or searcher.evaluator is not evaluator:
             searcher = Searcher(state, request.params, evaluator, nogo=request.nogo, keep_ownership=keep_ownership,
-                                seed=self._seed, human_evaluator=human_evaluator)
+                                seed=self._seed, human_evaluator=human_evaluator, eval_cache=self._eval_cache)
             self._searcher = searcher
         else:
             if searcher.params != request.params:
@@ -281,10 +284,12 @@ class SearchBot(Bot):
             max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
             root_noise_enabled=False, wide_root_noise=0.0, playout_doubling_advantage=0.0,
             playout_doubling_advantage_pla=None, conservative_pass=True, chosen_move_temperature=0.0,
-            chosen_move_temperature_early=0.0)
+            chosen_move_temperature_early=0.0, anti_mirror=False)
         if state.next_player != pla:
             state.reset_history_keep_board(pla)
-        searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed)
+        # KataGo runs these on the game's bot, so they share its eval cache (under their own params' hash).
+        searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed,
+                            eval_cache=self._eval_cache)
         searcher.run(stop_event=stop)
         return searcher
 
@@ -307,6 +312,8 @@ class SearchBot(Bot):
         super().clear_cache()
         if self._searcher is not None:
             self._searcher.clear()
+        if self._eval_cache is not None:
+            self._eval_cache.clear()
 
     def on_new_board(self, x_size: int, y_size: int) -> None:
         self._searcher = None

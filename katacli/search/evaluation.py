@@ -114,7 +114,7 @@ class NetworkLeafEvaluator:
             key, is_root, white = tree.leaf_info(i)
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
             symmetries = self._rng.sample(range(NUM_SYMMETRIES), num_syms) if num_syms > 1 else [None]
-            leaf = (tree, i, key, is_root, white, symmetries, params, is_root or tree.keep_ownership)
+            leaf = (tree, i, key, is_root, white, symmetries, params, tree.leaf_needs_ownership(i))
             if not root_human_only:
                 main_groups.append((len(main_requests), len(symmetries)))
                 main_requests += _leaf_requests(*leaf, meta_rows.get(self.evaluator, white))

@@ -12,7 +12,7 @@ from :mod:`katacli.config_keys`. The dataclass defaults are the GTP-mode
 defaults; :meth:`SearchParams.from_config` applies the defaults of the mode
 it is asked for (gtp, analysis, selfplay, benchmark), as KataGo does.
 
-Fields katacli may not act on (``anti_mirror``, ``use_eval_cache``, ...) are
+Fields katacli may not act on (``anti_mirror``, ...) are
 still parsed and validated so that KataGo configs behave the same.
 """
 from __future__ import annotations

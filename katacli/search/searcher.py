@@ -29,6 +29,7 @@ from katacli._core.search_tree import SearchTree
 from katacli._core import search_diagnostics as sd
 from katacli._core import search_results as sr
 
+from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
 from katacli.game.coords import flat_index
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
@@ -80,13 +81,16 @@ class Searcher:
 
     def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
                  nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
-                 seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None):
+                 seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None,
+                 eval_cache: Optional[EvalCache] = None):
         """
         state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
         evaluate leaves by random playouts. human_evaluator: a human-SL net (KataGo's -human-model) whose
         policy the humanSL* parameters mix into the search and the move choice. nogo: play NoGo (rollouts only). keep_ownership: store every
         node's ownership so that tree-averaged ownership can be reported (analysis with ownership).
         pass_alive_suicide_override: features' pass-alive mode (-1 follow the state, 0/1 force), from the net.
+        eval_cache: the table searches with useEvalCache share (an engine's); None: this searcher makes its own
+        when its parameters ask for one (katacli.search.eval_cache).
         """
         if nogo and evaluator is not None:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
@@ -114,6 +118,7 @@ class Searcher:
         self.restrictions: Optional[MoveRestrictions] = None
         self._root_hint: tuple[bool, object] = NO_ROOT_HINT
         self.last_stats = SearchStats()
+        self._eval_cache = eval_cache
         self._make_tree(state)
 
     # ---- setup -------------------------------------------------------------------------------
@@ -133,6 +138,17 @@ class Searcher:
         self.tree.configure(self.params, self.pass_alive_suicide_override, self._nn_has_shortterm_error)
         self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
                            keep_ownership=self.keep_ownership)
+        if eval_cache_active(self.params):
+            if self._eval_cache is None:
+                self._eval_cache = EvalCache()
+            self.tree.set_eval_cache(self._eval_cache, params_hash(self.params), self.params.eval_cache_min_visits)
+        else:
+            self.tree.set_eval_cache(None)
+
+    @property
+    def eval_cache(self) -> Optional[EvalCache]:
+        """The eval cache this searcher's searches use, or None (useEvalCache off or not yet made)."""
+        return self._eval_cache
 
     def _apply_restrictions(self) -> None:
         for pla in (BLACK, WHITE):
@@ -343,6 +359,8 @@ class Searcher:
                 stats.visits = self.tree.root_visits
                 self._time_carried_over += stats.seconds
                 self.last_stats = stats
+        with self._lock:
+            self.tree.record_eval_cache()   # KataGo records after every finished search, stopped ones too
         if callback is not None and callback_period is not None:
             callback(self)
         return stats
@@ -402,6 +420,10 @@ class Searcher:
     def _begin(self, pondering: bool) -> int:
         """Root setup for a new search (KataGo's beginSearch). Returns playouts done (1 if the root was evaluated)."""
         tree = self.tree
+        if tree.update_mirroring():
+            # The opponent started or stopped mirroring: grow a new tree with the anti-mirror settings (KataGo).
+            tree.clear()
+            self._root_human = None
         tree.next_search_age()
         if not pondering:
             self._pla_search_is_for = tree.root_pla
