@@ -26,13 +26,25 @@ def is_partial_file(path: Path) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` could still write. A zombie cannot: a killed writer whose parent died
+    too is re-parented to the init process, and some (container inits) never reap it, so its pid
+    answers signals forever."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc (macOS, Windows): trust the signal check
+        return False
+    # The state letter follows the command name, which is in parentheses and may hold spaces.
+    return stat.rsplit(")", 1)[-1].split()[:1] in (["Z"], ["X"])
 
 
 def remove_stale_partials(directory: Path) -> list[Path]:

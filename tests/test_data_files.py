@@ -176,6 +176,27 @@ def test_partials_are_ignored_and_stale_ones_removed(tmp_path):
     assert mine.exists() and not dead.exists()
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="zombie detection reads /proc")
+def test_a_zombie_writer_is_dead_and_a_running_one_alive(tmp_path):
+    # A killed writer whose parent died too may stay a zombie for good (inits in containers do not
+    # always reap): its pid still answers signals, but it will never finish its file.
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    while open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        os.sched_yield()   # exited, not yet reaped: we do not wait() until the end
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = tmp_path / f".game.sgf.{zombie.pid}.partial"
+        busy = tmp_path / f".other.sgf.{running.pid}.partial"
+        left.write_text("(;FF[4]")
+        busy.write_text("(;FF[4]")
+        assert remove_stale_partials(tmp_path) == [left]
+        assert busy.exists()
+    finally:
+        running.kill()
+        running.wait()
+        zombie.wait()
+
+
 def test_unreadable_files_give_clear_errors(tmp_path):
     bad = tmp_path / "bad.h5"
     bad.write_bytes(b"not hdf5")
