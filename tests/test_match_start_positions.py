@@ -8,6 +8,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -142,16 +143,103 @@ def test_compensate_komi_visits_takes_katago_match_default(text, visits):
     assert MatchSettings.from_config(Config.from_text(BASE + text)).compensate_komi_visits == visits
 
 
-def test_policy_opening_keys_are_announced_and_init_games_with_policy_refused(tmp_path):
+def test_policy_opening_keys_without_init_games_with_policy_are_announced(tmp_path):
     cfg = tmp_path / "p.cfg"
     cfg.write_text(BASE + "policyInitAreaProp = 0.04\n")
     done = kata("match", "-config", str(cfg), "--quiet")
     assert done.exit_code == 0, done.output
     warnings = [line for line in done.stderr.splitlines() if "policyInitAreaProp" in line]
     assert len(warnings) == 1 and warnings[0].startswith("warning: config key 'policyInitAreaProp' has no effect")
+    assert MatchSettings.from_config(Config.from_text(cfg.read_text())).policy_openings is None
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("policyInitAreaProp = 0.04\n", (0.04, 0.0, 1.0, 1.0, 1.0)),   # KataGo's loadForMatch defaults
+    ("policyInitAreaProp = 0.1\nstartPosesPolicyInitAreaProp = 0.02\ncompensateAfterPolicyInitProb = 0.2\n"
+     "policyInitGammaShape = 2.0\npolicyInitAreaTemperature = 0.5\n", (0.1, 0.02, 0.2, 2.0, 0.5)),
+])
+def test_init_games_with_policy_reads_the_opening_keys(extra, expected):
+    text = BASE.replace("nnModelFile = rollouts", "nnModelFile0 = rollouts\nnnModelFile1 = rollouts")
+    with pytest.raises(ConfigError, match="needs a bot with a network"):   # nobody has a policy to open with
+        MatchSettings.from_config(Config.from_text(text + "initGamesWithPolicy = true\n" + extra))
+    net = str(_net_path())
+    settings = MatchSettings.from_config(Config.from_text(
+        text.replace("nnModelFile0 = rollouts", f"nnModelFile0 = {net}") + "initGamesWithPolicy = true\n" + extra))
+    o = settings.policy_openings
+    assert (o.area_prop, o.start_poses_area_prop, o.compensate_prob, o.gamma_shape, o.temperature) == expected
+
+
+def test_init_games_with_policy_needs_the_area_prop_one_line_error(tmp_path):
+    cfg = tmp_path / "p.cfg"
     cfg.write_text(BASE + "initGamesWithPolicy = true\n")
-    with pytest.raises(ConfigError, match="initGamesWithPolicy"):
+    with pytest.raises(ConfigError, match="policyInitAreaProp"):
         MatchSettings.from_config(Config.from_text(cfg.read_text()))
     refused = kata("match", "-config", str(cfg))
     assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
-    assert "initGamesWithPolicy = true" in refused.stderr and "Traceback" not in refused.output
+    assert "policyInitAreaProp" in refused.stderr and "Traceback" not in refused.output
+
+
+def test_the_gatekeeper_reads_policy_keys_as_without_effect():
+    from katacli.match.settings import read_policy_openings
+
+    cfg = Config.from_text(BASE + "initGamesWithPolicy = true\npolicyInitAreaProp = 0.04\n")
+    openings, ignored = read_policy_openings(cfg, gatekeeper=True)
+    assert openings is None and set(ignored) == {"initGamesWithPolicy", "policyInitAreaProp"}
+
+
+class _RecordingPolicyNet:
+    """A stand-in network whose policy is uniform over the legal moves but pass (pass when nothing else is
+    legal); it notes whose move it chose."""
+
+    def __init__(self, record: list, name: str):
+        self.record, self.name = record, name
+        self.evaluator, self.model_name = None, name
+
+    def policy(self, state, output=None, allow_pass=True, **kwargs):
+        from katacli.selfplay.raw_policy import Policy
+
+        self.record.append((self.name, state.next_player))
+        moves = [m for m in state.legal_moves(state.next_player) if m is not None] or [None]
+        return Policy(moves, np.full(len(moves), 1.0 / len(moves)))
+
+
+def _net_path() -> Path:
+    from support.match import write_tiny_net
+
+    path = Path(__file__).parent.parent / "build" / "test-nets" / "policy-opening-b2c16.bin.gz"
+    return path if path.exists() else write_tiny_net(path, 5)
+
+
+@pytest.mark.parametrize("black_has_net, white_has_net", [(True, True), (True, False), (False, True)])
+def test_policy_openings_play_each_side_with_its_own_network(black_has_net, white_has_net):
+    from katacli.game.coords import BLACK, WHITE
+
+    net = str(_net_path())
+    text = BASE.replace("nnModelFile = rollouts", f"nnModelFile0 = {net}\nnnModelFile1 = {net}")
+    settings = MatchSettings.from_config(Config.from_text(
+        text + "initGamesWithPolicy = true\npolicyInitAreaProp = 0.5\ncompensateAfterPolicyInitProb = 0\n"))
+    record: list = []
+    bots = [MatchBot(spec, _RecordingPolicyNet(record, spec.name) if has else None, random.Random(1))
+            for spec, has in zip(settings.bots, (black_has_net, white_has_net))]
+    opened = 0
+    for seed in range(8):
+        start = start_game(settings, random.Random(seed), bots[0], bots[1])
+        opened += len(start.state.moves)
+        assert start.state.komi == 6.5   # the noised opening komi is put back, and nothing compensated
+    assert opened > 0 and len(record) == opened
+    chooser = {BLACK: bots[0] if black_has_net else bots[1], WHITE: bots[1] if white_has_net else bots[0]}
+    assert all(name == chooser[player].spec.name for name, player in record)
+    assert {player for _, player in record} == {BLACK, WHITE}
+
+
+def test_a_match_with_policy_openings_plays_whole_games(tmp_path):
+    net = _net_path()
+    cfg = tmp_path / "m.cfg"
+    cfg.write_text(BASE.replace("nnModelFile = rollouts", f"nnModelFile0 = {net}\nnnModelFile1 = rollouts")
+                   + "initGamesWithPolicy = true\npolicyInitAreaProp = 0.2\n")
+    out = tmp_path / "games"
+    done = kata("match", "-config", str(cfg), "-sgf-output-dir", str(out), "--json", "--seed", "4")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["games"] == 4
+    assert "has no effect" not in done.stderr
+    assert all(load_sgf(str(f)).result for f in out.glob("*.sgf"))

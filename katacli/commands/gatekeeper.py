@@ -32,10 +32,10 @@ def read_gatekeeper_config(cfg):
     """What `kata gatekeeper` reads from its config at start-up: (start positions, NNSettings, CPU
     threads, worker processes, logToStdout, policy-opening keys it cannot act on). ConfigError names the key or the unreadable file. The bots'
     search settings are read per candidate (MatchSettings, with the two networks filled in)."""
-    from katacli.match.settings import load_match_positions, policy_init_keys
+    from katacli.match.settings import load_match_positions, read_policy_openings
     from katacli.settings import NNSettings
 
-    ignored_keys = policy_init_keys(cfg)   # refuses initGamesWithPolicy = true
+    _, ignored_keys = read_policy_openings(cfg, gatekeeper=True)   # set, but never acted on
     positions = load_match_positions(cfg)  # once: an unreadable file stops the gatekeeper before any gating
     log_to_stdout = cfg.get("logToStdout", "gtp")
     nn = NNSettings.from_config(cfg, "gtp")
@@ -69,7 +69,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
                         Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
                         cpu_threads, seed, num_processes=num_processes, log_path=str(log_path),
                         positions=positions)
-    warn_about_positions(positions, ignored_keys)
+    warn_about_positions(positions, ignored_keys, gatekeeper=True)
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
     logger.propagate = False

@@ -50,12 +50,12 @@ def warn_unknown_keys(cfg) -> None:
         print(f"WARNING: Unknown config key '{key}' in {cfg.source}", file=sys.stderr)
 
 
-def warn_about_positions(positions, ignored_keys: tuple = ()) -> None:
+def warn_about_positions(positions, ignored_keys: tuple = (), gatekeeper: bool = False) -> None:
     """Start or hint positions that came to nothing (KataGo then plays ordinary games), and keys set
     that a match cannot act on: say so."""
     from katacli.match.settings import ignored_key_warnings
 
-    for warning in positions.warnings + ignored_key_warnings(ignored_keys):
+    for warning in positions.warnings + ignored_key_warnings(ignored_keys, gatekeeper):
         print(f"warning: {warning}", file=sys.stderr)
 
 

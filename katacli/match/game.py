@@ -22,13 +22,13 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
-from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings
+from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
 from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
 from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.searching import HINT_VISITS_FACTOR, MAX_HINT_VISITS
-from katacli.selfplay.opening import play_extra_black
+from katacli.selfplay.opening import play_extra_black, play_policy_opening
 from katacli.selfplay.output import passes_for_ko, rules_of
 from katacli.selfplay.settings import PlaySettings
 
@@ -144,7 +144,40 @@ def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, whi
         if plan.make_game_fair:
             plan.set_without_noise(state)
             adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
+    openings = settings.policy_openings
+    if openings is not None and start.allow_policy_init and not state.is_game_finished:
+        _play_policy_opening(settings, openings, start, rng, black, white, net_bot)
     return start
+
+
+def _play_policy_opening(settings: MatchSettings, openings: PolicyOpenings, start: GameStart, rng: random.Random,
+                         black: MatchBot, white: MatchBot, net_bot: MatchBot) -> None:
+    """KataGo's initGamesWithPolicy in a match: raw-policy moves, each side's from its own network (a
+    rollout bot's from its opponent's), under a freshly noised komi; then komi made fair with
+    probability compensate_prob, or always where the start itself was to be fair (handicap, start
+    positions)."""
+    area_prop = openings.start_poses_area_prop if start.is_sgf_pos else openings.area_prop
+    if area_prop <= 0:
+        return
+    state, plan = start.state, start.komi
+    black_bot = black if black.net is not None else net_bot
+    white_bot = white if white.net is not None else net_bot
+    kept_komi = state.komi
+    plan.set_with_noise(state, rng)   # a little mixing of openings across komi, as KataGo
+    play_policy_opening(black_bot.net, state, rng, end_if_all_pass_alive=True, area_prop=area_prop,
+                        gamma_shape=openings.gamma_shape, temperature=openings.temperature,
+                        draw_equivalent_wins_for_white=black_bot.spec.params.draw_equivalent_wins_for_white,
+                        white_net=white_bot.net,
+                        white_draw_equivalent_wins=white_bot.spec.params.draw_equivalent_wins_for_white)
+    state.set_komi(kept_komi)
+    special_start = plan.extra_black > 0 or start.is_sgf_pos or start.is_hint_pos
+    compensate = openings.compensate_prob > 0 and rng.random() < openings.compensate_prob
+    if special_start:
+        compensate = plan.make_game_fair
+    if compensate and not state.is_game_finished:
+        adjust_komi_to_even(net_bot.search, state, net_bot.spec.params, settings.compensate_komi_visits, rng)
+        plan.komi_mean = state.komi
+        plan.set_with_noise(state, rng)
 
 
 def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white: MatchBot,
@@ -189,7 +222,8 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
 
 
 def _no_policy_init() -> PlaySettings:
-    """Match games start on the empty board (KataGo's loadForMatch leaves policy openings off)."""
+    """The self-play initializer draws rules, board and komi only: a match's policy openings (if
+    any) are played by start_game with each side's own network."""
     import dataclasses
 
     fields = {f.name: 0 for f in dataclasses.fields(PlaySettings)}

@@ -147,7 +147,7 @@ class Gatekeeper:
         for key, value in (("numBots", "2"), ("botName0", candidate.name), ("botName1", accepted_name),
                            ("nnModelFile0", str(candidate.path)), ("nnModelFile1", str(accepted.path))):
             cfg.set(key, value, origin="set by the gatekeeper")
-        return MatchSettings.from_config(cfg, num_games_key="numGamesPerGating",
+        return MatchSettings.from_config(cfg, num_games_key="numGamesPerGating", gatekeeper=True,
                                          default_num_games=cfg.get("numGamesPerGating", "gtp"),
                                          positions=self.positions)
 

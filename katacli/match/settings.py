@@ -39,6 +39,9 @@ MATCH_COMPENSATE_KOMI_VISITS = 100
 # Keys of policy openings, which KataGo's match reads only with initGamesWithPolicy = true.
 POLICY_INIT_KEYS = ("policyInitAreaProp", "startPosesPolicyInitAreaProp", "compensateAfterPolicyInitProb",
                     "policyInitGammaShape", "policyInitAreaTemperature")
+# KataGo's loadForMatch default for compensateAfterPolicyInitProb (self-play's is 0): komi is made fair
+# after every policy opening unless the config says otherwise.
+MATCH_COMPENSATE_AFTER_POLICY_INIT_PROB = 1.0
 # Bot-level keys that are never search parameters.
 _BOT_IDENTITY_KEYS = ("botName", "nnModelFile")
 
@@ -53,6 +56,18 @@ class BotSpec:
     @property
     def uses_rollouts(self) -> bool:
         return self.model == ROLLOUTS
+
+
+@dataclass(frozen=True)
+class PolicyOpenings:
+    """initGamesWithPolicy: games open with a random number of raw-policy moves (mean: area_prop of
+    the board), each chosen by the network of the side to move, then komi is made fair with
+    probability compensate_prob (always for handicap games and start positions)."""
+    area_prop: float
+    start_poses_area_prop: float     # instead of area_prop for games from SGF start positions
+    compensate_prob: float
+    gamma_shape: float
+    temperature: float
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,7 @@ class MatchSettings:
     compensate_komi_visits: int = MATCH_COMPENSATE_KOMI_VISITS
     ignored_keys: tuple[str, ...] = ()        # set, but without effect here (as in KataGo's match): warn
     positions: PositionPools = field(default_factory=PositionPools)   # start and hint positions, loaded
+    policy_openings: Optional[PolicyOpenings] = None   # initGamesWithPolicy = true
 
     def bot_names(self) -> list[str]:
         return [b.name for b in self.bots]
@@ -78,8 +94,9 @@ class MatchSettings:
     @classmethod
     def from_config(cls, cfg: Config, *, num_games_key: str = "numGamesTotal",
                     default_num_games: Optional[int] = None,
-                    positions: Optional[PositionPools] = None) -> "MatchSettings":
+                    positions: Optional[PositionPools] = None, gatekeeper: bool = False) -> "MatchSettings":
         """Raises ConfigError with the key named (or the unreadable file) for every problem.
+        ``gatekeeper``: read as KataGo's gatekeeper reads it (no policy openings).
         ``positions``: start positions already loaded (the gatekeeper loads them once); else loaded here."""
         num_bots = cfg.get("numBots", BOT_MODE)
         _check_bot_indices(cfg, num_bots)
@@ -96,6 +113,10 @@ class MatchSettings:
         if (game.komi_auto or game.handicap_prob > 0) and all(bots[i].uses_rollouts for i in used):
             raise ConfigError("komiAuto and handicap games need a bot with a network (to judge fair komi and "
                               "place stones); set komiMean and handicapProb = 0 for rollout-only matches")
+        policy_openings, ignored_keys = read_policy_openings(cfg, gatekeeper=gatekeeper)
+        if policy_openings is not None and all(bots[i].uses_rollouts for i in used):
+            raise ConfigError("initGamesWithPolicy = true needs a bot with a network (its policy plays the "
+                              "opening moves); set it to false for rollout-only matches")
         if cfg.is_set(num_games_key):
             num_games = cfg.get(num_games_key, BOT_MODE)
         elif default_num_games is not None:
@@ -112,29 +133,45 @@ class MatchSettings:
             clear_bot_before_search=_optional(cfg, "clearBotBeforeSearch", RUNNER_MODE),
             compensate_komi_visits=(cfg.get("compensateKomiVisits", RUNNER_MODE) if cfg.is_set("compensateKomiVisits")
                                     else MATCH_COMPENSATE_KOMI_VISITS),
-            ignored_keys=policy_init_keys(cfg),
+            ignored_keys=ignored_keys,
+            policy_openings=policy_openings,
             resign=_resign_settings(cfg),
             game=game,
             positions=positions if positions is not None else load_match_positions(cfg),
         )
 
 
-def policy_init_keys(cfg: Config) -> tuple[str, ...]:
-    """Policy-opening keys set in the config: they do nothing in a match (KataGo reads them only with
-    initGamesWithPolicy, which katacli's match refuses). initGamesWithPolicy = true is a ConfigError."""
-    if cfg.is_set("initGamesWithPolicy") and cfg.get("initGamesWithPolicy", RUNNER_MODE):
-        raise ConfigError("initGamesWithPolicy = true: kata match and kata gatekeeper do not open games with "
-                          "policy moves yet; remove it (games start empty or from start positions)")
-    keys = tuple(key for key in POLICY_INIT_KEYS if cfg.is_set(key))
-    for key in keys:
-        cfg.mark_used(key)   # announced by the command instead of as unknown
-    return keys
+def read_policy_openings(cfg: Config, *, gatekeeper: bool = False) -> tuple[Optional[PolicyOpenings], tuple[str, ...]]:
+    """(policy openings, keys set without effect). As KataGo: match reads the policy-opening keys only
+    with initGamesWithPolicy = true (policyInitAreaProp then required); the gatekeeper never plays
+    policy openings, so there every such key, initGamesWithPolicy too, is without effect."""
+    enabled = cfg.is_set("initGamesWithPolicy") and cfg.get("initGamesWithPolicy", RUNNER_MODE)
+    if gatekeeper or not enabled:
+        keys = POLICY_INIT_KEYS + (("initGamesWithPolicy",) if gatekeeper else ())
+        ignored = tuple(key for key in keys if cfg.is_set(key))
+        for key in ignored:
+            cfg.mark_used(key)   # announced by the command instead of as unknown
+        return None, ignored
+    if not cfg.is_set("policyInitAreaProp"):
+        raise ConfigError("initGamesWithPolicy = true needs policyInitAreaProp: the average number of opening "
+                          "moves, as a share of the board area (e.g. 0.04)")
+    openings = PolicyOpenings(
+        area_prop=cfg.get("policyInitAreaProp", RUNNER_MODE),
+        start_poses_area_prop=_optional(cfg, "startPosesPolicyInitAreaProp", RUNNER_MODE),
+        compensate_prob=(cfg.get("compensateAfterPolicyInitProb", RUNNER_MODE)
+                         if cfg.is_set("compensateAfterPolicyInitProb") else MATCH_COMPENSATE_AFTER_POLICY_INIT_PROB),
+        gamma_shape=_optional(cfg, "policyInitGammaShape", RUNNER_MODE),
+        temperature=_optional(cfg, "policyInitAreaTemperature", RUNNER_MODE),
+    )
+    return openings, ()
 
 
-def ignored_key_warnings(keys: tuple[str, ...]) -> list[str]:
-    """One line per key (of policy_init_keys) the match cannot act on."""
-    return [f"config key '{key}' has no effect: it only shapes policy openings (initGamesWithPolicy), which "
-            "match games do not play" for key in keys]
+def ignored_key_warnings(keys: tuple[str, ...], gatekeeper: bool = False) -> list[str]:
+    """One line per key (of read_policy_openings) the match or gatekeeper cannot act on."""
+    if gatekeeper:
+        return [f"config key '{key}' has no effect: the gatekeeper's games never open with policy moves "
+                "(as KataGo's)" for key in keys]
+    return [f"config key '{key}' has no effect without initGamesWithPolicy = true" for key in keys]
 
 
 def load_match_positions(cfg: Config) -> PositionPools:

@@ -42,8 +42,11 @@ def play_extra_black(net: NetEvaluator, state: GameState, count: int, temperatur
 
 def play_policy_opening(net: NetEvaluator, state: GameState, rng: random.Random, *, end_if_all_pass_alive: bool,
                         area_prop: float, gamma_shape: float, temperature: float,
-                        draw_equivalent_wins_for_white: float = 0.5) -> int:
-    """Play a random number of raw-policy moves (mean: area_prop of the board area). Returns how many."""
+                        draw_equivalent_wins_for_white: float = 0.5, white_net: Optional[NetEvaluator] = None,
+                        white_draw_equivalent_wins: Optional[float] = None) -> int:
+    """Play a random number of raw-policy moves (mean: area_prop of the board area). Returns how many.
+    ``net`` chooses every move, or only Black's when ``white_net`` chooses White's (a match between two
+    networks: each side opens with its own policy, as KataGo's getGameInitializationMove does)."""
     if state.is_game_finished:
         return 0
     mean = state.x_size * state.y_size * area_prop
@@ -53,7 +56,11 @@ def play_policy_opening(net: NetEvaluator, state: GameState, rng: random.Random,
         count = int(math.floor(rng.expovariate(1.0) * mean))
     played = 0
     for _ in range(count):
-        policy = net.policy(state, draw_equivalent_wins_for_white=draw_equivalent_wins_for_white)
+        if white_net is not None and state.next_player == WHITE:
+            dew = draw_equivalent_wins_for_white if white_draw_equivalent_wins is None else white_draw_equivalent_wins
+            policy = white_net.policy(state, draw_equivalent_wins_for_white=dew)
+        else:
+            policy = net.policy(state, draw_equivalent_wins_for_white=draw_equivalent_wins_for_white)
         move = opening_move(rng, policy, temperature)
         state.play(move, state.next_player)
         played += 1
