@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pytest
 
+from katacli._core.area import area_map
+from katacli._core.board import GoBoard
 from katacli._core.history import GameState
 from katacli.data import GT
 from katacli.data.schema import MODE_CLEANUP, MODE_FORK, MODE_HANDICAP
@@ -14,7 +16,7 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 from katacli.game.sgf import read_sgf
 from katacli.selfplay import game as game_module
-from katacli.selfplay.finish import apply_surprise_weighting, final_value_targets, resolve_weight
+from katacli.selfplay.finish import apply_surprise_weighting, final_areas, final_value_targets, resolve_weight
 from katacli.selfplay.game import GameRunner
 from katacli.selfplay.game_init import GameInitializer, KomiPlan, default_max_extra_black, round_and_clip_komi
 from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
@@ -136,6 +138,35 @@ def test_final_value_targets_draws():
     v = final_value_targets(state, 0.7)
     assert (v.win, v.loss, v.no_result) == (0.7, pytest.approx(0.3), 0.0)
     assert v.score == pytest.approx(0.2) and v.has_lead  # draws shift the score by dew - 0.5
+    assert v.score == state.white_komi_adjustment_for_draws(0.7)  # the core's float32 shift, as KataGo's
+
+
+# White's wall is pass-alive only when multi-stone suicide is illegal (test_area.py's "suicide rule
+# changes vitality"), so the final area depends on the game's pass-alive mode.
+SUICIDE_CHANGES_VITALITY = """
+X.OOOOOO.
+OOX..XX.O
+O...XOX.O
+O...X.X.O
+OXXX.XX.O
+OX..X...O
+O.XOX...O
+O.XXX...O
+.OOOOOOO.
+"""
+
+
+@pytest.mark.parametrize("always_pass_alive_under_suicide", [False, True])
+def test_final_areas_follow_the_games_pass_alive_mode(always_pass_alive_under_suicide):
+    board = GoBoard.from_diagram(SUICIDE_CHANGES_VITALITY.strip())
+    state = GameState(board=board, rules=(1, 0, 0, False, False, 0, False, 0.5), next_player=BLACK)
+    state.set_always_pass_alive_under_suicide_rules(always_pass_alive_under_suicide)
+    zeros = [[0] * 9 for _ in range(9)]
+    full, _, _ = final_areas(state, zeros)
+    expected = np.array(area_map(board, True, True, True, always_pass_alive_under_suicide), np.int8)
+    assert np.array_equal(full, expected)
+    other = np.array(area_map(board, True, True, True, not always_pass_alive_under_suicide), np.int8)
+    assert not np.array_equal(full, other)   # the position really tells the two modes apart
 
 
 # ---------------------------------------------------------------------------- komi estimation

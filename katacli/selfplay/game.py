@@ -326,13 +326,13 @@ class _Game:
         if scored.is_game_finished and scored.is_no_result:
             final = finish.final_value_targets(scored, self.dew)
             zeros = [[0] * scored.x_size for _ in range(scored.y_size)]
-            full, ownership, scoring = finish.final_areas(scored, zeros, self.model.pass_alive_under_suicide)
+            full, ownership, scoring = finish.final_areas(scored, zeros)
             full[:] = 0
         else:
             ownership_rows, _ = scored.area_now()
             scored.end_and_score_now()
             final = finish.final_value_targets(scored, self.dew)
-            full, ownership, scoring = finish.final_areas(scored, ownership_rows, self.model.pass_alive_under_suicide)
+            full, ownership, scoring = finish.final_areas(scored, ownership_rows)
         handicap_probe = end_state.copy()
         handicap_probe.set_assume_multiple_starting_black_moves_are_handicap(True)
 
