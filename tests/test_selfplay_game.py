@@ -265,6 +265,21 @@ def test_switching_nets_mid_game(monkeypatch):
     assert (g[turn_idx < 4, GT.NETS_BEHIND] == 1).all() and (g[turn_idx >= 4, GT.NETS_BEHIND] == 0).all()
 
 
+def test_a_net_switched_in_mid_game_keeps_the_games_pass_alive_mode(monkeypatch):
+    """As KataGo: the pass-alive mode is stamped on the game at its start; final areas and the rows'
+    pass-alive flag keep it when a net preferring the other mode takes over."""
+    import dataclasses
+
+    monkeypatch.setattr(game_module, "NEW_NET_CHECK_PROB", 1.0)
+    s = tiny_settings("cheapSearchProb=0,sidePositionProb=0,initGamesWithPolicy=false,multiStoneSuicideLegals=false")
+    runner = GameRunner(s, lambda model, rng: RawNetSearcher(model.net, rng))
+    prefers_suicide_rules = dataclasses.replace(random_handle("b2c16", 2), pass_alive_under_suicide=True)
+    game = runner.run_game(random.Random(1), SwitchingModels(random_handle("b2c16", 1), prefers_suicide_rules, 4))
+    assert game.changed_nets and game.model_name == prefers_suicide_rules.name
+    assert not game.pass_alive_under_suicide and not game.end_state.suicide_legal_for_pass_alive()
+    assert (game_rows(game, 9)["globalTargetsNC"][:, GT.PASS_ALIVE_UNDER_SUICIDE] == 0.0).all()
+
+
 def test_mcts_games_and_their_sgf():
     s = tiny_settings("cheapSearchProb=0.5,estimateLeadProb=0.3,estimateLeadVisits=4,sidePositionProb=0.1")
     game = play_games(s, 1, seed=2, search="mcts")[0]

@@ -342,7 +342,8 @@ class _Game:
             draw_equivalent_wins_for_white=self.dew, hit_turn_limit=hit_turn_limit,
             num_extra_black=self.start.komi.extra_black, mode=mode, training_weight=self.start.training_weight,
             pda_player=self.start.pda_player, playout_doubling_advantage=self.start.playout_doubling_advantage,
-            pass_alive_under_suicide=self.model.pass_alive_under_suicide, start_turn_idx=start_turn_idx,
+            # The game's own mode, stamped at its start: a net switched in mid-game does not change it.
+            pass_alive_under_suicide=end_state.always_pass_alive_under_suicide_rules, start_turn_idx=start_turn_idx,
             changed_nets=self.changed_nets, model_name=self.model.name,
             handicap_for_sgf=handicap_probe.num_handicap_stones(), scored_state=scored,
             initial_encore_phase=self.began_in_encore, initial_turn_number=self.start.initial_turn_number,
