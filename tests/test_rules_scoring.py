@@ -13,6 +13,7 @@ counts stones plus empty regions reached by one colour only. Territory scoring
 counts territory plus prisoners; the core does it as "area minus stones played",
 so set-up stones count as moves already made.
 """
+import numpy as np
 import pytest
 
 from katacli._core.board import GoBoard
@@ -561,3 +562,52 @@ def test_whether_results_are_integers(komi, button, integer):
     state = state_from(ONE_DAME, rules.to_core_tuple())
     final = score_if_game_ended_now(state)
     assert (final == int(final)) == integer
+
+
+@pytest.mark.parametrize("komi,button,dew,adjustment", [
+    (7.5, False, 0.7, 0.0),          # half-point result: no draws, nothing to fold in
+    (7.0, True, 0.7, 0.0),           # integer komi plus the button's half point: no draws either
+    (7.0, False, 0.7, 0.7 - 0.5),    # draws possible: a draw is worth dew wins, so the score shifts by dew - 0.5
+    (7.5, True, 0.7, 0.7 - 0.5),
+    (7.0, False, 0.5, 0.0),          # draws as half a win: no shift
+    (7.0, False, 0.0, -0.5),
+    (7.0, False, 1.0, 0.5),
+    (-3.0, False, 0.25, 0.25 - 0.5),
+])
+def test_white_komi_adjustment_for_draws(komi, button, dew, adjustment):
+    rules = Rules.preset("aga-button" if button else "aga").with_komi(komi)
+    state = state_from(ONE_DAME, rules.to_core_tuple())
+    # KataGo's whiteKomiAdjustmentForDraws is a float: the same float32 here.
+    assert state.white_komi_adjustment_for_draws(dew) == float(np.float32(adjustment))
+    # The network's komi input (self komi) folds in the same amount.
+    assert state.self_komi(W, dew) - state.self_komi(W, 0.5) == pytest.approx(adjustment, abs=1e-6)
+
+
+PASS_ALIVE_ONLY_UNDER_SUICIDE = """
+    X.OOOOOO.
+    OOX..XX.O
+    O...XOX.O
+    O...X.X.O
+    OXXX.XX.O
+    OX..X...O
+    O.XOX...O
+    O.XXX...O
+    .OOOOOOO.
+"""   # test_area.py's "suicide rule changes vitality": White's wall is pass-alive only without suicide
+
+
+@pytest.mark.parametrize("suicide_legal,always_mode,expected", [
+    (False, False, False),
+    (True, False, True),
+    (False, True, True),     # newer nets' mode: pass-alive as if multi-stone suicide were legal
+    (True, True, True),
+])
+def test_suicide_legal_for_pass_alive(suicide_legal, always_mode, expected):
+    state = state_from(PASS_ALIVE_ONLY_UNDER_SUICIDE, custom_rules(suicide=suicide_legal))
+    state.set_always_pass_alive_under_suicide_rules(always_mode)
+    assert state.always_pass_alive_under_suicide_rules == always_mode
+    assert state.suicide_legal_for_pass_alive() == expected
+    # The mode belongs to the game: copies and a reset history keep it.
+    assert state.copy().suicide_legal_for_pass_alive() == expected
+    state.reset_history_keep_board(W)
+    assert state.suicide_legal_for_pass_alive() == expected

@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pytest
 
+from katacli._core.area import area_map
+from katacli._core.board import GoBoard
 from katacli._core.history import GameState
 from katacli.data import GT
 from katacli.data.schema import MODE_CLEANUP, MODE_FORK, MODE_HANDICAP
@@ -14,7 +16,7 @@ from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 from katacli.game.sgf import read_sgf
 from katacli.selfplay import game as game_module
-from katacli.selfplay.finish import apply_surprise_weighting, final_value_targets, resolve_weight
+from katacli.selfplay.finish import apply_surprise_weighting, final_areas, final_value_targets, resolve_weight
 from katacli.selfplay.game import GameRunner
 from katacli.selfplay.game_init import GameInitializer, KomiPlan, default_max_extra_black, round_and_clip_komi
 from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
@@ -136,6 +138,35 @@ def test_final_value_targets_draws():
     v = final_value_targets(state, 0.7)
     assert (v.win, v.loss, v.no_result) == (0.7, pytest.approx(0.3), 0.0)
     assert v.score == pytest.approx(0.2) and v.has_lead  # draws shift the score by dew - 0.5
+    assert v.score == state.white_komi_adjustment_for_draws(0.7)  # the core's float32 shift, as KataGo's
+
+
+# White's wall is pass-alive only when multi-stone suicide is illegal (test_area.py's "suicide rule
+# changes vitality"), so the final area depends on the game's pass-alive mode.
+SUICIDE_CHANGES_VITALITY = """
+X.OOOOOO.
+OOX..XX.O
+O...XOX.O
+O...X.X.O
+OXXX.XX.O
+OX..X...O
+O.XOX...O
+O.XXX...O
+.OOOOOOO.
+"""
+
+
+@pytest.mark.parametrize("always_pass_alive_under_suicide", [False, True])
+def test_final_areas_follow_the_games_pass_alive_mode(always_pass_alive_under_suicide):
+    board = GoBoard.from_diagram(SUICIDE_CHANGES_VITALITY.strip())
+    state = GameState(board=board, rules=(1, 0, 0, False, False, 0, False, 0.5), next_player=BLACK)
+    state.set_always_pass_alive_under_suicide_rules(always_pass_alive_under_suicide)
+    zeros = [[0] * 9 for _ in range(9)]
+    full, _, _ = final_areas(state, zeros)
+    expected = np.array(area_map(board, True, True, True, always_pass_alive_under_suicide), np.int8)
+    assert np.array_equal(full, expected)
+    other = np.array(area_map(board, True, True, True, not always_pass_alive_under_suicide), np.int8)
+    assert not np.array_equal(full, other)   # the position really tells the two modes apart
 
 
 # ---------------------------------------------------------------------------- komi estimation
@@ -232,6 +263,21 @@ def test_switching_nets_mid_game(monkeypatch):
     assert (g[:, GT.EARLIER_NET] == 1).all()
     turn_idx = g[:, GT.TURN_IDX]
     assert (g[turn_idx < 4, GT.NETS_BEHIND] == 1).all() and (g[turn_idx >= 4, GT.NETS_BEHIND] == 0).all()
+
+
+def test_a_net_switched_in_mid_game_keeps_the_games_pass_alive_mode(monkeypatch):
+    """As KataGo: the pass-alive mode is stamped on the game at its start; final areas and the rows'
+    pass-alive flag keep it when a net preferring the other mode takes over."""
+    import dataclasses
+
+    monkeypatch.setattr(game_module, "NEW_NET_CHECK_PROB", 1.0)
+    s = tiny_settings("cheapSearchProb=0,sidePositionProb=0,initGamesWithPolicy=false,multiStoneSuicideLegals=false")
+    runner = GameRunner(s, lambda model, rng: RawNetSearcher(model.net, rng))
+    prefers_suicide_rules = dataclasses.replace(random_handle("b2c16", 2), pass_alive_under_suicide=True)
+    game = runner.run_game(random.Random(1), SwitchingModels(random_handle("b2c16", 1), prefers_suicide_rules, 4))
+    assert game.changed_nets and game.model_name == prefers_suicide_rules.name
+    assert not game.pass_alive_under_suicide and not game.end_state.suicide_legal_for_pass_alive()
+    assert (game_rows(game, 9)["globalTargetsNC"][:, GT.PASS_ALIVE_UNDER_SUICIDE] == 0.0).all()
 
 
 def test_mcts_games_and_their_sgf():

@@ -126,7 +126,9 @@ cdef void history_set_winner_by_resignation(History* h, Color winner) noexcept n
 
 
 cdef class GameState:
-    """Python handle on a History (the engine protocols and tests use this)."""
+    """Python handle on a History (the engine protocols and tests use this). Among its Python methods,
+    suicide_legal_for_pass_alive() and white_komi_adjustment_for_draws(dew) expose the two
+    functions above of the same names to Python (self-play's final targets use them)."""
     cdef History h
     cdef bint _initialised
     cdef Loc _loc(self, xy) except? -1

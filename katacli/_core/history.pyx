@@ -851,7 +851,25 @@ cdef class GameState:
         history_set_assume_multiple_starting_black_moves_are_handicap(&self.h, assume_handicap)
 
     def set_always_pass_alive_under_suicide_rules(self, bint value):
+        """Compute pass-alive areas as if multi-stone suicide were legal (a game-level mode newer nets ask
+        for; move legality is unaffected). Kept by copies and by reset_history_keep_board."""
         self.h.always_pass_alive_under_suicide_rules = value
+
+    @property
+    def always_pass_alive_under_suicide_rules(self):
+        return bool(self.h.always_pass_alive_under_suicide_rules)
+
+    def suicide_legal_for_pass_alive(self):
+        """Whether pass-alive areas (final scoring, ending games, training targets) treat multi-stone suicide
+        as legal: the rules allow it or the always-pass-alive-under-suicide mode is on (KataGo's
+        suicideLegalForPassAlive)."""
+        return bool(history_suicide_legal_for_pass_alive(&self.h))
+
+    def white_komi_adjustment_for_draws(self, double draw_equivalent_wins_for_white):
+        """What White's score gains when draws count as ``draw_equivalent_wins_for_white`` wins: that minus
+        0.5 where the result can be an integer (a draw is possible), else 0; a float32, as KataGo's
+        whiteKomiAdjustmentForDraws."""
+        return float(history_white_komi_adjustment_for_draws(&self.h, draw_equivalent_wins_for_white))
 
     def set_assume_multiple_starting_black_moves_are_handicap(self, bint value):
         history_set_assume_multiple_starting_black_moves_are_handicap(&self.h, value)

@@ -18,6 +18,8 @@ Public API (what the GTP engine, the analysis engine and selfplay use)::
                       include_moves_ownership=False, include_policy=False)   # -> SearchAnalysis (White's view)
     analysis.oriented("B" | "W" | None)     # reportAnalysisWinratesAs: Black, White, side to move
     searcher.root_values()                  # dict, White's view
+    searcher.root_result()                  # RootResult: self-play's targets (values, play selection,
+    searcher.child_results()                #   searched/raw priors); ChildResult per visited move
     searcher.advance(move, player=None, prevent_encore=True)   # tree reuse; True if the subtree was kept
     searcher.set_position(state); searcher.clear(); searcher.set_params(params)
     searcher.set_restrictions(MoveRestrictions(x, y).avoid(BLACK, [(3, 3)], 1).allow(WHITE, [...], 2))
@@ -25,7 +27,7 @@ Public API (what the GTP engine, the analysis engine and selfplay use)::
 
 Helpers: :mod:`katacli.search.timecontrol` (TimeControls, time_settings / kgs-time_settings /
 kata-time_settings / time_left parsing, per-move budgets), :mod:`katacli.search.results`
-(MoveInfo, RootInfo, SearchAnalysis, perspective_sign).
+(MoveInfo, RootInfo, SearchAnalysis, perspective_sign, RootResult, ChildResult).
 
 Threads and batching. ``numSearchThreads`` is the number of leaves one search keeps in
 flight per batch: descents from the root spread out by virtual losses
@@ -57,6 +59,7 @@ _EXPORTS = {
     "MoveRestrictions": "katacli.search.restrictions", "RestrictionError": "katacli.search.restrictions",
     "MoveInfo": "katacli.search.results", "RootInfo": "katacli.search.results",
     "SearchAnalysis": "katacli.search.results", "perspective_sign": "katacli.search.results",
+    "RootResult": "katacli.search.results", "ChildResult": "katacli.search.results",
     "RESIGN": "katacli.search.searcher", "Searcher": "katacli.search.searcher",
     "SearchStats": "katacli.search.searcher", "choose_index_with_temperature": "katacli.search.searcher",
     "TimeControls": "katacli.search.timecontrol", "TimeSettingsError": "katacli.search.timecontrol",

@@ -19,6 +19,10 @@ ownership / ownership_stdev (when requested).
 RootInfo: visits, weight, winrate, score_lead, score_selfplay, score_stdev,
 utility, raw_* (the root's own network evaluation), this_hash, sym_hash,
 current_player ("B" / "W").
+
+Self-play's view of a finished search is :class:`RootResult` (the root's values, play
+selection weights, searched and raw priors) with a :class:`ChildResult` per visited move,
+from :meth:`katacli.search.Searcher.root_result`; they are not oriented (always White's view).
 """
 from __future__ import annotations
 
@@ -173,6 +177,55 @@ class SearchAnalysis:
     @property
     def best(self) -> Optional[MoveInfo]:
         return self.moves[0] if self.moves else None
+
+
+# ---- a finished search's root, as self-play records it ----------------------------------------
+@dataclass(frozen=True)
+class ChildResult:
+    """One root move the search visited (White's view): what self-play's q-value targets need."""
+
+    move: Point
+    visits: int           # the child node's visits
+    weight: float         # the child node's weight sum
+    utility: float
+    win_loss: float       # win minus loss after the move
+    score_mean: float     # self-play score after the move
+
+
+@dataclass(frozen=True)
+class RootResult:
+    """A search's root (White's view): the training targets self-play takes from one search
+    (KataGo's extractSearchTargetsThisTurn reads the same values off the tree)."""
+
+    visits: int
+    # The root node's own averages (KataGo's getNodeValues).
+    win: float
+    loss: float
+    no_result: float
+    score_mean: float
+    # Averages over the children weighted by play selection values (KataGo's getPrunedRootValues),
+    # what visit reduction and komi estimation look at.
+    pruned_win_loss: float
+    pruned_lead: float
+    # (move, weight) of each move the chosen move is drawn from: visits after forced-playout pruning,
+    # chosenMovePrune/Subtract and LCB as configured (the policy target before scaling), best first.
+    play_selection: tuple[tuple[Point, float], ...]
+    # (move, prior) of each legal move as the search used it (root noise and policy temperature
+    # included), board points row-major then pass: what policy surprise is measured against.
+    search_priors: tuple[tuple[Point, float], ...]
+    # The root's own network evaluation, and its raw priors, highest first.
+    raw_win: float
+    raw_loss: float
+    raw_no_result: float
+    raw_score_mean: float
+    raw_priors: tuple[tuple[Point, float], ...]
+    children: tuple[ChildResult, ...]   # visited moves in KataGo's analysis order
+
+
+def child_result_from_data(data: dict) -> ChildResult:
+    """A ChildResult from one entry of the core's analysis data."""
+    return ChildResult(move=data["move"], visits=data["visits"], weight=data["weight"], utility=data["utility"],
+                       win_loss=data["win_loss"], score_mean=data["score_mean"])
 
 
 # ---- builders used by the Searcher ----------------------------------------------------------

@@ -30,12 +30,13 @@ from katacli._core import search_diagnostics as sd
 from katacli._core import search_results as sr
 
 from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
-from katacli.game.coords import flat_index
+from katacli.game.coords import flat_index, point_of_flat
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.results import (
-    RootInfo, SearchAnalysis, duplicate_for_symmetries, move_info_from_data, position_hashes,
+    ChildResult, RootInfo, RootResult, SearchAnalysis, child_result_from_data, duplicate_for_symmetries,
+    move_info_from_data, position_hashes,
 )
 from katacli.search.timecontrol import (
     TimeBudgetInputs, TimeControls, search_time_limit, upper_bound_visits_left,
@@ -720,6 +721,41 @@ class Searcher:
                                   ownership=ownership if include_ownership else None,
                                   ownership_stdev=stdev if include_ownership_stdev else None, policy=policy,
                                   human_policy=human_policy)
+
+    def child_results(self) -> list[ChildResult]:
+        """The root moves the search visited, in KataGo's analysis order (White's view)."""
+        with self._lock:
+            return self._child_results()
+
+    def _child_results(self) -> list[ChildResult]:
+        # PVs are not needed; the core's shortest is one move.
+        return [child_result_from_data(d) for d in sr.analysis_data(self.tree, 1, 0) if d["visits"] > 0]
+
+    def root_result(self) -> Optional[RootResult]:
+        """The root's values, play selection weights, searched and raw priors and visited children (White's
+        view), as self-play records them; None before the root is evaluated."""
+        with self._lock:
+            tree = self.tree
+            node = sr.root_values(tree, False)
+            raw = sr.root_raw_values(tree)
+            if node is None or raw is None:
+                return None
+            pruned = sr.root_values(tree, True)
+            moves, values = sr.play_selection(tree, 0.0)
+            searched = sr.root_policy(tree, True)
+            x_size, y_size = tree.x_size, tree.y_size
+            search_priors = tuple((point_of_flat(i, x_size, y_size), float(p)) for i, p in enumerate(searched)
+                                  if p >= 0.0)
+            raw_moves, raw_priors = tree.root_edges()
+            return RootResult(
+                visits=tree.root_visits, win=node["win"], loss=node["loss"], no_result=node["no_result"],
+                score_mean=node["score_mean"], pruned_win_loss=pruned["win_loss"], pruned_lead=pruned["lead"],
+                play_selection=tuple(zip(moves, values)), search_priors=search_priors,
+                raw_win=raw["win"], raw_loss=raw["loss"], raw_no_result=raw["no_result"],
+                raw_score_mean=raw["score_mean"],
+                raw_priors=tuple((m, float(p)) for m, p in zip(raw_moves, raw_priors)),
+                children=tuple(self._child_results()),
+            )
 
     def root_raw_values(self) -> Optional[dict]:
         """The root's network evaluation (White's view), or None before it is evaluated."""

@@ -32,34 +32,26 @@ SURPRISE_SUM_FLOOR = 1e-10
 GROUP_TAX_FREE_POINTS = 2
 
 
-def white_komi_adjustment_for_draws(state: GameState, draw_equivalent_wins_for_white: float) -> float:
-    """Draws fold into the score as if it were jittered by +-0.5 (only when results can be integers)."""
-    rules = state.rules_tuple
-    komi, has_button = rules.komi, rules.has_button
-    result_is_integer = (komi == int(komi)) != has_button
-    return draw_equivalent_wins_for_white - 0.5 if result_is_integer else 0.0
-
-
 def final_value_targets(scored: GameState, draw_equivalent_wins_for_white: float) -> ValueTargets:
-    """White's outcome of a finished (scored or no-result) game."""
+    """White's outcome of a finished (scored or no-result) game; draws fold into the score as in the core
+    (GameState.white_komi_adjustment_for_draws)."""
     if scored.is_no_result:
         return ValueTargets(0.0, 0.0, 1.0, 0.0)
     winner = scored.winner
     win = 1.0 if winner == WHITE else 0.0 if winner == BLACK else draw_equivalent_wins_for_white
-    score = scored.final_white_minus_black_score + white_komi_adjustment_for_draws(scored,
-                                                                                   draw_equivalent_wins_for_white)
+    score = scored.final_white_minus_black_score + scored.white_komi_adjustment_for_draws(
+        draw_equivalent_wins_for_white)
     return ValueTargets(win, 1.0 - win, 0.0, score, has_lead=True, lead=score)
 
 
-def suicide_legal_for_pass_alive(state: GameState, pass_alive_under_suicide: bool) -> bool:
-    return bool(state.rules_tuple.multi_stone_suicide_legal) or pass_alive_under_suicide
+def final_areas(scored: GameState, ownership_rows):
+    """(full area, ownership, White's scoring per point) as [y, x] arrays for the row builder.
 
-
-def final_areas(scored: GameState, ownership_rows, pass_alive_under_suicide: bool):
-    """(full area, ownership, White's scoring per point) as [y, x] arrays for the row builder."""
+    Pass-alive areas follow the game's own mode (GameState.suicide_legal_for_pass_alive: the rules, or
+    the always-pass-alive-under-suicide mode the game started with), as KataGo's final targets do.
+    """
     board = scored.board()
-    full = np.array(area_map(board, True, True, True, suicide_legal_for_pass_alive(scored, pass_alive_under_suicide)),
-                    np.int8)
+    full = np.array(area_map(board, True, True, True, scored.suicide_legal_for_pass_alive()), np.int8)
     ownership = np.array(ownership_rows, np.int8)
     colors = np.array(scored.colors(), np.int8)
     group_tax = scored.rules_tuple.tax_rule == TaxRule.ALL

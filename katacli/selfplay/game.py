@@ -326,13 +326,13 @@ class _Game:
         if scored.is_game_finished and scored.is_no_result:
             final = finish.final_value_targets(scored, self.dew)
             zeros = [[0] * scored.x_size for _ in range(scored.y_size)]
-            full, ownership, scoring = finish.final_areas(scored, zeros, self.model.pass_alive_under_suicide)
+            full, ownership, scoring = finish.final_areas(scored, zeros)
             full[:] = 0
         else:
             ownership_rows, _ = scored.area_now()
             scored.end_and_score_now()
             final = finish.final_value_targets(scored, self.dew)
-            full, ownership, scoring = finish.final_areas(scored, ownership_rows, self.model.pass_alive_under_suicide)
+            full, ownership, scoring = finish.final_areas(scored, ownership_rows)
         handicap_probe = end_state.copy()
         handicap_probe.set_assume_multiple_starting_black_moves_are_handicap(True)
 
@@ -342,7 +342,8 @@ class _Game:
             draw_equivalent_wins_for_white=self.dew, hit_turn_limit=hit_turn_limit,
             num_extra_black=self.start.komi.extra_black, mode=mode, training_weight=self.start.training_weight,
             pda_player=self.start.pda_player, playout_doubling_advantage=self.start.playout_doubling_advantage,
-            pass_alive_under_suicide=self.model.pass_alive_under_suicide, start_turn_idx=start_turn_idx,
+            # The game's own mode, stamped at its start: a net switched in mid-game does not change it.
+            pass_alive_under_suicide=end_state.always_pass_alive_under_suicide_rules, start_turn_idx=start_turn_idx,
             changed_nets=self.changed_nets, model_name=self.model.name,
             handicap_for_sgf=handicap_probe.num_handicap_stones(), scored_state=scored,
             initial_encore_phase=self.began_in_encore, initial_turn_number=self.start.initial_turn_number,

@@ -10,6 +10,8 @@ Per move, as KataGo's self-play does it (runBotWithLimits, extractSearchTargetsT
   searches almost as often as its best move;
 * the move is drawn with LCB switched off, while the policy target (play selection
   values: forced playouts pruned, chosenMovePrune/Subtract applied) uses LCB as configured;
+* the targets come from :meth:`Searcher.root_result` (typed, White's view; this module never
+  reads the tree itself);
 * values are the root node's averages; the raw network's view is the root's own
   evaluation (its raw priors, before noise and temperature; also used to pick
   side-position moves), while policy surprise and entropy are measured against the
@@ -23,14 +25,12 @@ from typing import Optional
 
 import numpy as np
 
-from katacli._core import search_results
 from katacli._core.history import GameState
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
 from katacli.selfplay.raw_policy import NetEvaluator, Policy, RawEval
 from katacli.selfplay.records import QValue, ValueTargets
 from katacli.selfplay.searching import MoveSearchRequest, MoveSearchResult
-from katacli.game.coords import point_of_flat
 
 # Visits of the short search run first on a cleared tree (KataGo's dynamic score centring).
 SCORE_CENTERING_VISITS = 10
@@ -104,28 +104,14 @@ class MctsSelfplaySearch:
         move = searcher.choose_move()
         searcher.set_params(params)
 
-        tree = searcher.tree
-        moves, values = search_results.play_selection(tree, 0.0)
-        node = searcher.root_values(pruned=False)
-        pruned = searcher.root_values(pruned=True)
-        children = [QValue(d["move"], d["win_loss"], d["score_mean"], d["visits"])
-                    for d in search_results.analysis_data(tree, 1, 0) if d["visits"] > 0]
-        prior = search_results.root_policy(tree, maybe_noised=True)  # what surprise is measured against
-        x_size, area = state.x_size, state.x_size * state.y_size
-        root_policy = {}
-        if prior is not None:
-            for idx in range(area + 1):
-                p = float(prior[idx])
-                if p >= 0.0:
-                    root_policy[point_of_flat(idx, x_size, state.y_size)] = p
-        raw_values = search_results.root_raw_values(tree)
-        raw_moves, raw_priors = tree.root_edges()
-        raw = RawEval(raw_values["win"], raw_values["loss"], raw_values["no_result"], raw_values["score_mean"],
-                      Policy(list(raw_moves), np.asarray(raw_priors, np.float64)))
+        root = searcher.root_result()
+        children = [QValue(c.move, c.win_loss, c.score_mean, c.visits) for c in root.children]
+        raw_moves = [raw_move for raw_move, _ in root.raw_priors]
+        raw_probs = np.array([prior for _, prior in root.raw_priors], np.float64)
+        raw = RawEval(root.raw_win, root.raw_loss, root.raw_no_result, root.raw_score_mean, Policy(raw_moves, raw_probs))
         return MoveSearchResult(
-            move=move, root_visits=searcher.root_visits,
-            play_selection_values=dict(zip(moves, values)),
-            value=ValueTargets(node["win"], node["loss"], node["no_result"], node["score_mean"]),
-            reported_win_loss=pruned["win_loss"], reported_lead=pruned["lead"],
-            root_policy=root_policy, raw=raw, children=children,
+            move=move, root_visits=root.visits, play_selection_values=dict(root.play_selection),
+            value=ValueTargets(root.win, root.loss, root.no_result, root.score_mean),
+            reported_win_loss=root.pruned_win_loss, reported_lead=root.pruned_lead,
+            root_policy=dict(root.search_priors), raw=raw, children=children,
         )
