@@ -46,9 +46,9 @@ LCB move selection, chosen-move temperature/subtract/prune, root policy temperat
 Dirichlet noise, wide root noise, root symmetry pruning, rootPruneUselessMoves, ending score
 bonus, fillDameBeforePass, passing hacks, conservativePass and friendly-pass terminal
 handling, futile-visit pruning, time controls, tree reuse, NN cache keys, graph search
-(useGraphSearch: transpositions share one node, graphSearchRepBound, graphSearchCatchUpLeakProb).
-Not implemented: eval cache,
-anti-mirror, pattern bonus (avoidRepeatedPatternUtility), human SL model.
+(useGraphSearch: transpositions share one node, graphSearchRepBound, graphSearchCatchUpLeakProb),
+the eval cache (useEvalCache: results remembered across searches), anti-mirror play (antiMirror), and
+a human-SL network beside the main one (-human-model: humanSL* keys).
 """
 from katacli.lazy import lazy_attributes
 
