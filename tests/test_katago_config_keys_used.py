@@ -201,7 +201,8 @@ def _shipped_values(mode: str) -> dict[str, str]:
 @functools.lru_cache(maxsize=None)
 def _search_fields_unused_by_the_search() -> dict[str, str]:
     """Search keys whose SearchParams field nothing outside the parameter modules refers to: key -> field."""
-    from katacli.search.params import FROM_CONFIG_METADATA, KEY_METADATA, SearchParams
+    from katacli.config_keys.fields import FROM_CONFIG_METADATA, KEY_METADATA
+    from katacli.search.params import SearchParams
 
     sources = [p for p in PACKAGE.rglob("*.py") if p.name not in ("params.py", "runtime_params.py")]
     sources += list((REPO / "katacli" / "_core").glob("*.pyx"))
