@@ -81,6 +81,11 @@ def keys_read_by(cls: type) -> tuple[str, ...]:
     return tuple(f.metadata[KEY_METADATA] for f in config_fields(cls))
 
 
+def fields_by_key(cls: type) -> dict[str, str]:
+    """``{config key: field name}`` for every field of ``cls`` that names a key (reported-only ones too)."""
+    return {f.metadata[KEY_METADATA]: f.name for f in dataclasses.fields(cls) if KEY_METADATA in f.metadata}
+
+
 def read_config_fields(cls: type, cfg: "Config", mode: str | None) -> dict[str, Any]:
     """``{field name: value}`` for every config field of ``cls``, read with ``mode``'s defaults."""
     values = {}

@@ -26,6 +26,7 @@ from katacli.config import Config, ConfigError, Enabled
 from katacli.config_keys.fields import (
     KEY_METADATA,
     config_field,
+    fields_by_key,
     fixed_field,
     keys_read_by,
     read_config_fields,
@@ -234,7 +235,7 @@ class SearchParams:
         return {f.metadata[KEY_METADATA]: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-_FIELD_BY_KEY = {f.metadata[KEY_METADATA]: f.name for f in dataclasses.fields(SearchParams)}
+_FIELD_BY_KEY = fields_by_key(SearchParams)
 _KEY_BY_FIELD = {name: key for key, name in _FIELD_BY_KEY.items()}
 
 # Config keys that SearchParams reads, plus the GTP-only keys gtp_search_params reads.
