@@ -86,19 +86,25 @@ def fields_by_key(cls: type) -> dict[str, str]:
     return {f.metadata[KEY_METADATA]: f.name for f in dataclasses.fields(cls) if KEY_METADATA in f.metadata}
 
 
-def read_config_fields(cls: type, cfg: "Config", mode: str | None) -> dict[str, Any]:
-    """``{field name: value}`` for every config field of ``cls``, read with ``mode``'s defaults."""
+def read_config_fields(cls: type, cfg: "Config", mode: str | None, *, required: bool = True) -> dict[str, Any]:
+    """``{field name: value}`` for every config field of ``cls``, read with ``mode``'s defaults.
+
+    ``required=False`` reads keys that ``mode`` requires as optional (their default when unset), as
+    KataGo's match reads the self-play runner keys.
+    """
     values = {}
     for f in config_fields(cls):
-        value = cfg.get(f.metadata[KEY_METADATA], mode)
+        key = f.metadata[KEY_METADATA]
+        value = cfg.get(key, mode) if required or cfg.is_set(key) else cfg.default(key, mode)
         convert = f.metadata.get(CONVERT_METADATA)
         values[f.name] = convert(value) if convert is not None and value is not None else value
     return values
 
 
-def build_settings(cls: type[S], cfg: "Config", mode: str | None, **computed: Any) -> S:
+def build_settings(cls: type[S], cfg: "Config", mode: str | None, *, required: bool = True, **computed: Any) -> S:
     """``cls`` with every config field read from ``cfg`` and the other fields from ``computed``.
 
-    Raises ``ConfigError`` (one line naming the key and where it was set) for a bad value.
+    Raises ``ConfigError`` (one line naming the key and where it was set) for a bad value, or for a
+    key ``mode`` requires when the config must be complete (see :func:`read_config_fields`).
     """
-    return cls(**read_config_fields(cls, cfg, mode), **computed)
+    return cls(**read_config_fields(cls, cfg, mode, required=required), **computed)

@@ -158,6 +158,7 @@ def describe_keys() -> str:
     lines = []
     for spec in TRAIN_KEYS:
         default = ",".join(str(v) for v in spec.default) if isinstance(spec.default, tuple) else spec.default
-        lines.append(f"# {spec.description}\n{spec.name} = {str(default).lower() if isinstance(default, bool) else default}")
+        shown = str(default).lower() if isinstance(default, bool) else default
+        lines.append(f"# {spec.description}\n{spec.name} = {shown}")
     return "\n".join(lines)
 
