@@ -33,7 +33,7 @@ def read_gatekeeper_config(cfg):
     threads, worker processes, logToStdout, policy-opening keys it cannot act on). ConfigError names the key or the unreadable file. The bots'
     search settings are read per candidate (MatchSettings, with the two networks filled in)."""
     from katacli.match.settings import load_match_positions, policy_init_keys
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     ignored_keys = policy_init_keys(cfg)   # refuses initGamesWithPolicy = true
     positions = load_match_positions(cfg)  # once: an unreadable file stops the gatekeeper before any gating
