@@ -2,8 +2,10 @@
 
 This is the single source of truth for key names, types, ranges and defaults:
 the config parser warns about keys missing from here, ``Config.get`` parses
-and defaults through it, and ``SearchParams`` takes its field defaults from
-it. Keys are grouped into sections (logging, rules, search limits, ...) that
+and defaults through it, and every settings class (``SearchParams``, the
+engine, self-play, match and training settings) declares its fields with
+:func:`katacli.config_keys.fields.config_field`, which takes the key's default
+from it. Keys are grouped into sections (logging, rules, search limits, ...) that
 the shipped example configs and ``kata genconfig`` follow.
 
     >>> from katacli import config_keys
