@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 KEY_METADATA = "config_key"  # field metadata: the KataGo config key of the field
 FROM_CONFIG_METADATA = "from_config"  # field metadata: read from the config (False: reported only)
 CONVERT_METADATA = "convert"  # field metadata: applied to the parsed value (e.g. list -> tuple)
+DEFAULT_MODE_METADATA = "default_mode"  # field metadata: the mode whose registry default the field has
 
 
 class _NoDefault:
@@ -58,6 +59,7 @@ def config_field(key: str, *, default_mode: str | None = NO_DEFAULT,
     config_keys.get_spec(key)  # an unregistered key is a programming error: fail at import time
     if default_mode is NO_DEFAULT:
         return dataclasses.field(metadata=metadata)
+    metadata[DEFAULT_MODE_METADATA] = default_mode
     default = config_keys.default_value(key, default_mode)
     if convert is not None and default is not None:
         default = convert(default)
