@@ -10,10 +10,12 @@ key registry (``katacli.config_keys.fields``).
 from __future__ import annotations
 
 import dataclasses
+import doctest
 
 import pytest
 
 from katacli import config_keys
+from katacli.config_keys import fields as fields_module
 from katacli.config import Config, ConfigError, Enabled
 from katacli.config_keys import ValueKind
 from katacli.config_keys.fields import (
@@ -83,6 +85,11 @@ def _bad_value_cases():
 
 
 # --------------------------------------------------------------------------- one registry, one default
+
+
+def test_the_helpers_example_runs():
+    result = doctest.testmod(fields_module)
+    assert result.attempted and result.failed == 0
 
 
 @pytest.mark.parametrize("cls", SETTINGS_CLASSES, ids=lambda c: c.__name__)
