@@ -34,7 +34,7 @@ from katacli.config import Config
 from katacli.game.coords import format_color, format_vertex
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
-from katacli.settings import AnalysisSettings
+from katacli.setup.engine_settings import AnalysisSettings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
 BOARD = 19

@@ -22,7 +22,7 @@ from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.selfplay.model_pool import ModelManager
 from katacli.selfplay.runner import SelfplayRun
 from katacli.selfplay.settings import SelfplaySettings
-from katacli.settings import NNSettings
+from katacli.setup.engine_settings import NNSettings
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_CONFIG = REPO / "configs" / "selfplay_example.cfg"

@@ -12,7 +12,7 @@ import sys
 import threading
 from typing import TextIO
 
-from katacli.settings import LoggingSettings
+from katacli.setup.engine_settings import LoggingSettings
 
 
 class EngineLog:

@@ -1,4 +1,4 @@
-"""Engine settings built from configs (katacli.settings) and the CLI helpers
+"""Engine settings built from configs (katacli.setup.engine_settings) and the CLI helpers
 that load configs (katacli.cli_support)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from katacli.cli_support import load_config
 from katacli.config import Config, ConfigError, Enabled
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonus
-from katacli.settings import AnalysisSettings, GtpSettings, LoggingSettings, NNSettings, load_default_board_size, load_rules
+from katacli.setup.engine_settings import AnalysisSettings, GtpSettings, LoggingSettings, NNSettings, load_default_board_size, load_rules
 
 from support.paths import CONFIGS as CONFIG_DIR
 GTP_MINIMUM = "numSearchThreads = 2\nlogAllGTPCommunication = false\nlogSearchInfo = false\n"

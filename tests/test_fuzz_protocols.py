@@ -19,7 +19,7 @@ from katacli.analysis.backend import AnalysisBackend
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine as build_analysis_engine
 from katacli.config import Config
-from katacli.settings import AnalysisSettings
+from katacli.setup.engine_settings import AnalysisSettings
 
 from support.analysis import python_cli
 from support.fuzz import (

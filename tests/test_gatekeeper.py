@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from katacli.cli import app, normalize_argv
 from katacli.config import Config
 from katacli.match.gatekeeper import Gatekeeper
-from katacli.settings import NNSettings
+from katacli.setup.engine_settings import NNSettings
 from support.match import TINY_GAMES_CONFIG, write_tiny_net
 
 CONFIG = TINY_GAMES_CONFIG + """maxMovesPerGame = 50

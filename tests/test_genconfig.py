@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from katacli.tuning.config_writer import (
+from katacli.setup.config_writer import (
     GenConfigChoices, cache_gb_for_size, cache_size_for_gb, check_config_text, render_config,
 )
 from katacli.cli import app, normalize_argv
@@ -34,7 +34,7 @@ def settings(path: Path) -> dict[str, str]:
 def assert_loads_cleanly_in_gtp(path: Path) -> None:
     from katacli.cli_support import load_config
     from katacli.gtp.runtime_params import GtpRuntimeParams
-    from katacli.settings import GtpSettings
+    from katacli.setup.engine_settings import GtpSettings
 
     stream = io.StringIO()
     cfg = load_config(str(path), None, mode="gtp", warn_unknown=False)
@@ -237,7 +237,7 @@ def assert_loads_cleanly_with_human_model(path: Path) -> list[str]:
 
 
 def test_rendered_human_config_needs_the_human_model():
-    from katacli.tuning.config_writer import GeneratedConfigError
+    from katacli.setup.config_writer import GeneratedConfigError
 
     text = render_config(GenConfigChoices(rules="japanese", human_sl_profile="preaz_3d"))
     check_config_text(text, has_human_model=True)

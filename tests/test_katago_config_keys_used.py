@@ -109,7 +109,7 @@ def config_with(key: str, mode: str, tmp_path: Path) -> Config:
 
 def read_at_startup(cfg: Config, mode: str) -> None:
     """Everything the command for ``mode`` reads from its config before it starts working."""
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     if mode == "selfplay":
         from katacli.commands.selfplay import read_selfplay_config
@@ -117,7 +117,7 @@ def read_at_startup(cfg: Config, mode: str) -> None:
         read_selfplay_config(cfg)
     else:
         from katacli.gtp.runtime_params import GtpRuntimeParams
-        from katacli.settings import AnalysisSettings, GtpSettings
+        from katacli.setup.engine_settings import AnalysisSettings, GtpSettings
 
         (GtpSettings if mode == "gtp" else AnalysisSettings).from_config(cfg)
         GtpRuntimeParams.from_config(cfg, has_human_model=True)
@@ -161,7 +161,7 @@ def gatekeeper_reads(key: str, tmp_path: Path) -> bool:
     """Whether `kata gatekeeper` reads ``key``: at start-up, or for each gating's match."""
     from katacli.commands.gatekeeper import read_gatekeeper_config
     from katacli.match.settings import MatchSettings
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     values = Config.from_file(REPO / "configs" / "gatekeeper_example.cfg", mode="gtp").as_dict()
     values = {k: v for k, v in values.items() if k not in TAKES_THE_PLACE_OF.get(key, ())}
@@ -201,7 +201,8 @@ def _shipped_values(mode: str) -> dict[str, str]:
 @functools.lru_cache(maxsize=None)
 def _search_fields_unused_by_the_search() -> dict[str, str]:
     """Search keys whose SearchParams field nothing outside the parameter modules refers to: key -> field."""
-    from katacli.search.params import FROM_CONFIG_METADATA, KEY_METADATA, SearchParams
+    from katacli.config_keys.fields import FROM_CONFIG_METADATA, KEY_METADATA
+    from katacli.search.params import SearchParams
 
     sources = [p for p in PACKAGE.rglob("*.py") if p.name not in ("params.py", "runtime_params.py")]
     sources += list((REPO / "katacli" / "_core").glob("*.pyx"))

@@ -18,7 +18,7 @@ from katacli.nn.export import write_model_file
 from katacli.nn.configs import random_description
 from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_model
 from katacli.selfplay.runner import SelfplayRun
-from katacli.settings import NNSettings
+from katacli.setup.engine_settings import NNSettings
 
 from support.selfplay import (
     EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,

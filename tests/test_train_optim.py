@@ -12,8 +12,9 @@ from katacli.config import Config, ConfigError
 from katacli.nn.torch_model import KataGoModel
 from katacli.train.training_net import TrainingNet
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, parameter_groups
+from katacli.config_keys.train_keys import TRAIN_KEYS
 from katacli.train.settings import (
-    TRAIN_KEYS,
+    FIELD_OF_KEY,
     TrainSettings,
     describe_keys,
     parse_lr_schedule,
@@ -122,7 +123,7 @@ def test_lr_schedule_text():
 def test_every_key_is_documented_with_its_default():
     text = describe_keys()
     for spec in TRAIN_KEYS:
-        assert f"\n{spec.key} = " in "\n" + text and spec.help
+        assert f"\n{spec.name} = " in "\n" + text and spec.description
     defaults = TrainSettings()
     for spec in TRAIN_KEYS:
-        assert getattr(defaults, spec.field) == spec.default, spec.key
+        assert getattr(defaults, FIELD_OF_KEY[spec.name]) == spec.default, spec.name

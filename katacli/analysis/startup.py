@@ -11,7 +11,7 @@ from katacli.analysis.query import QueryDefaults, perspective_from_config
 from katacli.config import Config
 from katacli.engine_common import DETERMINISTIC_SEED, stable_seed
 from katacli.search.params import SearchParams
-from katacli.settings import AnalysisSettings
+from katacli.setup.engine_settings import AnalysisSettings
 
 MODE = "analysis"
 

@@ -85,7 +85,7 @@ class Engine:
         from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
         from katacli.gtp.protocol import ResponseWriter
         from katacli.gtp.runtime_params import GtpRuntimeParams
-        from katacli.settings import GtpSettings
+        from katacli.setup.engine_settings import GtpSettings
 
         from katacli.api.network import as_evaluator
 

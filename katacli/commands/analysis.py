@@ -54,7 +54,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     from katacli.analysis.output import JsonLineWriter
     from katacli.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
     from katacli.engine_log import EngineLog
-    from katacli.settings import AnalysisSettings
+    from katacli.setup.engine_settings import AnalysisSettings
 
     cfg = load_config(config, override_config, mode="analysis")
     with exit_on_config_error():

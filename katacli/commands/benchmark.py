@@ -153,7 +153,7 @@ def _load(options: BenchmarkOptions, report: Report):
         DEFAULT_BENCHMARK_BOARD_LEN, bundled_game, load_game, positions_from_game,
     )
     from katacli.search import SearchParams
-    from katacli.settings import NNSettings, load_default_board_size
+    from katacli.setup.engine_settings import NNSettings, load_default_board_size
 
     cfg = load_config(options.config, options.override_config, mode=MODE)
     with exit_on_config_error():

@@ -109,7 +109,7 @@ def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads:
     reads them (GTP search settings; winrates from Black's view unless reportAnalysisWinratesAs is set)."""
     from katacli.engine_common import stable_seed
     from katacli.search import SearchParams
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     params = SearchParams.from_config(cfg, "gtp", has_human_model=has_human_model)
     if visits is not None:

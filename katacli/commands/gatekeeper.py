@@ -33,7 +33,7 @@ def read_gatekeeper_config(cfg):
     threads, worker processes, logToStdout, policy-opening keys it cannot act on). ConfigError names the key or the unreadable file. The bots'
     search settings are read per candidate (MatchSettings, with the two networks filled in)."""
     from katacli.match.settings import load_match_positions, read_policy_openings
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     _, ignored_keys = read_policy_openings(cfg, gatekeeper=True)   # set, but never acted on
     positions = load_match_positions(cfg)  # once: an unreadable file stops the gatekeeper before any gating

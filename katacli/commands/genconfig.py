@@ -11,7 +11,7 @@ import typer
 
 from katacli import config_keys
 from katacli.atomic_files import atomic_write_text
-from katacli.tuning.config_writer import GenConfigChoices
+from katacli.setup.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
 from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
@@ -176,7 +176,7 @@ def parse_human_profile_name(text: str) -> str:
 
 
 def parse_devices(text: str) -> list[int]:
-    from katacli.tuning.config_writer import parse_device_list
+    from katacli.setup.config_writer import parse_device_list
 
     return parse_device_list(text)
 
@@ -242,7 +242,7 @@ def ask_human_profile(wizard: Wizard, choices, human_model: Optional[str]) -> No
 
 def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Optional[str] = None) -> None:
     """Fill ``choices`` (a GenConfigChoices) from the user's answers."""
-    from katacli.tuning.config_writer import cache_gb_for_size, cache_size_for_gb
+    from katacli.setup.config_writer import cache_gb_for_size, cache_size_for_gb
 
     wizard.section("RULES")
     choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
@@ -343,13 +343,13 @@ def gpu_names() -> list[str]:
 
 def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     """Set choices.num_search_threads / nn_max_batch_size / tuning_note by benchmarking the network."""
-    from katacli.tuning.config_writer import render_config
+    from katacli.setup.config_writer import render_config
     from katacli.tuning.network import load_evaluator
     from katacli.tuning.genconfig_tuning import tune
     from katacli.commands.benchmark import Report
     from katacli.config import Config
     from katacli.search import SearchParams
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     # Benchmark with the settings chosen so far (device, cache, human play when the human net is given), read
     # the way `kata benchmark` reads a config.
@@ -382,7 +382,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:
-    from katacli.tuning.config_writer import existing_thread_count
+    from katacli.setup.config_writer import existing_thread_count
 
     wizard.section("PERFORMANCE TUNING")
     if options.threads is not None:
@@ -420,7 +420,7 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
 
 
 def choices_from_flags(options: GenconfigOptions):
-    from katacli.tuning.config_writer import cache_size_for_gb, parse_device_list
+    from katacli.setup.config_writer import cache_size_for_gb, parse_device_list
     from katacli.search.benchmark_positions import BenchmarkError
 
     limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
@@ -475,7 +475,7 @@ def validate(options: GenconfigOptions) -> None:
 def run(options: GenconfigOptions) -> int:
     from rich.console import Console
 
-    from katacli.tuning.config_writer import GeneratedConfigError, check_config_text, render_config
+    from katacli.setup.config_writer import GeneratedConfigError, check_config_text, render_config
     from katacli.search.benchmark_positions import BenchmarkError
 
     wizard = Wizard(Console(highlight=False, soft_wrap=True))

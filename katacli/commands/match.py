@@ -85,7 +85,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
     from katacli.match.results import results_table
     from katacli.match.runner import MatchNetworks, MatchRun
     from katacli.match.settings import MatchSettings
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
     with exit_on_config_error():

@@ -89,7 +89,7 @@ def read_selfplay_config(cfg):
     alwaysComputePassAliveUnderSuicideRules, logToStdout, numSelfplayProcesses or None).
     Raises ConfigError."""
     from katacli.selfplay.settings import SelfplaySettings
-    from katacli.settings import NNSettings
+    from katacli.setup.engine_settings import NNSettings
 
     settings = SelfplaySettings.from_config(cfg)
     nn = NNSettings.from_config(cfg, "selfplay")

@@ -121,6 +121,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="No progress bar; a status line every 30 seconds instead."),
         list_keys: bool = typer.Option(False, "--list-keys", help="Print every training config key with its default and exit."),
     ) -> None:
+        from katacli.config_keys.train_keys import TRAIN_DEVICES
         from katacli.train.settings import describe_keys, settings_from_config, warn_unknown_train_keys
 
         if list_keys:
@@ -132,7 +133,7 @@ def register(app: typer.Typer) -> None:
             "maxSamples": max_samples, "exportDir": export_dir, "batchSize": batch_size, "lrScale": lr_scale,
             "seed": seed, "device": device.lower() if device else None,
         }
-        if device is not None and device.lower() not in ("auto", "cpu", "cuda"):
+        if device is not None and device.lower() not in TRAIN_DEVICES:
             report_error_and_exit(f"-device must be auto, cpu or cuda, not {device!r}")
         try:
             settings = settings_from_config(cfg, flags)

@@ -2,8 +2,10 @@
 
 This is the single source of truth for key names, types, ranges and defaults:
 the config parser warns about keys missing from here, ``Config.get`` parses
-and defaults through it, and ``SearchParams`` takes its field defaults from
-it. Keys are grouped into sections (logging, rules, search limits, ...) that
+and defaults through it, and every settings class (``SearchParams``, the
+engine, self-play, match and training settings) declares its fields with
+:func:`katacli.config_keys.fields.config_field`, which takes the key's default
+from it. Keys are grouped into sections (logging, rules, search limits, ...) that
 the shipped example configs and ``kata genconfig`` follow.
 
     >>> from katacli import config_keys
@@ -22,6 +24,7 @@ from katacli.config_keys.engine_keys import ENGINE_FAMILIES, ENGINE_KEYS, INDIVI
 from katacli.config_keys.nn_keys import NN_FAMILIES, NN_KEYS
 from katacli.config_keys.search_keys import HUMAN_MODEL_ONLY_KEYS, SEARCH_KEYS
 from katacli.config_keys.selfplay_keys import SELFPLAY_KEYS
+from katacli.config_keys.train_keys import TRAIN_KEYS
 from katacli.config_keys.spec import (
     MAX_BOARD_LEN,
     MODES,
@@ -51,7 +54,8 @@ def _build_registry(specs: Iterable[KeySpec]) -> dict[str, KeySpec]:
     return registry
 
 
-REGISTRY: dict[str, KeySpec] = _build_registry(ENGINE_KEYS + SEARCH_KEYS + NN_KEYS + SELFPLAY_KEYS + MATCH_KEYS)
+REGISTRY: dict[str, KeySpec] = _build_registry(
+    ENGINE_KEYS + SEARCH_KEYS + NN_KEYS + SELFPLAY_KEYS + MATCH_KEYS + TRAIN_KEYS)
 FAMILIES: tuple[KeyFamily, ...] = tuple(ENGINE_FAMILIES + NN_FAMILIES)
 
 # Alternative spellings a command accepts, as (spelling, canonical key) pairs.

@@ -27,7 +27,7 @@ from katacli.gtp.errors import EngineStartupError, GtpError
 from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
 from katacli.gtp.runtime_params import GtpRuntimeParams
 from katacli.search.timecontrol import TimeControls
-from katacli.settings import GtpSettings
+from katacli.setup.engine_settings import GtpSettings
 
 # How often a waiting main thread wakes up, so that Ctrl-C is noticed promptly.
 WAIT_POLL_SECONDS = 0.1

@@ -35,7 +35,7 @@ class ResignSettings:
 
     @classmethod
     def from_gtp_settings(cls, settings) -> "ResignSettings":
-        """From katacli.settings.GtpSettings (or anything with the same field names)."""
+        """From katacli.setup.engine_settings.GtpSettings (or anything with the same field names)."""
         return cls(settings.allow_resignation, settings.resign_threshold, settings.resign_consec_turns,
                    settings.resign_min_score_difference, settings.resign_min_moves_per_board_area)
 

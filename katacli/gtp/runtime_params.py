@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from katacli.config import Config, ConfigError, Enabled
+from katacli.config_keys.fields import build_settings, config_field
 from katacli.search.params import SearchParams, field_of_key, gtp_search_params
 
 # Engine-level parameters, in the order kata-list-params reports them.
@@ -65,22 +66,15 @@ class GtpRuntimeParams:
 
     genmove: SearchParams
     analysis: SearchParams
-    allow_resignation: bool
-    pondering_enabled: bool
-    delay_move_scale: float
-    delay_move_max: float
+    allow_resignation: bool = config_field("allowResignation")
+    pondering_enabled: bool = config_field("ponderingEnabled")
+    delay_move_scale: float = config_field("delayMoveScale")
+    delay_move_max: float = config_field("delayMoveMax")
 
     @classmethod
     def from_config(cls, cfg: Config, *, has_human_model: bool = False) -> "GtpRuntimeParams":
         genmove, analysis = gtp_search_params(cfg, has_human_model=has_human_model)
-        return cls(
-            genmove=genmove,
-            analysis=analysis,
-            allow_resignation=cfg.get("allowResignation", "gtp"),
-            pondering_enabled=cfg.get("ponderingEnabled", "gtp"),
-            delay_move_scale=cfg.get("delayMoveScale", "gtp"),
-            delay_move_max=cfg.get("delayMoveMax", "gtp"),
-        )
+        return build_settings(cls, cfg, "gtp", genmove=genmove, analysis=analysis)
 
 
 def list_params() -> list[str]:

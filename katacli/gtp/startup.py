@@ -75,7 +75,7 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
     """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
     (one line, exit status 1) before anything is answered on stdout."""
     from katacli.gtp.runtime_params import GtpRuntimeParams
-    from katacli.settings import GtpSettings
+    from katacli.setup.engine_settings import GtpSettings
 
     cfg = load_config(config, override_config, mode="gtp")
     nogo = extract_nogo(cfg)

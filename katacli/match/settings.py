@@ -19,6 +19,7 @@ from typing import Optional
 
 from katacli.config import Config, ConfigError
 from katacli.config_keys import default_value, is_known
+from katacli.config_keys.fields import build_settings, config_field
 from katacli.game.sgf import MAX_BOARD_LEN
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
@@ -75,14 +76,15 @@ class MatchSettings:
     bots: tuple[BotSpec, ...]
     pairings: tuple[tuple[int, int], ...]   # (black bot, white bot) per game of one round
     num_games_total: int
-    num_game_threads: int
-    max_moves_per_game: int
-    log_games_every: int
-    log_search_info: bool
-    log_moves: bool
+    num_game_threads: int = config_field("numGameThreads")
+    max_moves_per_game: int = config_field("maxMovesPerGame")
+    log_games_every: int = config_field("logGamesEvery")
+    log_search_info: bool = config_field("logSearchInfo")
+    log_moves: bool = config_field("logMoves")
     resign: ResignSettings
     game: GameSetupSettings
-    clear_bot_before_search: bool = False     # drop each bot's tree before every move (KataGo's GameRunner)
+    # Drop each bot's tree before every move (KataGo's GameRunner).
+    clear_bot_before_search: bool = config_field("clearBotBeforeSearch", default_mode=RUNNER_MODE)
     compensate_komi_visits: int = MATCH_COMPENSATE_KOMI_VISITS
     ignored_keys: tuple[str, ...] = ()        # set, but without effect here (as in KataGo's match): warn
     positions: PositionPools = field(default_factory=PositionPools)   # start and hint positions, loaded
@@ -123,14 +125,10 @@ class MatchSettings:
             num_games = default_num_games
         else:
             raise ConfigError(f"{num_games_key} is required: how many games the match plays")
-        return cls(
+        # KataGo's match reads the runner keys with their defaults, though self-play requires some.
+        return build_settings(
+            cls, cfg, RUNNER_MODE, required=False,
             bots=bots, pairings=tuple(pairings), num_games_total=num_games,
-            num_game_threads=_optional(cfg, "numGameThreads", RUNNER_MODE),
-            max_moves_per_game=_optional(cfg, "maxMovesPerGame", RUNNER_MODE),
-            log_games_every=_optional(cfg, "logGamesEvery", RUNNER_MODE),
-            log_search_info=_optional(cfg, "logSearchInfo", BOT_MODE),
-            log_moves=_optional(cfg, "logMoves", RUNNER_MODE),
-            clear_bot_before_search=_optional(cfg, "clearBotBeforeSearch", RUNNER_MODE),
             compensate_komi_visits=(cfg.get("compensateKomiVisits", RUNNER_MODE) if cfg.is_set("compensateKomiVisits")
                                     else MATCH_COMPENSATE_KOMI_VISITS),
             ignored_keys=ignored_keys,

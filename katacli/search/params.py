@@ -18,30 +18,33 @@ still parsed and validated so that KataGo configs behave the same.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from katacli import config_keys
 from katacli.config import Config, ConfigError, Enabled
+from katacli.config_keys.fields import (
+    KEY_METADATA,
+    config_field,
+    fields_by_key,
+    fixed_field,
+    keys_read_by,
+    read_config_fields,
+)
 from katacli.nn.human_profile import HumanProfile, HumanProfileError, parse_human_profile
 
 # The mode whose defaults the bare dataclass uses.
 DATACLASS_DEFAULT_MODE = "gtp"
 # KataGo's fixed shard count for the subtree value bias table (not configurable).
 SUBTREE_VALUE_BIAS_TABLE_NUM_SHARDS = 65536
-KEY_METADATA = "config_key"  # field metadata: the KataGo parameter name
-FROM_CONFIG_METADATA = "from_config"  # field metadata: read from the config?
-
-
 def _param(key: str) -> Any:
     """A field whose default and config key come from the registry."""
-    default = config_keys.default_value(key, DATACLASS_DEFAULT_MODE)
-    return field(default=default, metadata={KEY_METADATA: key, FROM_CONFIG_METADATA: True})
+    return config_field(key, default_mode=DATACLASS_DEFAULT_MODE)
 
 
 def _fixed(key: str, value: Any) -> Any:
     """A field KataGo reports under ``key`` but never reads from a config."""
-    return field(default=value, metadata={KEY_METADATA: key, FROM_CONFIG_METADATA: False})
+    return fixed_field(key, value)
 
 
 @dataclass(slots=True)
@@ -206,7 +209,7 @@ class SearchParams:
                         f"'{key}' ({cfg.origin(key)}) only works with a human SL model; "
                         "pass one with -human-model (e.g. b18c384nbt-humanv0.bin.gz)"
                     )
-        params = cls(**{f.name: cfg.get(f.metadata[KEY_METADATA], mode) for f in _CONFIG_FIELDS})
+        params = cls(**read_config_fields(cls, cfg, mode))
         try:
             parse_human_profile(params.human_sl_profile)
         except HumanProfileError as exc:
@@ -232,12 +235,11 @@ class SearchParams:
         return {f.metadata[KEY_METADATA]: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-_CONFIG_FIELDS = tuple(f for f in dataclasses.fields(SearchParams) if f.metadata[FROM_CONFIG_METADATA])
-_FIELD_BY_KEY = {f.metadata[KEY_METADATA]: f.name for f in dataclasses.fields(SearchParams)}
+_FIELD_BY_KEY = fields_by_key(SearchParams)
 _KEY_BY_FIELD = {name: key for key, name in _FIELD_BY_KEY.items()}
 
 # Config keys that SearchParams reads, plus the GTP-only keys gtp_search_params reads.
-SEARCH_PARAM_CONFIG_KEYS: tuple[str, ...] = tuple(f.metadata[KEY_METADATA] for f in _CONFIG_FIELDS)
+SEARCH_PARAM_CONFIG_KEYS: tuple[str, ...] = keys_read_by(SearchParams)
 GTP_SEARCH_CONFIG_KEYS: tuple[str, ...] = ("analysisWideRootNoise", "analysisIgnorePreRootHistory", "genmoveAntiMirror")
 
 

@@ -59,7 +59,7 @@ def sgf_round_trip() -> str:
 @check("config.generated", "`kata genconfig` configs (also a human-like player's) load in `kata gtp` without "
                            "warnings; bad values are refused")
 def generated_config() -> str:
-    from katacli.tuning.config_writer import GenConfigChoices, check_config_text, render_config
+    from katacli.setup.config_writer import GenConfigChoices, check_config_text, render_config
     from katacli.config import Config, ConfigError
 
     check_config_text(render_config(GenConfigChoices(rules="japanese", max_visits=500, num_search_threads=4)))

@@ -19,7 +19,7 @@ from katacli.config import Enabled
 from katacli.nn.batching import BatchClients, BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
 from katacli.nn.torch_model import KataGoModel, load_model
-from katacli.settings import NNSettings
+from katacli.setup.engine_settings import NNSettings
 from katacli.selfplay.game import ModelHandle
 from katacli.selfplay.latest_model import ModelFile, NoModelError, find_latest_model
 from katacli.selfplay.raw_policy import NetEvaluator

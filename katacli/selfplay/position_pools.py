@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from katacli.config import ConfigError
+from katacli.config_keys.fields import config_field
 from katacli.game.sgf import MAX_BOARD_LEN, SgfError, read_file_bytes
 from katacli.game.sgf_variations import read_sgf_tree
 from katacli.selfplay.sgf_positions import ExcludesError, read_excludes, unique_positions
@@ -35,6 +36,8 @@ POSITION_FILE_SUFFIXES = (".hintposes.txt", ".startposes.txt", ".bookposes.txt")
 MAX_UNNORMALIZED_PROB = 1e200
 # Keeps the effective sample size finite when every weight is 0.
 ESS_EPSILON = 1e-200
+# The keys are self-play keys (match and gatekeeper read them the same way).
+CONFIG_MODE = "selfplay"
 
 
 class PositionLoadError(ConfigError):
@@ -43,15 +46,16 @@ class PositionLoadError(ConfigError):
 
 @dataclass(frozen=True)
 class StartPositionSettings:
-    """The config keys of start and hint positions (None: the directory key is absent)."""
+    """The config keys of start and hint positions (None: the directory key is absent). The directory
+    keys switch loading on and are read by the caller; the others are registry fields."""
 
     sgf_dirs: Optional[tuple[str, ...]] = None
     sgf_excludes: tuple[str, ...] = ()
-    start_poses_prob: float = 0.0
-    load_prob: float = 1.0
-    turn_weight_lambda: float = 0.0
+    start_poses_prob: float = config_field("startPosesProb", default_mode=CONFIG_MODE)
+    load_prob: float = config_field("startPosesLoadProb", default_mode=CONFIG_MODE)
+    turn_weight_lambda: float = config_field("startPosesTurnWeightLambda", default_mode=CONFIG_MODE)
     hint_dirs: Optional[tuple[str, ...]] = None
-    hint_poses_prob: float = 0.0
+    hint_poses_prob: float = config_field("hintPosesProb", default_mode=CONFIG_MODE)
 
 
 class WeightedPositions:

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 from katacli.config import Enabled
 from katacli.selfplay.stats import RunStats
 from katacli.selfplay.settings import SelfplaySettings
-from katacli.settings import NNSettings
+from katacli.setup.engine_settings import NNSettings
 from katacli.worker_processes import (
     EXIT_INTERRUPTED, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
 )

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from katacli.config import Config, ConfigError
+from katacli.config_keys.fields import build_settings, config_field
 from katacli.game.rules import KoRule, ScoringRule, TaxRule
 from katacli.search.params import SearchParams
 from katacli.selfplay.position_pools import PositionPools, StartPositionSettings, load_position_pools
@@ -27,17 +28,17 @@ MIN_ASYMMETRIC_VISITS = 5
 
 @dataclass(frozen=True)
 class RunnerSettings:
-    num_game_threads: int
-    data_board_len: int
-    max_data_queue_size: int
-    max_rows_per_train_file: int
-    first_file_rand_min_prop: float
-    log_games_every: int
-    switch_nets_mid_game: bool
-    log_moves: bool
-    log_search_info: bool
-    max_moves_per_game: int
-    clear_bot_before_search: bool
+    num_game_threads: int = config_field("numGameThreads")
+    data_board_len: int = config_field("dataBoardLen")
+    max_data_queue_size: int = config_field("maxDataQueueSize")
+    max_rows_per_train_file: int = config_field("maxRowsPerTrainFile")
+    first_file_rand_min_prop: float = config_field("firstFileRandMinProp")
+    log_games_every: int = config_field("logGamesEvery")
+    switch_nets_mid_game: bool = config_field("switchNetsMidGame")
+    log_moves: bool = config_field("logMoves")
+    log_search_info: bool = config_field("logSearchInfo")
+    max_moves_per_game: int = config_field("maxMovesPerGame")
+    clear_bot_before_search: bool = config_field("clearBotBeforeSearch")
 
 
 @dataclass(frozen=True)
@@ -49,23 +50,24 @@ class GameSetupSettings:
     has_buttons: tuple[bool, ...]
     board_sizes: tuple[tuple[int, int], ...]       # (x_size, y_size)
     board_size_weights: tuple[float, ...]           # same length, normalised to sum 1
-    komi_mean: float
-    komi_auto: bool
-    komi_stdev: float
-    komi_big_stdev_prob: float
-    komi_big_stdev: float
-    komi_bigger_stdev_prob: float
-    komi_bigger_stdev: float
-    komi_allow_integer_prob: float
-    handicap_prob: float
-    handicap_compensate_komi_prob: float
-    fork_compensate_komi_prob: float
-    handicap_komi_interp_zero_prob: float
-    no_result_stdev: float
-    draw_rand_radius: float
+    komi_mean: float = config_field("komiMean")
+    komi_auto: bool = config_field("komiAuto")
+    komi_stdev: float = config_field("komiStdev")
+    komi_big_stdev_prob: float = config_field("komiBigStdevProb")
+    komi_big_stdev: float = config_field("komiBigStdev")
+    komi_bigger_stdev_prob: float = config_field("komiBiggerStdevProb")
+    komi_bigger_stdev: float = config_field("komiBiggerStdev")
+    komi_allow_integer_prob: float = config_field("komiAllowIntegerProb")
+    handicap_prob: float = config_field("handicapProb")
+    handicap_compensate_komi_prob: float = config_field("handicapCompensateKomiProb")
+    fork_compensate_komi_prob: float = config_field("forkCompensateKomiProb")
+    handicap_komi_interp_zero_prob: float = config_field("handicapKomiInterpZeroProb")
+    no_result_stdev: float = config_field("noResultStdev")
+    draw_rand_radius: float = config_field("drawRandRadius")
     num_extra_black_fixed: int
-    sgf_compensate_komi_prob: float = 0.0      # games from start or hint positions
-    sgf_komi_interp_zero_prob: float = 0.0
+    # Games from start or hint positions.
+    sgf_compensate_komi_prob: float = config_field("sgfCompensateKomiProb", default_mode=MODE)
+    sgf_komi_interp_zero_prob: float = config_field("sgfKomiInterpZeroProb", default_mode=MODE)
 
     @property
     def max_board_x(self) -> int:
@@ -78,42 +80,42 @@ class GameSetupSettings:
 
 @dataclass(frozen=True)
 class PlaySettings:
-    init_games_with_policy: bool
-    policy_init_area_prop: float
-    compensate_after_policy_init_prob: float
-    policy_init_gamma_shape: float
-    policy_init_area_temperature: float
-    handicap_temperature: float
+    init_games_with_policy: bool = config_field("initGamesWithPolicy")
+    policy_init_area_prop: float = config_field("policyInitAreaProp")
+    compensate_after_policy_init_prob: float = config_field("compensateAfterPolicyInitProb")
+    policy_init_gamma_shape: float = config_field("policyInitGammaShape")
+    policy_init_area_temperature: float = config_field("policyInitAreaTemperature")
+    handicap_temperature: float = config_field("handicapTemperature")
     side_position_prob: float
-    compensate_komi_visits: int
-    flip_komi_prob_when_no_compensate: float
-    estimate_lead_visits: int
-    estimate_lead_prob: float
-    fancy_komi_varying: bool
-    early_fork_game_prob: float
-    early_fork_game_expected_move_prop: float
-    fork_game_prob: float
-    fork_game_min_choices: int
-    early_fork_game_max_choices: int
-    fork_game_max_choices: int
-    seki_fork_hack_prob: float
-    cheap_search_prob: float
-    cheap_search_visits: int
-    cheap_search_target_weight: float
-    reduce_visits: bool
-    reduce_visits_threshold: float
-    reduce_visits_threshold_lookback: int
-    reduced_visits_min: int
-    reduced_visits_weight: float
-    policy_surprise_data_weight: float
-    value_surprise_data_weight: float
-    use_search_value_surprise: bool
-    scale_data_weight: float
-    handicap_asymmetric_playout_prob: float
-    normal_asymmetric_playout_prob: float
-    max_asymmetric_ratio: float
-    min_asymmetric_compensate_komi_prob: float
-    start_poses_policy_init_area_prop: float = 0.0
+    compensate_komi_visits: int = config_field("compensateKomiVisits")
+    flip_komi_prob_when_no_compensate: float = config_field("flipKomiProbWhenNoCompensate")
+    estimate_lead_visits: int = config_field("estimateLeadVisits")
+    estimate_lead_prob: float = config_field("estimateLeadProb")
+    fancy_komi_varying: bool = config_field("fancyKomiVarying")
+    early_fork_game_prob: float = config_field("earlyForkGameProb")
+    early_fork_game_expected_move_prop: float = config_field("earlyForkGameExpectedMoveProp")
+    fork_game_prob: float = config_field("forkGameProb")
+    fork_game_min_choices: int = config_field("forkGameMinChoices")
+    early_fork_game_max_choices: int = config_field("earlyForkGameMaxChoices")
+    fork_game_max_choices: int = config_field("forkGameMaxChoices")
+    seki_fork_hack_prob: float = config_field("sekiForkHackProb")
+    cheap_search_prob: float = config_field("cheapSearchProb")
+    cheap_search_visits: int = config_field("cheapSearchVisits")
+    cheap_search_target_weight: float = config_field("cheapSearchTargetWeight")
+    reduce_visits: bool = config_field("reduceVisits")
+    reduce_visits_threshold: float = config_field("reduceVisitsThreshold")
+    reduce_visits_threshold_lookback: int = config_field("reduceVisitsThresholdLookback")
+    reduced_visits_min: int = config_field("reducedVisitsMin")
+    reduced_visits_weight: float = config_field("reducedVisitsWeight")
+    policy_surprise_data_weight: float = config_field("policySurpriseDataWeight")
+    value_surprise_data_weight: float = config_field("valueSurpriseDataWeight")
+    use_search_value_surprise: bool = config_field("useSearchValueSurprise")
+    scale_data_weight: float = config_field("scaleDataWeight")
+    handicap_asymmetric_playout_prob: float = config_field("handicapAsymmetricPlayoutProb")
+    normal_asymmetric_playout_prob: float = config_field("normalAsymmetricPlayoutProb")
+    max_asymmetric_ratio: float = config_field("maxAsymmetricRatio")
+    min_asymmetric_compensate_komi_prob: float = config_field("minAsymmetricCompensateKomiProb")
+    start_poses_policy_init_area_prop: float = config_field("startPosesPolicyInitAreaProp", default_mode=MODE)
 
 
 @dataclass(frozen=True)
@@ -147,19 +149,7 @@ def _get(cfg: Config, key: str):
 
 
 def _runner_settings(cfg: Config) -> RunnerSettings:
-    return RunnerSettings(
-        num_game_threads=_get(cfg, "numGameThreads"),
-        data_board_len=_get(cfg, "dataBoardLen"),
-        max_data_queue_size=_get(cfg, "maxDataQueueSize"),
-        max_rows_per_train_file=_get(cfg, "maxRowsPerTrainFile"),
-        first_file_rand_min_prop=_get(cfg, "firstFileRandMinProp"),
-        log_games_every=_get(cfg, "logGamesEvery"),
-        switch_nets_mid_game=_get(cfg, "switchNetsMidGame"),
-        log_moves=_get(cfg, "logMoves"),
-        log_search_info=_get(cfg, "logSearchInfo"),
-        max_moves_per_game=_get(cfg, "maxMovesPerGame"),
-        clear_bot_before_search=_get(cfg, "clearBotBeforeSearch"),
-    )
+    return build_settings(RunnerSettings, cfg, MODE)
 
 
 def _nonempty(values, key: str) -> tuple:
@@ -230,25 +220,12 @@ def _game_setup_settings(cfg: Config) -> GameSetupSettings:
         raise ConfigError("give exactly one of komiMean=<komi> or komiAuto=true "
                           "(komiAuto picks a fair komi per board size and rules)")
     sizes, weights = _board_sizes(cfg)
-    handicap_prob = _get(cfg, "handicapProb")
-    return GameSetupSettings(
+    return build_settings(
+        GameSetupSettings, cfg, MODE,
         ko_rules=ko, scoring_rules=scoring, tax_rules=tax,
         multi_stone_suicide_legals=suicide, has_buttons=buttons,
         board_sizes=sizes, board_size_weights=weights,
-        komi_mean=_get(cfg, "komiMean"), komi_auto=komi_auto,
-        komi_stdev=_get(cfg, "komiStdev"),
-        komi_big_stdev_prob=_get(cfg, "komiBigStdevProb"), komi_big_stdev=_get(cfg, "komiBigStdev"),
-        komi_bigger_stdev_prob=_get(cfg, "komiBiggerStdevProb"), komi_bigger_stdev=_get(cfg, "komiBiggerStdev"),
-        komi_allow_integer_prob=_get(cfg, "komiAllowIntegerProb"),
-        handicap_prob=handicap_prob,
-        handicap_compensate_komi_prob=_get(cfg, "handicapCompensateKomiProb"),
-        fork_compensate_komi_prob=_get(cfg, "forkCompensateKomiProb"),
-        handicap_komi_interp_zero_prob=_get(cfg, "handicapKomiInterpZeroProb"),
-        no_result_stdev=_get(cfg, "noResultStdev"),
-        draw_rand_radius=_get(cfg, "drawRandRadius"),
         num_extra_black_fixed=_get(cfg, "numExtraBlackFixed") if cfg.is_set("numExtraBlackFixed") else 0,
-        sgf_compensate_komi_prob=_get(cfg, "sgfCompensateKomiProb"),
-        sgf_komi_interp_zero_prob=_get(cfg, "sgfKomiInterpZeroProb"),
     )
 
 
@@ -263,14 +240,9 @@ def _start_position_settings(cfg: Config) -> StartPositionSettings:
     if hint_prob > 0 and hint_dirs is None:
         raise ConfigError(f"hintPosesProb = {hint_prob:g} needs hintPosesDir (directories of *.hintposes.txt, "
                           "*.startposes.txt or *.bookposes.txt files)")
-    return StartPositionSettings(
-        sgf_dirs=sgf_dirs,
-        sgf_excludes=tuple(_get(cfg, "startPosesSgfExcludes") or ()),
-        start_poses_prob=start_prob,
-        load_prob=_get(cfg, "startPosesLoadProb"),
-        turn_weight_lambda=_get(cfg, "startPosesTurnWeightLambda"),
-        hint_dirs=hint_dirs,
-        hint_poses_prob=hint_prob,
+    return build_settings(
+        StartPositionSettings, cfg, MODE,
+        sgf_dirs=sgf_dirs, sgf_excludes=tuple(_get(cfg, "startPosesSgfExcludes") or ()), hint_dirs=hint_dirs,
     )
 
 
@@ -280,44 +252,7 @@ def _play_settings(cfg: Config) -> PlaySettings:
         side_prob = _get(cfg, "forkSidePositionProb")
     else:
         side_prob = _get(cfg, "sidePositionProb")
-    return PlaySettings(
-        init_games_with_policy=_get(cfg, "initGamesWithPolicy"),
-        policy_init_area_prop=_get(cfg, "policyInitAreaProp"),
-        compensate_after_policy_init_prob=_get(cfg, "compensateAfterPolicyInitProb"),
-        policy_init_gamma_shape=_get(cfg, "policyInitGammaShape"),
-        policy_init_area_temperature=_get(cfg, "policyInitAreaTemperature"),
-        handicap_temperature=_get(cfg, "handicapTemperature"),
-        side_position_prob=side_prob,
-        compensate_komi_visits=_get(cfg, "compensateKomiVisits"),
-        flip_komi_prob_when_no_compensate=_get(cfg, "flipKomiProbWhenNoCompensate"),
-        estimate_lead_visits=_get(cfg, "estimateLeadVisits"),
-        estimate_lead_prob=_get(cfg, "estimateLeadProb"),
-        fancy_komi_varying=_get(cfg, "fancyKomiVarying"),
-        early_fork_game_prob=_get(cfg, "earlyForkGameProb"),
-        early_fork_game_expected_move_prop=_get(cfg, "earlyForkGameExpectedMoveProp"),
-        fork_game_prob=_get(cfg, "forkGameProb"),
-        fork_game_min_choices=_get(cfg, "forkGameMinChoices"),
-        early_fork_game_max_choices=_get(cfg, "earlyForkGameMaxChoices"),
-        fork_game_max_choices=_get(cfg, "forkGameMaxChoices"),
-        seki_fork_hack_prob=_get(cfg, "sekiForkHackProb"),
-        cheap_search_prob=_get(cfg, "cheapSearchProb"),
-        cheap_search_visits=_get(cfg, "cheapSearchVisits"),
-        cheap_search_target_weight=_get(cfg, "cheapSearchTargetWeight"),
-        reduce_visits=_get(cfg, "reduceVisits"),
-        reduce_visits_threshold=_get(cfg, "reduceVisitsThreshold"),
-        reduce_visits_threshold_lookback=_get(cfg, "reduceVisitsThresholdLookback"),
-        reduced_visits_min=_get(cfg, "reducedVisitsMin"),
-        reduced_visits_weight=_get(cfg, "reducedVisitsWeight"),
-        policy_surprise_data_weight=_get(cfg, "policySurpriseDataWeight"),
-        value_surprise_data_weight=_get(cfg, "valueSurpriseDataWeight"),
-        use_search_value_surprise=_get(cfg, "useSearchValueSurprise"),
-        scale_data_weight=_get(cfg, "scaleDataWeight"),
-        handicap_asymmetric_playout_prob=_get(cfg, "handicapAsymmetricPlayoutProb"),
-        normal_asymmetric_playout_prob=_get(cfg, "normalAsymmetricPlayoutProb"),
-        max_asymmetric_ratio=_get(cfg, "maxAsymmetricRatio"),
-        min_asymmetric_compensate_komi_prob=_get(cfg, "minAsymmetricCompensateKomiProb"),
-        start_poses_policy_init_area_prop=_get(cfg, "startPosesPolicyInitAreaProp"),
-    )
+    return build_settings(PlaySettings, cfg, MODE, side_position_prob=side_prob)
 
 
 # Keys KataGo's self-play knows that katacli does not act on yet, with the value that

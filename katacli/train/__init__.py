@@ -12,7 +12,8 @@ The pieces, in the order data flows through them:
   atomic exports into the models directory self-play watches;
 * :mod:`~katacli.train.metrics` - ``metrics.jsonl`` and ``loss_curves.png``;
 * :mod:`~katacli.train.distributed` - DDP under ``torchrun``;
-* :mod:`~katacli.train.trainer` - the loop; :mod:`~katacli.train.settings` - its config keys;
+* :mod:`~katacli.train.trainer` - the loop; :mod:`~katacli.train.settings` - its settings (keys in
+  :mod:`katacli.config_keys.train_keys`);
 * :mod:`~katacli.train.synthetic` - random valid rows for tests and smoke runs.
 
 Single process::

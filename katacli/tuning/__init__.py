@@ -15,7 +15,8 @@ search the same bundled positions and print the same result line.
   thread) and the recommendation.
 * :mod:`~katacli.tuning.network`: loading the network as `kata gtp` would.
 * :mod:`~katacli.tuning.genconfig_tuning`: genconfig's calibration of visits, threads and batch size.
-* :mod:`~katacli.tuning.config_writer`: the GTP config genconfig writes.
+
+The GTP config genconfig writes is built by :mod:`katacli.setup.config_writer`, where config becomes settings.
 
 Modules are imported on use, so importing this package does not load torch.
 """

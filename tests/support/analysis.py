@@ -17,7 +17,7 @@ from katacli.analysis.backend import AnalysisBackend, ModelInfo
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine
 from katacli.config import Config
-from katacli.settings import AnalysisSettings
+from katacli.setup.engine_settings import AnalysisSettings
 
 from support.paths import MODELS, REPO, TEST_B4, model_path  # noqa: F401  (REPO: used by the analysis tests)
 

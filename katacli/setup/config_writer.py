@@ -238,13 +238,15 @@ def check_config_text(text: str, source: str = "<generated config>", has_human_m
     """Load the text as `kata gtp` would (with ``-human-model`` when ``has_human_model``); raise
     GeneratedConfigError on any error or unknown key."""
     from katacli.config import Config, ConfigError
-    from katacli.gtp.runtime_params import GtpRuntimeParams
-    from katacli.settings import GtpSettings
+    from katacli.search.params import gtp_search_params
+    from katacli.setup.engine_settings import GtpSettings
 
     try:
         cfg = Config.from_text(text, source=source, mode="gtp")
+        # What `kata gtp` reads at start-up: its settings and its two search parameter sets (the
+        # runtime parameters kata-set-param changes are these same keys).
         GtpSettings.from_config(cfg)
-        GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
+        gtp_search_params(cfg, has_human_model=has_human_model)
     except ConfigError as exc:
         raise GeneratedConfigError(str(exc)) from None
     unknown = cfg.unknown_keys()

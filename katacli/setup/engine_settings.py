@@ -6,10 +6,10 @@
 * :class:`GtpSettings` - everything else the GTP engine reads at startup.
 * :class:`AnalysisSettings` - the same for the JSON analysis engine.
 
-Self-play keys are read directly with ``cfg.get(key, "selfplay")``; the
-registry supplies their types, ranges and defaults. Every default here comes
-from the registry too; the only logic in this module is KataGo's rules about
-how keys combine (exclusive keys, conditional requirements, fallbacks).
+Each field that is one config key is declared with ``config_field(key)`` and read by
+:func:`katacli.config_keys.fields.build_settings`, so its type, range, default and error message
+come from the registry. The fields read by hand are KataGo's rules about how keys combine
+(exclusive keys, conditional requirements, fallbacks between spellings).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from katacli import config_keys
 from katacli.config import Config, ConfigError, Enabled
 from katacli.config_keys.engine_keys import INDIVIDUAL_RULE_KEYS, LOG_DESTINATION_KEYS
+from katacli.config_keys.fields import ANY_MODE, build_settings, config_field
 from katacli.game.rules import KoRule, Rules, RulesError, ScoringRule, TaxRule, WhiteHandicapBonus
 
 # katacli evaluates networks with PyTorch on CUDA, so KataGo's "cuda" spellings apply.
@@ -40,28 +41,20 @@ def _winrate_perspective(cfg: Config, mode: str) -> str | None:
 
 @dataclass(frozen=True)
 class LoggingSettings:
-    log_file: str | None
-    log_dir: str | None
-    log_dir_dated: str | None
-    log_to_stderr: bool
-    log_to_stdout: bool
-    log_time_stamp: bool
-    log_config_contents: bool
+    log_file: str | None = config_field("logFile")
+    log_dir: str | None = config_field("logDir")
+    log_dir_dated: str | None = config_field("logDirDated")
+    log_to_stderr: bool = config_field("logToStderr")
+    log_to_stdout: bool = config_field("logToStdout")
+    log_time_stamp: bool = config_field("logTimeStamp")
+    log_config_contents: bool = config_field("logConfigContents")
 
     @classmethod
     def from_config(cls, cfg: Config, mode: str) -> "LoggingSettings":
         given = [key for key in LOG_DESTINATION_KEYS if key in cfg]
         if len(given) > 1:
             raise ConfigError(f"{cfg.source}: set only one of {', '.join(LOG_DESTINATION_KEYS)} (found {', '.join(given)})")
-        return cls(
-            log_file=cfg.get("logFile", mode),
-            log_dir=cfg.get("logDir", mode),
-            log_dir_dated=cfg.get("logDirDated", mode),
-            log_to_stderr=cfg.get("logToStderr", mode),
-            log_to_stdout=cfg.get("logToStdout", mode),
-            log_time_stamp=cfg.get("logTimeStamp", mode),
-            log_config_contents=cfg.get("logConfigContents", mode),
-        )
+        return build_settings(cls, cfg, mode)
 
 
 # --------------------------------------------------------------------------- rules
@@ -165,23 +158,25 @@ def _device_keys(model: int, thread: int) -> list[str]:
 class NNSettings:
     """How to evaluate one model (index ``model_index`` when several are loaded)."""
 
-    max_batch_size: int | None  # None: the caller decides (KataGo requires it where it has no default)
-    cache_size_power_of_two: int
-    mutex_pool_size_power_of_two: int
-    num_server_threads: int
-    randomize: bool
+    # None: the caller decides (KataGo requires it where it has no default).
+    max_batch_size: int | None = config_field("nnMaxBatchSize")
+    cache_size_power_of_two: int = config_field("nnCacheSizePowerOfTwo")
+    mutex_pool_size_power_of_two: int = config_field("nnMutexPoolSizePowerOfTwo")
+    num_server_threads: int = config_field("numNNServerThreadsPerModel")
+    randomize: bool = config_field("nnRandomize")
     rand_seed: str | None
-    forced_symmetry: int | None
+    forced_symmetry: int | None = config_field("nnForcedSymmetry")
     max_board_x_size: int | None
     max_board_y_size: int | None
     require_max_board_size: bool | None
     use_fp16: Enabled
-    use_nhwc: Enabled
+    use_nhwc: Enabled = config_field(f"{BACKEND_PREFIX}UseNHWC")
     # GPU index per server thread; None means "let the backend choose".
     device_per_server_thread: tuple[int | None, ...]
-    home_data_dir: str | None
-    debug_skip_neural_net: bool
-    cpu_threads: int | None = None  # torch intra-op threads on the CPU; None: torch's default
+    home_data_dir: str | None = config_field("homeDataDir")
+    debug_skip_neural_net: bool = config_field("debugSkipNeuralNet")
+    # Torch intra-op threads on the CPU; None: torch's default.
+    cpu_threads: int | None = config_field("numEigenThreadsPerModel", default_mode=ANY_MODE)
 
     def apply_cpu_threads(self, device) -> None:
         """Give PyTorch the configured CPU thread count when the network runs on the CPU."""
@@ -197,18 +192,13 @@ class NNSettings:
         # Keys for backends we do not have are fine and need no warning.
         for prefix in OTHER_BACKEND_PREFIXES:
             cfg.mark_used_with_prefix(prefix)
-        num_server_threads = cfg.get("numNNServerThreadsPerModel", mode)
+        num_server_threads = cfg.get("numNNServerThreadsPerModel", mode)  # one device per server thread
         size_keys = ["maxBoardSizeForNNBuffer" + idx, "maxBoardSizeForNNBuffer"]
         use_fp16 = _first_set(cfg, mode, [f"{BACKEND_PREFIX}UseFP16-{idx}", f"useFP16-{idx}",
                                           f"{BACKEND_PREFIX}UseFP16", "useFP16"])
-        return cls(
-            max_batch_size=cfg.get("nnMaxBatchSize", mode),
-            cache_size_power_of_two=cfg.get("nnCacheSizePowerOfTwo", mode),
-            mutex_pool_size_power_of_two=cfg.get("nnMutexPoolSizePowerOfTwo", mode),
-            num_server_threads=num_server_threads,
-            randomize=cfg.get("nnRandomize", mode),
+        return build_settings(
+            cls, cfg, mode,
             rand_seed=_first_set(cfg, mode, ["nnRandSeed" + idx, "nnRandSeed"]),
-            forced_symmetry=cfg.get("nnForcedSymmetry", mode),
             max_board_x_size=_first_set(cfg, mode, ["maxBoardXSizeForNNBuffer" + idx, "maxBoardXSizeForNNBuffer",
                                                     *size_keys], "maxBoardXSizeForNNBuffer"),
             max_board_y_size=_first_set(cfg, mode, ["maxBoardYSizeForNNBuffer" + idx, "maxBoardYSizeForNNBuffer",
@@ -216,13 +206,9 @@ class NNSettings:
             require_max_board_size=_first_set(cfg, mode, ["requireMaxBoardSize" + idx, "requireMaxBoardSize"],
                                               "requireMaxBoardSize"),
             use_fp16=Enabled.AUTO if use_fp16 is None else use_fp16,
-            use_nhwc=cfg.get(f"{BACKEND_PREFIX}UseNHWC", mode),
             device_per_server_thread=tuple(
                 _first_set(cfg, mode, _device_keys(model_index, thread)) for thread in range(num_server_threads)
             ),
-            home_data_dir=cfg.get("homeDataDir", mode),
-            debug_skip_neural_net=cfg.get("debugSkipNeuralNet", mode),
-            cpu_threads=cfg.get("numEigenThreadsPerModel", mode),
         )
 
 
@@ -234,38 +220,38 @@ class GtpSettings:
     """What `kata gtp` reads at startup besides search parameters."""
 
     rules: Rules
-    forced_komi: float | None
+    forced_komi: float | None = config_field("ignoreGTPAndForceKomi")
     default_board_size: tuple[int, int] | None
     logging: LoggingSettings
     nn: NNSettings
-    log_all_gtp_communication: bool
-    log_search_info: bool
-    log_search_info_for_chosen_move: bool
-    startup_print_message_to_stderr: bool
-    ogs_chat_to_stderr: bool
+    log_all_gtp_communication: bool = config_field("logAllGTPCommunication")
+    log_search_info: bool = config_field("logSearchInfo")
+    log_search_info_for_chosen_move: bool = config_field("logSearchInfoForChosenMove")
+    startup_print_message_to_stderr: bool = config_field("startupPrintMessageToStderr")
+    ogs_chat_to_stderr: bool = config_field("ogsChatToStderr")
     report_winrates_as: str | None  # "B", "W", or None for side to move
-    analysis_pv_len: int
-    pondering_enabled: bool
-    allow_resignation: bool
-    resign_threshold: float
-    resign_consec_turns: int
-    resign_min_score_difference: float
-    resign_min_moves_per_board_area: float
-    cleanup_before_pass: Enabled
-    friendly_pass: Enabled
-    search_factor_when_winning: float
-    search_factor_when_winning_threshold: float
-    assume_multiple_starting_black_moves_are_handicap: bool
-    prevent_cleanup_phase: bool
-    dynamic_pda_cap_per_opp_lead: float
+    analysis_pv_len: int = config_field("analysisPVLen")
+    pondering_enabled: bool = config_field("ponderingEnabled")
+    allow_resignation: bool = config_field("allowResignation")
+    resign_threshold: float = config_field("resignThreshold")
+    resign_consec_turns: int = config_field("resignConsecTurns")
+    resign_min_score_difference: float = config_field("resignMinScoreDifference")
+    resign_min_moves_per_board_area: float = config_field("resignMinMovesPerBoardArea")
+    cleanup_before_pass: Enabled = config_field("cleanupBeforePass")
+    friendly_pass: Enabled = config_field("friendlyPass")
+    search_factor_when_winning: float = config_field("searchFactorWhenWinning")
+    search_factor_when_winning_threshold: float = config_field("searchFactorWhenWinningThreshold")
+    assume_multiple_starting_black_moves_are_handicap: bool = config_field("assumeMultipleStartingBlackMovesAreHandicap")
+    prevent_cleanup_phase: bool = config_field("preventCleanupPhase")
+    dynamic_pda_cap_per_opp_lead: float = config_field("dynamicPlayoutDoublingAdvantageCapPerOppLead")
     # A fixed playoutDoublingAdvantage wins only if the dynamic cap is not configured.
     static_pda_takes_precedence: bool
     handicap_avoid_repeated_pattern_utility: float
-    delay_move_scale: float
-    delay_move_max: float
-    gtp_force_max_nn_size: bool
-    search_rand_seed: str | None
-    for_deterministic_testing: bool
+    delay_move_scale: float = config_field("delayMoveScale")
+    delay_move_max: float = config_field("delayMoveMax")
+    gtp_force_max_nn_size: bool = config_field("gtpForceMaxNNSize")
+    search_rand_seed: str | None = config_field("searchRandSeed")
+    for_deterministic_testing: bool = config_field("forDeterministicTesting")
     # No search limit configured: KataGo then assumes a quick time control.
     has_search_limit: bool
 
@@ -280,46 +266,20 @@ class GtpSettings:
             except RulesError as exc:
                 raise ConfigError(f"Invalid value for 'ignoreGTPAndForceKomi' ({cfg.origin('ignoreGTPAndForceKomi')}): "
                                   f"{exc}") from None
-        allow_resignation = cfg.get("allowResignation", mode)
         if "allowResignation" in cfg and cfg.require_keys and "resignThreshold" not in cfg:
             raise ConfigError(f"Missing key 'resignThreshold' in {cfg.source}; it must accompany allowResignation")
         pattern_utility = cfg.get("avoidRepeatedPatternUtility", mode)
-        return cls(
+        return build_settings(
+            cls, cfg, mode,
             rules=rules,
-            forced_komi=forced_komi,
             default_board_size=load_default_board_size(cfg, mode),
             logging=LoggingSettings.from_config(cfg, mode),
             nn=NNSettings.from_config(cfg, mode),
-            log_all_gtp_communication=cfg.get("logAllGTPCommunication", mode),
-            log_search_info=cfg.get("logSearchInfo", mode),
-            log_search_info_for_chosen_move=cfg.get("logSearchInfoForChosenMove", mode),
-            startup_print_message_to_stderr=cfg.get("startupPrintMessageToStderr", mode),
-            ogs_chat_to_stderr=cfg.get("ogsChatToStderr", mode),
             report_winrates_as=_winrate_perspective(cfg, mode),
-            analysis_pv_len=cfg.get("analysisPVLen", mode),
-            pondering_enabled=cfg.get("ponderingEnabled", mode),
-            allow_resignation=allow_resignation,
-            resign_threshold=cfg.get("resignThreshold", mode),
-            resign_consec_turns=cfg.get("resignConsecTurns", mode),
-            resign_min_score_difference=cfg.get("resignMinScoreDifference", mode),
-            resign_min_moves_per_board_area=cfg.get("resignMinMovesPerBoardArea", mode),
-            cleanup_before_pass=cfg.get("cleanupBeforePass", mode),
-            friendly_pass=cfg.get("friendlyPass", mode),
-            search_factor_when_winning=cfg.get("searchFactorWhenWinning", mode),
-            search_factor_when_winning_threshold=cfg.get("searchFactorWhenWinningThreshold", mode),
-            assume_multiple_starting_black_moves_are_handicap=cfg.get(
-                "assumeMultipleStartingBlackMovesAreHandicap", mode),
-            prevent_cleanup_phase=cfg.get("preventCleanupPhase", mode),
-            dynamic_pda_cap_per_opp_lead=cfg.get("dynamicPlayoutDoublingAdvantageCapPerOppLead", mode),
             static_pda_takes_precedence=(
                 "playoutDoublingAdvantage" in cfg and "dynamicPlayoutDoublingAdvantageCapPerOppLead" not in cfg),
             handicap_avoid_repeated_pattern_utility=(
                 pattern_utility if "avoidRepeatedPatternUtility" in cfg else HANDICAP_AVOID_REPEATED_PATTERN_UTILITY),
-            delay_move_scale=cfg.get("delayMoveScale", mode),
-            delay_move_max=cfg.get("delayMoveMax", mode),
-            gtp_force_max_nn_size=cfg.get("gtpForceMaxNNSize", mode),
-            search_rand_seed=cfg.get("searchRandSeed", mode),
-            for_deterministic_testing=cfg.get("forDeterministicTesting", mode),
             has_search_limit=any(key in cfg for key in SEARCH_LIMIT_KEYS),
         )
 
@@ -332,15 +292,15 @@ class AnalysisSettings:
     logging: LoggingSettings
     nn: NNSettings
     report_winrates_as: str | None
-    analysis_pv_len: int
-    log_all_requests: bool
-    log_all_responses: bool
-    log_errors_and_warnings: bool
-    log_search_info: bool
-    warn_unused_fields: bool
-    assume_multiple_starting_black_moves_are_handicap: bool
-    prevent_cleanup_phase: bool
-    for_deterministic_testing: bool
+    analysis_pv_len: int = config_field("analysisPVLen")
+    log_all_requests: bool = config_field("logAllRequests")
+    log_all_responses: bool = config_field("logAllResponses")
+    log_errors_and_warnings: bool = config_field("logErrorsAndWarnings")
+    log_search_info: bool = config_field("logSearchInfo")
+    warn_unused_fields: bool = config_field("warnUnusedFields")
+    assume_multiple_starting_black_moves_are_handicap: bool = config_field("assumeMultipleStartingBlackMovesAreHandicap")
+    prevent_cleanup_phase: bool = config_field("preventCleanupPhase")
+    for_deterministic_testing: bool = config_field("forDeterministicTesting")
 
     @classmethod
     def from_config(cls, cfg: Config, *, analysis_threads_from_command_line: int | None = None) -> "AnalysisSettings":
@@ -358,19 +318,10 @@ class AnalysisSettings:
             num_threads = analysis_threads_from_command_line
         else:
             num_threads = cfg.get("numAnalysisThreads", mode)
-        return cls(
+        return build_settings(
+            cls, cfg, mode,
             num_analysis_threads=num_threads,
             logging=LoggingSettings.from_config(cfg, mode),
             nn=NNSettings.from_config(cfg, mode),
             report_winrates_as=_winrate_perspective(cfg, mode),
-            analysis_pv_len=cfg.get("analysisPVLen", mode),
-            log_all_requests=cfg.get("logAllRequests", mode),
-            log_all_responses=cfg.get("logAllResponses", mode),
-            log_errors_and_warnings=cfg.get("logErrorsAndWarnings", mode),
-            log_search_info=cfg.get("logSearchInfo", mode),
-            warn_unused_fields=cfg.get("warnUnusedFields", mode),
-            assume_multiple_starting_black_moves_are_handicap=cfg.get(
-                "assumeMultipleStartingBlackMovesAreHandicap", mode),
-            prevent_cleanup_phase=cfg.get("preventCleanupPhase", mode),
-            for_deterministic_testing=cfg.get("forDeterministicTesting", mode),
         )
