@@ -419,6 +419,7 @@ MATCH = {
     "clear_bot_before_search": False,
     "compensate_komi_visits": 100,
     "ignored_keys": (),
+    "policy_openings": None,
 }
 
 MATCH_RESIGN = {
