@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from katacli.atomic_files import atomic_write_text
+from katacli.atomic_files import atomic_write_bytes, atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -242,6 +242,20 @@ def write_random_net(models_dir: Path, model_kind: str, seed: int) -> Path:
     return path
 
 
+def copy_start_net(models_dir: Path, start_from: str) -> Path:
+    """Generation ``--start-generation`` of a continued run: a copy of an accepted net of an earlier
+    part (its weights only; the optimiser starts afresh)."""
+    source = Path(start_from)
+    if not source.is_file():
+        raise LoopError(f"--start-from {source}: no such network file")
+    path = models_dir / source.name
+    if not path.exists():
+        models_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, source.read_bytes())
+        log(f"generation 0 of this part: {source.name}, copied from {source}")
+    return path
+
+
 class Progress:
     """WORK/progress.json: the steps done per generation (and when each finished, in seconds since the
     epoch), the Elo rows, and the options of each start; rewritten atomically."""
@@ -278,30 +292,34 @@ def run_loop(args, argv: Optional[list[str]] = None) -> dict:
     work = Path(args.work_dir)
     models, candidates, rejected = work / "models", work / "candidates", work / "rejected"
     selfplay_dir, train_dir, gating_dir = work / "selfplay", work / "train", work / "gating"
-    gen0 = write_random_net(models, args.model_kind, args.seed)
+    first = args.start_generation
+    gen0 = copy_start_net(models, args.start_from) if args.start_from else write_random_net(models, args.model_kind, args.seed)
     gate_cfg, match_cfg = write_configs(work, args)
     selfplay_cfg = write_selfplay_config(work, args)
     progress = Progress(work / "progress.json")
     if argv is not None:
         progress.record_start(argv)
     if not progress.data["rows"]:
-        progress.data["rows"].append({"generation": 0, "model": gen0.name, "elo": 0.0})
+        progress.data["rows"].append({"generation": first, "model": gen0.name, "elo": args.start_elo})
         progress.save()
-    for generation in range(1, args.generations + 1):
+    for generation in range(first + 1, args.generations + 1):
         if progress.is_done(generation, "elo"):
             continue
         if not progress.is_done(generation, "selfplay"):
             log(f"generation {generation}: self-play with {newest_model(models).name}")
+            # A continued run has no data window yet: its first generation plays more games, so that
+            # the first training does not pass over a few thousand rows ten times.
+            games = args.first_games if generation == first + 1 and args.first_games else args.games
             kata.run("selfplay", "-models-dir", str(models), "-output-dir", str(selfplay_dir),
                      "-config", str(SELFPLAY_EXAMPLE_CONFIG), "-config", str(selfplay_cfg),
-                     "-max-games-total", str(args.games), "-seed", str(args.seed + generation), "--quiet",
+                     "-max-games-total", str(games), "-seed", str(args.seed + generation), "--quiet",
                      what=f"self-play of generation {generation}")
             progress.mark(generation, "selfplay")
         if not progress.is_done(generation, "train"):
             log(f"generation {generation}: training (the export goes to {candidates.name}/ for gating)")
             kata.run("train", "-data-dir", str(selfplay_dir), "-output-dir", str(train_dir),
                      "-export-dir", str(candidates), "-init-model", str(gen0),
-                     "-max-samples", str(args.train_samples * generation),
+                     "-max-samples", str(args.train_samples * (generation - first)),
                      "-override-config", train_overrides(args), "-seed", str(args.seed), "--quiet",
                      what=f"training of generation {generation}")
             progress.mark(generation, "train")
@@ -370,6 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--match-seconds", type=float, default=None,
                         help="Elo match at this many seconds per move for every bot (equal time) instead of visits")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start-from", default=None, metavar="NET",
+                        help="continue an earlier run: start from this accepted net (weights only) instead of "
+                             "random weights; combine with --start-generation and --start-elo")
+    parser.add_argument("--start-generation", type=int, default=0,
+                        help="the generation number of the start net (the first new one is this plus one)")
+    parser.add_argument("--start-elo", type=float, default=0.0, help="the Elo of the start net in the earlier part")
+    parser.add_argument("--first-games", type=int, default=None,
+                        help="self-play games of the first generation (default --games); a continued run "
+                             "has no data yet, so give it several generations' worth")
     return parser
 
 
