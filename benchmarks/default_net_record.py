@@ -44,7 +44,9 @@ RECORD_FORMAT = 1
 # The work dir as the recorded command names it (the real one is a path of the training machine).
 PUBLIC_WORK_DIR = "default-net-run"
 # Options of the training machine: its work dir (renamed) and how kata was started there (the default works anywhere).
-MACHINE_SPECIFIC_OPTIONS = ("--work-dir", "--kata")
+MACHINE_SPECIFIC_OPTIONS = ("--work-dir", "--kata", "--start-from")
+# A continued run (--previous-part): the earlier part's work dir is PUBLIC_WORK_DIR, this one's:
+CONTINUED_WORK_DIR = PUBLIC_WORK_DIR + "-part{part}"
 LOOP_CONFIGS = ("selfplay-loop.cfg", "gatekeeper.cfg", "match.cfg")
 # What benchmarks/default_net_vs_rollouts.py and default_net_vs_gnugo.py wrote with --json-out.
 STRENGTH_FILES = {"vs_rollouts": REPO / "benchmarks" / "default_net_vs_rollouts.json",
@@ -86,8 +88,9 @@ def loop_argv(progress: dict, loop_args: Optional[str]) -> list[str]:
     return list(starts[-1]["argv"])
 
 
-def public_command(argv: list[str]) -> str:
-    """The loop's command line with the work dir renamed and machine-specific options left out."""
+def public_command(argv: list[str], work_dir: str = PUBLIC_WORK_DIR, start_from: Optional[str] = None) -> str:
+    """The loop's command line with the work dir renamed and machine-specific options left out
+    (a continued run's --start-from names the earlier part's net in that part's public work dir)."""
     out: list[str] = []
     skip_value = False
     for arg in argv:
@@ -98,7 +101,8 @@ def public_command(argv: list[str]) -> str:
             skip_value = "=" not in arg  # the value is the next argument
             continue
         out.append(arg)
-    return shlex.join(["python3", "examples/training_loop.py", "--work-dir", PUBLIC_WORK_DIR, *out])
+    start = ["--start-from", start_from] if start_from else []
+    return shlex.join(["python3", "examples/training_loop.py", "--work-dir", work_dir, *start, *out])
 
 
 def check_configs(loop, args, work: Path) -> None:
@@ -115,7 +119,8 @@ def check_configs(loop, args, work: Path) -> None:
 
 
 def newest_accepted(rows: list[dict]) -> dict:
-    accepted = [row for row in rows if row["generation"] == 0 or row.get("gating") == "accepted"]
+    # The first row is the start net (random weights, or where a continued run started).
+    accepted = [row for i, row in enumerate(rows) if i == 0 or row.get("gating") == "accepted"]
     return accepted[-1]
 
 
@@ -227,8 +232,54 @@ def pause_arg(text: str) -> tuple[int, float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not GEN=HOURS, e.g. 11=1.39") from None
 
 
+def previous_part_of(previous: dict, args, work: Path) -> dict:
+    """The earlier part's record, checked: this run must have started from that part's network."""
+    if not args.start_from:
+        raise RecordError("--previous-part is for a run continued with --start-from; this run started from random weights")
+    started = work / "models" / Path(args.start_from).name
+    if not started.is_file() or sha256_of(started) != previous["network"]["sha256"]:
+        raise RecordError(f"{started} is not the earlier part's network {previous['network']['name']}: "
+                          "this run did not continue that part")
+    accepted_in, ran = previous["network"]["generation"], previous["budget"]["generations_run"]
+    if not accepted_in <= args.start_generation <= ran:
+        raise RecordError(f"--start-generation {args.start_generation}: the earlier part accepted its net in "
+                          f"generation {accepted_in} and ran {ran}")
+    return previous
+
+
+def continued(record: dict, previous: dict, args) -> dict:
+    """One record for two parts: the earlier part's curve and budget, then this part's on top."""
+    before = previous["budget"]
+    part = len(previous.get("reproduce", {}).get("parts", [None])) + 1
+    earlier_dir = previous["reproduce"].get("work_dir", PUBLIC_WORK_DIR)
+    work_dir = CONTINUED_WORK_DIR.format(part=part)
+    start_from = f"{earlier_dir}/models/{previous['network']['trained_as']}"
+    earlier = previous["reproduce"].get("parts") or [previous["reproduce"]["command"]]
+    command = public_command(record["reproduce"]["argv"], work_dir, start_from)
+    record["reproduce"] = {
+        "command": command, "seed": args.seed, "work_dir": work_dir, "parts": [*earlier, command],
+        "then": f"python3 benchmarks/default_net_record.py --work-dir {work_dir} --previous-part "
+                f"benchmarks/default_net_part{part - 1}.json --install"}
+    offset = before["wall_time_hours"] or 0.0
+    mine = [row for row in record["elo_curve"] if row["generation"] > args.start_generation]
+    for row in mine:
+        if row["hours"] is not None:
+            row["hours"] = round(row["hours"] + offset, 2)
+    record["elo_curve"] = [row for row in previous["elo_curve"] if row["generation"] <= args.start_generation] + mine
+    budget, net = record["budget"], record["network"]
+    budget["selfplay_games"] += before["selfplay_games"]
+    budget["wall_time_hours"] = None if budget["wall_time_hours"] is None else round(
+        budget["wall_time_hours"] + offset, 2)
+    budget["wall_time_from"] += f"; parts: {len(record['reproduce']['parts'])}, times added up"
+    for key in ("training_samples", "selfplay_rows"):
+        if net[key] is not None:
+            net[key] += previous["network"][key] or 0
+    return record
+
+
 def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Optional[float],
-                 machine_note: Optional[str], pauses: Optional[list[tuple[int, float]]] = None) -> dict:
+                 machine_note: Optional[str], pauses: Optional[list[tuple[int, float]]] = None,
+                 previous: Optional[dict] = None) -> dict:
     loop = load_loop()
     progress = read_json(work / "progress.json")
     results_path = work / "results.json"
@@ -243,16 +294,20 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
     hours = wall_hours if wall_hours is not None else (
         round((max(ends.values()) - start) / SECONDS_PER_HOUR, 2) if start is not None and ends else None)
     network = network_facts(net, work, rows, args)
-    return {
+    if previous is not None:
+        previous_part_of(previous, args, work)
+    # The self-play behind this network: one batch of games per generation up to its own (the first of
+    # a continued run has --first-games).
+    own = (generations_run if network["generation"] is None else network["generation"]) - args.start_generation
+    games = args.games * own + ((args.first_games or args.games) - args.games if own > 0 else 0)
+    record = {
         "format": RECORD_FORMAT,
         "network": network,
-        "reproduce": {"command": public_command(argv), "seed": args.seed,
+        "reproduce": {"command": public_command(argv), "seed": args.seed, "argv": argv,
                       "then": f"python3 benchmarks/default_net_record.py --work-dir {PUBLIC_WORK_DIR} --install"},
         "budget": {
             "generations_run": generations_run, "generations_planned": args.generations,
-            # The self-play behind this network: one batch of games per generation up to its own.
-            "run_finished": finished, "selfplay_games": args.games * (
-                generations_run if network["generation"] is None else network["generation"]),
+            "run_finished": finished, "selfplay_games": games,
             "games_per_generation": args.games, "visits": args.visits, "boards": args.boards,
             "training_samples_per_generation": args.train_samples, "batch_size": args.batch_size,
             "gating_games": args.gating_games, "elo_games_per_opponent": 2 * args.match_games,
@@ -265,6 +320,10 @@ def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Op
         "elo_curve": elo_curve(rows, start, ends),
         "strength": strength(network["name"]),
     }
+    if previous is not None:
+        record = continued(record, previous, args)
+    record["reproduce"].pop("argv", None)  # names paths of the training machine
+    return record
 
 
 # ------------------------------------------------------------------------------- output
@@ -337,9 +396,13 @@ def markdown(record: dict) -> str:
         "",
         "## Reproduce",
         "",
-        "    " + record["reproduce"]["command"],
+        *("    " + command for command in record["reproduce"].get("parts", [record["reproduce"]["command"]])),
         "    " + record["reproduce"]["then"],
         "",
+        *(["The run was made in parts: each continues from the network the part before it accepted last "
+           "(`--start-from`: its weights; the optimiser, the self-play data window and the learning-rate "
+           "schedule start afresh, so its first generation plays `--first-games` games).", ""]
+          if len(record["reproduce"].get("parts", [])) > 1 else []),
         f"Seed {record['reproduce']['seed']}. A rerun plays the same kind of games with the same budget; it is "
         "not bit-for-bit the same run (parallel games and network batches interleave differently), so expect "
         "a similar, not an identical, Elo curve.",
@@ -414,6 +477,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="the run was stopped during generation GEN and resumed HOURS later: leave that "
                              "time out of the hours (repeatable; file times cannot tell a pause from work)")
     parser.add_argument("--machine-note", help='a note on the machine, e.g. "2 cores shared with other jobs"')
+    parser.add_argument("--previous-part", type=Path, metavar="RECORD.json",
+                        help="the run continued an earlier one (training_loop.py --start-from): that part's "
+                             "record (e.g. benchmarks/default_net_part1.json); the record covers both parts")
     args = parser.parse_args(argv)
     work = args.work_dir
     try:
@@ -426,7 +492,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             net = work / "models" / newest_accepted(progress["rows"])["model"]
         if not net.is_file():
             raise RecordError(f"network not found: {net}")
-        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note, args.pause)
+        previous = read_json(args.previous_part) if args.previous_part else None
+        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note, args.pause, previous)
         if args.install:
             install(net)
         if args.install or args.write:

@@ -58,3 +58,69 @@ def test_pauses_between_parts_of_a_run_are_not_counted(record, pauses, expected)
 def test_a_bad_pause_is_a_usage_error(record, text):
     with pytest.raises(Exception, match="GEN=HOURS"):
         record.pause_arg(text)
+
+
+# --------------------------------------------------------------------------- a run made in two parts
+
+
+def tiny_net(path: Path, seed: int) -> Path:
+    from katacli.nn.torch_model import KataGoModel
+    from katacli.train.exporting import write_model_atomically
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_model_atomically(KataGoModel.from_config("b2c16", seed=seed), str(path), path.name.removesuffix(".bin.gz"))
+    return path
+
+
+def earlier_part(record, start_net: Path) -> dict:
+    """The record of a first part whose last accepted net (generation 2) is start_net."""
+    return {
+        "network": {"name": "early", "trained_as": start_net.name, "generation": 2,
+                    "sha256": record.sha256_of(start_net), "training_samples": 800, "selfplay_rows": 90},
+        "reproduce": {"command": "python3 examples/training_loop.py --work-dir default-net-run --seed 5"},
+        "budget": {"selfplay_games": 20, "wall_time_hours": 1.5, "generations_run": 2},
+        "elo_curve": [{"generation": g, "model": f"n{g}", "gating": "accepted", "elo": 100.0 * g,
+                       "vs_previous": None, "vs_rollouts": None, "hours": 0.5 * g} for g in range(3)],
+    }
+
+
+def second_part(tmp_path: Path, start_net: Path) -> Path:
+    work = tmp_path / "part2"
+    models = work / "models"
+    models.mkdir(parents=True)
+    (models / start_net.name).write_bytes(start_net.read_bytes())
+    tiny_net(models / "late.bin.gz", seed=2)
+    argv = ["--work-dir", str(work), "--model-kind", "b2c16", "--games", "10", "--first-games", "30",
+            "--start-from", str(start_net), "--start-generation", "2", "--start-elo", "200", "--seed", "5"]
+    rows = [{"generation": 2, "model": start_net.name, "elo": 200.0},
+            {"generation": 3, "model": "late.bin.gz", "elo": 260.0, "gating": "accepted",
+             "vs_previous": {"wins": 7, "losses": 3, "draws": 0}}]
+    progress = {"done": {"3": ["selfplay", "train", "gate", "elo"]}, "rows": rows,
+                "starts": [{"time": 1000.0, "argv": argv}], "finished": {"3": {"elo": 1000.0 + 1800.0}}}
+    (work / "progress.json").write_text(__import__("json").dumps(progress))
+    return work
+
+
+def test_a_continued_run_is_recorded_on_top_of_its_earlier_part(record, tmp_path):
+    start_net = tiny_net(tmp_path / "early-s800.bin.gz", seed=1)
+    work = second_part(tmp_path, start_net)
+    done = record.build_record(work, work / "models" / "late.bin.gz", None, None, None,
+                               previous=earlier_part(record, start_net))
+    assert [row["generation"] for row in done["elo_curve"]] == [0, 1, 2, 3]
+    assert done["elo_curve"][-1]["elo"] == 260.0
+    assert done["elo_curve"][-1]["hours"] == 1.5 + 0.5    # the earlier part's hours, then this part's
+    assert done["budget"]["selfplay_games"] == 20 + 30    # the first continued generation plays --first-games
+    assert done["budget"]["wall_time_hours"] == 2.0
+    parts = done["reproduce"]["parts"]
+    assert parts[0] == "python3 examples/training_loop.py --work-dir default-net-run --seed 5"
+    assert parts[1].startswith("python3 examples/training_loop.py --work-dir default-net-run-part2 "
+                               "--start-from default-net-run/models/early-s800.bin.gz ")
+    assert str(tmp_path) not in record.markdown(done) and "argv" not in done["reproduce"]
+
+
+def test_a_run_that_did_not_start_from_the_earlier_part_is_refused(record, tmp_path):
+    start_net = tiny_net(tmp_path / "early-s800.bin.gz", seed=1)
+    work = second_part(tmp_path, start_net)
+    other = earlier_part(record, tiny_net(tmp_path / "other.bin.gz", seed=3))
+    with pytest.raises(record.RecordError, match="did not continue that part"):
+        record.build_record(work, work / "models" / "late.bin.gz", None, None, None, previous=other)

@@ -54,3 +54,26 @@ def test_loop_runs_gates_measures_and_resumes(tmp_path):
     assert record.returncode == 0, record.stderr
     assert "--work-dir default-net-run --generations 2" in record.stdout and str(work) not in record.stdout
     assert "| 2 | " in record.stdout and "generations: 2 run of 2 planned (finished)" in record.stdout
+
+    # A second part continues from the first part's last accepted net, its generations numbered on.
+    spec = __import__("importlib.util").util.spec_from_file_location(
+        "default_net_record", REPO / "benchmarks" / "default_net_record.py")
+    recorder = __import__("importlib.util").util.module_from_spec(spec)
+    sys.modules[spec.name] = recorder
+    spec.loader.exec_module(recorder)
+    last = recorder.newest_accepted(rows)
+    part1 = recorder.build_record(work, work / "models" / last["model"], None, None, None)
+    (tmp_path / "part1.json").write_text(json.dumps(part1))
+    work2 = tmp_path / "loop2"
+    third = run_loop(work2, 3, "--start-from", str(work / "models" / last["model"]), "--start-generation", "2",
+                     "--start-elo", str(last["elo"]), "--first-games", "6")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "generation 3: self-play" in third.stdout and "-max-games-total 6" in third.stdout
+    rows2 = json.loads((work2 / "results.json").read_text())["rows"]
+    assert [r["generation"] for r in rows2] == [2, 3] and rows2[0]["elo"] == last["elo"]
+    both = subprocess.run([sys.executable, str(REPO / "benchmarks" / "default_net_record.py"), "--work-dir",
+                           str(work2), "--previous-part", str(tmp_path / "part1.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert both.returncode == 0, both.stderr
+    assert "| 1 | " in both.stdout and "| 3 | " in both.stdout and str(tmp_path) not in both.stdout
+    assert f"--start-from default-net-run/models/{last['model']}" in both.stdout
