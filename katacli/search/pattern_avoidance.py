@@ -1,0 +1,131 @@
+"""Pattern avoidance: steer the search away from local shapes played before (KataGo 1.17.2).
+
+Two sources of remembered shapes, both kept in a core PatternBonusTable (search_patterns.pxd
+explains the hash and the sign convention):
+* avoidRepeatedPatternUtility: the moves the player the search is for already played in this
+  game, rebuilt at every search (:func:`search_pattern_table`);
+* avoidSgf<N>Pattern* (GTP, analysis, match): the moves of SGF files, loaded once at start-up
+  (:func:`load_sgf_pattern_table`), newest file first, each older file's penalty multiplied by
+  Lambda once more; autoAvoidRepeat* (GTP) adds moves saved by earlier games
+  (katacli.search.auto_pattern_avoidance).
+The search adds the table's bonus to the utility of every node reached by a move of the player
+it searches for whose shape is in the table.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from katacli._core.history import GameState
+from katacli._core.search_patterns import PatternBonusTable, move_pattern_hash
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.sgf import SgfError
+from katacli.game.sgf_replay import SgfReplayError, replay_moves
+from katacli.game.sgf_variations import load_sgf_tree
+
+__all__ = ["PatternAvoidanceError", "PatternBonusTable", "SgfPatternSet", "load_sgf_pattern_table",
+           "move_pattern_hash", "search_pattern_table", "collect_sgf_files"]
+
+SGF_SUFFIXES = (".sgf", ".SGF")
+# An SGF comment with this marker excludes its node's move (KataGo's).
+SKIP_MARKER = "%SKIP%"
+
+Log = Callable[[str], None]
+
+
+class PatternAvoidanceError(ValueError):
+    """Pattern files that cannot be used: a missing or unreadable directory, an unreplayable game."""
+
+
+@dataclass(frozen=True)
+class SgfPatternSet:
+    """One avoidSgf<N>Pattern* group of a config."""
+
+    dirs: tuple[str, ...]
+    utility: float                  # penalty per matching move, in utility (negative: attract)
+    decay: float = 1.0              # Lambda: each older file's penalty is this times the next newer one's
+    min_turn_number: int = 0        # ignore moves before this many moves of history
+    max_files: int = 1_000_000      # only the newest this many files
+    allowed_names: tuple[str, ...] = ()   # only moves by players (PB / PW) with these names; empty: all
+
+
+def search_pattern_table(external: Optional[PatternBonusTable], repeated_utility: float, state: GameState,
+                         pla: int) -> Optional[PatternBonusTable]:
+    """The table one search uses (KataGo rebuilds it at each beginSearch): the external (SGF or
+    saved-move) table plus, with avoidRepeatedPatternUtility, every move `pla` already played in
+    `state`'s game. None when neither applies."""
+    if repeated_utility == 0.0:
+        return external
+    table = external.copy() if external is not None else PatternBonusTable()
+    table.add_game_moves(state, repeated_utility if pla == BLACK else -repeated_utility, pla)
+    return table
+
+
+def collect_sgf_files(dirs_or_files: tuple[str, ...], key: str) -> list[str]:
+    """The .sgf files in (below) each directory, or the files named; one-line error otherwise."""
+    def fail(error: OSError):
+        raise PatternAvoidanceError(f"{key}: cannot read directory {error.filename}: {error.strerror or error}")
+
+    files: list[str] = []
+    for entry in dirs_or_files:
+        path = entry if os.path.exists(entry) else entry.strip()
+        if not path:
+            continue
+        if os.path.isfile(path):
+            if not path.endswith(SGF_SUFFIXES):
+                raise PatternAvoidanceError(f"{key}: {path} is not an .sgf file")
+            files.append(path)
+            continue
+        if not os.path.isdir(path):
+            raise PatternAvoidanceError(f"{key}: {path} does not exist")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise PatternAvoidanceError(f"{key}: cannot read directory {path}")
+        for root, _, names in os.walk(path, onerror=fail):
+            files.extend(os.path.join(root, name) for name in sorted(names) if name.endswith(SGF_SUFFIXES))
+    return files
+
+
+def newest_first(files: list[str]) -> list[str]:
+    """By modification time, newest first (ties keep their order, as a stable sort)."""
+    return sorted(files, key=lambda path: os.stat(path).st_mtime_ns, reverse=True)
+
+
+def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, key: str, log: Log,
+                     source: str = "bot 0") -> None:
+    """KataGo's avoidRepeatedSgfMoves: the moves of the newest max_files files into `table`.
+
+    A file that cannot be parsed is logged and skipped (KataGo's "Invalid SGF"); a move that cannot
+    be replayed stops with PatternAvoidanceError naming the file, as it stops KataGo."""
+    factor = 1.0
+    for path in newest_first(collect_sgf_files(patterns.dirs, key))[:patterns.max_files]:
+        try:
+            tree = load_sgf_tree(path)
+        except SgfError as e:
+            log(f"Invalid SGF {path}: {e}")
+            continue
+        names = patterns.allowed_names
+        allowed = {BLACK: not names or tree.black_name in names, WHITE: not names or tree.white_name in names}
+        seen = PatternBonusTable()   # each shape counts once per file
+        try:
+            for played in replay_moves(tree):
+                if SKIP_MARKER in played.comment or played.moves_in_history < patterns.min_turn_number:
+                    continue
+                if allowed[played.player]:
+                    table.add_move(played.board_before, played.move, played.player, patterns.utility * factor,
+                                   seen, True)
+        except SgfReplayError as e:
+            raise PatternAvoidanceError(f"{key}: {e}") from None
+        log(f"Added {len(seen)} shapes to penalize repeats for {source} from {path}")
+        factor *= patterns.decay
+
+
+def load_sgf_pattern_table(pattern_sets: list[SgfPatternSet], log: Log, source: str = "bot 0",
+                           key: str = "avoidSgfPatternDirs") -> Optional[PatternBonusTable]:
+    """One bot's table from its avoidSgf<N>Pattern* groups; None when it has none."""
+    if not pattern_sets:
+        return None
+    table = PatternBonusTable()
+    for patterns in pattern_sets:
+        add_sgf_patterns(table, patterns, key, log, source)
+    return table
