@@ -253,7 +253,9 @@ def test_registry_sections_are_grouped():
     ("cudaDeviceToUseModel1Thread3", "[cuda]DeviceToUse[Model<M>][Thread<N>]"),
     ("gpuToUse", "[cuda]DeviceToUse[Model<M>][Thread<N>]"),
     ("maxBoardXSizeForNNBuffer1", "maxBoard[X|Y]SizeForNNBuffer<N>"),
-    ("autoAvoidRepeatMinTurnNumber13x13", "autoAvoidRepeat<Param><X>x<Y>"),
+    ("autoAvoidRepeatMinTurnNumber13x13", "autoAvoidRepeat<Min|Max>TurnNumber<X>x<Y>"),
+    ("autoAvoidRepeatLambda9x9", "autoAvoidRepeatLambda<X>x<Y>"),
+    ("avoidSgfPatternUtility1", "avoidSgf<N>PatternUtility"),
     ("avoidSgf12PatternLambda", "avoidSgf<N>PatternLambda"),
     ("openclGpuToUse", "<otherBackend>..."),
 ])

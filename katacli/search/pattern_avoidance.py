@@ -14,6 +14,7 @@ it searches for whose shape is in the table.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -129,3 +130,38 @@ def load_sgf_pattern_table(pattern_sets: list[SgfPatternSet], log: Log, source: 
     for patterns in pattern_sets:
         add_sgf_patterns(table, patterns, key, log, source)
     return table
+
+
+# ---- config ------------------------------------------------------------------------------------
+_SGF_GROUP_KEY = re.compile(r"avoidSgf([0-9]*)Pattern(Dirs|Utility|Lambda|MinTurnNumber|MaxFiles|AllowedNames)([0-9]*)")
+
+
+def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]:
+    """The avoidSgf<N>Pattern* groups of one bot, as KataGo's loadAvoidSgfPatternBonusTables reads them:
+    group N (none = 1) is used when its Utility is set; each key may carry the bot's index as a suffix
+    (avoidSgfPatternUtility0), which wins over the plain key. Every key of a group is read."""
+    groups: set[str] = set()
+    for key in cfg.keys():
+        found = _SGF_GROUP_KEY.fullmatch(key)
+        # Group 1 is spelled without a number; KataGo never reads avoidSgf0Pattern* or avoidSgf1Pattern*.
+        if found and found.group(3) in ("", str(bot_index)) and (found.group(1) == "" or int(found.group(1)) >= 2):
+            groups.add(found.group(1))
+    sets = []
+    for group in sorted(groups, key=lambda g: int(g or 1)):
+        def value(suffix: str, group=group):
+            """The bot's own key, else the plain one, else the registry's default."""
+            plain = f"avoidSgf{group}Pattern{suffix}"
+            return cfg.get(next((name for name in (plain + str(bot_index), plain) if name in cfg), plain))
+
+        values = {suffix: value(suffix) for suffix in ("Dirs", "Utility", "Lambda", "MinTurnNumber", "MaxFiles",
+                                                       "AllowedNames")}
+        if values["Utility"] is None:
+            continue  # KataGo uses a group only when its utility is set
+        if not values["Dirs"]:
+            raise PatternAvoidanceError(f"avoidSgf{group}PatternUtility is set but avoidSgf{group}PatternDirs is not")
+        sets.append(SgfPatternSet(
+            dirs=tuple(values["Dirs"]), utility=values["Utility"], decay=values["Lambda"],
+            min_turn_number=values["MinTurnNumber"], max_files=values["MaxFiles"],
+            allowed_names=tuple(name.strip() for name in values["AllowedNames"] or () if name.strip()),
+        ))
+    return sets
