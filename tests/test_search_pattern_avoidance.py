@@ -214,6 +214,22 @@ def test_newest_files_first_each_older_one_weighted_by_lambda(tmp_path):
     assert [limited.get(EMPTY, m, BLACK) for m in [(4, 4), (2, 1), (3, 1)]] == [UTILITY, UTILITY, 0.0]
 
 
+def test_shape_count_matches_katagos_avoidcorners_run(tmp_path):
+    # KataGo's tests/results/gtp/avoidcorners.log: a 4-4, a 4-3, a 3-3 and a 4-5 opening move give
+    # "Added 48 shapes to penalize repeats for bot 0 from tests/data/cornermoves.sgf".
+    path = tmp_path / "cornermoves.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[19]KM[6.5];B[pd];W[pq];B[cq];W[de])")
+    log = []
+    table = load_sgf_pattern_table([SgfPatternSet(dirs=(str(path),), utility=0.3, decay=0.0, max_files=100)],
+                                   log.append)
+    assert log == [f"Added 48 shapes to penalize repeats for bot 0 from {path}"] and len(table) == 48
+    empty = GoBoard(19, 19)
+    penalised = {(15, 3), (3, 15), (15, 2), (2, 15), (2, 2), (16, 16), (3, 4), (4, 3)}
+    for xy in penalised:
+        assert table.get(empty, xy, BLACK) == 0.3 and table.get(empty, xy, WHITE) == -0.3
+    assert table.get(empty, (4, 16), BLACK) == 0.0   # E3, what KataGo's black played there
+
+
 def test_allowed_names_and_min_turn_number_and_skip_comments(tmp_path):
     _sgf(tmp_path / "g.sgf", [("B", "ee"), ("W", "cb"), ("B", "db"), ("W", "fb")], comment_at=3)
     after_b1 = _diagram(*_with(EMPTY_9, 4, 4, "X"))
