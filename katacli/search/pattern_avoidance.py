@@ -49,6 +49,7 @@ class SgfPatternSet:
     min_turn_number: int = 0        # ignore moves before this many moves of history
     max_files: int = 1_000_000      # only the newest this many files
     allowed_names: tuple[str, ...] = ()   # only moves by players (PB / PW) with these names; empty: all
+    dirs_key: str = "avoidSgfPatternDirs"  # the key that named `dirs`, for error messages
 
 
 def search_pattern_table(external: Optional[PatternBonusTable], repeated_utility: float, state: GameState,
@@ -92,13 +93,13 @@ def newest_first(files: list[str]) -> list[str]:
     return sorted(files, key=lambda path: os.stat(path).st_mtime_ns, reverse=True)
 
 
-def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, key: str, log: Log,
-                     source: str = "bot 0") -> None:
+def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, log: Log, source: str = "bot 0") -> None:
     """KataGo's avoidRepeatedSgfMoves: the moves of the newest max_files files into `table`.
 
     A file that cannot be parsed is logged and skipped (KataGo's "Invalid SGF"); a move that cannot
     be replayed stops with PatternAvoidanceError naming the file, as it stops KataGo."""
     factor = 1.0
+    key = patterns.dirs_key
     for path in newest_first(collect_sgf_files(patterns.dirs, key))[:patterns.max_files]:
         try:
             tree = load_sgf_tree(path)
@@ -121,14 +122,14 @@ def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, key: str
         factor *= patterns.decay
 
 
-def load_sgf_pattern_table(pattern_sets: list[SgfPatternSet], log: Log, source: str = "bot 0",
-                           key: str = "avoidSgfPatternDirs") -> Optional[PatternBonusTable]:
+def load_sgf_pattern_table(pattern_sets: list[SgfPatternSet], log: Log,
+                           source: str = "bot 0") -> Optional[PatternBonusTable]:
     """One bot's table from its avoidSgf<N>Pattern* groups; None when it has none."""
     if not pattern_sets:
         return None
     table = PatternBonusTable()
     for patterns in pattern_sets:
-        add_sgf_patterns(table, patterns, key, log, source)
+        add_sgf_patterns(table, patterns, log, source)
     return table
 
 
@@ -148,13 +149,13 @@ def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]
             groups.add(found.group(1))
     sets = []
     for group in sorted(groups, key=lambda g: int(g or 1)):
-        def value(suffix: str, group=group):
-            """The bot's own key, else the plain one, else the registry's default."""
+        def key_of(suffix: str, group=group) -> str:
+            """The bot's own key, else the plain one (which, unset, gives the registry's default)."""
             plain = f"avoidSgf{group}Pattern{suffix}"
-            return cfg.get(next((name for name in (plain + str(bot_index), plain) if name in cfg), plain))
+            return next((name for name in (plain + str(bot_index), plain) if name in cfg), plain)
 
-        values = {suffix: value(suffix) for suffix in ("Dirs", "Utility", "Lambda", "MinTurnNumber", "MaxFiles",
-                                                       "AllowedNames")}
+        values = {suffix: cfg.get(key_of(suffix)) for suffix in ("Dirs", "Utility", "Lambda", "MinTurnNumber",
+                                                                 "MaxFiles", "AllowedNames")}
         if values["Utility"] is None:
             continue  # KataGo uses a group only when its utility is set
         if not values["Dirs"]:
@@ -163,5 +164,6 @@ def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]
             dirs=tuple(values["Dirs"]), utility=values["Utility"], decay=values["Lambda"],
             min_turn_number=values["MinTurnNumber"], max_files=values["MaxFiles"],
             allowed_names=tuple(name.strip() for name in values["AllowedNames"] or () if name.strip()),
+            dirs_key=key_of("Dirs"),
         ))
     return sets
