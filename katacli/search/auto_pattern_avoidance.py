@@ -118,7 +118,12 @@ class AutoAvoidRecorder:
         """Write the waiting samples once a chunk is full (always when force), KataGo's maybeSaveAvoidPatterns."""
         if not self.samples or (not force and len(self.samples) < self.settings.save_chunk_size):
             return
-        if save_samples(self.samples, self.settings, self.rng, log):
+        try:
+            saved = save_samples(self.samples, self.settings, self.rng, log)
+        except PatternAvoidanceError as exc:   # a board size without its turn limits: keep playing
+            log(f"ERROR: {exc}")
+            return
+        if saved:
             self.samples = []
             self.should_reload = True
 
