@@ -303,6 +303,17 @@ def test_auto_avoid_repeat_saves_moves_and_a_second_engine_avoids_them(tmp_path)
     assert len(list((auto / "9x9").glob("*_poses.txt"))) == 2
 
 
+@pytest.mark.subprocess
+def test_auto_avoid_repeat_reloads_at_clear_board_after_a_full_chunk(tmp_path):
+    # Chunks of one move: each clear_board saves the last genmove and reloads, so no opening repeats.
+    done = _gtp(f"autoAvoidRepeatDir={tmp_path}", AUTO_KEYS,
+                commands="boardsize 9\nclear_board\n" + "genmove b\nclear_board\n" * 3 + "quit\n")
+    assert done.returncode == 0, done.stderr
+    moves = _moves(done)
+    assert len(moves) == 3 and len(set(moves)) == 3
+    assert len(list((tmp_path / "9x9").glob("*_poses.txt"))) == 3
+
+
 def test_auto_avoid_loading_prunes_beyond_max_poses_and_needs_its_settings(tmp_path):
     size_dir = tmp_path / "9x9"
     size_dir.mkdir()
