@@ -343,3 +343,40 @@ def test_gtp_start_up_errors_are_one_line(tmp_path):
     missing = _gtp(f"autoAvoidRepeatDir={tmp_path / 'none'}", AUTO_KEYS, commands="name\nquit\n")
     assert missing.returncode == 1 and missing.stderr.strip().splitlines() == [
         f"error: autoAvoidRepeatDir: cannot read directory {tmp_path / 'none'}: No such file or directory"]
+
+
+@pytest.mark.needs_shared
+def test_with_a_network_the_opening_leaves_the_avoided_corner_points(tmp_path):
+    # KataGo's avoidcorners run: with its four corner moves avoided (utility 0.3), Black's first move on
+    # an empty 19x19 board is none of the 4-4, 4-3, 3-3 or 4-5 points the plain search likes.
+    import torch
+
+    from katacli.nn.evaluator import NNEvaluator
+    from support.paths import G170_B6, model_path
+
+    path = tmp_path / "cornermoves.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[19];B[pd];W[pq];B[cq];W[de])")
+    table = load_sgf_pattern_table([SgfPatternSet(dirs=(str(path),), utility=0.3, decay=0.0)], [].append)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        evaluator = NNEvaluator.from_file(model_path(G170_B6), seed=0)
+        # As KataGo's run: flatter root priors and a smaller utility stdev scale, so that other moves get tried.
+        params = plain_params(max_visits=300, num_search_threads=1, root_policy_temperature=1.5,
+                              root_policy_temperature_early=1.5, cpuct_utility_stdev_scale=0.4)
+        chosen = {}
+        for name, ext in (("plain", None), ("avoiding", table)):
+            searcher = Searcher(GameState(19), params, evaluator, seed=5)
+            searcher.set_external_pattern_table(ext)
+            searcher.run()
+            chosen[name] = searcher.choose_move()
+    finally:
+        torch.set_num_threads(old_threads)
+
+    def corner_line(xy):   # the point's distance lines from the nearest edges, as (smaller, larger)
+        x, y = xy
+        return tuple(sorted((min(x, 18 - x) + 1, min(y, 18 - y) + 1)))
+
+    avoided = {(4, 4), (3, 4), (3, 3), (4, 5)}
+    assert corner_line(chosen["plain"]) in avoided
+    assert corner_line(chosen["avoiding"]) not in avoided
