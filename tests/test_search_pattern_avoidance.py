@@ -198,7 +198,7 @@ def _aged(path, seconds_ago):
 
 
 def _table(tmp_path, log=None, **kw):
-    patterns = SgfPatternSet(dirs=(str(tmp_path),), utility=UTILITY, **kw)
+    patterns = SgfPatternSet.of((str(tmp_path),), UTILITY, **kw)
     return load_sgf_pattern_table([patterns], (log if log is not None else []).append)
 
 
@@ -220,7 +220,7 @@ def test_shape_count_matches_katagos_avoidcorners_run(tmp_path):
     path = tmp_path / "cornermoves.sgf"
     path.write_text("(;GM[1]FF[4]SZ[19]KM[6.5];B[pd];W[pq];B[cq];W[de])")
     log = []
-    table = load_sgf_pattern_table([SgfPatternSet(dirs=(str(path),), utility=0.3, decay=0.0, max_files=100)],
+    table = load_sgf_pattern_table([SgfPatternSet.of((str(path),), 0.3, decay=0.0, max_files=100)],
                                    log.append)
     assert log == [f"Added 48 shapes to penalize repeats for bot 0 from {path}"] and len(table) == 48
     empty = GoBoard(19, 19)
@@ -356,7 +356,7 @@ def test_with_a_network_the_opening_leaves_the_avoided_corner_points(tmp_path):
 
     path = tmp_path / "cornermoves.sgf"
     path.write_text("(;GM[1]FF[4]SZ[19];B[pd];W[pq];B[cq];W[de])")
-    table = load_sgf_pattern_table([SgfPatternSet(dirs=(str(path),), utility=0.3, decay=0.0)], [].append)
+    table = load_sgf_pattern_table([SgfPatternSet.of((str(path),), 0.3, decay=0.0)], [].append)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 from katacli._core.history import GameState
 from katacli._core.search_patterns import PatternBonusTable, move_pattern_hash
+from katacli.config_keys import default_value
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.sgf import SgfError
 from katacli.game.sgf_replay import SgfReplayError, replay_moves
@@ -41,15 +42,23 @@ class PatternAvoidanceError(ValueError):
 
 @dataclass(frozen=True)
 class SgfPatternSet:
-    """One avoidSgf<N>Pattern* group of a config."""
+    """One avoidSgf<N>Pattern* group of a config (:meth:`of` fills in the registry's defaults)."""
 
     dirs: tuple[str, ...]
     utility: float                  # penalty per matching move, in utility (negative: attract)
-    decay: float = 1.0              # Lambda: each older file's penalty is this times the next newer one's
-    min_turn_number: int = 0        # ignore moves before this many moves of history
-    max_files: int = 1_000_000      # only the newest this many files
+    decay: float                    # Lambda: each older file's penalty is this times the next newer one's
+    min_turn_number: int            # ignore moves before this many moves of history
+    max_files: int                  # only the newest this many files
     allowed_names: tuple[str, ...] = ()   # only moves by players (PB / PW) with these names; empty: all
     dirs_key: str = "avoidSgfPatternDirs"  # the key that named `dirs`, for error messages
+
+    @classmethod
+    def of(cls, dirs: tuple[str, ...], utility: float, **changes) -> "SgfPatternSet":
+        """A group with the registry's defaults for what `changes` leaves out (scripts, tests)."""
+        defaults = {"decay": default_value("avoidSgfPatternLambda"),
+                    "min_turn_number": default_value("avoidSgfPatternMinTurnNumber"),
+                    "max_files": default_value("avoidSgfPatternMaxFiles")}
+        return cls(tuple(dirs), utility, **{**defaults, **changes})
 
 
 def search_pattern_table(external: Optional[PatternBonusTable], repeated_utility: float, state: GameState,
