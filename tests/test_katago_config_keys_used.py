@@ -48,6 +48,13 @@ PATH_KINDS = ("logDir", "logDirDated", "logFile", "homeDataDir", "startPosesFrom
 DIRECTORIES_READ_AT_STARTUP = ("startPosesFromSgfDir", "hintPosesDir")
 INDIVIDUAL_RULES = {"koRule": "SIMPLE", "scoringRule": "AREA", "multiStoneSuicideLegal": "false"}
 # Keys read only when another is absent: key -> the keys it gives way to.
+# Keys KataGo reads only together with others: an avoidSgf<N>Pattern group needs its utility and its
+# directories, the autoAvoidRepeat settings need autoAvoidRepeatDir. key pattern -> (key, value) to add.
+NEEDS = [
+    (re.compile(r"avoidSgf([0-9]*)Pattern[A-Za-z]+"), lambda group, tmp: {
+        f"avoidSgf{group}PatternUtility": "0.01", f"avoidSgf{group}PatternDirs": str(tmp / "sgfs")}),
+    (re.compile(r"autoAvoidRepeat[A-Za-z]+()"), lambda _, tmp: {"autoAvoidRepeatDir": str(tmp / "auto")}),
+]
 TAKES_THE_PLACE_OF = {"komiMean": ("komiAuto",), "komiAuto": ("komiMean",), "forkSidePositionProb": ("sidePositionProb",),
                       "bSizesXY": ("allowRectangleProb",)}
 
@@ -102,6 +109,10 @@ def config_with(key: str, mode: str, tmp_path: Path) -> Config:
         values[key] = ",".join(f"{size}-{size}" for size in sizes)
     if key not in values:
         values[key] = sample_value(key, mode, tmp_path)
+    for pattern, companions in NEEDS:
+        found = pattern.fullmatch(key)
+        if found:
+            values.update({k: v for k, v in companions(found.group(1), tmp_path).items() if k != key})
     cfg = Config.from_text("".join(f"{k} = {v}\n" for k, v in values.items()), mode=mode)
     cfg.apply_mode_aliases(mode)
     return cfg
@@ -313,8 +324,8 @@ def test_kata_gtp_announces_and_refuses_at_start_up(tmp_path):
     warnings = [line for line in ok.stderr.splitlines() if "avoidMYTDaggerHack" in line]
     assert len(warnings) == 1 and warnings[0].startswith("WARNING: config key 'avoidMYTDaggerHack = true' in ")
     assert warnings[0].endswith(" has no effect: katacli has no special handling of the MYT dagger joseki")
-    stopped = run(f"avoidSgfPatternDirs={tmp_path}")
+    missing = tmp_path / "missing"
+    stopped = run(f"avoidSgfPatternDirs={missing},avoidSgfPatternUtility=0.1")
     assert stopped.returncode == 1 and stopped.stdout == ""
     lines = stopped.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: 'avoidSgfPatternDirs = {tmp_path}' (")
-    assert lines[0].endswith(") is not supported: katacli has no pattern avoidance yet; remove it")
+    assert lines == [f"error: avoidSgfPatternDirs: {missing} does not exist"]

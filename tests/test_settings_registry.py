@@ -251,6 +251,8 @@ GTP = {
     "search_rand_seed": None,
     "for_deterministic_testing": False,
     "has_search_limit": False,
+    "sgf_patterns": (),  # pattern avoidance, new since the refactor: off unless configured
+    "auto_avoid": None,
 }
 
 ANALYSIS = {
@@ -265,6 +267,7 @@ ANALYSIS = {
     "assume_multiple_starting_black_moves_are_handicap": True,
     "prevent_cleanup_phase": True,
     "for_deterministic_testing": False,
+    "sgf_patterns": (),
 }
 
 RUNNER = {

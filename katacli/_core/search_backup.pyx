@@ -7,7 +7,7 @@ from katacli._core.board cimport C_WHITE, C_EMPTY
 from katacli._core.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
-    node_direct_utility, direct_weight, svb_bias, eval_cache_applies,
+    node_direct_utility, direct_weight, svb_bias, eval_cache_applies, pattern_bonus,
 )
 from katacli._core.search_evalcache cimport EvalCacheEntry
 from katacli._core.search_graph cimport begin_walk
@@ -65,6 +65,7 @@ cdef void add_leaf_value(TreeCore* t, Node* n, double win_loss, double no_result
     cdef double old_w, new_w
     if not is_terminal:
         utility += svb_bias(t, n)
+    utility += pattern_bonus(t, n)
     if assume_no_existing_weight:
         s.win_loss = win_loss
         s.no_result = no_result
@@ -282,7 +283,7 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
     st.score_mean = sm / wsum
     st.score_mean_sq = smsq / wsum
     st.lead = ld / wsum
-    st.utility = ut / wsum
+    st.utility = ut / wsum + pattern_bonus(t, n)   # on the average, not the square (KataGo)
     st.utility_sq = utsq / wsum
     if n != t.root and eval_cache_applies(t, n):
         utility = st.utility
@@ -314,6 +315,7 @@ cdef void _recompute_walk(TreeCore* t, Node* n, bint is_root, int64_t epoch) noe
     elif n.stats.weight_sum > 0.0:
         u = result_utility(&t.cfg, n.stats.win_loss, n.stats.no_result) + score_utility(&t.cfg, n.stats.score_mean,
                                                                                        n.stats.score_mean_sq)
+        u += pattern_bonus(t, n)
         n.stats.utility = u
         n.stats.utility_sq = u * u
 

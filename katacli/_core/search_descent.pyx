@@ -6,7 +6,7 @@ from libc.stdlib cimport realloc
 
 from katacli._core.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, C_EMPTY, opp_of
 from katacli._core.history cimport (
-    History, history_copy, history_free, history_make_move_assume_legal, history_is_legal,
+    History, history_copy, history_free, history_make_move_assume_legal, history_is_legal, history_recent_board,
     history_should_suppress_end_game_from_friendly_pass,
 )
 from katacli._core.playout cimport rng_uniform
@@ -21,6 +21,7 @@ from katacli._core.search_select cimport select_child
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
 from katacli._core.search_mirror cimport mirror_eval_difficult
+from katacli._core.search_patterns cimport pattern_hash
 
 
 cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil:
@@ -83,6 +84,8 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
         parent_prev = h.moves[h.num_moves - 2].loc
         if parent_prev != NULL_LOC:
             child.svb_entry = svb_get(t, svb_move_key(h, parent_prev, move, pla))
+    if t.pattern_table != NULL:
+        child.pattern_hash = pattern_hash(history_recent_board(h, 1), move, pla)   # the board before the move
     node_add_child(n, edge, child)
     return child
 

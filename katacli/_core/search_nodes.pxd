@@ -17,6 +17,7 @@ The search is split by phase, as KataGo splits search*.cpp:
   search_tree     the SearchTree Python class, a thin wrapper over the above
   search_results  reading results out of a SearchTree (PV, analysis info, move choice)
   search_diagnostics  evalsgf's views of a finished search (graph edges, sharp score, ...)
+  search_patterns pattern avoidance: local pattern hashes and the bonus table (avoid*Pattern*)
 
 The search as a whole: nodes as C structs, batched leaf collection, backup, all nogil.
 
@@ -62,6 +63,7 @@ from katacli._core.features cimport FeatureParams
 from katacli._core.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
 from katacli._core.playout cimport Rng, rng_next
 from katacli._core.search_evalcache cimport EvalCacheEntry, EvalCacheTable
+from katacli._core.search_patterns cimport PatternTable, pattern_table_get
 
 cdef enum:
     NODE_UNEVALUATED = 0
@@ -163,6 +165,8 @@ cdef struct Node:
     int32_t on_path             # on the path of a recursive walk in progress (cycle check)
     # Eval cache (search_evalcache): the entry for this position when the node was made, or NULL
     EvalCacheEntry* eval_cache_entry
+    # Pattern avoidance (search_patterns): the pattern of the move that made this node (zero: none)
+    Hash128 pattern_hash
 
 
 cdef struct NodeTableEntry:
@@ -256,6 +260,9 @@ cdef struct TreeCore:
     double mirror_advantage     # points the mirroring side wins by if the mirror holds to the end
     double mirror_center_symmetry_error
     unsigned char* leaf_mirror_hack   # [max_batch]: the leaf's eval gets the centre-ownership shift
+    # Pattern avoidance (search_patterns): this search's bonus table, NULL when off. Owned by the
+    # SearchTree's Python PatternBonusTable object; set between searches only.
+    const PatternTable* pattern_table
 
 
 # ---- storage (search_nodes.pyx) -----------------------------------------------------------------
@@ -317,6 +324,14 @@ cdef inline double child_weight(const ChildSlot* s) noexcept nogil:
 cdef inline double child_weight_sq(const ChildSlot* s) noexcept nogil:
     cdef int64_t v = s.node.stats.visits
     return s.node.stats.weight_sq_sum * (<double>s.edge_visits / <double>(v if v > 1 else 1))
+
+
+cdef inline double pattern_bonus(const TreeCore* t, const Node* n) noexcept nogil:
+    # White's utility bonus for the move that led to n, only for moves of the player the search is
+    # for (KataGo's getPatternBonus): the search steers that player away from remembered shapes.
+    if t.pattern_table == NULL or n.next_pla == t.pla_search_is_for:
+        return 0.0
+    return pattern_table_get(t.pattern_table, n.pattern_hash)
 
 
 cdef inline double root_prior(const TreeCore* t, const Node* n, int edge) noexcept nogil:

@@ -220,7 +220,8 @@ cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
         for i in range(r.num_edges):
             t.root_ending_bonus[r.edges[i].move] = compute_ending_bonus(t, r.edges[i].move)
     filter_root_children(t)
-    if c.dynamic_score_utility_factor != 0.0 or c.subtree_value_bias_factor != 0.0:
+    r.pattern_hash.h0 = r.pattern_hash.h1 = 0   # the root's own move never counts (KataGo)
+    if c.dynamic_score_utility_factor != 0.0 or c.subtree_value_bias_factor != 0.0 or t.pattern_table != NULL:
         recompute_tree(t, r, True)
     svb_clear_unused(t)
     return num_syms

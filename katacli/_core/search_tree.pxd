@@ -25,4 +25,5 @@ cdef class SearchTree:
     cdef object _mirror_hack
     cdef public object _root_symmetries
     cdef object _eval_cache             # the EvalCache whose table t.eval_cache points into, kept alive here
+    cdef object _pattern_table          # the PatternBonusTable t.pattern_table points into, kept alive here
     cdef Loc _loc(self, xy) except? -1

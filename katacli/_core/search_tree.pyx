@@ -35,6 +35,7 @@ from katacli._core.search_graph cimport (
     graph_visits_consistent, graph_record_eval_cache,
 )
 from katacli._core.search_evalcache cimport EvalCache
+from katacli._core.search_patterns cimport PatternBonusTable
 from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult, mirror_hack_eval
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
@@ -280,6 +281,18 @@ cdef class SearchTree:
         self.t.eval_cache_params_hash.h0 = <uint64_t>(params_hash & 0xFFFFFFFFFFFFFFFF)
         self.t.eval_cache_params_hash.h1 = <uint64_t>((params_hash >> 64) & 0xFFFFFFFFFFFFFFFF)
         self.t.eval_cache_min_visits = min_visits
+
+    def set_pattern_table(self, PatternBonusTable table):
+        """The pattern bonus table the next searches use (None: pattern avoidance off). Utilities already
+        in the tree are refreshed when the next search begins; the table must not change while searching."""
+        self._pattern_table = table
+        self.t.pattern_table = NULL if table is None else &table.table
+        if self.t.root != NULL:
+            self.t.root.pattern_hash.h0 = self.t.root.pattern_hash.h1 = 0   # the root's own move never counts
+
+    @property
+    def pattern_table(self):
+        return self._pattern_table
 
     def record_eval_cache(self):
         """After a search: store every node with enough visits in the eval cache (no-op when off)."""

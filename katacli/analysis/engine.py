@@ -45,7 +45,8 @@ class NullLog:
 class AnalysisEngine:
     def __init__(self, defaults: QueryDefaults, backend: AnalysisBackend, writer: JsonLineWriter, log=None, *,
                  num_analysis_threads: int = 1, seed: Optional[int] = None, log_all_requests: bool = False,
-                 log_errors_and_warnings: bool = True, log_search_info: bool = False):
+                 log_errors_and_warnings: bool = True, log_search_info: bool = False, pattern_table=None):
+        """``pattern_table``: the avoidSgfPattern* shapes every query's search steers away from, or None."""
         self.defaults = defaults
         self.backend = backend
         self.writer = writer
@@ -60,7 +61,8 @@ class AnalysisEngine:
         seeds = random.Random(seed)
         self.workers = [
             AnalysisWorker(index, self.queue, backend.evaluator, writer.write, self.log, seeds.getrandbits(63),
-                           log_search_info, human_evaluator=backend.human_evaluator, eval_cache=self.eval_cache)
+                           log_search_info, human_evaluator=backend.human_evaluator, eval_cache=self.eval_cache,
+                           pattern_table=pattern_table)
             for index in range(num_analysis_threads)
         ]
         self._started = False

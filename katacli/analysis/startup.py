@@ -46,14 +46,21 @@ def engine_seed(cfg: Config, settings: AnalysisSettings) -> Optional[int]:
 
 
 def build_engine(cfg: Config, settings: AnalysisSettings, backend: AnalysisBackend, writer: JsonLineWriter,
-                 log=None, params: Optional[SearchParams] = None) -> AnalysisEngine:
-    """The engine for this config and backend (not started)."""
+                 log=None, params: Optional[SearchParams] = None, pattern_table=None) -> AnalysisEngine:
+    """The engine for this config and backend (not started); ``pattern_table``: see load_pattern_table."""
     return AnalysisEngine(
         query_defaults(cfg, settings, params, backend), backend, writer, log,
         num_analysis_threads=settings.num_analysis_threads, seed=engine_seed(cfg, settings),
         log_all_requests=settings.log_all_requests, log_errors_and_warnings=settings.log_errors_and_warnings,
-        log_search_info=settings.log_search_info,
+        log_search_info=settings.log_search_info, pattern_table=pattern_table,
     )
+
+
+def load_pattern_table(settings: AnalysisSettings, log):
+    """The avoidSgfPattern* table (None without one); PatternAvoidanceError for unusable files."""
+    from katacli.search.pattern_avoidance import load_sgf_pattern_table
+
+    return load_sgf_pattern_table(list(settings.sgf_patterns), log.write)
 
 
 def without_stdout_logging(settings: AnalysisSettings) -> AnalysisSettings:

@@ -62,7 +62,8 @@ class DuringSearchReporter:
 
 class AnalysisWorker:
     def __init__(self, index: int, queue: RequestQueue, evaluator, emit: Callable[[dict], None], log,
-                 seed: int, log_search_info: bool = False, human_evaluator=None, eval_cache=None):
+                 seed: int, log_search_info: bool = False, human_evaluator=None, eval_cache=None,
+                 pattern_table=None):
         """``evaluator``: the shared evaluator, None for rollouts; ``human_evaluator``: the -human-model one;
         ``eval_cache``: the engine's shared eval cache (useEvalCache) or None. ``emit(obj)`` writes one response line."""
         self.index = index
@@ -70,6 +71,7 @@ class AnalysisWorker:
         self.evaluator = evaluator
         self.human_evaluator = human_evaluator
         self.eval_cache = eval_cache
+        self.pattern_table = pattern_table   # avoidSgfPattern* (PatternBonusTable) or None
         self.emit = emit
         self.log = log
         self.log_search_info = log_search_info
@@ -104,6 +106,7 @@ class AnalysisWorker:
                             human_evaluator=self.human_evaluator, eval_cache=self.eval_cache)
         if request.restrictions is not None:
             searcher.set_restrictions(request.restrictions)
+        searcher.set_external_pattern_table(self.pattern_table)
         callback = period = None
         if request.reports_during_search:
             reporter = DuringSearchReporter(request, self.emit, has_network)

@@ -52,7 +52,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
     from katacli.analysis.output import JsonLineWriter
-    from katacli.analysis.startup import build_engine, load_search_defaults, without_stdout_logging
+    from katacli.analysis.startup import build_engine, load_pattern_table, load_search_defaults, without_stdout_logging
+    from katacli.search.pattern_avoidance import PatternAvoidanceError
     from katacli.engine_log import EngineLog
     from katacli.setup.engine_settings import AnalysisSettings
 
@@ -71,6 +72,12 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         log.write(f"Loaded config {', '.join(config)}")
     if override_config:
         log.write(f"Config overrides: {'; '.join(override_config)}")
+
+    try:
+        pattern_table = load_pattern_table(settings, log)
+    except PatternAvoidanceError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_STARTUP_ERROR
 
     searches = settings.num_analysis_threads * params.num_search_threads
     if choice.note is not None:
@@ -103,7 +110,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     if settings.log_all_responses:
         writer.on_line = lambda line: log.write("Response: " + line)
     with exit_on_config_error():
-        engine = build_engine(cfg, settings, backend, writer, log, params)
+        engine = build_engine(cfg, settings, backend, writer, log, params, pattern_table)
     log.write(f"Analyzing up to {settings.num_analysis_threads} positions at a time in parallel")
     log.info("Started, ready to begin handling requests")
     try:

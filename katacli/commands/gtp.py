@@ -91,6 +91,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     finally:
         if engine is not None:
             engine.stop_background()
+            engine.save_avoid_patterns(force=True)
             engine.log.write("All cleaned up, quitting")
             engine.log.close()
     return 0

@@ -83,7 +83,8 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
 
     from katacli.config import ConfigError
     from katacli.match.results import results_table
-    from katacli.match.runner import MatchNetworks, MatchRun
+    from katacli.match.runner import MatchNetworks, MatchRun, load_pattern_tables
+    from katacli.search.pattern_avoidance import PatternAvoidanceError
     from katacli.match.settings import MatchSettings
     from katacli.setup.engine_settings import NNSettings
 
@@ -101,6 +102,10 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         logging.getLogger("katacli.match").info("%s", line)
     sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
     try:
+        try:  # loaded before any network: unusable pattern files stop the match at once, in one line
+            pattern_tables = load_pattern_tables(settings)
+        except PatternAvoidanceError as exc:
+            report_error_and_exit(str(exc))
         if num_processes > 1:
             from katacli.match.processes import MatchProcessRun
 
@@ -111,7 +116,8 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
                 networks = MatchNetworks(settings, nn, cpu_threads)
             except Exception as exc:
                 report_error_and_exit(f"could not load a network: {exc}")
-            run = MatchRun(settings, networks.nets, sgf_dir, seed, networks.client_contexts)
+            run = MatchRun(settings, networks.nets, sgf_dir, seed, networks.client_contexts,
+                           pattern_tables=pattern_tables)
         err = Console(stderr=True)
         try:
             if quiet or as_json:

@@ -5,8 +5,6 @@ Defaults follow KataGo's gtp.cpp / analysis.cpp / setup.cpp / logger.cpp.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from katacli.config_keys.builders import (
     bool_key,
     choice_key,
@@ -146,47 +144,50 @@ AVOID_PATTERN_KEYS = section("Avoid patterns", [
 ])
 
 _SGF_PATTERN_SET = r"avoidSgf[0-9]*Pattern"
+# A match config may give each bot its own value: the bot's index after the key (avoidSgfPatternUtility1).
+_BOT_INDEX_SUFFIX = r"[0-9]*"
 _BOARD_SIZE_SUFFIX = r"[0-9]+x[0-9]+"
 
+
+def _per_bot(suffix: str, template: KeySpec) -> KeyFamily:
+    return KeyFamily(_SGF_PATTERN_SET + suffix + _BOT_INDEX_SUFFIX, template)
+
+
+def _per_board_size(param: str, template: KeySpec) -> KeyFamily:
+    return KeyFamily(f"autoAvoidRepeat{param}" + _BOARD_SIZE_SUFFIX, template)
+
+
 AVOID_PATTERN_FAMILIES = [
-    KeyFamily(_SGF_PATTERN_SET + "Dirs", list_key(
-        "avoidSgf<N>PatternDirs", ValueKind.LIST_STR, None, "Directories of SGF files whose moves to avoid.",
+    _per_bot("Dirs", list_key(
+        "avoidSgf<N>PatternDirs", ValueKind.LIST_STR, None, "Directories (or files) of SGFs whose moves to avoid.",
         section="Avoid patterns")),
-    KeyFamily(_SGF_PATTERN_SET + "Utility", float_key(
+    _per_bot("Utility", float_key(
         "avoidSgf<N>PatternUtility", None, -3.0, 3.0, "Penalty per move matching those SGFs (negative favours them).",
         section="Avoid patterns")),
-    KeyFamily(_SGF_PATTERN_SET + "Lambda", float_key(
+    _per_bot("Lambda", float_key(
         "avoidSgf<N>PatternLambda", 1.0, 0.0, 1.0, "Penalty multiplier per older SGF file.", section="Avoid patterns")),
-    KeyFamily(_SGF_PATTERN_SET + "MinTurnNumber", int_key(
+    _per_bot("MinTurnNumber", int_key(
         "avoidSgf<N>PatternMinTurnNumber", 0, 0, MAX_PATTERN_TURN, "Ignore SGF moves before this turn.",
         section="Avoid patterns")),
-    KeyFamily(_SGF_PATTERN_SET + "MaxFiles", int_key(
+    _per_bot("MaxFiles", int_key(
         "avoidSgf<N>PatternMaxFiles", 1_000_000, 1, 1_000_000, "Load only the newest this many SGF files.",
         section="Avoid patterns")),
-    KeyFamily(_SGF_PATTERN_SET + "AllowedNames", list_key(
+    _per_bot("AllowedNames", list_key(
         "avoidSgf<N>PatternAllowedNames", ValueKind.LIST_STR, None, "Only avoid moves by players with these names.",
         section="Avoid patterns")),
-    KeyFamily(r"autoAvoidRepeat(Utility|Lambda)" + _BOARD_SIZE_SUFFIX, float_key(
-        "autoAvoidRepeat<Param><X>x<Y>", None, -3.0, 3.0, "Per-board-size override of an autoAvoidRepeat setting.",
+    _per_board_size("Utility", float_key(
+        "autoAvoidRepeatUtility<X>x<Y>", None, -3.0, 3.0, "autoAvoidRepeatUtility for one board size.",
         section="Avoid patterns")),
-    KeyFamily(r"autoAvoidRepeat(MinTurnNumber|MaxTurnNumber|MaxPoses)" + _BOARD_SIZE_SUFFIX, int_key(
-        "autoAvoidRepeat<Param><X>x<Y>", None, 0, MAX_AUTO_AVOID_POSES,
-        "Per-board-size override of an autoAvoidRepeat setting.", section="Avoid patterns")),
+    _per_board_size("Lambda", float_key(
+        "autoAvoidRepeatLambda<X>x<Y>", None, 0.0, 1.0, "autoAvoidRepeatLambda for one board size.",
+        section="Avoid patterns")),
+    _per_board_size("(MinTurnNumber|MaxTurnNumber)", int_key(
+        "autoAvoidRepeat<Min|Max>TurnNumber<X>x<Y>", None, 0, MAX_PATTERN_TURN,
+        "autoAvoidRepeatMinTurnNumber / MaxTurnNumber for one board size.", section="Avoid patterns")),
+    _per_board_size("MaxPoses", int_key(
+        "autoAvoidRepeatMaxPoses<X>x<Y>", None, 0, MAX_AUTO_AVOID_POSES, "autoAvoidRepeatMaxPoses for one board size.",
+        section="Avoid patterns")),
 ]
-
-# Pattern avoidance is not implemented: its directories are refused at start-up (the games would not be
-# what the config asks for), its other settings get a warning.
-_NO_PATTERN_AVOIDANCE = "katacli has no pattern avoidance yet"
-
-
-def _without_pattern_avoidance(spec: KeySpec) -> KeySpec:
-    refuse = spec.name in ("autoAvoidRepeatDir", "avoidSgf<N>PatternDirs")
-    return dataclasses.replace(spec, unsupported=Unsupported(_NO_PATTERN_AVOIDANCE, refuse=refuse))
-
-
-AVOID_PATTERN_KEYS = [_without_pattern_avoidance(spec) for spec in AVOID_PATTERN_KEYS]
-AVOID_PATTERN_FAMILIES = [KeyFamily(family.pattern, _without_pattern_avoidance(family.template))
-                          for family in AVOID_PATTERN_FAMILIES]
 
 ENGINE_KEYS = LOGGING_KEYS + RULES_KEYS + REPORTING_KEYS + GTP_PLAY_KEYS + AVOID_PATTERN_KEYS
 ENGINE_FAMILIES = AVOID_PATTERN_FAMILIES

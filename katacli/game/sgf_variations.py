@@ -35,6 +35,7 @@ class SgfNode:
     setup: list[tuple[int, Point]]     # (BLACK | WHITE | EMPTY, (x, y)), AB then AW then AE
     player: int | None                 # PL, when given and readable
     moves: list[Move]                  # B then W
+    comment: str = ""                  # C, where given (pattern avoidance skips nodes marked %SKIP%)
 
 
 @dataclass
@@ -52,6 +53,8 @@ class SgfTree:
     root: SgfVariation
     file_hash: str        # FILE_HASH_HEX_DIGITS lowercase hex digits (KataGo's Sgf::hash)
     file_name: str | None = None
+    black_name: str = ""  # PB and PW of the root node
+    white_name: str = ""
 
 
 def parse_player(text: str) -> int | None:
@@ -70,7 +73,7 @@ def _node_of(raw: dict, encoding: str, x_size: int, y_size: int) -> SgfNode:
     for key, color in (("B", BLACK), ("W", WHITE)):
         for text in props.get(key, []):
             moves.append((color, _parse_move_point(text, x_size, y_size)))
-    return SgfNode(_setup_stones(props, x_size, y_size), player, moves)
+    return SgfNode(_setup_stones(props, x_size, y_size), player, moves, "\n".join(props.get("C", [])))
 
 
 def read_sgf_tree(data: bytes, file_name: str | None = None, max_board_len: int = MAX_BOARD_LEN) -> SgfTree:
@@ -98,7 +101,13 @@ def read_sgf_tree(data: bytes, file_name: str | None = None, max_board_len: int 
     except SgfError as e:
         raise SgfError(f"{where}: {e}") from None
     digest = hashlib.sha256(data).hexdigest()[:FILE_HASH_HEX_DIGITS]
-    return SgfTree(x_size, y_size, root, digest, file_name)
+    return SgfTree(x_size, y_size, root, digest, file_name, _single_or_empty(root_props, "PB"),
+                   _single_or_empty(root_props, "PW"))
+
+
+def _single_or_empty(props: dict[str, list[str]], key: str) -> str:
+    values = props.get(key, [])
+    return values[0] if values else ""
 
 
 def load_sgf_tree(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfTree:

@@ -189,6 +189,7 @@ class SearchBot(Bot):
             self._follow(searcher, state)
         self._signature, self._moves = signature, moves
         searcher.set_restrictions(self._restrictions(request))
+        searcher.set_external_pattern_table(self.engine.avoid_patterns.table)
         return searcher
 
     def _follow(self, searcher, state) -> None:
@@ -284,12 +285,13 @@ class SearchBot(Bot):
             max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
             root_noise_enabled=False, wide_root_noise=0.0, playout_doubling_advantage=0.0,
             playout_doubling_advantage_pla=None, conservative_pass=True, chosen_move_temperature=0.0,
-            chosen_move_temperature_early=0.0, anti_mirror=False)
+            chosen_move_temperature_early=0.0, anti_mirror=False, avoid_repeated_pattern_utility=0.0)
         if state.next_player != pla:
             state.reset_history_keep_board(pla)
         # KataGo runs these on the game's bot, so they share its eval cache (under their own params' hash).
         searcher = Searcher(state, params, self.evaluator, keep_ownership=keep_ownership, seed=self._seed,
                             eval_cache=self._eval_cache)
+        searcher.set_external_pattern_table(self.engine.avoid_patterns.table)  # the game's bot keeps it (KataGo)
         searcher.run(stop_event=stop)
         return searcher
 

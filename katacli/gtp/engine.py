@@ -81,6 +81,8 @@ class EngineOptions:
     seed: str | None = None
     # Builds the search adapter from the loaded evaluator (None: rollouts); see katacli.gtp.bot.
     make_bot: Callable | None = None
+    # avoidSgfPattern* / autoAvoidRepeat* (katacli.gtp.avoid_patterns.GtpPatternAvoidance); None: off.
+    avoid_patterns: object = None
 
 
 @dataclass
@@ -131,6 +133,9 @@ class GtpEngine:
         self._bot = None
         self.quit_requested = False
         self.ponder_requested = False
+        from katacli.gtp.avoid_patterns import GtpPatternAvoidance
+
+        self.avoid_patterns = options.avoid_patterns or GtpPatternAvoidance.off()
 
     # ------------------------------------------------------------------ model and search
     @property
@@ -230,6 +235,11 @@ class GtpEngine:
                 self.handle_line(raw)
         finally:
             self.stop_background()
+            self.save_avoid_patterns(force=True)
+
+    def save_avoid_patterns(self, force: bool = False) -> None:
+        """autoAvoidRepeat: write the recorded genmoves once a chunk is full (always with force)."""
+        self.avoid_patterns.maybe_save(force, self.log.write)
 
     def handle_line(self, raw: str) -> None:
         line = clean_line(raw)

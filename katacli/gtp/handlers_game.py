@@ -42,6 +42,7 @@ cmd_protocol_version = cmd_name = cmd_version = cmd_known_command = cmd_list_com
 
 
 def cmd_quit(engine, command: Command) -> str:
+    engine.save_avoid_patterns(force=True)
     engine.quit_requested = True
     engine.log.write("Quit requested by controller")
     return ""
@@ -81,11 +82,14 @@ def cmd_boardsize(engine, command: Command) -> str:
         raise GtpError("unacceptable size")
     if x_size > MAX_BOARD_LEN or y_size > MAX_BOARD_LEN:
         raise GtpError(f"unacceptable size (the largest supported board is {MAX_BOARD_LEN}x{MAX_BOARD_LEN})")
+    engine.save_avoid_patterns()
     set_board_size(engine, x_size, y_size)
     return ""
 
 
 def cmd_clear_board(engine, command: Command) -> str:
+    engine.save_avoid_patterns()
+    engine.avoid_patterns.reload_if_saved(engine.log.write)
     engine.session.clear_board()
     engine.new_game_position()
     return ""
@@ -175,6 +179,7 @@ def cmd_set_position(engine, command: Command) -> str:
         if xy is None:
             raise GtpError(f"{usage}: could not parse vertex: '{vertex_text}'")
         stones.append((pla, xy))
+    engine.save_avoid_patterns()
     try:
         engine.session.set_position(stones, BLACK)
     except SessionError:
@@ -208,6 +213,7 @@ def cmd_fixed_handicap(engine, command: Command) -> str:
     count = _handicap_count(command, "fixed_handicap")
     if not engine.session.is_board_empty():
         raise GtpError("Board is not empty")
+    engine.save_avoid_patterns()
     try:
         engine.session.place_fixed_handicap(count)
     except SessionError as exc:
@@ -222,6 +228,7 @@ def cmd_place_free_handicap(engine, command: Command) -> str:
         raise GtpError("Board is not empty")
     session = engine.session
     count = min(count, MAX_FREE_HANDICAP, session.x_size * session.y_size // FREE_HANDICAP_BOARD_FRACTION)
+    engine.save_avoid_patterns()
     points = engine.bot.choose_free_handicap(session.state, count)
     session.set_position([(BLACK, p) for p in points], WHITE)
     engine.new_game_position()
@@ -241,6 +248,7 @@ def cmd_set_free_handicap(engine, command: Command) -> str:
         if xy is None:
             raise GtpError(f"Invalid handicap location: {text}")
         points.append(xy)
+    engine.save_avoid_patterns()
     try:
         session.set_position([(BLACK, p) for p in points], WHITE)
     except SessionError:
@@ -283,6 +291,7 @@ def cmd_loadsgf(engine, command: Command) -> str:
         engine.log.info(f"Changing rules to {rules.to_json_string()}")
     if rules.komi != engine.rules.komi:
         engine.log.info(f"Changing komi to {format_komi(rules.komi)}")
+    engine.save_avoid_patterns()
     if (position.x_size, position.y_size) != (engine.session.x_size, engine.session.y_size):
         engine.bot.on_new_board(position.x_size, position.y_size)
     engine.session = session

@@ -168,14 +168,17 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
         engine.log.write(summary)
     if debug:
         print(summary, file=sys.stderr, flush=True)
-    if resigned or outcome.move == RESIGN:  # the search resigns only in NoGo, without a legal move
-        return RESIGN, RESIGN
     position = _state_for(engine, pla)
+    if resigned or outcome.move == RESIGN:  # the search resigns only in NoGo, without a legal move
+        if outcome.move != RESIGN:
+            engine.avoid_patterns.record_genmove(position, pla, outcome.move)  # remembered all the same (KataGo)
+        return RESIGN, RESIGN
     legal = (nogo_is_legal(position, outcome.move, pla) if engine.nogo
              else outcome.move is None or position.is_legal(outcome.move, pla))
     if not legal:
         raise GtpError("genmove returned null location or illegal move")
     move = engine.bot.adjust_pass(position, pla, outcome.move)
+    engine.avoid_patterns.record_genmove(position, pla, move)  # autoAvoidRepeat (off: does nothing)
     return format_vertex(move, state.x_size, state.y_size), move
 
 

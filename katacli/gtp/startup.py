@@ -72,8 +72,11 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
 
 def prepare_config(config: Optional[List[str]], override_config: Optional[List[str]], has_model: bool,
                    has_human_model: bool = False):
-    """(config, nogo?, GtpSettings): the cheap part of startup, so that config mistakes are reported
-    (one line, exit status 1) before anything is answered on stdout."""
+    """(config, nogo?, GtpSettings, GtpPatternAvoidance): the part of startup before anything is answered on
+    stdout, so that config mistakes and unusable pattern files are reported (one line, exit status 1) first."""
+    from katacli.gtp.avoid_patterns import GtpPatternAvoidance
+    from katacli.search.pattern_avoidance import PatternAvoidanceError
+
     from katacli.gtp.runtime_params import GtpRuntimeParams
     from katacli.setup.engine_settings import GtpSettings
 
@@ -85,7 +88,11 @@ def prepare_config(config: Optional[List[str]], override_config: Optional[List[s
         GtpRuntimeParams.from_config(cfg, has_human_model=has_human_model)
     if has_model:
         _check_rules_for_network(settings, cfg)
-    return cfg, nogo, settings
+    try:
+        avoid_patterns = GtpPatternAvoidance.load(settings, settings.for_deterministic_testing)
+    except PatternAvoidanceError as exc:
+        report_error_and_exit(str(exc))
+    return cfg, nogo, settings, avoid_patterns
 
 
 def _check_rules_for_network(settings, cfg) -> None:
@@ -114,7 +121,8 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     if human_loader is None and prepared is None:
         check_model_or_exit(human_model, flag="-human-model")
     has_human_model = human_model is not None or human_loader is not None
-    cfg, nogo, settings = prepared or prepare_config(config, override_config, model is not None, has_human_model)
+    cfg, nogo, settings, avoid_patterns = prepared or prepare_config(config, override_config, model is not None,
+                                                                     has_human_model)
     # The search package (and torch with it) only now: a bad config file is reported at once.
     from katacli.gtp.engine import EngineOptions, GtpEngine, ModelLoader
     from katacli.engine_log import EngineLog
@@ -136,10 +144,12 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
         log.info(model_note)  # which engine plays is worth a line on stderr whatever the settings
     elif model is None and loader is None:
         announce("No model given: playing by Monte Carlo rollouts")
+    for line in avoid_patterns.startup_log:
+        log.write(line)
     seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
     options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,
                             human_model_path=human_model, override_version=override_version, nogo=nogo, seed=seed,
-                            make_bot=make_bot)
+                            make_bot=make_bot, avoid_patterns=avoid_patterns)
     if loader is None:
         loader = _make_loader(model, settings, log) if model is not None else ModelLoader(None)
     if human_loader is None and human_model is not None:

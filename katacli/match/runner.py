@@ -21,6 +21,7 @@ from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
+from katacli.search.pattern_avoidance import load_sgf_pattern_table
 from katacli.selfplay.raw_policy import NetEvaluator
 
 log = logging.getLogger("katacli.match")
@@ -65,13 +66,21 @@ class Pairer:
         return number, self.round_order(number // size)[number % size]
 
 
+def load_pattern_tables(settings: MatchSettings) -> dict:
+    """Each bot's avoidSgfPattern* table (None without one); PatternAvoidanceError for unusable files."""
+    return {bot.index: load_sgf_pattern_table(list(bot.sgf_patterns), log.info, f"bot {bot.index}")
+            for bot in settings.bots}
+
+
 class MatchRun:
     def __init__(self, settings: MatchSettings, nets: dict[str, Optional[NetEvaluator]],
                  sgf_dir: Optional[Path] = None, seed: Optional[int] = None, client_contexts=(),
-                 pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame], None]] = None):
+                 pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame], None]] = None,
+                 pattern_tables: Optional[dict] = None):
         """nets: model path (or "rollouts") -> evaluator (None for rollouts). client_contexts: callables
         giving each game thread's registration with the networks' batchers. pairer: shared with other
-        processes (default: this run's own). on_game: called with every finished game."""
+        processes (default: this run's own). on_game: called with every finished game. pattern_tables: bot
+        index -> its avoidSgfPattern* table, as load_pattern_tables gives (default: loaded here)."""
         self.settings = settings
         self.nets = nets
         self.sgf_dir = sgf_dir
@@ -87,6 +96,7 @@ class MatchRun:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._errors: list[BaseException] = []
+        self.pattern_tables = pattern_tables if pattern_tables is not None else load_pattern_tables(settings)
 
     def request_stop(self) -> None:
         if not self._stop.is_set():
@@ -98,7 +108,9 @@ class MatchRun:
 
     def _bot(self, index: int, rng: random.Random) -> MatchBot:
         spec = self.settings.bots[index]
-        return MatchBot(spec, self.nets[spec.model], random.Random(rng.getrandbits(SEED_BITS)))
+        bot = MatchBot(spec, self.nets[spec.model], random.Random(rng.getrandbits(SEED_BITS)))
+        bot.search.pattern_table = self.pattern_tables.get(index)
+        return bot
 
     def _count_move(self, bot: MatchBot, choice: tuple) -> None:
         with self._lock:

@@ -24,6 +24,7 @@ from katacli.game.sgf import MAX_BOARD_LEN
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
 from katacli.nn.model_file_reader import ModelFileError, check_model_file
+from katacli.search.pattern_avoidance import PatternAvoidanceError, sgf_pattern_sets_from_config
 from katacli.search.params import SearchParams
 from katacli.selfplay.position_pools import PositionPools, load_position_pools
 from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings, _start_position_settings
@@ -53,6 +54,8 @@ class BotSpec:
     name: str
     model: str                 # a model file path, or ROLLOUTS
     params: SearchParams
+    # avoidSgf<N>Pattern* groups for this bot (its index may end the key, as in KataGo's match).
+    sgf_patterns: tuple = ()
 
     @property
     def uses_rollouts(self) -> bool:
@@ -241,7 +244,11 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     for key in view.used_keys():
         if key in cfg:
             cfg.mark_used(key)
-    return BotSpec(index, name, model, params)
+    try:
+        sgf_patterns = tuple(sgf_pattern_sets_from_config(cfg, index))
+    except PatternAvoidanceError as exc:
+        raise ConfigError(f"bot {index} ({name}): {exc}") from None
+    return BotSpec(index, name, model, params, sgf_patterns)
 
 
 def _optional(cfg: Config, key: str, mode: str):

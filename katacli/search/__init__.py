@@ -47,8 +47,9 @@ Dirichlet noise, wide root noise, root symmetry pruning, rootPruneUselessMoves, 
 bonus, fillDameBeforePass, passing hacks, conservativePass and friendly-pass terminal
 handling, futile-visit pruning, time controls, tree reuse, NN cache keys, graph search
 (useGraphSearch: transpositions share one node, graphSearchRepBound, graphSearchCatchUpLeakProb),
-the eval cache (useEvalCache: results remembered across searches), anti-mirror play (antiMirror), and
-a human-SL network beside the main one (-human-model: humanSL* keys).
+the eval cache (useEvalCache: results remembered across searches), anti-mirror play (antiMirror),
+pattern avoidance (avoidRepeatedPatternUtility, avoidSgf<N>Pattern*, autoAvoidRepeat*: see
+pattern_avoidance), and a human-SL network beside the main one (-human-model: humanSL* keys).
 """
 from katacli.lazy import lazy_attributes
 

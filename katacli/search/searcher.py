@@ -33,6 +33,7 @@ from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
 from katacli.game.coords import flat_index, point_of_flat
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
+from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.results import (
     ChildResult, RootInfo, RootResult, SearchAnalysis, child_result_from_data, duplicate_for_symmetries,
@@ -120,6 +121,8 @@ class Searcher:
         self._root_hint: tuple[bool, object] = NO_ROOT_HINT
         self.last_stats = SearchStats()
         self._eval_cache = eval_cache
+        # Shapes to avoid from SGFs or earlier games (KataGo's externalPatternBonusTable), or None.
+        self.external_pattern_table: Optional[PatternBonusTable] = None
         self._make_tree(state)
 
     # ---- setup -------------------------------------------------------------------------------
@@ -179,6 +182,15 @@ class Searcher:
                 self.tree.clear()
             self.keep_ownership = keep
             self._configure_tree()
+
+    def set_external_pattern_table(self, table: Optional[PatternBonusTable]) -> None:
+        """Shapes the next searches steer away from (avoidSgf*Pattern*, autoAvoidRepeat*), or None."""
+        self._ensure_idle()
+        with self._lock:
+            self.external_pattern_table = table
+
+    def _pattern_avoidance_on(self) -> bool:
+        return self.params.avoid_repeated_pattern_utility != 0.0 or self.external_pattern_table is not None
 
     def set_restrictions(self, restrictions: Optional[MoveRestrictions]) -> None:
         """avoid / allow lists for the next searches (KataGo clears them when a move is played)."""
@@ -431,10 +443,16 @@ class Searcher:
         elif self._pla_search_is_for == 0:
             self._pla_search_is_for = 3 - tree.root_pla
         tree.set_search_for(self._pla_search_is_for)
-        if self._pla_search_was_for not in (0, self._pla_search_is_for) and self._human_sides_differ():
-            # The human explore probabilities are tied to sides: the old tree was grown for the other one.
+        if self._pla_search_was_for not in (0, self._pla_search_is_for) and (
+                self._human_sides_differ() or self._pattern_avoidance_on()):
+            # The human explore probabilities and pattern bonuses are tied to sides: the old tree was
+            # grown for the other one (its playouts would follow the old bonuses).
             tree.clear()
             self._root_human = None
+        # Rebuilt at every search: this game's moves so far (KataGo's beginSearch).
+        tree.set_pattern_table(search_pattern_table(
+            self.external_pattern_table, self.params.avoid_repeated_pattern_utility, tree.root_state(),
+            self._pla_search_is_for) if self._pattern_avoidance_on() else None)
         self._pla_search_was_for = self._pla_search_is_for
         playouts = 0
         if not tree.root_evaluated:

@@ -50,6 +50,8 @@ class MctsSelfplaySearch:
         self.net = net
         self.rng = rng or random.Random()
         self._searcher: Optional[Searcher] = None
+        # Shapes to steer away from (kata match's avoidSgfPattern*; self-play has none, as in KataGo).
+        self.pattern_table = None
 
     def set_net(self, net: NetEvaluator) -> None:
         self.net = net
@@ -60,6 +62,8 @@ class MctsSelfplaySearch:
         searcher = self._searcher
         if searcher is None:
             self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS))
+            if self.pattern_table is not None:
+                self._searcher.set_external_pattern_table(self.pattern_table)
             return False
         searcher.set_params(params)
         if reuse_tree:

@@ -20,6 +20,8 @@ from katacli.config import Config, ConfigError, Enabled
 from katacli.config_keys.engine_keys import INDIVIDUAL_RULE_KEYS, LOG_DESTINATION_KEYS
 from katacli.config_keys.fields import ANY_MODE, build_settings, config_field
 from katacli.game.rules import KoRule, Rules, RulesError, ScoringRule, TaxRule, WhiteHandicapBonus
+from katacli.search.auto_pattern_avoidance import AutoAvoidSettings
+from katacli.search.pattern_avoidance import PatternAvoidanceError, SgfPatternSet, sgf_pattern_sets_from_config
 
 # katacli evaluates networks with PyTorch on CUDA, so KataGo's "cuda" spellings apply.
 BACKEND_PREFIX = "cuda"
@@ -215,6 +217,13 @@ class NNSettings:
 # --------------------------------------------------------------------------- engines
 
 
+def _sgf_patterns(cfg: Config, bot_index: int = 0) -> tuple[SgfPatternSet, ...]:
+    try:
+        return tuple(sgf_pattern_sets_from_config(cfg, bot_index))
+    except PatternAvoidanceError as exc:
+        raise ConfigError(f"{exc} in {cfg.source}") from None
+
+
 @dataclass(frozen=True)
 class GtpSettings:
     """What `kata gtp` reads at startup besides search parameters."""
@@ -254,6 +263,9 @@ class GtpSettings:
     for_deterministic_testing: bool = config_field("forDeterministicTesting")
     # No search limit configured: KataGo then assumes a quick time control.
     has_search_limit: bool
+    # Pattern avoidance: the avoidSgf<N>Pattern* groups, and autoAvoidRepeat* (None without its directory).
+    sgf_patterns: tuple[SgfPatternSet, ...] = ()
+    auto_avoid: AutoAvoidSettings | None = None
 
     @classmethod
     def from_config(cls, cfg: Config) -> "GtpSettings":
@@ -281,6 +293,8 @@ class GtpSettings:
             handicap_avoid_repeated_pattern_utility=(
                 pattern_utility if "avoidRepeatedPatternUtility" in cfg else HANDICAP_AVOID_REPEATED_PATTERN_UTILITY),
             has_search_limit=any(key in cfg for key in SEARCH_LIMIT_KEYS),
+            sgf_patterns=_sgf_patterns(cfg),
+            auto_avoid=AutoAvoidSettings.from_config(cfg),
         )
 
 
@@ -301,6 +315,7 @@ class AnalysisSettings:
     assume_multiple_starting_black_moves_are_handicap: bool = config_field("assumeMultipleStartingBlackMovesAreHandicap")
     prevent_cleanup_phase: bool = config_field("preventCleanupPhase")
     for_deterministic_testing: bool = config_field("forDeterministicTesting")
+    sgf_patterns: tuple[SgfPatternSet, ...] = ()   # the avoidSgf<N>Pattern* groups
 
     @classmethod
     def from_config(cls, cfg: Config, *, analysis_threads_from_command_line: int | None = None) -> "AnalysisSettings":
@@ -324,4 +339,5 @@ class AnalysisSettings:
             logging=LoggingSettings.from_config(cfg, mode),
             nn=NNSettings.from_config(cfg, mode),
             report_winrates_as=_winrate_perspective(cfg, mode),
+            sgf_patterns=_sgf_patterns(cfg),
         )
