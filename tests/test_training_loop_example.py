@@ -66,7 +66,7 @@ def test_loop_runs_gates_measures_and_resumes(tmp_path):
     (tmp_path / "part1.json").write_text(json.dumps(part1))
     work2 = tmp_path / "loop2"
     third = run_loop(work2, 3, "--start-from", str(work / "models" / last["model"]), "--start-generation", "2",
-                     "--start-elo", str(last["elo"]), "--first-games", "6")
+                     f"--start-elo={last['elo']}", "--first-games", "6")   # '=': the Elo may be negative
     assert third.returncode == 0, third.stderr[-3000:]
     assert "generation 3: self-play" in third.stdout and "-max-games-total 6" in third.stdout
     rows2 = json.loads((work2 / "results.json").read_text())["rows"]
