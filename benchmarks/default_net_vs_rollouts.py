@@ -6,6 +6,9 @@ a 95% interval and the Elo difference per board size.
     python3 benchmarks/default_net_vs_rollouts.py --json-out benchmarks/default_net_vs_rollouts.json
     python3 benchmarks/default_net_vs_rollouts.py --games 40 --seconds 2 --sgf-dir vs-rollouts/
     python3 benchmarks/default_net_vs_rollouts.py --boards 9 --games 2 --seconds 0.05   # a smoke run
+    python3 benchmarks/default_net_vs_rollouts.py --games 40 --from-sgf-dir vs-rollouts/  # recount saved games
+
+Ctrl-C stops the match after the games in progress and reports (and writes) what was played.
 
 Both bots get the same thinking time per move (maxTime, no visit limit) and one CPU core; each match
 worker plays one game at a time, so the network gains nothing from batching several games. Each bot
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kata_env import KATA_ENV  # noqa: E402  (also makes katacli importable from a checkout)
 
 from katacli.nets import ROLLOUTS_MODEL, default_net_path, packaged_default_net  # noqa: E402
+from katacli.match.results import MatchResults  # noqa: E402
 from katacli.nn.model_file_reader import check_model_file  # noqa: E402
+from katacli.worker_processes import EXIT_INTERRUPTED  # noqa: E402
 
 NET_BOT, ROLLOUT_BOT = "default-net", "rollouts"
 DEFAULT_BOARDS = (9, 13)
@@ -70,12 +76,24 @@ def play(net: str, size: int, args, work: Path) -> dict:
     if args.sgf_dir:
         command += ["-sgf-output-dir", str(Path(args.sgf_dir) / f"{size}x{size}")]
     print(f"{size}x{size}: {args.games} games at {args.seconds:g} s per move ...", file=sys.stderr, flush=True)
-    done = subprocess.run(command, env=KATA_ENV, stdout=subprocess.PIPE, text=True)
-    if done.returncode != 0:
+    # Ctrl-C reaches kata match too: it finishes with the games played so far (exit status 130 and its
+    # JSON), which this script keeps; so it ignores the signal itself while the match runs.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done = subprocess.run(command, env=KATA_ENV, stdout=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if done.returncode not in (0, EXIT_INTERRUPTED) or not done.stdout.strip():
         raise SystemExit(f"error: kata match on {size}x{size} failed (exit status {done.returncode}); "
                          "see its messages above")
-    report = json.loads(done.stdout)
-    pair = next(p for p in report["pairs"] if {p["bot"], p["opponent"]} == {NET_BOT, ROLLOUT_BOT})
+    return board_result(json.loads(done.stdout), size, args)
+
+
+def board_result(report: dict, size: int, args) -> dict:
+    """The net's result against the rollout engine from a kata match report (JSON)."""
+    pair = next((p for p in report["pairs"] if {p["bot"], p["opponent"]} == {NET_BOT, ROLLOUT_BOT}), None)
+    if pair is None:
+        raise SystemExit(f"error: no finished game on {size}x{size}")
     if pair["bot"] != NET_BOT:  # the pair seen from the rollout engine's side: turn it round
         pair = dict(pair, wins=pair["losses"], losses=pair["wins"], win_rate=1 - pair["win_rate"],
                     win_rate_95=[1 - pair["win_rate_95"][1], 1 - pair["win_rate_95"][0]],
@@ -83,6 +101,34 @@ def play(net: str, size: int, args, work: Path) -> dict:
                     elo_diff_95=[None if e is None else -e for e in reversed(pair["elo_diff_95"])])
     return dict(pair, board=size, seconds_per_move=args.seconds, net_leaves=args.net_leaves,
                 rollout_leaves=args.rollout_leaves, interrupted=report["interrupted"])
+
+
+def winner_of(result: str) -> int:
+    """KataGo/SGF RE[] text -> katacli's colour code of the winner (0: draw or no result)."""
+    result = result.strip().upper()
+    return 1 if result.startswith("B+") else 2 if result.startswith("W+") else 0
+
+
+def tally_sgfs(folder: Path, size: int, args) -> dict:
+    """The result on one board size recomputed from the games kata match saved there (an earlier,
+    perhaps interrupted, run's -sgf-output-dir); counted the way kata match counts."""
+    from sgfmill import sgf
+
+    results = MatchResults([NET_BOT, ROLLOUT_BOT])
+    files = sorted(folder.glob("*.sgf"))
+    for path in files:
+        try:
+            root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
+            black, white, outcome = (root.get(key) for key in ("PB", "PW", "RE"))
+        except (ValueError, KeyError) as exc:
+            raise SystemExit(f"error: {path}: not a finished kata match game ({exc})") from None
+        if {black, white} != {NET_BOT, ROLLOUT_BOT}:
+            raise SystemExit(f"error: {path}: the players are {black} and {white}, not {NET_BOT} and {ROLLOUT_BOT}")
+        results.add(black, white, winner_of(outcome))
+    if not files:
+        raise SystemExit(f"error: no games in {folder}")
+    report = {"pairs": [t.as_dict() for t in results.pairs.values()], "interrupted": len(files) < args.games}
+    return dict(board_result(report, size, args), from_sgfs=True)
 
 
 def elo_text(value: Optional[float], interval: list) -> str:
@@ -128,6 +174,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="numSearchThreads of the network bot: leaves per network batch")
     parser.add_argument("--rollout-leaves", type=int, default=1, help="numSearchThreads of the rollout engine")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--from-sgf-dir", metavar="DIR",
+                        help="play nothing: recount the games an earlier run saved with --sgf-dir DIR (e.g. one "
+                             "stopped with Ctrl-C); --games is the number that run planned per board")
     args = parser.parse_args(argv)
     if args.games < 2 or args.seconds <= 0:
         parser.error("--games must be at least 2 (one per colour) and --seconds above 0")
@@ -138,8 +187,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: katacli's default network is not installed ({default_net_path()}); pass --model",
               file=sys.stderr)
         return 1
-    with tempfile.TemporaryDirectory() as temp:
-        results = [play(str(net), size, args, Path(temp)) for size in args.boards]
+    results = []
+    if args.from_sgf_dir:
+        results = [tally_sgfs(Path(args.from_sgf_dir) / f"{size}x{size}", size, args) for size in args.boards]
+    else:
+        with tempfile.TemporaryDirectory() as temp:
+            for size in args.boards:
+                results.append(play(str(net), size, args, Path(temp)))
+                if results[-1]["interrupted"]:
+                    break   # Ctrl-C: report what was played
     name = check_model_file(net).name
     print(table(results, name))
     if args.json_out:
