@@ -360,7 +360,8 @@ def strength_lines(found: dict) -> list[str]:
     if rollouts:
         lines += ["Against the rollout engine at equal time per move (`benchmarks/default_net_vs_rollouts.py`):", "",
                   "| board | s/move | games | W-L-D | win rate (95%) |", "|---|---:|---:|---:|---:|"]
-        lines += [f"| {r['board']}x{r['board']} | {r['seconds_per_move']:g} | {r['games']} | "
+        lines += [f"| {r['board']}x{r['board']} | {r['seconds_per_move']:g} | {r['games']}"
+                  f"{' (stopped early)' if r.get('interrupted') else ''} | "
                   f"{r['wins']}-{r['losses']}-{r['draws']} | {percent_interval(r['win_rate'], r['win_rate_95'])} |"
                   for r in rollouts["results"]]
         lines.append("")
