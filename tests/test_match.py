@@ -53,6 +53,8 @@ def test_settings_follow_katago_keys(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("numBots = 2\nbotName0 = a\nbotName2 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "numBots = 2"),
     ("numBots = 2\nbotName0 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "botName1 is missing"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n"
+     "avoidSgfPatternUtility2 = 0.1\n", "avoidSgfPatternUtility2 is for bot 2, but numBots = 2"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = nowhere.bin.gz\n"
      "numGamesTotal = 2\n", "model file not found: nowhere.bin.gz"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),

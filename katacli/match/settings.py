@@ -24,7 +24,8 @@ from katacli.game.sgf import MAX_BOARD_LEN
 from katacli.gtp.resign import ResignSettings
 from katacli.nets import ROLLOUTS_MODEL, is_rollouts_model
 from katacli.nn.model_file_reader import ModelFileError, check_model_file
-from katacli.search.pattern_avoidance import PatternAvoidanceError, sgf_pattern_sets_from_config
+from katacli.search.pattern_avoidance import (PatternAvoidanceError, sgf_pattern_key_bot,
+                                               sgf_pattern_sets_from_config)
 from katacli.search.params import SearchParams
 from katacli.selfplay.position_pools import PositionPools, load_position_pools
 from katacli.selfplay.settings import GameSetupSettings, _game_setup_settings, _start_position_settings
@@ -191,6 +192,10 @@ def _check_bot_indices(cfg: Config, num_bots: int) -> None:
             if index >= num_bots:
                 raise ConfigError(f"{key} is for bot {index}, but numBots = {num_bots} defines bots 0..{num_bots - 1}")
             cfg.mark_used(key)
+        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
+        if pattern_bot is not None and pattern_bot >= num_bots:
+            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
+                              f"0..{num_bots - 1}")
 
 
 def unknown_keys(cfg: Config) -> list[str]:
@@ -240,10 +245,18 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     for key in _BOT_IDENTITY_KEYS:
         if key in cfg:
             cfg.mark_used(key)
+        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
+        if pattern_bot is not None and pattern_bot >= num_bots:
+            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
+                              f"0..{num_bots - 1}")
     params = SearchParams.from_config(view, BOT_MODE)
     for key in view.used_keys():
         if key in cfg:
             cfg.mark_used(key)
+        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
+        if pattern_bot is not None and pattern_bot >= num_bots:
+            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
+                              f"0..{num_bots - 1}")
     try:
         sgf_patterns = tuple(sgf_pattern_sets_from_config(cfg, index))
     except PatternAvoidanceError as exc:

@@ -146,6 +146,12 @@ def load_sgf_pattern_table(pattern_sets: list[SgfPatternSet], log: Log,
 _SGF_GROUP_KEY = re.compile(r"avoidSgf([0-9]*)Pattern(Dirs|Utility|Lambda|MinTurnNumber|MaxFiles|AllowedNames)([0-9]*)")
 
 
+def sgf_pattern_key_bot(key: str) -> Optional[int]:
+    """The bot index an avoidSgf<N>Pattern* key ends with (avoidSgfPatternUtility3 -> 3), else None."""
+    found = _SGF_GROUP_KEY.fullmatch(key)
+    return int(found.group(3)) if found and found.group(3) else None
+
+
 def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]:
     """The avoidSgf<N>Pattern* groups of one bot, as KataGo's loadAvoidSgfPatternBonusTables reads them:
     group N (none = 1) is used when its Utility is set; each key may carry the bot's index as a suffix
