@@ -189,13 +189,11 @@ def _check_bot_indices(cfg: Config, num_bots: int) -> None:
         m = _INDEXED_KEY.match(key)
         if m and not is_known(key) and is_known(m.group(1)):
             index = int(m.group(2))
-            if index >= num_bots:
-                raise ConfigError(f"{key} is for bot {index}, but numBots = {num_bots} defines bots 0..{num_bots - 1}")
             cfg.mark_used(key)
-        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
-        if pattern_bot is not None and pattern_bot >= num_bots:
-            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
-                              f"0..{num_bots - 1}")
+        else:
+            index = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: a registered key, yet for bot 3
+        if index is not None and index >= num_bots:
+            raise ConfigError(f"{key} is for bot {index}, but numBots = {num_bots} defines bots 0..{num_bots - 1}")
 
 
 def unknown_keys(cfg: Config) -> list[str]:
@@ -245,18 +243,10 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     for key in _BOT_IDENTITY_KEYS:
         if key in cfg:
             cfg.mark_used(key)
-        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
-        if pattern_bot is not None and pattern_bot >= num_bots:
-            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
-                              f"0..{num_bots - 1}")
     params = SearchParams.from_config(view, BOT_MODE)
     for key in view.used_keys():
         if key in cfg:
             cfg.mark_used(key)
-        pattern_bot = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: registered, yet for bot 3
-        if pattern_bot is not None and pattern_bot >= num_bots:
-            raise ConfigError(f"{key} is for bot {pattern_bot}, but numBots = {num_bots} defines bots "
-                              f"0..{num_bots - 1}")
     try:
         sgf_patterns = tuple(sgf_pattern_sets_from_config(cfg, index))
     except PatternAvoidanceError as exc:
