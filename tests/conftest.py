@@ -26,3 +26,17 @@ def pytest_configure(config):
                                        "process; the slowest part of the suite")
     config.addinivalue_line("markers", "needs_shared: reads networks or KataGo reference outputs from the shared/ "
                                        "folder beside the checkout (skipped, naming the file, when it is absent)")
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU (skipped without one; the GPU check in "
+                                       "../shared/gpu runs them on a lent GPU machine)")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (torch.cuda.is_available() is false)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
