@@ -52,7 +52,7 @@ def test_evaluator_traces_on_cpu_and_can_be_told_not_to():
     path = need("test-b4c32.bin.gz")
     traced = NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None)
     eager = NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None, trace=False)
-    assert isinstance(traced._run_net, TracedForward) and not isinstance(eager._run_net, TracedForward)
+    assert isinstance(traced.runner._traced, TracedForward) and eager.runner._traced is None
     rng = np.random.default_rng(3)
     spatial = np.zeros((22, 9, 9), np.float32)
     spatial[0] = 1
@@ -80,8 +80,8 @@ def test_a_net_that_cannot_be_traced_runs_eagerly(caplog):
 def test_warm_up_builds_the_trace_without_counting_evaluations():
     tiny = BUNDLED_TINY_MODEL
     evaluator = NNEvaluator.from_file(tiny, device="cpu")
-    assert isinstance(evaluator._run_net, TracedForward) and not evaluator._run_net._traces
+    assert isinstance(evaluator.runner._traced, TracedForward) and not evaluator.runner._traced._traces
     evaluator.warm_up(9, 7)
-    shapes = {key[:3] for key in evaluator._run_net._traces}
+    shapes = {key[:3] for key in evaluator.runner._traced._traces}
     assert (22, 7, 9) in shapes  # the 9x7 trace now exists; the first real 9x7 evaluation reuses it
     assert evaluator.num_positions_evaluated == 0 and evaluator.num_batches == 0

@@ -37,13 +37,12 @@ from katacli.nn.postprocess import (
     white_ownership,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
-from katacli.nn.traced import TracedForward
+from katacli.nn.device_runner import PRECISIONS, DeviceRunner
 
 DEFAULT_MAX_BATCH_SIZE = 256
 # warm_up: evaluations of a blank position that build the traced network and let TorchScript's
 # profiling executor optimise it (its first runs are several times slower than later ones).
 WARM_UP_ROUNDS = 3
-PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def default_device() -> torch.device:
@@ -91,6 +90,8 @@ class NNEvaluator:
         seed: Optional[int] = None,
         fuse: bool = True,
         trace: Optional[bool] = None,
+        cuda_graphs: Optional[bool] = None,
+        allow_tf32: bool = False,
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
@@ -99,6 +100,8 @@ class NNEvaluator:
         ``default_symmetry``: used for requests without one; None picks one at random per request.
         ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
         ``trace``: run TorchScript traces (:mod:`katacli.nn.traced`); default on for the CPU.
+        ``cuda_graphs``: replay captured CUDA graphs (default on CUDA). ``allow_tf32``: let float32 use
+        TF32 on CUDA (faster, less exact; off as in KataGo). See :mod:`katacli.nn.device_runner`.
         """
         if isinstance(model, (str, os.PathLike)):
             raise TypeError("NNEvaluator takes a loaded KataGoModel; for a file use NNEvaluator.from_file(path) "
@@ -117,17 +120,15 @@ class NNEvaluator:
         self.num_policy_channels = model.num_policy_channels
         self.needs_metadata = model.needs_metadata
         net = model.fused() if fuse and not model.is_fused else model
-        net = net.to(self.device)
-        if self.channels_last:
-            net = net.to(memory_format=torch.channels_last)
-        self.net = net.eval()
-        use_trace = (self.device.type == "cpu") if trace is None else trace
-        self._run_net = TracedForward(self.net) if use_trace else self._run_eager
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.runner = DeviceRunner(net, self.device, precision, channels_last=self.channels_last, trace=trace,
+                                   cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
+                                   max_batch_size=self.max_batch_size)
+        self.net = self.runner.net
         self.cache: Optional[NNCache[NNOutput]] = (
             NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
         )
         self.default_symmetry = default_symmetry
-        self.max_batch_size = max(1, int(max_batch_size))
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self._stats_lock = threading.Lock()
@@ -261,21 +262,11 @@ class NNEvaluator:
         if self.device.type == "cpu" and not _cpu_threads_chosen and not getattr(_thread_state, "configured", False):
             torch.set_num_threads(CPU_THREADS_PER_EVALUATION)
             _thread_state.configured = True
-        spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)
-        global_t = torch.from_numpy(global_features).to(self.device, non_blocking=True)
-        meta_t = torch.from_numpy(meta).to(self.device) if meta is not None else None
-        if self.channels_last:
-            spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
-        with torch.inference_mode():
-            if self.precision == "float32":
-                out = self._run_net(spatial_t, global_t, meta_t, mask_full)
-            else:
-                with torch.autocast(device_type=self.device.type, dtype=PRECISIONS[self.precision]):
-                    out = self._run_net(spatial_t, global_t, meta_t, mask_full)
-            return [t.float().cpu().numpy() for t in out]
+        return self.runner(spatial, global_features, meta, mask_full)
 
-    def _run_eager(self, spatial_t, global_t, meta_t, mask_full: bool):
-        return self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+    def describe_device(self) -> str:
+        """Where and how the network runs, in words (device, precision, layout), for start-up lines."""
+        return self.runner.describe()
 
     def _run_batch(self, requests: list[NNRequest], symmetries: list[int]) -> list[NNOutput]:
         """One network call for requests of one shape (counted in num_positions_evaluated)."""

@@ -1,0 +1,293 @@
+"""Running a fused network on one device: precision, memory layout, TF32, and CUDA graphs.
+
+:class:`DeviceRunner` takes a batch as numpy arrays and returns the network's raw outputs as
+float32 numpy arrays; :class:`~katacli.nn.evaluator.NNEvaluator` does everything around it
+(symmetries, postprocessing, the cache).
+
+On the CPU it runs the network through TorchScript traces (:mod:`katacli.nn.traced`). On CUDA:
+
+* **float32 means float32.** PyTorch lets cuDNN use TF32 for float32 convolutions by default
+  on Ampere and later, which moves the policy by ~2e-4: KataGo's FP32 mode never does. TF32 is
+  used only when asked for (``allow_tf32``, the ``cudaUseTF32`` config key).
+* **float16 is the network in half precision**, weights and activations, as KataGo's FP16 mode,
+  not autocast (which would re-cast every weight on every call). A net whose layers cannot run
+  in half (checked once against the float32 net) falls back to autocast.
+* **CUDA graphs**: each batch size the search uses is padded up to one of a few bucket sizes
+  and replayed from a captured graph, so a small network is not bound by kernel launches.
+  Inputs travel through pinned host buffers.
+* Several callers (BatchingEvaluator server threads) may run at once: each takes a *lane*, with
+  its own stream, graphs and buffers, so one batch's copies and host work overlap another's
+  compute.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from contextlib import contextmanager, nullcontext
+from typing import Iterator, Optional
+
+import numpy as np
+import torch
+
+from katacli.nn.traced import TracedForward
+
+log = logging.getLogger("katacli.nn")
+
+PRECISIONS = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+# Batch sizes graphs are captured for; a batch runs in the smallest bucket that holds it (at most
+# 1.5x the work of its own size), and the evaluator's max batch size is always a bucket.
+GRAPH_BUCKETS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+# Untimed runs on a side stream before capturing a graph: cuDNN picks its algorithms and the
+# caching allocator settles (PyTorch's documented requirement for capture).
+GRAPH_WARM_UP_RUNS = 2
+# Callers that may run on one GPU at once (each lane holds its own graphs and buffers).
+CUDA_LANES = 2
+# A half-precision net that differs from its float32 original by more than this (max abs, on
+# logits and values of a random batch) is not trusted in half: autocast keeps float32 where needed.
+HALF_CHECK_TOLERANCE = 0.5
+HALF_CHECK_BATCH = 2
+# Compute capability from which NVIDIA GPUs have tensor cores (Volta), where KataGo's useFP16=auto
+# turns FP16 on.
+TENSOR_CORE_MIN_CAPABILITY = (7, 0)
+
+
+def set_tf32(allow: bool) -> None:
+    """Whether float32 convolutions and matmuls on CUDA may use TF32 (process-wide in PyTorch)."""
+    torch.backends.cudnn.allow_tf32 = bool(allow)
+    torch.backends.cuda.matmul.allow_tf32 = bool(allow)
+
+
+def has_tensor_cores(device: torch.device) -> bool:
+    return device.type == "cuda" and torch.cuda.get_device_capability(device) >= TENSOR_CORE_MIN_CAPABILITY
+
+
+def graph_bucket(n: int, max_batch: int) -> int:
+    """The batch size a batch of n runs at under CUDA graphs."""
+    for bucket in GRAPH_BUCKETS:
+        if bucket >= n:
+            return min(bucket, max(max_batch, n))
+    return n
+
+
+class _Graph:
+    """One captured forward pass: static device input/outputs and pinned host mirrors."""
+
+    def __init__(self, graph, spatial_in, global_in, meta_in, outputs, host_spatial, host_global, host_meta,
+                 host_outputs):
+        self.graph = graph
+        self.spatial_in, self.global_in, self.meta_in = spatial_in, global_in, meta_in
+        self.outputs = outputs
+        self.host_spatial, self.host_global, self.host_meta = host_spatial, host_global, host_meta
+        self.host_outputs = host_outputs
+
+
+class _Lane:
+    def __init__(self, device: torch.device):
+        self.stream = torch.cuda.Stream(device)
+        self.graphs: dict[tuple, _Graph] = {}
+        self.pool = torch.cuda.graph_pool_handle()
+
+
+class DeviceRunner:
+    """``runner(spatial, global_features, meta, mask_full)`` -> [policy, policy_pass, value, score, ownership]
+    as float32 numpy arrays (see the module docstring). Thread-safe."""
+
+    def __init__(self, net: torch.nn.Module, device: torch.device, precision: str = "float32",
+                 channels_last: bool = True, trace: Optional[bool] = None, cuda_graphs: Optional[bool] = None,
+                 allow_tf32: bool = False, max_batch_size: int = 256):
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
+        self.device = device
+        self.precision = precision
+        self.channels_last = channels_last
+        self.max_batch_size = max(1, int(max_batch_size))
+        self.is_cuda = device.type == "cuda"
+        if self.is_cuda:
+            set_tf32(allow_tf32)
+            torch.backends.cudnn.benchmark = True  # fixed shapes (graph buckets): pick the fastest kernels
+        self.allow_tf32 = bool(allow_tf32) and self.is_cuda
+        net = net.to(device)
+        if channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        # "weights": the net itself in this dtype; "autocast": float32 weights under autocast.
+        self.cast_mode = "none"
+        if precision != "float32":
+            net, self.cast_mode = self._cast(net, PRECISIONS[precision])
+        self.net = net.eval()
+        use_trace = (device.type == "cpu") if trace is None else trace
+        self._traced = TracedForward(self.net) if use_trace else None
+        self.cuda_graphs = self.is_cuda and (True if cuda_graphs is None else bool(cuda_graphs))
+        self._lanes: Optional[queue.Queue] = None
+        if self.is_cuda:
+            self._lanes = queue.Queue()
+            for _ in range(CUDA_LANES):
+                self._lanes.put(_Lane(device))
+        self._capture_lock = threading.Lock()
+
+    # -- description
+
+    def describe(self) -> str:
+        """Device and precision in words, for start-up lines."""
+        if self.is_cuda:
+            parts = [f"{torch.cuda.get_device_name(self.device)} ({self.device})", self.precision]
+            if self.precision == "float32":
+                parts.append("TF32 allowed" if self.allow_tf32 else "no TF32")
+            if self.cast_mode == "autocast":
+                parts.append("autocast")
+            parts.append("NHWC" if self.channels_last else "NCHW")
+            if self.cuda_graphs:
+                parts.append("CUDA graphs")
+            return ", ".join(parts)
+        return f"CPU with PyTorch using {torch.get_num_threads()} thread(s), {self.precision}"
+
+    # -- running
+
+    def __call__(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray],
+                 mask_full: bool) -> list[np.ndarray]:
+        if not self.is_cuda:
+            return self._run_plain(spatial, global_features, meta, mask_full)
+        with self._lane() as lane:
+            if self.cuda_graphs:
+                return self._run_graph(lane, spatial, global_features, meta, mask_full)
+            with torch.cuda.stream(lane.stream):
+                outputs = self._run_plain(spatial, global_features, meta, mask_full)
+            return outputs
+
+    @contextmanager
+    def _lane(self) -> Iterator[_Lane]:
+        lane = self._lanes.get()
+        try:
+            yield lane
+        finally:
+            self._lanes.put(lane)
+
+    def _forward_tensors(self, spatial_t: torch.Tensor, global_t: torch.Tensor, meta_t: Optional[torch.Tensor],
+                         mask_full: bool) -> list[torch.Tensor]:
+        """The net on device tensors (float32 in), outputs as float32 device tensors."""
+        if self.cast_mode == "weights":
+            dtype = PRECISIONS[self.precision]
+            spatial_t, global_t = spatial_t.to(dtype), global_t.to(dtype)
+            meta_t = meta_t.to(dtype) if meta_t is not None else None
+        if self.channels_last:
+            spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
+        autocast = (torch.autocast(device_type=self.device.type, dtype=PRECISIONS[self.precision])
+                    if self.cast_mode == "autocast" else nullcontext())
+        with autocast:
+            if self._traced is not None:
+                out = self._traced(spatial_t, global_t, meta_t, mask_full)
+            else:
+                out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
+        return [t.float() for t in out]
+
+    def _run_plain(self, spatial, global_features, meta, mask_full) -> list[np.ndarray]:
+        spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)
+        global_t = torch.from_numpy(global_features).to(self.device, non_blocking=True)
+        meta_t = torch.from_numpy(meta).to(self.device) if meta is not None else None
+        with torch.inference_mode():
+            out = self._forward_tensors(spatial_t, global_t, meta_t, mask_full)
+            return [t.cpu().numpy() for t in out]
+
+    def _run_graph(self, lane: _Lane, spatial, global_features, meta, mask_full) -> list[np.ndarray]:
+        n = spatial.shape[0]
+        bucket = graph_bucket(n, self.max_batch_size)
+        key = (bucket, spatial.shape[1:], global_features.shape[1:], None if meta is None else meta.shape[1:],
+               bool(mask_full))
+        graph = lane.graphs.get(key)
+        if graph is None:
+            graph = self._capture(lane, key, spatial, global_features, meta, mask_full)
+        host_spatial, host_global = graph.host_spatial.numpy(), graph.host_global.numpy()
+        host_spatial[:n] = spatial
+        host_global[:n] = global_features
+        if n < bucket:  # padding rows: any valid position; they are computed and thrown away
+            host_spatial[n:] = spatial[:1]
+            host_global[n:] = global_features[:1]
+        if meta is not None:
+            host_meta = graph.host_meta.numpy()
+            host_meta[:n] = meta
+            host_meta[n:] = meta[:1]
+        with torch.cuda.stream(lane.stream):
+            graph.spatial_in.copy_(graph.host_spatial, non_blocking=True)
+            graph.global_in.copy_(graph.host_global, non_blocking=True)
+            if meta is not None:
+                graph.meta_in.copy_(graph.host_meta, non_blocking=True)
+            graph.graph.replay()
+            for host, out in zip(graph.host_outputs, graph.outputs):
+                host.copy_(out, non_blocking=True)
+        lane.stream.synchronize()
+        return [host.numpy()[:n].copy() for host in graph.host_outputs]
+
+    def _capture(self, lane: _Lane, key, spatial, global_features, meta, mask_full) -> _Graph:
+        bucket = key[0]
+
+        def device_buffer(example: np.ndarray) -> torch.Tensor:
+            t = torch.from_numpy(example[:1]).to(self.device)
+            return t.expand(bucket, *t.shape[1:]).contiguous()
+
+        with self._capture_lock, torch.inference_mode():
+            spatial_in = device_buffer(spatial)
+            global_in = device_buffer(global_features)
+            meta_in = device_buffer(meta) if meta is not None else None
+            lane.stream.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(lane.stream):
+                for _ in range(GRAPH_WARM_UP_RUNS):
+                    self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
+            lane.stream.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=lane.pool, stream=lane.stream):
+                outputs = self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
+            host_outputs = [torch.empty(o.shape, dtype=o.dtype, pin_memory=True) for o in outputs]
+
+            def pinned(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+                return None if t is None else torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+
+            captured = _Graph(graph, spatial_in, global_in, meta_in, outputs, pinned(spatial_in), pinned(global_in),
+                              pinned(meta_in), host_outputs)
+        lane.graphs[key] = captured
+        log.debug("captured a CUDA graph for batch %d, input %s", bucket, tuple(spatial.shape[1:]))
+        return captured
+
+    # -- precision
+
+    def _cast(self, net: torch.nn.Module, dtype: torch.dtype) -> tuple[torch.nn.Module, str]:
+        """The net in ``dtype`` if it runs correctly so, else the float32 net under autocast."""
+        import copy
+
+        if not self.is_cuda:
+            return net, "autocast"  # CPU kernels for half convolutions are missing or slow
+        half = copy.deepcopy(net).to(dtype)
+        try:
+            if _half_agrees(net, half, dtype, self.device, self.channels_last):
+                return half, "weights"
+            log.warning("the network is not accurate in %s; running it with autocast", dtype)
+        except Exception as exc:  # a layer without a half kernel: autocast keeps it in float32
+            log.warning("the network cannot run in %s (%s); running it with autocast", dtype, exc)
+        return net, "autocast"
+
+
+def _half_agrees(net, half, dtype, device, channels_last: bool) -> bool:
+    """Whether the half net's outputs on a random 9x9 batch stay near the float32 net's."""
+    from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
+
+    generator = torch.Generator().manual_seed(0)
+    size = 9
+    spatial = (torch.rand(HALF_CHECK_BATCH, NUM_SPATIAL_FEATURES_V7, size, size, generator=generator) < 0.3).float()
+    spatial[:, 0] = 1.0
+    global_features = torch.zeros(HALF_CHECK_BATCH, NUM_GLOBAL_FEATURES_V7)
+    meta = None
+    encoder = getattr(getattr(net, "trunk", None), "metadata_encoder", None)
+    if encoder is not None:
+        meta = torch.zeros(HALF_CHECK_BATCH, encoder.layer1.in_features)
+    spatial, global_features = spatial.to(device), global_features.to(device)
+    meta = meta.to(device) if meta is not None else None
+    if channels_last:
+        spatial = spatial.contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        want = net(spatial, global_features, meta, mask_full=True)
+        got = half(spatial.to(dtype), global_features.to(dtype), meta.to(dtype) if meta is not None else None,
+                   mask_full=True)
+    for w, g in zip(want, got):
+        g = g.float()
+        if g.shape != w.shape or not torch.isfinite(g).all() or (g - w).abs().max().item() > HALF_CHECK_TOLERANCE:
+            return False
+    return True
