@@ -20,7 +20,7 @@ from katacli import __version__, KATAGO_COMPAT_VERSION
 # when its module exists and defines `register(app)`, so a subcommand appears
 # exactly when it works.
 SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "benchmark", "genconfig", "runtests",
-               "evalsgf", "convert"]
+               "evalsgf", "convert", "testgpuerror"]
 
 HELP_OPTION_NAMES = ["-h", "--help"]
 _SINGLE_DASH_LONG = re.compile(r"^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$")
