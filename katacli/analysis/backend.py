@@ -133,23 +133,16 @@ def _load_network(model_path: str, nn_settings, max_batch_size: int):
 
 
 def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
-    import torch
-
     from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
-    from katacli.config import Enabled
 
-    device, precision = "cpu", "float32"
-    if torch.cuda.is_available():
-        index = nn_settings.device_per_server_thread[0]
-        device = f"cuda:{index}" if index is not None else "cuda"
-        if nn_settings.use_fp16 != Enabled.FALSE:
-            precision = "float16"
+    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs
+    device = options["device"]
     symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
         None if nn_settings.randomize else 0)
     cache_power = nn_settings.cache_size_power_of_two if nn_settings.cache_size_power_of_two >= 0 else None
     nn_settings.apply_cpu_threads(device)
-    network = NNEvaluator.from_file(model_path, device=device, precision=precision,
+    network = NNEvaluator.from_file(model_path, **options,
                                     cache_size_power_of_two=cache_power, default_symmetry=symmetry,
                                     max_batch_size=max_batch_size, seed=stable_seed(nn_settings.rand_seed))
     # Most queries are 19x19: build and optimise that traced network before the engine says it is ready,

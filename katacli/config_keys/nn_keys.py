@@ -47,6 +47,10 @@ NN_KEYS = section(NN_SECTION, [
     bool_key("cudaDisableGraphSDPA", False, "Do not use fused attention kernels."),
     bool_key("cudaDisableWarmup", False, "Skip warming up GPU kernels at startup."),
     enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: when it helps)."),
+    # katacli's own: PyTorch would use TF32 for float32 by default on Ampere and later GPUs.
+    bool_key("cudaUseTF32", False, "Let float32 convolutions and matmuls on the GPU use TF32 (faster, about 1e-3 "
+                                   "relative error; KataGo's FP32 mode never does)."),
+    bool_key("cudaUseGraphs", True, "Replay captured CUDA graphs for the network (fewer kernel launches)."),
     enabled_key("cudaUse1x1Matmul", "Run 1x1 convolutions as matrix multiplies (auto: in FP16).",
                 unsupported=Unsupported("PyTorch chooses how to run 1x1 convolutions", off=Enabled.AUTO)),
 ])

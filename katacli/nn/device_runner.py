@@ -58,6 +58,11 @@ def set_tf32(allow: bool) -> None:
     torch.backends.cuda.matmul.allow_tf32 = bool(allow)
 
 
+# PyTorch's own default lets cuDNN use TF32 for float32: in a katacli process float32 means float32
+# until a network is configured otherwise (cudaUseTF32).
+set_tf32(False)
+
+
 def has_tensor_cores(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.get_device_capability(device) >= TENSOR_CORE_MIN_CAPABILITY
 

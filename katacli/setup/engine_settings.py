@@ -173,12 +173,40 @@ class NNSettings:
     require_max_board_size: bool | None
     use_fp16: Enabled
     use_nhwc: Enabled = config_field(f"{BACKEND_PREFIX}UseNHWC")
+    use_tf32: bool = config_field(f"{BACKEND_PREFIX}UseTF32")
+    cuda_graphs: bool = config_field(f"{BACKEND_PREFIX}UseGraphs")
     # GPU index per server thread; None means "let the backend choose".
     device_per_server_thread: tuple[int | None, ...]
     home_data_dir: str | None = config_field("homeDataDir")
     debug_skip_neural_net: bool = config_field("debugSkipNeuralNet")
     # Torch intra-op threads on the CPU; None: torch's default.
     cpu_threads: int | None = config_field("numEigenThreadsPerModel", default_mode=ANY_MODE)
+
+    def device_for(self, server_thread: int = 0) -> str:
+        """The device a server thread's evaluations run on: its configured GPU (else the first), or the CPU."""
+        import torch
+
+        if not torch.cuda.is_available():
+            return "cpu"
+        devices = self.device_per_server_thread
+        index = devices[server_thread] if server_thread < len(devices) else None
+        return f"cuda:{index if index is not None else 0}"
+
+    def evaluator_options(self, device: str | None = None) -> dict:
+        """NNEvaluator's device, precision and layout options, chosen as KataGo's CUDA backend chooses them:
+        useFP16 = auto means FP16 on GPUs with tensor cores, float32 elsewhere (and always on the CPU);
+        cudaUseNHWC = auto means channels-last. ``device``: None for :meth:`device_for` (thread 0)."""
+        import torch
+
+        from katacli.nn.device_runner import has_tensor_cores
+
+        device = device or self.device_for(0)
+        on_gpu = torch.device(device).type == "cuda"
+        half = on_gpu and (self.use_fp16 == Enabled.TRUE
+                           or (self.use_fp16 == Enabled.AUTO and has_tensor_cores(torch.device(device))))
+        return {"device": device, "precision": "float16" if half else "float32",
+                "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
+                "cuda_graphs": self.cuda_graphs}
 
     def apply_cpu_threads(self, device) -> None:
         """Give PyTorch the configured CPU thread count when the network runs on the CPU."""

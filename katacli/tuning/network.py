@@ -41,18 +41,14 @@ def check_model_paths(model_path: Optional[str], human_model_path: Optional[str]
 
 def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
     """An NNEvaluator for model_path on the device the config picks (CUDA when available, else CPU)."""
-    import torch
 
     from katacli.nn.evaluator import NNEvaluator
 
-    device = "cpu"
-    if torch.cuda.is_available():
-        index = nn_settings.device_per_server_thread[0] if nn_settings.device_per_server_thread else None
-        device = f"cuda:{index or 0}"
+    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs
     symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
         None if nn_settings.randomize else 0)
     try:
-        evaluator = NNEvaluator.from_file(model_path, device=device, default_symmetry=symmetry,
+        evaluator = NNEvaluator.from_file(model_path, **options, default_symmetry=symmetry,
                                           max_batch_size=max_batch_size,
                                           cache_size_power_of_two=nn_settings.cache_size_power_of_two)
     except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
@@ -74,12 +70,7 @@ def describe_device(evaluator) -> str:
     """Where the network runs, in words."""
     if evaluator is None:
         return "no network (rollout engine)"
-    import torch
-
-    device = evaluator.device
-    if device.type == "cuda":
-        return f"{torch.cuda.get_device_name(device)} ({device}), {evaluator.precision}"
-    return f"CPU with PyTorch using {torch.get_num_threads()} thread(s), {evaluator.precision}"
+    return evaluator.describe_device()
 
 
 def is_gpu(evaluator) -> bool:

@@ -1,0 +1,197 @@
+"""Where and how a network runs: TF32 off by default, the precision and layout a config asks for
+(KataGo's useFP16 / cudaUseNHWC meanings), CUDA graph buckets, and on a GPU (``cuda`` marker)
+the device's outputs against the CPU's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from katacli.config import Config
+from katacli.nn import device_runner
+from katacli.nn.device_runner import GRAPH_BUCKETS, DeviceRunner, graph_bucket, set_tf32
+from katacli.nn.evaluator import NNEvaluator, NNRequest
+from katacli.setup.engine_settings import NNSettings
+
+from support.paths import BUNDLED_TINY_MODEL, G170_B6, HUMAN_TEST, SHARED_NETS, model_path
+
+
+def test_float32_means_float32_on_cuda_unless_asked():
+    # Importing the device layer turns PyTorch's TF32 default off; only a network asking for it turns it on.
+    assert torch.backends.cudnn.allow_tf32 is False
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    try:
+        set_tf32(True)
+        assert torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32
+    finally:
+        set_tf32(False)
+    assert NNSettings.from_config(Config(mode="gtp")).use_tf32 is False
+
+
+def _settings(**keys) -> NNSettings:
+    cfg = Config(mode="gtp")
+    for key, value in keys.items():
+        cfg.set(key, value)
+    return NNSettings.from_config(cfg)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """torch reports one CUDA device of the given compute capability (nothing runs on it)."""
+    def install(capability):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    return install
+
+
+@pytest.mark.parametrize("use_fp16, capability, want", [
+    ("auto", (9, 0), "float16"),    # H100/H200: tensor cores, FP16 as KataGo's auto
+    ("auto", (7, 0), "float16"),    # V100
+    ("auto", (6, 1), "float32"),    # Pascal: no tensor cores
+    ("true", (6, 1), "float16"),
+    ("false", (9, 0), "float32"),
+])
+def test_precision_follows_use_fp16_like_katago(fake_gpu, use_fp16, capability, want):
+    fake_gpu(capability)
+    options = _settings(useFP16=use_fp16).evaluator_options()
+    assert options["precision"] == want
+    assert options["device"] == "cuda:0"
+    assert options["allow_tf32"] is False and options["cuda_graphs"] is True
+
+
+def test_backend_prefixed_and_per_model_keys_choose_precision_too(fake_gpu):
+    fake_gpu((9, 0))
+    assert _settings(cudaUseFP16="false").evaluator_options()["precision"] == "float32"
+    cfg = Config(mode="gtp")
+    cfg.set("useFP16", "true")
+    cfg.set("useFP16-1", "false")
+    assert NNSettings.from_config(cfg, model_index=1).evaluator_options()["precision"] == "float32"
+    assert NNSettings.from_config(cfg, model_index=0).evaluator_options()["precision"] == "float16"
+
+
+def test_device_layout_tf32_and_graph_keys(fake_gpu):
+    fake_gpu((8, 0))
+    options = _settings(cudaDeviceToUse=2, cudaUseNHWC="false", cudaUseTF32="true",
+                        cudaUseGraphs="false").evaluator_options()
+    assert options == {"device": "cuda:2", "precision": "float16", "channels_last": False, "allow_tf32": True,
+                       "cuda_graphs": False}
+
+
+def test_the_cpu_always_runs_float32(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    options = _settings(useFP16="true").evaluator_options()
+    assert options["device"] == "cpu" and options["precision"] == "float32"
+
+
+def test_graph_buckets_hold_every_batch_with_little_padding():
+    for max_batch in (8, 64, 100, 256, 1000):
+        for n in range(1, max_batch + 1):
+            bucket = graph_bucket(n, max_batch)
+            assert n <= bucket <= max(max_batch, n)
+            assert bucket <= 2 * n  # never more than double the work, 1.5x between the larger buckets
+    assert graph_bucket(100, 100) == 100  # the largest batch runs at its own size
+    assert list(GRAPH_BUCKETS) == sorted(GRAPH_BUCKETS)
+
+
+def test_cpu_description_and_runner_outputs_match_the_eager_net():
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    assert evaluator.describe_device().startswith("CPU with PyTorch") and "float32" in evaluator.describe_device()
+    runner = evaluator.runner
+    rng = np.random.default_rng(0)
+    spatial = (rng.random((3, 22, 9, 9)) < 0.2).astype(np.float32)
+    spatial[:, 0] = 1.0
+    global_features = np.zeros((3, 19), np.float32)
+    got = runner(spatial, global_features, None, True)
+    with torch.inference_mode():
+        want = evaluator.net(torch.from_numpy(spatial), torch.from_numpy(global_features), None, mask_full=True)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w.numpy(), atol=1e-5)
+
+
+def test_half_check_accepts_a_sound_net_and_rejects_a_broken_one():
+    # On the CPU the check runs in bfloat16 (half convolutions need a GPU); the logic is the same.
+    net = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None).net
+    import copy
+
+    half = copy.deepcopy(net).to(torch.bfloat16)
+    assert device_runner._half_agrees(net, half, torch.bfloat16, torch.device("cpu"), channels_last=True)
+    broken = copy.deepcopy(half)
+    with torch.no_grad():
+        next(broken.parameters()).mul_(50.0)
+    assert not device_runner._half_agrees(net, broken, torch.bfloat16, torch.device("cpu"), channels_last=True)
+
+
+def test_a_precision_that_does_not_exist_is_refused():
+    net = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None).net
+    with pytest.raises(ValueError, match="precision must be one of"):
+        DeviceRunner(net, torch.device("cpu"), "float8")
+
+
+# ---------------------------------------------------------------------------------------------
+# On a GPU
+
+
+def _requests(n: int, size: int, seed: int) -> list[NNRequest]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        spatial = np.zeros((22, size, size), np.float32)
+        spatial[0] = 1.0
+        stones = rng.random((size, size))
+        spatial[1] = stones < 0.15
+        spatial[2] = stones > 0.85
+        legal = np.concatenate(((spatial[1] + spatial[2]).reshape(-1) == 0, [True]))
+        out.append(NNRequest(spatial, np.zeros(19, np.float32), legal, size, size, white_to_move=bool(i % 2),
+                             symmetry=i % 8))
+    return out
+
+
+def _max_policy_diff(a, b) -> float:
+    return max(float(np.abs(np.asarray(x.policy) - np.asarray(y.policy)).max()) for x, y in zip(a, b))
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+@pytest.mark.parametrize("name", SHARED_NETS)
+def test_cuda_float32_matches_the_cpu(name):
+    path = model_path(name)
+    cpu = NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None)
+    gpu = NNEvaluator.from_file(path, device="cuda", cache_size_power_of_two=None)
+    assert "float32" in gpu.describe_device() and "no TF32" in gpu.describe_device()
+    for size, n in ((19, 5), (9, 3), (13, 1)):  # 5 and 3 run padded in graph buckets 8 and 4
+        requests = _requests(n, size, seed=size)
+        want, got = cpu.evaluate_uncached(requests), gpu.evaluate_uncached(requests)
+        assert _max_policy_diff(want, got) < 1e-4
+        for w, g in zip(want, got):
+            assert g.white_win == pytest.approx(w.white_win, abs=1e-4)
+            assert g.white_lead == pytest.approx(w.white_lead, abs=1e-3)
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_float16_stays_near_float32_and_graphs_change_nothing():
+    path = model_path(G170_B6)
+    exact = NNEvaluator.from_file(path, device="cuda", cache_size_power_of_two=None, cuda_graphs=False)
+    half = NNEvaluator.from_file(path, device="cuda", precision="float16", cache_size_power_of_two=None)
+    half_eager = NNEvaluator.from_file(path, device="cuda", precision="float16", cache_size_power_of_two=None,
+                                       cuda_graphs=False)
+    assert half.runner.cast_mode == "weights" and "float16" in half.describe_device()
+    requests = _requests(20, 19, seed=5)
+    want, got, eager = (e.evaluate_uncached(requests) for e in (exact, half, half_eager))
+    assert _max_policy_diff(want, got) < 0.02  # FP16: KataGo's own FP16-vs-FP32 differences are of this order
+    assert all(g.white_win == pytest.approx(w.white_win, abs=0.02) for w, g in zip(want, got))
+    assert _max_policy_diff(got, eager) < 1e-6  # a graph replays exactly what the eager net computes
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_human_net_runs_with_metadata():
+    path = model_path(HUMAN_TEST)
+    cpu = NNEvaluator.from_file(path, device="cpu", cache_size_power_of_two=None)
+    gpu = NNEvaluator.from_file(path, device="cuda", cache_size_power_of_two=None)
+    requests = _requests(3, 19, seed=2)
+    meta = np.zeros(cpu.net.trunk.metadata_encoder.layer1.in_features, np.float32)
+    for r in requests:
+        r.meta = meta
+    assert _max_policy_diff(cpu.evaluate_uncached(requests), gpu.evaluate_uncached(requests)) < 1e-4
