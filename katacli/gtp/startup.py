@@ -35,17 +35,13 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
     def load():
         from katacli.nn.evaluator import NNEvaluator
 
-        import torch
-
-        device = None
-        if torch.cuda.is_available() and nn.device_per_server_thread[0] is not None:
-            device = f"cuda:{nn.device_per_server_thread[0]}"
+        options = nn.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs
         symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
-        nn.apply_cpu_threads(device)
+        nn.apply_cpu_threads(options["device"])
         evaluator = NNEvaluator.from_file(
-            model_path, device=device, cache_size_power_of_two=nn.cache_size_power_of_two,
+            model_path, cache_size_power_of_two=nn.cache_size_power_of_two,
             default_symmetry=symmetry, max_batch_size=nn.max_batch_size or 8,
-            seed=stable_seed(nn.rand_seed))
+            seed=stable_seed(nn.rand_seed), **options)
         # GTP searches one position at a time: spread each batch of the search's leaves over the cores.
         evaluator.set_parallel_threads()
         # Build and optimise the traced network now, while the protocol is already answering, rather
@@ -53,6 +49,7 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
         board_x, board_y = settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
         evaluator.warm_up(board_x, board_y)
         log.write(f"Loaded {what} {model_path}")
+        log.info(f"{'Human SL model' if human else 'Model'} runs on: {evaluator.describe_device()}")
         if settings.startup_print_message_to_stderr:
             log.info(f"{'Human SL model' if human else 'Model'} name: {evaluator.model_name}")
         warning = human_model_warning(evaluator, profile_set) if human else None
