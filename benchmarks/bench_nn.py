@@ -3,8 +3,8 @@
 
 CPU: g170-b6c96 on 19x19 at batch 1, 8, 32 and 128, as raw forward passes ("net") and through
 the full evaluator (symmetry, batching, postprocessing: "evaluator").
-CUDA (when available): a randomly initialised b18c384nbt on 19x19 at batch 64..512, float16
-and bfloat16 autocast, channels-last.
+CUDA (when available): a randomly initialised b18c384nbt on 19x19 at batch 64..512, float16 and
+float32, through katacli's device runner (CUDA graphs, half weights) and beside it the eager net.
 
     python3 benchmarks/bench_nn.py [--seconds 2] [--threads N] [--model path] [--cpu-precision bfloat16]
 """
@@ -72,29 +72,40 @@ def bench_cpu(model: KataGoModel, seconds: float, precision: str) -> None:
         print(f"{batch:>6} {net_rate:>12.0f} {eval_rate:>18.0f}", flush=True)
 
 
-def bench_cuda(seconds: float) -> None:
-    model = KataGoModel.from_config(CUDA_CONFIG, seed=0)
-    print(f"\nCUDA ({torch.cuda.get_device_name()}), random-init {CUDA_CONFIG}, {BOARD}x{BOARD}, channels-last")
-    print(f"{'batch':>6} {'float16 evals/s':>16} {'bfloat16 evals/s':>17}")
-    nets = {}
-    for precision in ("float16", "bfloat16"):
-        nets[precision] = NNEvaluator(model, device="cuda", precision=precision, channels_last=True,
-                                      cache_size_power_of_two=None).net
-    for batch in CUDA_BATCHES:
-        spatial = torch.zeros(batch, 22, BOARD, BOARD, device="cuda").contiguous(memory_format=torch.channels_last)
-        spatial[:, 0] = 1.0
-        global_features = torch.zeros(batch, 19, device="cuda")
-        rates = []
-        for precision, dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
-            net = nets[precision]
+def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
+    """Per precision and batch: the runner alone (numpy in and out: copies, graphs, the net), the whole
+    evaluator (plus symmetries and postprocessing), and for comparison the eager net under autocast,
+    which is how katacli ran FP16 before the device runner (device tensors in, nothing copied)."""
+    model = KataGoModel.from_config(config, seed=0)
+    print(f"\nCUDA ({torch.cuda.get_device_name()}), random-init {config}, {BOARD}x{BOARD}, channels-last; evals/s")
+    print(f"{'precision':>9} {'batch':>6} {'runner':>9} {'runner no graphs':>17} {'evaluator':>10} {'eager autocast':>15}")
+    request = empty_board_request()
+    for precision in ("float16", "float32"):
+        evaluators = {graphs: NNEvaluator(model, device="cuda", precision=precision, channels_last=True,
+                                          cache_size_power_of_two=None, cuda_graphs=graphs,
+                                          max_batch_size=max(CUDA_BATCHES)) for graphs in (True, False)}
+        autocast_net = NNEvaluator(model, device="cuda", precision="float32", channels_last=True,
+                                   cache_size_power_of_two=None, cuda_graphs=False).net
+        for batch in CUDA_BATCHES:
+            spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
+            spatial[:, 0] = 1.0
+            global_features = np.zeros((batch, 19), np.float32)
+            spatial_t = torch.from_numpy(spatial).cuda().contiguous(memory_format=torch.channels_last)
+            global_t = torch.from_numpy(global_features).cuda()
+            dtype = torch.float16 if precision == "float16" else torch.float32
 
-            def forward():
-                with torch.inference_mode(), torch.autocast("cuda", dtype=dtype):
-                    net(spatial, global_features, mask_full=True)
+            def eager_autocast():
+                with torch.inference_mode(), torch.autocast("cuda", dtype=dtype, enabled=precision != "float32"):
+                    autocast_net(spatial_t, global_t, mask_full=True)
                 torch.cuda.synchronize()
 
-            rates.append(timed_rate(forward, batch, seconds))
-        print(f"{batch:>6} {rates[0]:>16.0f} {rates[1]:>17.0f}", flush=True)
+            requests = [request] * batch
+            rates = [timed_rate(lambda e=evaluators[g]: e.runner(spatial, global_features, None, True), batch, seconds)
+                     for g in (True, False)]
+            rates.append(timed_rate(lambda: evaluators[True].evaluate_uncached(requests), batch, seconds))
+            rates.append(timed_rate(eager_autocast, batch, seconds))
+            print(f"{precision:>9} {batch:>6} {rates[0]:>9.0f} {rates[1]:>17.0f} {rates[2]:>10.0f} {rates[3]:>15.0f}",
+                  flush=True)
 
 
 def main() -> None:
@@ -104,6 +115,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--cpu-precision", choices=("float32", "bfloat16"), default="float32")
     parser.add_argument("--skip-cpu", action="store_true")
+    parser.add_argument("--cuda-config", default=CUDA_CONFIG, help="architecture of the random GPU net")
     args = parser.parse_args()
     if args.threads:
         set_cpu_threads(args.threads)
@@ -112,7 +124,7 @@ def main() -> None:
             raise SystemExit(f"model not found: {args.model} (pass --model)")
         bench_cpu(load_model(args.model), args.seconds, args.cpu_precision)
     if torch.cuda.is_available():
-        bench_cuda(args.seconds)
+        bench_cuda(args.seconds, args.cuda_config)
     else:
         print("\nCUDA not available: skipping the GPU benchmark")
 

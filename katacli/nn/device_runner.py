@@ -239,7 +239,8 @@ class DeviceRunner:
                     self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
             lane.stream.synchronize()
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=lane.pool, stream=lane.stream):
+            # thread_local: another lane replaying meanwhile must not break this capture
+            with torch.cuda.graph(graph, pool=lane.pool, stream=lane.stream, capture_error_mode="thread_local"):
                 outputs = self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
             host_outputs = [torch.empty(o.shape, dtype=o.dtype, pin_memory=True) for o in outputs]
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# katacli's GPU check, run on a GPU machine from the project root (the device machines lent to
+# development sessions: Python with a CUDA torch, no internet). Prepare here first:
+#
+#   bash ../shared/gpu/prepare.sh                       # the core as C, sgfmill, a copy of shared/
+#   bash benchmarks/prepare_katago_cuda.sh KATAGO_SRC .gpu-katago   # optional: KataGo's CUDA build beside
+#
+# then on the GPU machine:  STEPS="build parity tests nn search" bash benchmarks/gpu_check.sh
+# Steps (all by default): build parity tests nn search katago profile selfplay train. Each has its own
+# time limit; the log is also written to $OUT/gpu-check.txt.
+exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
+export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
+STEPS=" ${STEPS:-build parity tests nn search katago profile selfplay train} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
+step() { echo; echo "=== $(date +%T) $*"; }
+step machine; nvidia-smi -L; python3 --version; echo "cores $(nproc)"; grep -m1 "model name" /proc/cpuinfo
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$C"/whl/*.whl
+[ -e ../shared ] || cp -r "$S" ../shared          # where the tests look for it
+KATAGO_DIR="$ROOT/.gpu-katago/katago"
+if want katago && [ -d "$KATAGO_DIR" ]; then      # KataGo builds on the CPUs while kata's first steps use the GPU
+  (bash benchmarks/build_katago_cuda.sh "$KATAGO_DIR" > /tmp/katago-build.log 2>&1; echo "exit $?" >> /tmp/katago-build.log) &
+  KATAGO_BUILD=$!
+fi
+cp "$C"/csrc/*.c katacli/_core/ && touch katacli/_core/*.c
+step build; python3 setup.py -q build_ext --inplace -j "$(nproc)" > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+export PYTHONPATH="$ROOT:/tmp/site"
+mkdir -p /tmp/bin && printf '#!/bin/sh\nexec python3 -m katacli.cli "$@"\n' > /tmp/bin/kata && chmod +x /tmp/bin/kata
+export PATH="/tmp/bin:$PATH"
+kata version; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+G170="$S/models/g170-b6c96-s175395328-d26788732.bin.gz"
+python3 -c "from katacli.nn.configs import random_description as r; from katacli.nn.export import write_model_file as w; w(r('b18c384nbt', seed=1), '/tmp/b18.bin.gz')"
+if want parity; then
+  step "parity, useFP16=false (float32: KataGo's float32 tolerances apply)"
+  timeout 150 python3 "$S/gpu/parity.py" --kata kata --override useFP16=false
+  step "parity, default settings (useFP16=auto: FP16 on this GPU)"
+  timeout 150 python3 "$S/gpu/parity.py" --kata kata
+fi
+if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
+if want nn; then step "network throughput"; timeout 150 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1; fi
+BENCH="kata benchmark -v 3200 -n 3"
+if want search; then
+  step "search b18c384nbt (random weights)"; timeout 150 $BENCH -model /tmp/b18.bin.gz -t 64,128,256 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
+  step "search g170-b6c96"; timeout 120 $BENCH -model "$G170" -t 16,64,128 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
+fi
+if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
+  step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log
+  if [ -x "$KATAGO_DIR/cpp/build-cuda/katago" ]; then
+    step "side by side with KataGo's CUDA backend"
+    for spec in "$G170:16,64,128" "/tmp/b18.bin.gz:64,128,256"; do
+      timeout 200 python3 benchmarks/compare_katago_gpu.py --katago "$KATAGO_DIR/cpp/build-cuda/katago" \
+        --model "${spec%%:*}" --threads "${spec##*:}" --visits 3200 2>&1 | tail -12
+    done
+  fi
+fi
+if want profile; then
+  step "where a g170 search spends its time (cProfile of the main thread, 64 leaves per batch)"
+  timeout 90 python3 -m cProfile -s tottime -m katacli.cli benchmark -model "$G170" -t 64 -v 3200 -n 2 2>&1 | grep -A28 "Ordered by"
+fi
+if want selfplay; then
+  step "self-play 9x9, g170-b6c96, 100 visits, the GPU config"; mkdir -p /tmp/spm && cp "$G170" /tmp/spm/
+  timeout 120 kata selfplay -config configs/selfplay_gpu_example.cfg -models-dir /tmp/spm -output-dir /tmp/sp -max-games-total 256 --quiet \
+    -override-config "bSizes=9,bSizeRelProbs=1,maxVisits=100,cheapSearchVisits=20,reducedVisitsMin=20,maxAsymmetricRatio=1" 2>&1 | tail -6
+fi
+if want train; then step "training throughput"; timeout 150 python3 benchmarks/bench_train.py --cuda-only --seconds 3; fi
+step done
