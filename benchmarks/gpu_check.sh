@@ -34,7 +34,7 @@ if want parity; then
   step "parity, useFP16=false (float32: KataGo's float32 tolerances apply)"
   timeout 150 python3 "$S/gpu/parity.py" --kata kata --override useFP16=false
   step "parity, default settings (useFP16=auto: FP16 on this GPU)"
-  timeout 150 python3 "$S/gpu/parity.py" --kata kata
+  timeout 150 python3 "$S/gpu/parity.py" --kata kata ${PARITY_LIMIT:+--limit $PARITY_LIMIT}
 fi
 if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
 if want nn; then step "network throughput"; timeout 150 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1; fi
