@@ -47,11 +47,23 @@ class Batch:
         return int(self.global_targets.shape[0])
 
     def to(self, device: torch.device, non_blocking: bool = False) -> "Batch":
+        """The batch on ``device``; each tensor keeps its memory layout (channels-last stays channels-last)."""
         moved = {f.name: getattr(self, f.name) for f in fields(self)}
         for name, value in moved.items():
             if isinstance(value, torch.Tensor):
                 moved[name] = value.to(device, non_blocking=non_blocking)
         return Batch(**moved)
+
+    def staged_for_gpu(self) -> "Batch":
+        """A host copy ready for an asynchronous upload: board inputs in the channels-last layout of the net on
+        the GPU (converted here, on the CPU, not by a kernel per step) and every tensor in pinned memory, which
+        ``to(..., non_blocking=True)`` copies without stalling the host."""
+        staged = {f.name: getattr(self, f.name) for f in fields(self)}
+        staged["spatial"] = self.spatial.contiguous(memory_format=torch.channels_last)
+        for name, value in staged.items():
+            if isinstance(value, torch.Tensor):
+                staged[name] = value.pin_memory()
+        return Batch(**staged)
 
 
 def expand_rows(block: R.RowBlock, with_meta: bool = False) -> Batch:

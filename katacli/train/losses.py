@@ -108,17 +108,19 @@ class KataGoLoss:
 
     def __init__(self, scales: Optional[LossScales] = None):
         self.scales = scales or LossScales()
-        self.seki_ema_sum = 0.0
+        # The sum becomes a float64 tensor on the batch's device at the first step, so the moving average is
+        # updated without reading the GPU every step; the weight depends on the step count alone.
+        self.seki_ema_sum: float | torch.Tensor = 0.0
         self.seki_ema_weight = 0.0
 
     def state_dict(self) -> dict:
-        return {"seki_ema_sum": self.seki_ema_sum, "seki_ema_weight": self.seki_ema_weight}
+        return {"seki_ema_sum": float(self.seki_ema_sum), "seki_ema_weight": self.seki_ema_weight}
 
     def load_state_dict(self, state: dict) -> None:
         self.seki_ema_sum = float(state["seki_ema_sum"])
         self.seki_ema_weight = float(state["seki_ema_weight"])
 
-    def _seki_scale(self, unowned_share: torch.Tensor, training: bool) -> float:
+    def _seki_scale(self, unowned_share: torch.Tensor, training: bool) -> float | torch.Tensor:
         if not training:
             return SEKI_EVAL_SCALE
         share = unowned_share.detach().float()
@@ -127,7 +129,7 @@ class KataGoLoss:
             share = share.clone()
             dist.all_reduce(share)
             share /= dist.get_world_size()
-        self.seki_ema_sum = self.seki_ema_sum * SEKI_EMA_DECAY + float(share)
+        self.seki_ema_sum = self.seki_ema_sum * SEKI_EMA_DECAY + share.double()
         self.seki_ema_weight = self.seki_ema_weight * SEKI_EMA_DECAY + 1.0
         return SEKI_SCALE_NUMERATOR / (SEKI_SCALE_OFFSET + self.seki_ema_sum / self.seki_ema_weight)
 

@@ -17,6 +17,8 @@ import math
 import os
 from typing import Optional
 
+import torch
+
 from katacli.atomic_files import append_whole, atomic_output
 
 METRICS_FILE = "metrics.jsonl"
@@ -41,35 +43,38 @@ def metrics_due(samples: int, last_emitted: int, run_start: int, every: int, bat
 
 
 class RunningMetrics:
-    """Sums of loss terms (already summed over rows) and the rows they cover.
+    """Sums of loss terms (each already summed over rows), the rows they cover and the gradient norms.
 
-    Terms may be tensors on the GPU: they are summed there and read back only by
-    :meth:`collect`, so logging does not stall every step.
+    Terms and norms stay tensors on the training device: each step adds them there with one stacked
+    add, and only :meth:`per_row` (at a metrics line) reads them back, so steps never wait on the GPU.
     """
 
     def __init__(self):
-        self.sums: dict = {}
+        self.names: list[str] = []
+        self.sums: Optional[torch.Tensor] = None  # [len(names)], one entry per term
         self.rows = 0
-        self.gnorm_sum = 0.0
+        self.gnorm_sum: torch.Tensor | float = 0.0
         self.steps = 0
 
-    def add(self, terms: dict, rows: int, gnorm: float) -> None:
-        for name, value in terms.items():
-            self.sums[name] = self.sums[name] + value if name in self.sums else value
+    def add(self, terms: dict[str, torch.Tensor], rows: int, gnorm: torch.Tensor | float) -> None:
+        """``gnorm``: this step's gradient norm, zero for a step whose gradients were not finite."""
+        values = torch.stack([terms[name] for name in terms])
+        if self.sums is None:
+            self.names, self.sums = list(terms), values
+        else:
+            self.sums = self.sums + values
         self.rows += rows
-        self.gnorm_sum += gnorm
+        self.gnorm_sum = self.gnorm_sum + (gnorm.double() if isinstance(gnorm, torch.Tensor) else gnorm)
         self.steps += 1
 
-    def collect(self) -> None:
-        """Turn the running sums into Python floats."""
-        self.sums = {name: float(value) for name, value in self.sums.items()}
-
     def per_row(self) -> dict[str, float]:
-        if self.rows == 0:
+        """Each term per row and the mean gradient norm, read back from the device in one transfer."""
+        if self.rows == 0 or self.sums is None:
             return {}
-        self.collect()
-        out = {name: value / self.rows for name, value in self.sums.items()}
-        out["gnorm"] = self.gnorm_sum / max(self.steps, 1)
+        gnorm = torch.as_tensor(self.gnorm_sum, dtype=torch.float64, device=self.sums.device).reshape(1)
+        values = torch.cat((self.sums.double(), gnorm)).tolist()
+        out = {name: value / self.rows for name, value in zip(self.names, values)}
+        out["gnorm"] = values[-1] / max(self.steps, 1)
         return out
 
     def reset(self) -> None:

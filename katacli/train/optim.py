@@ -131,12 +131,32 @@ class Schedule:
         return lr
 
 
-def build_optimizer(net: TrainingNet, schedule: Schedule) -> torch.optim.Optimizer:
+def build_optimizer(net: TrainingNet, schedule: Schedule, fused: bool = False) -> torch.optim.Optimizer:
+    """KataGo's optimizer over the parameter groups. ``fused``: torch's one-kernel update, which also takes a
+    device-side skip flag (``optimizer.found_inf``), so a step with bad gradients is skipped without a host sync."""
     groups = [{"params": [p for _, p in params], "group_name": name, "lr": 0.0,
                "weight_decay": schedule.weight_decay(name)} for name, params in parameter_groups(net).items()]
+    extra = {"fused": True} if fused else {}
     if schedule.adamw:
-        return torch.optim.AdamW(groups, lr=0.0)
-    return torch.optim.SGD(groups, lr=0.0, momentum=SGD_MOMENTUM)
+        return torch.optim.AdamW(groups, lr=0.0, **extra)
+    optimizer = torch.optim.SGD(groups, lr=0.0, momentum=SGD_MOMENTUM, **extra)
+    if fused:
+        # Fused SGD makes uninitialised momentum buffers on its first step and keeps them even when found_inf
+        # skips that step; zero buffers give the same first step (0.9 * 0 + g = g) and no garbage.
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                optimizer.state[param]["momentum_buffer"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+    return optimizer
+
+
+def fused_optimizer_supported(device: torch.device) -> bool:
+    """Whether torch has fused SGD/AdamW kernels for ``device`` (CUDA and, in recent torch, the CPU)."""
+    try:
+        probe = nn.Parameter(torch.zeros(1, device=device))
+        torch.optim.SGD([probe], lr=0.0, momentum=SGD_MOMENTUM, fused=True)
+    except (RuntimeError, ValueError):
+        return False
+    return True
 
 
 class Lookahead:
@@ -157,9 +177,10 @@ class Lookahead:
     def step(self) -> None:
         self.counter += 1
         if self.counter >= self.k:
-            for p, slow in zip(self.params, self.slow):
-                slow.add_(p.detach() - slow, alpha=self.alpha)
-                p.copy_(slow)
+            # foreach: a few kernels for all parameters instead of three per parameter.
+            fast = [p.detach() for p in self.params]
+            torch._foreach_add_(self.slow, torch._foreach_sub(fast, self.slow), alpha=self.alpha)
+            torch._foreach_copy_(fast, self.slow)
             self.counter = 0
 
     def state_dict(self) -> dict:

@@ -11,17 +11,15 @@ finish the current step and save a checkpoint first.
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 import os
 import random
 import signal
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import torch
 import torch.distributed as dist
@@ -31,18 +29,21 @@ from katacli.data.files import remove_stale_partials
 from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.nn.model_file_reader import ModelFileError
 from katacli.train import checkpoint as ckpt
+from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError
-from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer
+from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
+from katacli.train.prefetch import Prefetcher
 from katacli.train.settings import TrainSettings
-from katacli.train.window import DataScanner, DataStream, NoTrainingDataError, StreamState
+from katacli.train.window import DataScanner, DataStream, NoTrainingDataError
 
 MAX_SEED = 2**62
-# Gradients that are not finite skip the step; this many in a row means training diverged.
+# Gradients that are not finite skip the step; this many in a row means training diverged (checked at
+# metrics lines, checkpoints and exports, where the device-side count is read).
 MAX_CONSECUTIVE_BAD_STEPS = 20
 # An epoch starts when the train bucket holds this share of an epoch's samples (KataGo).
 EPOCH_BUCKET_FRACTION = 0.99
@@ -62,6 +63,15 @@ class TrainResult:
     exported: list[str] = field(default_factory=list)
     interrupted: bool = False
     last_metrics: dict = field(default_factory=dict)
+
+
+class StepResult(NamedTuple):
+    """One step's outcome; the tensors stay on the training device (reading them would wait for the GPU)."""
+
+    terms: dict[str, torch.Tensor]  # loss terms summed over rows, and the total as "loss"
+    gnorm: torch.Tensor  # gradient norm before clipping
+    finite: torch.Tensor  # bool: the gradients were finite (otherwise the step changed no weights)
+    lr: float  # per-sample learning rate
 
 
 class _Interrupted(Exception):
@@ -92,46 +102,6 @@ class _StopFlag:
         return False
 
 
-class _Prefetcher:
-    """Prepares the next batch on a worker thread while the current one trains.
-
-    Remembers the stream's state from before each pending batch, which is what a checkpoint
-    must record (the pending batch has not been trained yet).
-    """
-
-    def __init__(self, stream: DataStream):
-        self.stream = stream
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-prefetch")
-        self.pending: Optional[Future] = None
-        self.state_before_pending: Optional[StreamState] = None
-        self._state_before_taken: Optional[StreamState] = None
-
-    def request(self, samples_at_batch: int) -> None:
-        self.state_before_pending = copy.deepcopy(self.stream.state)
-        self.pending = self.pool.submit(self.stream.next_batch, samples_at_batch)
-
-    def take(self) -> Batch:
-        batch = self.pending.result()
-        self.pending = None
-        self._state_before_taken = self.state_before_pending
-        return batch
-
-    def resume_state(self) -> dict:
-        """The stream position of the next untrained batch (the pending one, if any)."""
-        state = self.state_before_pending if self.pending is not None else self.stream.state
-        return asdict(state)
-
-    def state_before_taken(self) -> dict:
-        """The stream position of the batch last taken (when it will not be trained after all)."""
-        return asdict(self._state_before_taken)
-
-    def close(self) -> None:
-        if self.pending is not None:
-            with contextlib.suppress(Exception):
-                self.pending.result()
-        self.pool.shutdown(wait=True)
-
-
 class Trainer:
     def __init__(self, settings: TrainSettings, ctx: Optional[DistributedContext] = None,
                  log: Callable[[str], None] = print, progress=None):
@@ -144,6 +114,9 @@ class Trainer:
         # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
         self.bucket = {"level": float(settings.samples_per_epoch), "rows_at_fill": -1}
         self._last_plot_time = -math.inf  # the first metrics line draws the plot at once
+        # Channels-last (NHWC) is what cuDNN's convolutions use natively; on the CPU NCHW stays.
+        self.channels_last = self.ctx.device.type == "cuda"
+        self.bad_steps = BadStepTracker()
         self._check_settings()
 
     # ------------------------------------------------------------------------------ setup
@@ -215,9 +188,11 @@ class Trainer:
                 net.load_state_dict(state["net"])
             except (RuntimeError, KeyError) as exc:
                 raise ckpt.CheckpointError(f"{path} does not fit {ckpt.INITIAL_MODEL_FILE} of {s.output_dir}: {exc}") from None
-        self.net = net.to(ctx.device).train()
+        memory_format = torch.channels_last if self.channels_last else torch.preserve_format
+        self.net = net.to(ctx.device, memory_format=memory_format).train()
         self.schedule = Schedule(s, ctx.world_size)
-        self.optimizer = build_optimizer(self.net, self.schedule)
+        self.fused = fused_optimizer_supported(ctx.device)
+        self.optimizer = build_optimizer(self.net, self.schedule, fused=self.fused)
         self.lookahead = Lookahead(self.net.parameters(), s.lookahead_k, s.lookahead_alpha) if s.lookahead_k > 0 else None
         self.swa = SwaAverage(self.net.model, s.swa_scale, s.swa_period) if s.swa_scale > 0 and ctx.is_main else None
         self.loss = KataGoLoss(LossScales(s.soft_policy_weight_scale, s.value_loss_scale, tuple(s.td_value_loss_scales),
@@ -315,15 +290,16 @@ class Trainer:
 
     # ------------------------------------------------------------------------------ training
 
-    def train_step(self, batch: Batch) -> tuple[dict[str, torch.Tensor], float, float]:
-        """One optimizer step on this rank's batch; returns (loss terms summed over rows, grad norm, per-sample LR)."""
+    def train_step(self, batch: Batch) -> StepResult:
+        """One optimizer step on this rank's batch. Nothing here waits for the GPU: a step with non-finite
+        gradients is skipped on the device (fused optimizer, or GradScaler's own check under fp16)."""
         batch = batch.to(self.ctx.device, non_blocking=True)
         lr = self.schedule.apply(self.optimizer, self.samples)
         autocast = (torch.autocast(device_type=self.ctx.device.type, dtype=self.amp_dtype)
                     if self.amp_dtype is not None else contextlib.nullcontext())
         with autocast:
             out = self.forward_net(batch.spatial, batch.global_inputs, batch.meta, batch.mask_full)
-        out = TrainOutputs(*(t.float() for t in out))
+        out = TrainOutputs(*(t.float() for t in out))  # no copy for outputs already in float32
         total, terms = self.loss(out, batch)
         terms["loss"] = total.detach()
         # DDP averages gradients over ranks; scaling by the world size keeps them sums over the global batch.
@@ -334,28 +310,37 @@ class Trainer:
             self.scaler.unscale_(self.optimizer)
         else:
             scaled.backward()
-        gnorm = float(torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.schedule.gnorm_cap(self.samples)))
+        gnorm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.schedule.gnorm_cap(self.samples)).detach()
+        finite = torch.isfinite(gnorm)
         if self.scaler is not None:
             self.scaler.step(self.optimizer)  # skips the step itself when gradients overflowed
             self.scaler.update()
-        elif math.isfinite(gnorm):
+        elif self.fused:
+            self.optimizer.found_inf = (~finite).float()  # the fused kernels skip the update when this is 1
+            self.optimizer.step()
+        elif bool(finite):
             self.optimizer.step()
         if self.lookahead is not None:
             self.lookahead.step()
         self.samples += self.stream.global_batch
         if self.swa is not None:
             self.swa.after_step(self.stream.global_batch, self.lookahead is None or self.lookahead.in_sync)
-        return terms, gnorm, lr
+        return StepResult(terms, gnorm, finite, lr)
+
+    def _check_divergence(self) -> None:
+        """Fail if a long run of steps had non-finite gradients since the last check (reads the device)."""
+        longest = self.bad_steps.longest_since_last_check()
+        if longest >= MAX_CONSECUTIVE_BAD_STEPS:
+            raise TrainingError(f"training diverged: {longest} steps in a row had non-finite gradients; "
+                                "lower lrScale or check the data")
 
     def _sum_over_ranks(self, running: RunningMetrics) -> dict[str, float]:
-        running.collect()
-        if self.ctx.is_distributed:
-            names = sorted(running.sums)
-            t = torch.tensor([running.sums[n] for n in names] + [running.rows], dtype=torch.float64, device=self.ctx.device)
+        if self.ctx.is_distributed and running.sums is not None:
+            rows = torch.tensor([running.rows], dtype=torch.float64, device=running.sums.device)
+            t = torch.cat((running.sums.double(), rows))
             dist.all_reduce(t)
-            values = t.tolist()
-            running.sums = dict(zip(names, values[:-1]))
-            running.rows = int(values[-1])
+            running.sums = t[:-1]
+            running.rows = int(t[-1].item())
         return running.per_row()
 
     def run(self) -> TrainResult:
@@ -372,8 +357,7 @@ class Trainer:
         window_samples = self.samples
         last_metrics: dict = {}
         lr = 0.0
-        bad_steps = 0
-        prefetch = _Prefetcher(self.stream)
+        prefetch = Prefetcher(self.stream, Batch.staged_for_gpu if self.ctx.device.type == "cuda" else None)
         interrupted = False
         resume_state: Optional[dict] = None  # where a checkpoint must say the data stream is
         try:
@@ -393,23 +377,24 @@ class Trainer:
                             self.log("interrupted while waiting for data: saving a checkpoint")
                             break
                         prefetch.request(after)
-                    terms, gnorm, lr = self.train_step(batch)
-                    bad_steps = 0 if math.isfinite(gnorm) else bad_steps + 1
-                    if bad_steps >= MAX_CONSECUTIVE_BAD_STEPS:
-                        raise TrainingError(f"training diverged: {bad_steps} steps in a row had non-finite gradients; "
-                                            "lower lrScale or check the data")
-                    running.add(terms, len(batch), gnorm if math.isfinite(gnorm) else 0.0)
+                    step = self.train_step(batch)
+                    lr = step.lr
+                    self.bad_steps.record(step.finite)
+                    running.add(step.terms, len(batch), torch.where(step.finite, step.gnorm, 0.0))
                     if self.progress is not None:
                         self.progress(self.samples, max_samples, last_metrics)
                     if metrics_due(self.samples, last["metrics"], run_start, s.metrics_every_samples,
                                    self.stream.global_batch):
+                        self._check_divergence()
                         last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
                         window_samples, window_time = self.samples, time.perf_counter()
                         last["metrics"] = self.samples
                     if self.samples // s.checkpoint_interval > last["checkpoint"] // s.checkpoint_interval:
+                        self._check_divergence()
                         self.save_checkpoint(prefetch.resume_state())
                         last["checkpoint"] = self.samples
                     if self.samples // s.export_interval > last["export"] // s.export_interval:
+                        self._check_divergence()
                         self.export_model()
                         last["export"] = self.samples
                     if any_rank_true(stop.requested, self.ctx):
@@ -420,6 +405,7 @@ class Trainer:
             interrupted = True
         finally:
             prefetch.close()
+        self._check_divergence()
         if running.rows:
             last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
         if last["checkpoint"] != self.samples or interrupted:
