@@ -32,12 +32,32 @@ from katacli.config import Config, ConfigError
 
 # Exit status for a config the user has to fix.
 EXIT_CONFIG_ERROR = 1
+# Exit status of an engine (kata gtp / kata analysis) whose network cannot be loaded. Not 1: KaTrain
+# takes status 1 as a deliberate exit and reports nothing. 3 is what an aborting KataGo returns on
+# Windows (134 on Linux is a signal status, which a normal exit should not fake).
+EXIT_MODEL_FAILURE = 3
+# Begins the one line an engine prints for a model that cannot be loaded. It is the mark of KataGo's own
+# abort line (`what():  Error loading or parsing model file ...`), which KaTrain's stderr reader turns
+# into an "engine failed" popup showing the text after these 9 characters; Lizzie and Sabaki show
+# stderr as it is. Nothing else in katacli starts a line with it.
+MODEL_FAILURE_MARK = "what():  "
 
 
 def report_error_and_exit(message: str, code: int = EXIT_CONFIG_ERROR) -> None:
     """Print ``error: message`` to stderr and exit (no traceback)."""
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(code)
+
+
+def model_failure_line(message: str) -> str:
+    """The one stderr line of an engine whose network cannot be loaded (see MODEL_FAILURE_MARK)."""
+    return f"{MODEL_FAILURE_MARK}error: {message}"
+
+
+def report_model_failure_and_exit(message: str) -> None:
+    """An engine's network cannot be loaded: one line that GUIs report as an engine failure, status 3."""
+    print(model_failure_line(message), file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_MODEL_FAILURE)
 
 
 @contextmanager
@@ -106,19 +126,23 @@ def write_failure_message(exc: OSError, what: str) -> str:
 
 
 def check_models_or_exit(model: str | None, human_model: str | None) -> None:
-    """``-model`` and ``-human-model`` checked as :func:`check_model_or_exit` does; a human net needs a main one."""
+    """An engine's (``kata gtp``, ``kata analysis``) ``-model`` and ``-human-model``, checked as
+    :func:`check_model_or_exit` does but reported as an engine failure (:func:`report_model_failure_and_exit`,
+    status 3) that GUIs show; a human net needs a main one (a usage mistake, status 1)."""
     from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL
 
-    check_model_or_exit(model)
-    check_model_or_exit(human_model, flag="-human-model")
+    check_model_or_exit(model, engine=True)
+    check_model_or_exit(human_model, flag="-human-model", engine=True)
     if human_model is not None and model is None:
         report_error_and_exit(HUMAN_MODEL_WITHOUT_MODEL)
 
 
-def check_model_or_exit(path: str | None, flag: str = "-model") -> None:
-    """Check a model file before a command starts (exists, gzip whole, header and version readable);
-    a bad one prints one ``error:`` line and exits 1. Loading the weights may then go on in the
-    background without a broken file being noticed only after the protocol loop has begun."""
+def check_model_or_exit(path: str | None, flag: str = "-model", engine: bool = False) -> None:
+    """Check a model file before a command starts (exists, gzip whole, every layer and weight count
+    parses, no NaN: see :func:`katacli.nn.model_file_reader.check_model_file`); a bad one prints one
+    ``error:`` line and exits 1, or with ``engine`` the GUI-facing line and status 3 of
+    :func:`report_model_failure_and_exit`. Building the network may then go on in the background
+    without a broken file being noticed only after the protocol loop has begun."""
     if path is None:
         return
     from katacli.nn.model_file_reader import ModelFileError, check_model_file
@@ -126,6 +150,8 @@ def check_model_or_exit(path: str | None, flag: str = "-model") -> None:
     try:
         check_model_file(path)
     except ModelFileError as exc:
+        if engine:
+            report_model_failure_and_exit(f"{flag}: {exc}")
         report_error_and_exit(f"{flag}: {exc}")
 
 

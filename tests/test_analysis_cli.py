@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from katacli.cli_support import EXIT_MODEL_FAILURE
 from support.analysis import ENDLESS_VISITS, REPO, SMALL_MODEL, model_path, python_cli, query_line
 from support.processes import sigint_reaches_children
 
@@ -149,13 +150,13 @@ def test_ctrl_c_exits_cleanly(engines):
     assert "Traceback" not in engine.stderr_text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-override-config", "maxVisits=0"], "maxVisits"),
-    (["-model", "/nonexistent/model.bin.gz"], "model file not found"),
+@pytest.mark.parametrize("args, message, status", [
+    (["-override-config", "maxVisits=0"], "maxVisits", 1),
+    (["-model", "/nonexistent/model.bin.gz"], "model file not found", EXIT_MODEL_FAILURE),  # a GUI reports it
 ])
-def test_startup_errors_exit_with_one_line(args, message):
+def test_startup_errors_exit_with_one_line(args, message, status):
     result = subprocess.run(python_cli() + ["analysis"] + args, cwd=REPO, input="", capture_output=True, text=True,
                             timeout=PROCESS_TIMEOUT)
-    assert result.returncode == 1
+    assert result.returncode == status
     assert "error" in result.stderr and message in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""

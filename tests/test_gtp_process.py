@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from katacli.cli_support import EXIT_MODEL_FAILURE, MODEL_FAILURE_MARK
 from katacli.gtp.client import GtpClient
 from support.gtp import model_path, python_cli
 from support.processes import sigint_reaches_children
@@ -36,8 +37,8 @@ def run_gtp(args: list[str], text: str) -> subprocess.CompletedProcess:
 # --------------------------------------------------------------------------- startup and exit
 
 
+# (A model that cannot be loaded is an engine failure, status 3: tests/test_engine_model_failure.py.)
 @pytest.mark.parametrize("args, message", [
-    (["-model", "missing.bin.gz"], "error: -model: model file not found: missing.bin.gz"),
     (["-override-config", "maxVisits=" + "9" * 5000],  # a search key, checked before input can end the run
      "error: Invalid value for 'maxVisits' (-override-config): " + "9" * 120 + "... is out of range, must be "
      "between 1 and 1125899906842624"),
@@ -71,9 +72,9 @@ def test_a_broken_model_stops_the_start_even_when_input_ends_first(damage, tmp_p
     path = tmp_path / "broken.bin.gz"
     path.write_bytes(broken)
     result = run_gtp(["-model", str(path)], "name\nversion\nquit\n")
-    assert result.returncode == 1 and result.stdout == b""
+    assert result.returncode == EXIT_MODEL_FAILURE and result.stdout == b""
     lines = result.stderr.decode().strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: -model: {path}: "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{MODEL_FAILURE_MARK}error: -model: {path}: "), lines
 
 
 @pytest.mark.parametrize("command", ["gtp", "analysis"])

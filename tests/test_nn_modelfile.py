@@ -323,6 +323,35 @@ def test_check_model_file_refuses_damage_in_one_line(tmp_path, plain_bytes, dama
     assert str(path) in message
 
 
+BODY_CUTS = (0.2, 0.6, 0.95)  # where a whole, re-gzipped copy of a net is cut: all inside its weights
+
+
+@pytest.mark.parametrize("suffix", [".bin.gz", ".txt.gz"])
+@pytest.mark.parametrize("cut", BODY_CUTS)
+def test_check_model_file_reads_the_whole_body(tmp_path, descs, suffix, cut):
+    """A net cut short inside its weights and gzipped again has a whole gzip stream and a valid header:
+    the check still refuses it, naming the layer, as loading it would."""
+    whole = tmp_path / f"whole{suffix}"
+    write_model_file(descs[PLAIN], whole)
+    raw = gzip.decompress(whole.read_bytes())
+    cut_path = tmp_path / f"cut{suffix}"
+    cut_path.write_bytes(gzip.compress(raw[: int(len(raw) * cut)]))
+    assert check_model_file(whole).name == descs[PLAIN].name
+    with pytest.raises(ModelFileError) as caught:
+        check_model_file(cut_path)
+    with pytest.raises(ModelFileError) as loading:
+        read_model_file(cut_path)
+    assert str(caught.value) == str(loading.value) and "truncated" in str(caught.value)
+
+
+def test_check_model_file_refuses_a_nan_weight(tmp_path, plain_bytes):
+    marker = plain_bytes.rindex(b"@BIN@") + len(b"@BIN@")
+    path = tmp_path / "nan.bin.gz"
+    path.write_bytes(gzip.compress(plain_bytes[:marker] + np.float32("nan").tobytes() + plain_bytes[marker + 4:]))
+    with pytest.raises(ModelFileError, match="NaN or infinite weight"):
+        check_model_file(path)
+
+
 def test_check_model_file_keeps_little_in_memory_for_a_gzip_bomb(tmp_path):
     """200 MB of zeros compress to 200 kB: the check reads it through in bounded pieces and then
     finds no model header, without ever holding the 200 MB."""

@@ -9,8 +9,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    check_models_or_exit, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
-    model_option, override_config_option,
+    EXIT_MODEL_FAILURE, check_models_or_exit, config_option, exit_on_config_error, human_model_option,
+    human_model_warning, load_config, model_failure_line, model_option, override_config_option,
 )
 from katacli.nets import choose_model
 
@@ -90,9 +90,10 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         try:
             backend = load_network_backend(model, settings.nn, batch_size, human_model_path=human_model)
         except Exception as exc:  # a broken or unsupported model file (the message names it)
-            print(f"error: {exc}", file=sys.stderr, flush=True)
-            return EXIT_STARTUP_ERROR
+            print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
+            return EXIT_MODEL_FAILURE
         log.write(f"Loaded model {model}")
+        log.info(f"Model runs on: {backend.network.describe_device()}")
         if human_model is not None:
             log.write(f"Loaded human SL model {human_model}")
             warning = human_model_warning(backend.human_network, "humanSLProfile" in cfg, analysis=True)

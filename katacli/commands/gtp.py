@@ -11,7 +11,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    check_models_or_exit, config_option, human_model_option, model_option, override_config_option,
+    EXIT_MODEL_FAILURE, check_models_or_exit, config_option, human_model_option, model_failure_line, model_option,
+    override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
 from katacli.nets import choose_model
@@ -74,20 +75,24 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
                 break
             if engine is None and not ready.is_set() and _answer_before_ready(raw, output, override_version):
                 if _is_quit(raw):
-                    return 0
+                    break
                 continue
             if engine is None:
-                while not ready.wait(WAIT_POLL_SECONDS):
-                    pass
-                engine = built["engine"]
+                engine = _wait_for_engine(ready, built)
             engine.handle_line(raw)
             if engine.quit_requested:
                 break
+        # A network still loading when input ends may yet fail: that must not end in exit status 0, so
+        # wait for it (a failed load exits with EXIT_MODEL_FAILURE, or raises EngineStartupError here).
+        if engine is None:
+            engine = _wait_for_engine(ready, built)
+        engine.loader.get()
+        engine.human_loader.get()
     except KeyboardInterrupt:
         pass
-    except EngineStartupError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_STARTUP_ERROR
+    except EngineStartupError as exc:  # the network could not be loaded
+        print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
+        return EXIT_MODEL_FAILURE
     finally:
         if engine is not None:
             engine.stop_background()
@@ -95,6 +100,12 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
             engine.log.write("All cleaned up, quitting")
             engine.log.close()
     return 0
+
+
+def _wait_for_engine(ready: threading.Event, built: dict):
+    while not ready.wait(WAIT_POLL_SECONDS):
+        pass
+    return built["engine"]
 
 
 def _is_quit(raw: str) -> bool:

@@ -7,4 +7,4 @@ class GtpError(Exception):
 
 
 class EngineStartupError(Exception):
-    """The engine cannot start (missing model, bad config): reported as one line, exit status 1."""
+    """The engine cannot start: its network could not be loaded (one line, EXIT_MODEL_FAILURE)."""

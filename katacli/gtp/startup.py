@@ -8,7 +8,8 @@ import sys
 from typing import List, Optional
 
 from katacli.cli_support import (
-    check_model_or_exit, exit_on_config_error, human_model_warning, load_config, report_error_and_exit,
+    EXIT_MODEL_FAILURE, check_model_or_exit, exit_on_config_error, human_model_warning, load_config,
+    model_failure_line, report_error_and_exit,
 )
 from katacli.config import Config
 from katacli.engine_common import DETERMINISTIC_SEED, network_supported_rules, stable_seed
@@ -60,9 +61,9 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
     def load_or_exit():
         try:
             return load()
-        except Exception as exc:  # a broken model file: one line, then exit like any startup error
-            print(f"error: could not load the {what} {model_path}: {exc}", file=sys.stderr, flush=True)
-            os._exit(EXIT_STARTUP_ERROR)
+        except Exception as exc:  # the file passed the start-up check but the network cannot be built
+            print(model_failure_line(f"could not load the {what} {model_path}: {exc}"), file=sys.stderr, flush=True)
+            os._exit(EXIT_MODEL_FAILURE)
 
     return ModelLoader(load_or_exit)
 
@@ -114,9 +115,9 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     from katacli import KATAGO_COMPAT_VERSION, __version__
 
     if loader is None and prepared is None:  # run_gtp checked them before preparing the config
-        check_model_or_exit(model)
+        check_model_or_exit(model, engine=True)
     if human_loader is None and prepared is None:
-        check_model_or_exit(human_model, flag="-human-model")
+        check_model_or_exit(human_model, flag="-human-model", engine=True)
     has_human_model = human_model is not None or human_loader is not None
     cfg, nogo, settings, avoid_patterns = prepared or prepare_config(config, override_config, model is not None,
                                                                      has_human_model)

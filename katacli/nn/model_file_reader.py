@@ -16,7 +16,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -82,9 +82,10 @@ class _BinaryTokenStream:
 
     _TOKEN = re.compile(rb"\s*(\S+)")
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, copy: bool = True):
         self.data = data
         self.pos = 0
+        self.copy = copy  # False: weights are read-only views of ``data`` (checking, not building)
 
     def token(self, what: str) -> str:
         match = self._TOKEN.match(self.data, self.pos)
@@ -111,7 +112,9 @@ class _BinaryTokenStream:
         if end > len(data):
             available = max(0, (len(data) - begin) // 4)
             raise _ParseError(f"{what}: file truncated, expected {count} floats but only {available} remain")
-        values = np.frombuffer(data, dtype="<f4", count=count, offset=begin).astype(np.float32)
+        values = np.frombuffer(data, dtype="<f4", count=count, offset=begin)
+        if self.copy:
+            values = values.astype(np.float32)
         self.pos = end
         return values
 
@@ -155,9 +158,10 @@ _TokenStream = Union[_BinaryTokenStream, _TextTokenStream]
 
 
 class _Parser:
-    def __init__(self, stream: _TokenStream, version: int = -1):
+    def __init__(self, stream: _TokenStream, version: int = -1, build: bool = True):
         self.s = stream
         self.version = version
+        self.build = build  # False: every layer is read and checked, no weight array is laid out anew
 
     # -- scalars
 
@@ -219,7 +223,9 @@ class _Parser:
             raise _ParseError(f"{name}: convolution kernel sizes must be odd, found {ky}x{kx}")
         flat = self.floats(ky * kx * cin * cout, name)
         # File order is y, x, in, out.
-        weights = np.ascontiguousarray(flat.reshape(ky, kx, cin, cout).transpose(3, 2, 0, 1))
+        weights = flat.reshape(ky, kx, cin, cout).transpose(3, 2, 0, 1)
+        if self.build:
+            weights = np.ascontiguousarray(weights)
         return ConvDesc(name=name, weights=weights, dilation_y=dy, dilation_x=dx)
 
     def batch_norm(self) -> BatchNormDesc:
@@ -689,10 +695,11 @@ def _file_format(path: str) -> Optional[bool]:
     raise ModelFileError(f"{path}: model file name should end with .bin.gz, .bin, .txt.gz, .txt or .gz")
 
 
-def parse_model_bytes(data: bytes, binary_floats: bool, source: str = "<bytes>") -> ModelDesc:
-    """Parse uncompressed model file contents."""
-    stream = _BinaryTokenStream(data) if binary_floats else _TextTokenStream(data)
-    parser = _Parser(stream)
+def parse_model_bytes(data: bytes, binary_floats: bool, source: str = "<bytes>", build: bool = True) -> ModelDesc:
+    """Parse uncompressed model file contents. ``build=False`` checks all of it just as strictly but
+    leaves the weights as views of ``data`` (read-only, not laid out for torch): a fast whole-file check."""
+    stream = _BinaryTokenStream(data, copy=build) if binary_floats else _TextTokenStream(data)
+    parser = _Parser(stream, build=build)
     try:
         return parser.model()
     except _ParseError as e:
@@ -717,13 +724,18 @@ def read_model_file(path: Union[str, os.PathLike]) -> ModelDesc:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as e:
             raise ModelFileError(f"{path}: not a valid gzip file or truncated ({e})") from None
+    return _parse_contents(raw, binary, path, build=True)
+
+
+def _parse_contents(raw: bytes, binary: Optional[bool], path: str, build: bool) -> ModelDesc:
+    """``raw`` parsed as the format ``_file_format`` named, or as either for a bare '.gz'."""
     if binary is not None:
-        return parse_model_bytes(raw, binary, path)
+        return parse_model_bytes(raw, binary, path, build)
     try:
-        return parse_model_bytes(raw, True, path)
+        return parse_model_bytes(raw, True, path, build)
     except ModelFileError as binary_error:
         try:
-            return parse_model_bytes(raw, False, path)
+            return parse_model_bytes(raw, False, path, build)
         except ModelFileError as text_error:
             raise ModelFileError(
                 f"{path}: could parse it neither as a binary nor as a text model:\n  {binary_error}\n  {text_error}"
@@ -739,14 +751,20 @@ class ModelFileHeader:
     version: int
 
 
-def _decompressed_prefix(path: str, gzipped: bool) -> bytes:
-    """The first HEADER_PREFIX_BYTES of the file's contents, reading all of it so that a gzip file is
-    checked to its end (length and CRC), at most CHECK_READ_CHUNK_BYTES in or out at a time."""
-    prefix = bytearray()
+def _decompressed_contents(path: str, gzipped: bool, check_prefix: Callable[[bytes], None]) -> bytes:
+    """The file's contents, a gzip file checked to its end (length and CRC), read at most
+    CHECK_READ_CHUNK_BYTES in or out at a time. ``check_prefix`` sees the first HEADER_PREFIX_BYTES
+    as soon as they are read and raises for a file that is no model, so that what is not a model
+    (a gzip bomb) is never held whole."""
+    contents = bytearray()
+    prefix_checked = False
 
     def keep(data: bytes) -> None:
-        if len(prefix) < HEADER_PREFIX_BYTES:
-            prefix.extend(data[: HEADER_PREFIX_BYTES - len(prefix)])
+        nonlocal prefix_checked
+        contents.extend(data)
+        if not prefix_checked and len(contents) >= HEADER_PREFIX_BYTES:
+            prefix_checked = True
+            check_prefix(bytes(contents[:HEADER_PREFIX_BYTES]))
 
     decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | GZIP_WBITS_FLAG) if gzipped else None
     try:
@@ -769,7 +787,9 @@ def _decompressed_prefix(path: str, gzipped: bool) -> bytes:
         raise ModelFileError(f"{path}: not a valid gzip file or corrupt ({e})") from None
     if decoder is not None and not decoder.eof:
         raise ModelFileError(f"{path}: gzip file is truncated")
-    return bytes(prefix)
+    if not prefix_checked:
+        check_prefix(bytes(contents))
+    return bytes(contents)
 
 
 # What every command says to -human-model without -model (KataGo also needs both).
@@ -778,9 +798,11 @@ HUMAN_MODEL_WITHOUT_MODEL = "-human-model needs a main network too: pass -model"
 
 def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
     """Check a model file quickly enough to do before a command starts serving: it exists, is a
-    file, its gzip stream is whole (every byte read, CRC checked, nothing kept in memory) and its
-    header (name, supported version, input channels) parses. Raises :class:`ModelFileError` with
-    a one-line message otherwise. The weights are not parsed: :func:`read_model_file` does that."""
+    file, its gzip stream is whole (every byte read, CRC checked), its header (name, supported
+    version, input channels) parses, and so does its whole body: every layer, every weight count
+    and the weights themselves (finite), as :func:`read_model_file` reads them, but without laying
+    the weights out for a network (a file cut short inside its weights and re-gzipped is refused here,
+    not at the first genmove). Raises :class:`ModelFileError` with a one-line message otherwise."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError(f"model file not found: {path}")
@@ -788,11 +810,16 @@ def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
         raise ModelFileError(f"model path is a directory, not a model file: {path}")
     if not os.path.isfile(path):  # a pipe or device could block or never end
         raise ModelFileError(f"model path is not a regular file: {path}")
-    _file_format(path)  # a name KataGo would not accept
-    prefix = _decompressed_prefix(path, path.lower().endswith(".gz"))
-    parser = _Parser(_BinaryTokenStream(prefix))
-    try:
-        name, version, _, _ = parser.header()
-    except _ParseError as e:
-        raise ModelFileError(f"{path}: not a KataGo model file: {e}") from None
+    binary = _file_format(path)  # None: a name KataGo would accept, either format
+    header: list = []
+
+    def check_header(prefix: bytes) -> None:
+        try:
+            header.extend(_Parser(_BinaryTokenStream(prefix)).header()[:2])
+        except _ParseError as e:
+            raise ModelFileError(f"{path}: not a KataGo model file: {e}") from None
+
+    contents = _decompressed_contents(path, path.lower().endswith(".gz"), check_header)
+    _parse_contents(contents, binary, path, build=False)
+    name, version = header
     return ModelFileHeader(path=path, name=name, version=version)
