@@ -309,9 +309,14 @@ def position_hash(request) -> str:
 
 def evaluate_all(evaluator, requests, batch_size: int) -> list[Outputs]:
     """Evaluate every request, ``batch_size`` positions per network call (1: one at a time)."""
+    import torch
+
     outputs = []
-    for start in range(0, len(requests), batch_size):
-        outputs.extend(Outputs.of(o) for o in evaluator.evaluate_uncached(requests[start:start + batch_size]))
+    # Inference mode, as the engines evaluate: no autograd bookkeeping, and the device runner's CUDA graph
+    # buffers (inference tensors) may be written.
+    with torch.inference_mode():
+        for start in range(0, len(requests), batch_size):
+            outputs.extend(Outputs.of(o) for o in evaluator.evaluate_uncached(requests[start:start + batch_size]))
     return outputs
 
 
