@@ -1,0 +1,129 @@
+"""What the search costs outside the network: visits/s with a zero-cost evaluator.
+
+The evaluator is a real :class:`~katacli.nn.evaluator.NNEvaluator` (the bundled tiny-b2c16 net's
+glue: NN cache, symmetries, postprocessing, answer objects or arrays) whose network call is
+replaced by constant outputs (the net's own answer for a blank board, repeated over the batch), so
+everything but the network is measured. Each search starts from a fresh tree and an empty NN cache,
+from positions of a random game; ``numSearchThreads`` is the number of leaves per batch.
+
+Usage::
+
+    python benchmarks/bench_search_overhead.py [--sizes 19,9] [--threads 1,16,64] [--visits 1600] [--repeat 5]
+
+Prints the median visits/s with the min-max spread over the repeats, and the CPU model.
+
+Baseline, before the array batch path (one NNRequest and one NNOutput object per leaf), AMD EPYC,
+2 cores shared with other work (load average 0.2 at the start), --visits 1600 --positions 2 --repeat 5:
+
+    size  threads   visits/s (median, min-max)
+      19        1     5829   (5080-5892)
+      19       16     6753   (6492-6841)
+      19       64     9263   (7552-9527)
+       9        1     5769   (5278-5813)
+       9       16    17050   (16898-17287)
+       9       64    21465   (21174-21645)
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import katacli
+from katacli._core.history import GameState
+from katacli.nn.evaluator import NNEvaluator
+from katacli.search import SearchParams, Searcher
+
+# The installed package's tiny net (the benchmark measures the installed build, as `kata` runs it).
+TINY_NET = Path(katacli.__file__).parent / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
+# Moves of the random game before each searched position (opening and middle game).
+POSITION_MOVES = (30, 90)
+
+
+class ZeroCostEvaluator(NNEvaluator):
+    """An NNEvaluator whose network answers instantly: one recorded answer, repeated over the batch."""
+
+    def __init__(self, path: Path):
+        from katacli.nn.torch_model import load_model
+
+        super().__init__(load_model(path), device="cpu", trace=False)
+        self._answers: dict[tuple, list[np.ndarray]] = {}
+
+    def _forward(self, spatial, global_features, meta, mask_full):
+        shape = spatial.shape[1:]
+        if shape not in self._answers:  # the real net once, on a blank input of this shape
+            blank = np.zeros((1,) + shape, np.float32)
+            self._answers[shape] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
+        n = spatial.shape[0]
+        return [np.repeat(a, n, axis=0) for a in self._answers[shape]]
+
+
+def random_position(rng: random.Random, size: int, moves: int) -> GameState:
+    state = GameState(size)
+    pla = 1
+    for _ in range(moves):
+        legal = [p for p in state.legal_moves(pla) if p is not None]
+        if not legal:
+            break
+        state.play(rng.choice(legal), pla)
+        pla = 3 - pla
+    return state
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int) -> float:
+    params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
+    total_visits, elapsed = 0, 0.0
+    for state in positions:
+        evaluator.cache.clear()
+        searcher = Searcher(state, params, evaluator, seed=1)
+        started = time.perf_counter()
+        total_visits += searcher.run().visits
+        elapsed += time.perf_counter() - started
+    return total_visits / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="19,9")
+    parser.add_argument("--threads", default="1,16,64", help="numSearchThreads (leaves per batch) to try")
+    parser.add_argument("--visits", type=int, default=1600)
+    parser.add_argument("--positions", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    evaluator = ZeroCostEvaluator(TINY_NET)
+    print(f"CPU: {cpu_model()} ({len(__import__('os').sched_getaffinity(0))} usable cores); "
+          f"{args.visits} visits, {args.positions} positions, {args.repeat} repeats")
+    print(f"{'size':>6} {'threads':>8}   visits/s (median, min-max)")
+    for size in sizes:
+        rng = random.Random(size)
+        positions = [random_position(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
+                     for i in range(args.positions)]
+        run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
+        rates: dict[int, list[float]] = {t: [] for t in thread_counts}
+        for _ in range(args.repeat):  # settings alternate, so a change in load hits all alike
+            for threads in thread_counts:
+                rates[threads].append(run_once(evaluator, positions, threads, args.visits))
+        for threads in thread_counts:
+            values = rates[threads]
+            print(f"{size:>6} {threads:>8} {statistics.median(values):8.0f}   "
+                  f"({min(values):.0f}-{max(values):.0f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
