@@ -6,19 +6,22 @@ Each case builds a real :class:`~katacli.train.trainer.Trainer` on synthetic row
 and, separately, the data stream (row gathering, unpacking, symmetries, history dropout).
 
 CPU: b2c16 and b6c96 on 9x9, b6c96 on 19x19. CUDA (when available): b6c96 and b18c384nbt
-on 19x19, float32 and bf16 autocast (and torch.compile with --compile).
+on 19x19, float32 and bf16 autocast (and torch.compile with --compile). Each row says where the
+net really ran (its parameters' device after set-up) and on which processor or GPU.
 
     python3 benchmarks/bench_train.py [--seconds 5] [--threads N] [--cuda-only] [--compile]
 """
 from __future__ import annotations
 
 import argparse
+import platform
 import tempfile
 import time
 from dataclasses import dataclass
 
 import torch
 
+from katacli.train.distributed import DistributedContext, setup_distributed
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import Trainer
@@ -51,14 +54,37 @@ def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: bool) -> 
         lr_warmup_samples=0, samples_per_epoch=10**12, window_min_rows=10**9, device=case.device,
         mixed_precision=case.precision, compile=compile_net,
     )
-    trainer = Trainer(settings, log=lambda _m: None)
+    # The trainer trains on its context's device (the CPU by default), not on settings.device.
+    ctx = setup_distributed(case.device) if case.device != "cpu" else DistributedContext()
+    trainer = Trainer(settings, ctx, log=lambda _m: None)
     trainer._setup()
     return trainer
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def ran_on(trainer: Trainer) -> str:
+    """Where the net's parameters are: the device the row was measured on, with its model name."""
+    device = next(trainer.net.parameters()).device
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return f"{device.type} ({cpu_model()}, {torch.get_num_threads()} threads)"
 
 
 def time_steps(trainer: Trainer, seconds: float) -> tuple[float, float]:
     """(training samples/s without batch assembly, data-stream samples/s)."""
     batch = trainer.stream.next_batch(0)
+    if trainer.ctx.device.type == "cuda" and hasattr(batch, "staged_for_gpu"):
+        batch = batch.staged_for_gpu()  # as the training loop's prefetch thread hands it over
     for _ in range(WARMUP_STEPS):
         trainer.train_step(batch)
     sync = torch.cuda.synchronize if trainer.ctx.device.type == "cuda" else (lambda: None)
@@ -93,7 +119,8 @@ def main() -> None:
             cases += [Case("b18c384nbt", 19, 256, "cuda", "bf16")]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
           + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no CUDA"))
-    print(f"{'net':<12}{'board':>6}{'batch':>6}  {'device':<7}{'precision':<17}{'train samples/s':>16}{'data samples/s':>16}")
+    print(f"{'net':<12}{'board':>6}{'batch':>6}  {'device':<7}{'precision':<17}{'train samples/s':>16}"
+          f"{'data samples/s':>16}  ran on")
     data_dirs: dict[int, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, case in enumerate(cases):
@@ -105,7 +132,7 @@ def main() -> None:
             train_rate, data_rate = time_steps(trainer, args.seconds)
             label = case.precision + ("+compile" if compile_net else "")
             print(f"{case.model_kind:<12}{case.board:>6}{case.batch:>6}  {case.device:<7}{label:<17}"
-                  f"{train_rate:>16.0f}{data_rate:>16.0f}", flush=True)
+                  f"{train_rate:>16.0f}{data_rate:>16.0f}  {ran_on(trainer)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""benchmarks/bench_train.py measures where it says: a CPU row's net is on the CPU, a CUDA row's on the GPU."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from katacli.train.synthetic import write_synthetic_files
+
+from support.paths import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import bench_train  # noqa: E402
+
+BOARD = 9
+ROWS = 32
+
+
+@pytest.fixture(autouse=True)
+def one_cpu_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def trainer_for(tmp_path, device: str, precision: str = "off") -> bench_train.Trainer:
+    write_synthetic_files(str(tmp_path / "data"), ROWS, BOARD, seed=4)
+    case = bench_train.Case("b2c16", BOARD, 8, device, precision)
+    return bench_train.make_trainer(case, str(tmp_path / "data"), str(tmp_path / "run"), compile_net=False)
+
+
+def test_a_cpu_row_runs_and_says_cpu(tmp_path):
+    trainer = trainer_for(tmp_path, "cpu")
+    assert next(trainer.net.parameters()).device.type == "cpu"
+    label = bench_train.ran_on(trainer)
+    assert label.startswith("cpu (") and bench_train.cpu_model() in label
+    train_rate, data_rate = bench_train.time_steps(trainer, 0.2)
+    assert train_rate > 0 and data_rate > 0
+
+
+@pytest.mark.cuda
+def test_a_cuda_row_runs_on_the_gpu_and_names_it(tmp_path):
+    trainer = trainer_for(tmp_path, "cuda", "bf16")
+    assert next(trainer.net.parameters()).device.type == "cuda"
+    assert bench_train.ran_on(trainer) == f"cuda ({torch.cuda.get_device_name()})"
