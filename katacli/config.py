@@ -57,8 +57,9 @@ _NUL_BYTE = b"\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class ConfigError(Exception):
-    """A problem with a config file or override, phrased for the user."""
+class ConfigError(ValueError):
+    """A problem with a config file or override, phrased for the user. A ValueError, as every error of a
+    bad value the Python API raises is (``except ValueError`` catches ``search_params(maxVisits="lots")``)."""
 
 
 # --------------------------------------------------------------------------- parsing text

@@ -332,10 +332,10 @@ def test_engine_genmove_without_playing_and_errors():
     choice = engine.genmove("W", play=False)
     assert choice.color == "W" and engine.game.moves == []
     assert choice.score_lead == pytest.approx(choice.white_score_lead)
-    with pytest.raises(katacli.EngineError, match="Z9"):
+    with pytest.raises(katacli.CoordError, match="Z9"):
         engine.play("B", "Z9")
     engine.play("B", "C3")
-    with pytest.raises(katacli.EngineError, match="illegal move: W C3"):
+    with pytest.raises(katacli.IllegalMoveError, match="illegal move: W C3"):
         engine.play("W", "C3")
     engine.undo()
     assert engine.game.moves == []
@@ -379,7 +379,7 @@ def test_engine_nogo(how):
     assert engine.game.nogo
     move = engine.genmove().move
     assert move != "pass"
-    with pytest.raises(katacli.EngineError, match="illegal"):
+    with pytest.raises(katacli.IllegalMoveError, match="NoGo forbids"):
         engine.play("W", move)
 
 
@@ -402,3 +402,41 @@ def test_the_first_wrong_guesses_now_work_or_explain_themselves():
 
     with pytest.raises(TypeError, match="from_file"):
         NNEvaluator("net.bin.gz")
+
+
+# ---------------------------------------------------------------------------- one error vocabulary
+
+
+@pytest.mark.parametrize("moves, bad, error", [
+    ([], ("B", "Z99"), "CoordError"),           # off the board
+    ([], ("B", "E5 5"), "CoordError"),          # not a vertex
+    ([], ("red", "E5"), "CoordError"),          # not a colour
+    (["E5"], ("W", "E5"), "IllegalMoveError"),  # the point is taken
+])
+def test_engine_play_and_game_play_raise_the_same_errors(moves, bad, error):
+    game = katacli.Game(9).play_moves(moves)
+    engine = katacli.Engine(None, size=9, visits=10)
+    for move in moves:
+        engine.play(move)
+    with pytest.raises(getattr(katacli, error)) as from_game:
+        game.play(*bad)
+    with pytest.raises(getattr(katacli, error)) as from_engine:
+        engine.play(*bad)
+    assert str(from_engine.value) == str(from_game.value)
+    assert engine.game.moves == game.moves  # neither changed
+
+
+def test_every_error_a_user_mistake_raises_is_a_value_error():
+    """docs/python-api.md: ``except ValueError`` catches them all but the two about model files."""
+    for name in ("CoordError", "IllegalMoveError", "RulesError", "SgfError", "ConfigError", "SettingError",
+                 "EngineError"):
+        assert issubclass(getattr(katacli, name), ValueError), name
+    with pytest.raises(ValueError, match="maxVisits"):
+        katacli.search_params(maxVisits="lots")
+
+
+def test_load_network_says_a_folder_is_a_folder(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory, not a model file"):
+        katacli.load_network(tmp_path)
+    with pytest.raises(FileNotFoundError, match="model file not found"):
+        katacli.load_network(tmp_path / "no-such.bin.gz")

@@ -86,6 +86,16 @@ def test_analyze_with_a_human_net_reports_its_policy(main_net, human_net):
     assert legal.sum() == 79
     assert np.abs(human_policy[:81][legal] - raw.policy.reshape(-1)[legal]).max() <= PROB_TOLERANCE
     assert all(m.human_prior is not None for m in result.raw.moves)
+    # The same, the API's way: [row, column] like policy, and a human_prior on every move.
+    assert result.human_policy.shape == (9, 9) == result.policy.shape
+    assert np.array_equal(result.human_policy.reshape(-1), human_policy[:81])
+    assert [m.human_prior for m in result.moves] == [m.human_prior for m in result.raw.moves]
+    assert all(m.human_prior > 0 for m in result.moves)
+
+
+def test_analyze_without_a_human_net_has_no_human_values(main_net):
+    result = katacli.analyze(katacli.Game(9), main_net, visits=10, seed=1)
+    assert result.human_policy is None and all(m.human_prior is None for m in result.moves)
 
 
 def test_engine_with_a_human_net_imitates_the_profile(main_net, human_net):

@@ -37,8 +37,8 @@ class MoveStats:
 
     >>> from katacli.api.game import Game
     >>> top = analyze(Game(5), visits=30, seed=1).moves[0]
-    >>> top.order, top.pv[0] == top.move, sorted(top.as_row())[:3]
-    (0, True, ['lcb', 'move', 'order'])
+    >>> top.order, top.pv[0] == top.move, top.human_prior is None   # no human_net
+    (0, True, True)
     """
 
     move: str                 # GTP vertex, "pass"
@@ -53,6 +53,7 @@ class MoveStats:
     lcb: float                # lower confidence bound of winrate
     utility: float
     pv: list                  # principal variation starting with this move, GTP vertices
+    human_prior: Optional[float] = None  # the human-SL net's policy for the move (human_net= and a profile)
 
     def as_row(self) -> dict:
         """The fields as a flat dict (PV joined by spaces), e.g. for csv.DictWriter."""
@@ -86,6 +87,7 @@ class AnalysisResult:
     ownership: Optional[np.ndarray] = None        # +1: the side to move owns the point
     white_ownership: Optional[np.ndarray] = None
     policy: Optional[np.ndarray] = None           # the network's raw policy at the root (None for rollouts)
+    human_policy: Optional[np.ndarray] = None     # the human-SL net's, same layout (human_net= and a profile)
     raw: Any = None           # katacli.search.SearchAnalysis, White's view, internal coordinates
 
     @property
@@ -137,8 +139,9 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
     NoGo is searched). ``visits``: the visit limit (default: the config's, else :data:`DEFAULT_VISITS`).
     ``config`` and ``settings``: analysis-engine settings (see :func:`search_params`). ``seed`` fixes the
     search's random choices. ``human_net``: a human-SL Network (KataGo's -human-model); with the
-    ``humanSLProfile`` setting the result carries its policy (``raw.human_policy``, per-move
-    ``human_prior``) and the humanSL* settings steer the search.
+    ``humanSLProfile`` setting (e.g. ``humanSLProfile="rank_5k"``) the result carries its policy
+    (``result.human_policy``, [row, column] like ``policy``; ``move.human_prior`` for each of
+    ``result.moves``) and the humanSL* settings steer the search.
 
     >>> from katacli.api.game import Game
     >>> game = Game(5).play_moves(["C3", "B3"])
@@ -192,7 +195,7 @@ def result_of(snapshot, state, *, pv_length: int = DEFAULT_PV_LENGTH, prevent_en
     moves = [MoveStats(move=format_vertex(m.move, x_size, y_size), order=m.order, visits=m.visits,
                        winrate=m.winrate, white_winrate=w.winrate, score_lead=m.score_lead,
                        white_score_lead=w.score_lead, score_stdev=m.score_stdev, prior=m.prior, lcb=m.lcb,
-                       utility=m.utility, pv=vertices(m.pv))
+                       utility=m.utility, pv=vertices(m.pv), human_prior=m.human_prior)
              for m, w in zip(mine.moves, white.moves)]
 
     def board(values) -> Optional[np.ndarray]:
@@ -205,5 +208,5 @@ def result_of(snapshot, state, *, pv_length: int = DEFAULT_PV_LENGTH, prevent_en
         score_lead=mine.root.score_lead, white_score_lead=white.root.score_lead, score_stdev=mine.root.score_stdev,
         pv=moves[0].pv if moves else [], moves=moves,
         ownership=board(mine.ownership), white_ownership=board(white.ownership),
-        policy=board(snapshot.policy), raw=snapshot,
+        policy=board(snapshot.policy), human_policy=board(snapshot.human_policy), raw=snapshot,
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from katacli.api.analysis import DEFAULT_PV_LENGTH, DEFAULT_VISITS, LIMIT_KEYS, AnalysisResult, result_of
-from katacli.api.args import ColorLike, ConfigLike, build_config, color_name, to_color
+from katacli.api.args import ColorLike, ConfigLike, build_config, color_name, to_color, to_point
 from katacli.api.game import Game, board_dimensions
 from katacli.game.coords import WHITE
 from katacli.game.nogo import is_nogo_rules_name
@@ -25,10 +25,14 @@ if TYPE_CHECKING:
 MODE = "gtp"
 # What genmove answers when the engine gives up.
 RESIGN = "resign"
+# How GTP play refuses a move the rules forbid.
+ILLEGAL_MOVE_GTP_ERROR = "illegal move"
 
 
 class EngineError(ValueError):
-    """A request the engine refused; the message is the GTP error text (e.g. "illegal move")."""
+    """A request the engine refused that is no move mistake (``undo`` with nothing to undo, a ``genmove``
+    or ``set_param`` the engine cannot do); the message is the GTP error text. Moves raise what
+    :meth:`Game.play` raises (CoordError, IllegalMoveError)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class Engine:
     >>> engine.play("W", "C3")
     Traceback (most recent call last):
     ...
-    katacli.api.engine.EngineError: illegal move: W C3
+    katacli._core.history.IllegalMoveError: illegal move: W C3 (the point is taken, or it is suicide)
     """
 
     def __init__(self, net: "Network | None" = None, config: ConfigLike = None, *, size: Union[int, tuple] = 19,
@@ -148,10 +152,22 @@ class Engine:
         return color_name(self._gtp.session.next_player)
 
     def play(self, color: ColorLike, vertex: str | None = None) -> "Engine":
-        """Play a move (``play("B", "E5")``, or ``play("E5")`` for the side to move); EngineError if illegal."""
+        """Play a move (``play("B", "E5")``, or ``play("E5")`` for the side to move). Raises what
+        :meth:`Game.play` raises, with the same messages: CoordError for a colour or vertex that is not
+        one on this board, IllegalMoveError (game unchanged) for a move the rules refuse."""
+        from katacli.api.game import illegal_move_error
+
         if vertex is None:
             color, vertex = self._gtp.session.next_player, color
-        self._run("play", color_name(to_color(color)), vertex)
+        pla = to_color(color)
+        session = self._gtp.session
+        to_point(vertex, session.x_size, session.y_size)  # CoordError, worded as Game's
+        try:
+            self._run("play", color_name(pla), vertex)
+        except EngineError as exc:  # the GTP handler refused a move on the board: the rules forbid it
+            if not str(exc).startswith(ILLEGAL_MOVE_GTP_ERROR):
+                raise
+            raise illegal_move_error(pla, vertex, nogo=self._gtp.nogo) from None
         return self
 
     def undo(self) -> "Engine":
@@ -248,8 +264,7 @@ class Engine:
         try:
             answer = HANDLERS[name](self._gtp, command)
         except GtpError as exc:
-            detail = f"{exc}: {command.arg_text}" if name == "play" and str(exc) == "illegal move" else str(exc)
-            raise EngineError(detail) from None
+            raise EngineError(str(exc)) from None
         return answer or ""
 
     def to_sgf(self) -> str:

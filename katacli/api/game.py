@@ -28,6 +28,16 @@ DEFAULT_RULES = "tromp-taylor"
 Size = Union[int, tuple[int, int]]
 
 
+
+def illegal_move_error(pla: int, vertex: str, nogo: bool) -> IllegalMoveError:
+    """The error :meth:`Game.play` and :meth:`katacli.Engine.play` raise for a move the rules refuse.
+
+    >>> str(illegal_move_error(WHITE, "E5", nogo=False))
+    'illegal move: W E5 (the point is taken, or it is suicide)'
+    """
+    why = "NoGo forbids captures, suicide and passing" if nogo else "the point is taken, or it is suicide"
+    return IllegalMoveError(f"illegal move: {color_name(pla)} {vertex} ({why})")
+
 class Game:
     """A game: board size, rules, komi and the moves played.
 
@@ -160,13 +170,11 @@ class Game:
         pla = to_color(color)
         point = self._point(vertex)
         if self.nogo and not self.is_legal(pla, vertex):
-            raise IllegalMoveError(f"illegal move: {color_name(pla)} {vertex} (NoGo forbids captures, suicide "
-                                   "and passing)")
+            raise illegal_move_error(pla, vertex, nogo=True)
         try:
             self.session.play(pla, point)
         except IllegalMoveError:
-            raise IllegalMoveError(f"illegal move: {color_name(pla)} {vertex} (the point is taken, or it is "
-                                   "suicide)") from None
+            raise illegal_move_error(pla, vertex, nogo=False) from None
         return self
 
     def play_moves(self, moves: Iterable[Union[str, Sequence[str]]]) -> "Game":

@@ -205,17 +205,24 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     ``device``: "cpu", "cuda", "cuda:1"; default CUDA when there is a GPU. ``symmetry``: None evaluates
     each position under a random one of KataGo's 8 board symmetries (KataGo's default), 0-7 always that
     one (reproducible). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
-    evaluated positions. Raises FileNotFoundError or katacli.nn.ModelFileError.
+    evaluated positions. Raises FileNotFoundError, IsADirectoryError (a folder given) or
+    katacli.ModelFileError (a file that is no whole KataGo model).
 
     >>> net = load_network("g170-b6c96-s175395328-d26788732.bin.gz", symmetry=0)  # doctest: +SKIP
     >>> load_network("no-such-net.bin.gz")
     Traceback (most recent call last):
     ...
     FileNotFoundError: model file not found: no-such-net.bin.gz
+    >>> load_network(".")
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: model path is a directory, not a model file: .
     """
     from katacli.nn.evaluator import DEFAULT_MAX_BATCH_SIZE, NNEvaluator
 
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"model path is a directory, not a model file: {path}")
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
     options: dict[str, Any] = {"device": device, "precision": precision, "default_symmetry": symmetry,
