@@ -125,30 +125,32 @@ def write_failure_message(exc: OSError, what: str) -> str:
             "whole; run the same command again to go on")
 
 
-def check_models_or_exit(model: str | None, human_model: str | None) -> None:
+def check_models_or_exit(model: str | None, human_model: str | None) -> tuple:
     """An engine's (``kata gtp``, ``kata analysis``) ``-model`` and ``-human-model``, checked as
     :func:`check_model_or_exit` does but reported as an engine failure (:func:`report_model_failure_and_exit`,
-    status 3) that GUIs show; a human net needs a main one (a usage mistake, status 1)."""
+    status 3) that GUIs show; a human net needs a main one (a usage mistake, status 1). Returns what
+    the checks found, a ModelFileHeader or None for each."""
     from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL
 
-    check_model_or_exit(model, engine=True)
-    check_model_or_exit(human_model, flag="-human-model", engine=True)
+    headers = (check_model_or_exit(model, engine=True), check_model_or_exit(human_model, flag="-human-model", engine=True))
     if human_model is not None and model is None:
         report_error_and_exit(HUMAN_MODEL_WITHOUT_MODEL)
+    return headers
 
 
-def check_model_or_exit(path: str | None, flag: str = "-model", engine: bool = False) -> None:
+def check_model_or_exit(path: str | None, flag: str = "-model", engine: bool = False):
     """Check a model file before a command starts (exists, gzip whole, every layer and weight count
     parses, no NaN: see :func:`katacli.nn.model_file_reader.check_model_file`); a bad one prints one
     ``error:`` line and exits 1, or with ``engine`` the GUI-facing line and status 3 of
     :func:`report_model_failure_and_exit`. Building the network may then go on in the background
-    without a broken file being noticed only after the protocol loop has begun."""
+    without a broken file being noticed only after the protocol loop has begun. Returns the file's
+    ModelFileHeader (None without a path)."""
     if path is None:
-        return
+        return None
     from katacli.nn.model_file_reader import ModelFileError, check_model_file
 
     try:
-        check_model_file(path)
+        return check_model_file(path)
     except ModelFileError as exc:
         if engine:
             report_model_failure_and_exit(f"{flag}: {exc}")

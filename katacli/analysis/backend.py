@@ -8,8 +8,9 @@ searches evaluate leaves by random playouts inside the Cython core.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 # How long the batching thread waits for other searches' leaves after the first arrives, milliseconds.
 # Searches submit whole batches at once, so a short wait is enough to merge them.
@@ -35,20 +36,67 @@ class ModelInfo:
                 "usingFP16": self.using_fp16}
 
 
+class BackgroundNetwork:
+    """The -human-model network while a thread loads it, standing in for its batching evaluator.
+
+    ``kata analysis`` says it is ready without waiting for it: a search calls :meth:`evaluate_many` (which
+    waits for the load) only when it uses the human net, so a query without humanSLProfile never waits.
+    ``needs_metadata`` comes from the model file's start-up check. ``load`` returns (network, ModelInfo,
+    batching evaluator); it handles its own failure (``kata analysis`` reports it and exits).
+    """
+
+    def __init__(self, path: str, load: Callable[[], tuple], needs_metadata: bool):
+        self.path = path
+        self.needs_metadata = needs_metadata
+        self._parts: Optional[tuple] = None
+        self._error: Optional[BaseException] = None
+        self._done = threading.Event()
+
+        def run() -> None:
+            try:
+                self._parts = load()
+            except BaseException as exc:  # re-raised to whoever waits
+                self._error = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name="human-model-loader", daemon=True).start()
+
+    @property
+    def loaded(self) -> bool:
+        return self._done.is_set() and self._error is None
+
+    def wait(self) -> tuple:
+        """(network, ModelInfo, batching evaluator), once loaded; the load's exception if it failed."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._parts
+
+    def evaluate_many(self, requests) -> list:
+        return self.wait()[2].evaluate_many(requests)
+
+    def evaluate(self, request):
+        return self.evaluate_many([request])[0]
+
+
 class AnalysisBackend:
     """The evaluator handed to every Searcher (None for rollouts), plus the network's bookkeeping.
 
-    With -human-model a second, human-SL network gets its own batching evaluator (``human_evaluator``).
+    With -human-model a second, human-SL network gets its own batching evaluator (``human_evaluator``),
+    or is still loading (``human_loading``, a :class:`BackgroundNetwork`, which is then the evaluator).
     """
 
     def __init__(self, network=None, model_info: Optional[ModelInfo] = None, *, max_batch_size: int = 1,
                  batch_wait_ms: float = NN_BATCH_WAIT_MS, num_server_threads: int = 1,
-                 human_network=None, human_model_info: Optional[ModelInfo] = None):
+                 human_network=None, human_model_info: Optional[ModelInfo] = None,
+                 human_loading: Optional[BackgroundNetwork] = None):
         """``network``: an NNEvaluator (or anything with its evaluate_uncached / cache methods); None: rollouts."""
         self.network = network
         self.model_info = model_info
-        self.human_network = human_network
-        self.human_model_info = human_model_info
+        self._human_network = human_network
+        self._human_model_info = human_model_info
+        self.human_loading = human_loading
         self.evaluator = self.human_evaluator = None
         if network is not None:
             from katacli.nn.batching import BatchingEvaluator
@@ -58,6 +106,8 @@ class AnalysisBackend:
             if human_network is not None:
                 self.human_evaluator = BatchingEvaluator(human_network, max_batch_size=max_batch_size,
                                                          max_wait_ms=batch_wait_ms, num_server_threads=1)
+            elif human_loading is not None:
+                self.human_evaluator = human_loading
         self._rows_before = getattr(network, "num_positions_evaluated", 0)
         self._batches_before = getattr(network, "num_batches", 0)
 
@@ -66,18 +116,40 @@ class AnalysisBackend:
         return self.network is not None
 
     @property
+    def human_network(self):
+        """The -human-model NNEvaluator (waiting for it while it loads), or None."""
+        if self.human_loading is not None:
+            return self.human_loading.wait()[0]
+        return self._human_network
+
+    @property
+    def human_model_info(self) -> Optional[ModelInfo]:
+        """The -human-model net's query_models entry (waiting for it while it loads), or None."""
+        if self.human_loading is not None:
+            return self.human_loading.wait()[1]
+        return self._human_model_info
+
+    @property
     def uses_human_profile(self) -> bool:
-        """Whether a loaded model takes SGF metadata (so humanSLProfile matters)."""
+        """Whether a model takes SGF metadata (so humanSLProfile matters); known before the human net is loaded."""
+        if self.human_loading is not None and self.human_loading.needs_metadata:
+            return True
         return any(info is not None and info.uses_human_sl_profile
-                   for info in (self.model_info, self.human_model_info))
+                   for info in (self.model_info, self._human_model_info))
 
     @property
     def model_names(self) -> str:
-        """The loaded models' names, as KataGo lists them in its humanSLProfile warning."""
-        return " and ".join(info.name for info in (self.model_info, self.human_model_info) if info is not None)
+        """The models' names (their paths), as KataGo lists them in its humanSLProfile warning."""
+        names = [info.name for info in (self.model_info, self._human_model_info) if info is not None]
+        if self.human_loading is not None:
+            names.append(self.human_loading.path)
+        return " and ".join(names)
 
     def clear_cache(self) -> None:
-        for network in (self.network, self.human_network):
+        human = self._human_network
+        if self.human_loading is not None and self.human_loading.loaded:  # nothing cached before it loaded
+            human = self.human_loading.wait()[0]
+        for network in (self.network, human):
             cache = getattr(network, "cache", None)
             if cache is not None:
                 cache.clear()
@@ -97,7 +169,11 @@ class AnalysisBackend:
         return [name, f"NN rows: {rows}", f"NN batches: {batches}", f"NN avg batch size: {average:.6g}"]
 
     def close(self) -> None:
-        for evaluator in (self.evaluator, self.human_evaluator):
+        """Stop the batching threads; a human net still loading is waited for (its failure must not go unseen)."""
+        human = self.human_evaluator
+        if self.human_loading is not None:
+            human = self.human_loading.wait()[2]
+        for evaluator in (self.evaluator, human):
             if evaluator is not None:
                 evaluator.close()
 
@@ -107,15 +183,40 @@ def default_batch_size(num_analysis_threads: int, num_search_threads: int) -> in
 
 
 def load_network_backend(model_path: str, nn_settings, max_batch_size: int,
-                         human_model_path: Optional[str] = None) -> AnalysisBackend:
-    """Load the model file (and the -human-model one) for the analysis engine (CPU, or CUDA when there is a GPU)."""
+                         human_model_path: Optional[str] = None,
+                         start_human_loading: Optional[Callable[[], BackgroundNetwork]] = None) -> AnalysisBackend:
+    """Load the model file (and the -human-model one) for the analysis engine (CPU, or CUDA when there is a GPU).
+    ``start_human_loading``: instead of loading the -human-model net here, start its background load
+    (:func:`load_human_network_in_background`) once the main net is loaded."""
     network, info = _load_network(model_path, nn_settings, max_batch_size)
     human_network = human_info = None
     if human_model_path is not None:
         human_network, human_info = _load_network(human_model_path, nn_settings, max_batch_size)
     return AnalysisBackend(network, info, max_batch_size=max_batch_size,
                            num_server_threads=nn_settings.num_server_threads,
-                           human_network=human_network, human_model_info=human_info)
+                           human_network=human_network, human_model_info=human_info,
+                           human_loading=start_human_loading() if start_human_loading is not None else None)
+
+
+def load_human_network_in_background(human_model_path: str, nn_settings, max_batch_size: int, needs_metadata: bool,
+                                     on_loaded: Callable[[], None], on_failure: Callable[[BaseException], None]
+                                     ) -> BackgroundNetwork:
+    """Start loading the -human-model net in a thread (see :class:`BackgroundNetwork`); ``on_loaded`` runs
+    once it is ready, ``on_failure`` with the error when it cannot be loaded."""
+    from katacli.nn.batching import BatchingEvaluator
+
+    def load() -> tuple:
+        try:
+            network, info = _load_network(human_model_path, nn_settings, max_batch_size)
+        except BaseException as exc:
+            on_failure(exc)
+            raise
+        evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=NN_BATCH_WAIT_MS,
+                                      num_server_threads=1)
+        on_loaded()
+        return network, info, evaluator
+
+    return BackgroundNetwork(human_model_path, load, needs_metadata)
 
 
 WARM_UP_BOARD_LEN = 19

@@ -3,6 +3,7 @@ review servers, scripts)."""
 from __future__ import annotations
 
 import io
+import os
 import sys
 from typing import List, Optional
 
@@ -35,6 +36,12 @@ HELP = (
 )
 
 
+def _exit_on_failure(exc: BaseException) -> None:
+    """A network failing to load after "ready": one line and EXIT_MODEL_FAILURE, whatever the engine is doing."""
+    print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
+    os._exit(EXIT_MODEL_FAILURE)
+
+
 def _stdio():
     """UTF-8 text streams over stdin/stdout whatever the locale (query ids may be any text)."""
     stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
@@ -48,9 +55,11 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     """Serve the analysis protocol until stdin closes; the exit status."""
     choice = choose_model(model)
     model = choice.path
-    check_models_or_exit(model, human_model)
+    _, human_header = check_models_or_exit(model, human_model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
-    from katacli.analysis.backend import AnalysisBackend, default_batch_size, load_network_backend
+    from katacli.analysis.backend import (
+        AnalysisBackend, default_batch_size, load_human_network_in_background, load_network_backend,
+    )
     from katacli.analysis.output import JsonLineWriter
     from katacli.analysis.startup import build_engine, load_pattern_table, load_search_defaults, without_stdout_logging
     from katacli.search.pattern_avoidance import PatternAvoidanceError
@@ -87,16 +96,23 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     else:
         batch_size = settings.nn.max_batch_size or default_batch_size(settings.num_analysis_threads,
                                                                       params.num_search_threads)
+        start_human_loading = None
+        if human_model is not None:
+            # The human-SL net (often a b18, seconds to load) loads after "ready": only searches that use it
+            # wait for it, as gtp's network does; the file was checked whole above.
+            def start_human_loading():
+                return load_human_network_in_background(
+                    human_model, settings.nn, batch_size, human_header.takes_metadata,
+                    on_loaded=lambda: log.write(f"Loaded human SL model {human_model}"), on_failure=_exit_on_failure)
         try:
-            backend = load_network_backend(model, settings.nn, batch_size, human_model_path=human_model)
+            backend = load_network_backend(model, settings.nn, batch_size, start_human_loading=start_human_loading)
         except Exception as exc:  # a broken or unsupported model file (the message names it)
             print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
             return EXIT_MODEL_FAILURE
         log.write(f"Loaded model {model}")
         log.info(f"Model runs on: {backend.network.describe_device()}")
         if human_model is not None:
-            log.write(f"Loaded human SL model {human_model}")
-            warning = human_model_warning(backend.human_network, "humanSLProfile" in cfg, analysis=True)
+            warning = human_model_warning(backend.human_loading, "humanSLProfile" in cfg, analysis=True)
             if warning:
                 log.info(warning)
         if batch_size * BATCH_SIZE_NOTE_FACTOR <= searches:

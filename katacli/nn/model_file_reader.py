@@ -749,6 +749,7 @@ class ModelFileHeader:
     path: str
     name: str
     version: int
+    takes_metadata: bool = False  # an SGF metadata encoder: a human-SL net, which needs a humanSLProfile
 
 
 def _decompressed_contents(path: str, gzipped: bool, check_prefix: Callable[[bytes], None]) -> bytes:
@@ -820,6 +821,6 @@ def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
             raise ModelFileError(f"{path}: not a KataGo model file: {e}") from None
 
     contents = _decompressed_contents(path, path.lower().endswith(".gz"), check_header)
-    _parse_contents(contents, binary, path, build=False)
+    desc = _parse_contents(contents, binary, path, build=False)
     name, version = header
-    return ModelFileHeader(path=path, name=name, version=version)
+    return ModelFileHeader(path=path, name=name, version=version, takes_metadata=desc.trunk.metadata_encoder is not None)
