@@ -25,7 +25,10 @@ count plays strongest: more threads search faster, but each thread makes the sea
 the estimate weighs both for the time per move you expect (-time, default 5 seconds).
 Other programs running at the same time make the figures noisy: the estimate uses each count's median
 over positions, a count whose speeds scatter against the first count's is searched again, and more
-threads are recommended only when they are better by more than the noise.
+threads are recommended only when they are better by more than the noise. On a GPU the network is
+first timed alone at each batch size: that curve bounds what a search can reach, its knee sets the
+thread counts tuning tries, and the repeatability of its batch times (not the positions' scatter) is
+the noise; an idle GPU is never searched twice.
 
 \b
 Examples:
@@ -253,6 +256,7 @@ def run(options: BenchmarkOptions) -> int:
     from katacli.tuning.recommend import elo_effect, recommend
     from katacli.tuning.noise import busy_machine_warning
     from katacli.tuning.runner import BatchSizePolicy, Benchmarker
+    from katacli.tuning.gpu_curve import measure_gpu_curve
 
     report = Report(to_stderr=options.as_json)
     busy = busy_machine_warning()  # before this process adds its own load
@@ -268,6 +272,12 @@ def run(options: BenchmarkOptions) -> int:
     if busy:
         report.line(busy)
     warm_up(evaluator, params, game.x_size, game.y_size)
+    # On a GPU: the network's own throughput curve, and its batch timing as the measure of noise.
+    curve = measure_gpu_curve(evaluator, game.x_size, game.y_size)
+    if curve is not None:
+        for text in curve.lines():
+            report.line(text)
+    gpu_quiet = curve is not None and not curve.is_noisy and busy is None
     if evaluator is None and thread_counts is None:
         report.line("The rollout engine evaluates one leaf at a time, so numSearchThreads does not change its speed: "
                     "measuring the configured count only.")
@@ -288,14 +298,15 @@ def run(options: BenchmarkOptions) -> int:
     benchmarker = Benchmarker(positions, params, evaluator, visits,
                               batch_policy=BatchSizePolicy(options.fixed_batch_size, options.half_batch_size),
                               on_progress=report.progress, on_result=on_result, human_evaluator=human_evaluator,
-                              on_noise=report.noise)
+                              on_noise=report.noise, remeasure_noisy=not gpu_quiet)
     size_text = f"board size {game.x_size}x{game.y_size}"
     try:
         if tuned:
             report.line(f"Automatically trying different numbers of threads to home in on the best ({size_text}): ")
             report.line()
             results = benchmarker.autotune(options.seconds_per_move, on_round=lambda r: report.line(
-                "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))))
+                "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))),
+                **({"max_threads": curve.autotune_max_threads()} if curve is not None else {}))
         else:
             several = len(thread_counts) > 1
             report.line(f"Testing different numbers of threads ({size_text}): " if several
@@ -304,7 +315,7 @@ def run(options: BenchmarkOptions) -> int:
     except KeyboardInterrupt:
         report.line("\nInterrupted.")
         return EXIT_INTERRUPTED
-    recommendation = recommend(results, options.seconds_per_move)
+    recommendation = recommend(results, options.seconds_per_move, noise=curve.noise if gpu_quiet else None)
     _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
     peak_mb = peak_resident_mb()
     if peak_mb is not None:

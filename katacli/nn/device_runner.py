@@ -75,6 +75,10 @@ def graph_bucket(n: int, max_batch: int) -> int:
     return n
 
 
+class _CaptureFailed(Exception):
+    """Recording a CUDA graph failed (the cause is chained)."""
+
+
 class _Graph:
     """One captured forward pass: static device input/outputs and pinned host mirrors."""
 
@@ -125,7 +129,7 @@ class DeviceRunner:
         self.cuda_graphs = self.is_cuda and (True if cuda_graphs is None else bool(cuda_graphs))
         self._lanes: Optional[queue.Queue] = None
         if self.is_cuda:
-            self._lanes = queue.Queue()
+            self._lanes = queue.LifoQueue()  # a lone caller keeps reusing one lane (and its captured graphs)
             for _ in range(CUDA_LANES):
                 self._lanes.put(_Lane(device))
         self._capture_lock = threading.Lock()
@@ -152,9 +156,15 @@ class DeviceRunner:
                  mask_full: bool) -> list[np.ndarray]:
         if not self.is_cuda:
             return self._run_plain(spatial, global_features, meta, mask_full)
-        with self._lane() as lane:
+        # Inference mode throughout: a graph's static buffers were made in it, and only in it may they be written.
+        with self._lane() as lane, torch.inference_mode():
             if self.cuda_graphs:
-                return self._run_graph(lane, spatial, global_features, meta, mask_full)
+                try:
+                    return self._run_graph(lane, spatial, global_features, meta, mask_full)
+                except _CaptureFailed as failure:  # a net with a step graphs cannot record: run it eagerly
+                    log.warning("could not capture a CUDA graph of the network (%s); running it without graphs",
+                                failure.__cause__)
+                    self.cuda_graphs = False
             with torch.cuda.stream(lane.stream):
                 outputs = self._run_plain(spatial, global_features, meta, mask_full)
             return outputs
@@ -239,9 +249,12 @@ class DeviceRunner:
                     self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
             lane.stream.synchronize()
             graph = torch.cuda.CUDAGraph()
-            # thread_local: another lane replaying meanwhile must not break this capture
-            with torch.cuda.graph(graph, pool=lane.pool, stream=lane.stream, capture_error_mode="thread_local"):
-                outputs = self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
+            try:
+                # thread_local: another lane replaying meanwhile must not break this capture
+                with torch.cuda.graph(graph, pool=lane.pool, stream=lane.stream, capture_error_mode="thread_local"):
+                    outputs = self._forward_tensors(spatial_in, global_in, meta_in, mask_full)
+            except Exception as exc:
+                raise _CaptureFailed() from exc
             host_outputs = [torch.empty(o.shape, dtype=o.dtype, pin_memory=True) for o in outputs]
 
             def pinned(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:

@@ -36,6 +36,9 @@ from katacli.nn.postprocess import (
     value_outputs,
     white_ownership,
 )
+from katacli.nn.batch import (
+    VALUE_COLUMNS, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output,
+)
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
 from katacli.nn.device_runner import PRECISIONS, DeviceRunner
 
@@ -120,10 +123,9 @@ class NNEvaluator:
         self.num_policy_channels = model.num_policy_channels
         self.needs_metadata = model.needs_metadata
         net = model.fused() if fuse and not model.is_fused else model
-        self.max_batch_size = max(1, int(max_batch_size))
         self.runner = DeviceRunner(net, self.device, precision, channels_last=self.channels_last, trace=trace,
                                    cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
-                                   max_batch_size=self.max_batch_size)
+                                   max_batch_size=max(1, int(max_batch_size)))
         self.net = self.runner.net
         self.cache: Optional[NNCache[NNOutput]] = (
             NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
@@ -143,6 +145,16 @@ class NNEvaluator:
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], **kwargs) -> "NNEvaluator":
         return cls(load_model(path), **kwargs)
+
+    @property
+    def max_batch_size(self) -> int:
+        """Most positions in one network call; larger requests are split (the device runner sizes its
+        CUDA graph buckets by it)."""
+        return self.runner.max_batch_size
+
+    @max_batch_size.setter
+    def max_batch_size(self, value: int) -> None:
+        self.runner.max_batch_size = max(1, int(value))
 
     # -- public API
 
@@ -173,6 +185,103 @@ class NNEvaluator:
                 self.store_cache(requests[i], result)
         return results
 
+    def evaluate_batch(self, batch: NNBatch) -> NNBatchOutput:
+        """Evaluate a whole batch given as arrays (the search's path: no object per position). Thread-safe.
+
+        Cache hits are copied in; the rest run through the network in batches of at most
+        max_batch_size (split over parallel_threads on the CPU) and are stored in the cache as rows."""
+        n = len(batch)
+        if batch.spatial.ndim != 4 or not (0 < batch.board_y <= batch.spatial.shape[2]
+                                           and 0 < batch.board_x <= batch.spatial.shape[3]):
+            raise ValueError(f"a batch's spatial features must be [N, C, H, W] holding the board, "
+                             f"got shape {batch.spatial.shape}")
+        area = batch.board_x * batch.board_y
+        hits, misses, keys, settings = self._batch_cache_hits(batch)
+        if misses:
+            symmetries = self._batch_symmetries(len(misses), batch.symmetry)
+            rows = batch if len(misses) == n else batch.rows(misses)
+            block = self._run_rows(rows, symmetries)
+            if keys is not None:
+                for j, i in enumerate(misses):
+                    self.cache.put(keys[i], CachedRow(block, j), settings[i])
+            if len(misses) == n:
+                return block
+        out = empty_output(n, area, bool(batch.include_ownership.any()), batch.board_x, batch.board_y)
+        for i, entry in hits:
+            copy_row(out, i, entry)
+        if misses:
+            out.values[misses] = block.values
+            out.policy[misses] = block.policy
+            out.policy_pass[misses] = block.policy_pass
+            if block.ownership is not None and out.ownership is not None:
+                out.ownership[misses] = block.ownership
+                out.ownership_rows[misses] = block.ownership_rows
+            out.symmetry[misses] = block.symmetry
+            out.policy_optimism[misses] = block.policy_optimism
+        out.policy.flags.writeable = False
+        return out
+
+    def _batch_cache_hits(self, batch: NNBatch):
+        """(hits as (row, entry), missing rows, keys or None, settings keys per row) of a batch."""
+        n = len(batch)
+        if self.cache is None or batch.cache_keys is None:
+            return [], list(range(n)), None, None
+        keys = batch.key_ints()
+        temperature, hacks = batch.policy_temperature, batch.enable_passing_hacks
+        meta_rows = [None] * n if batch.meta is None else [row.tobytes() for row in batch.meta]
+        # Settings as _settings_key makes them for an NNRequest, so both APIs share entries.
+        settings = [(opt, temperature, hacks, None, meta) for opt, meta in zip(batch.policy_optimism.tolist(), meta_rows)]
+        wanted = batch.include_ownership.tolist()
+        hits, misses = [], []
+        for i, entry in enumerate(self.cache.get_many(keys, settings)):
+            if entry is None or (wanted[i] and not (entry.has_ownership() if isinstance(entry, CachedRow)
+                                                     else entry.white_ownership is not None)):
+                misses.append(i)
+            else:
+                hits.append((i, entry))
+        return hits, misses, keys, settings
+
+    def _batch_symmetries(self, count: int, symmetry: Optional[int]) -> np.ndarray:
+        """Symmetries for count positions, drawn as _symmetry_for draws them for requests without one."""
+        if symmetry is not None or self.default_symmetry is not None:
+            fixed = symmetry if symmetry is not None else self.default_symmetry
+            if not 0 <= fixed < NUM_SYMMETRIES:
+                raise ValueError(f"symmetry must be in 0..7, got {fixed}")
+            return np.full(count, fixed, np.int64)
+        with self._rng_lock:
+            return np.array([self._rng.randrange(NUM_SYMMETRIES) for _ in range(count)], np.int64)
+
+    def _run_rows(self, batch: NNBatch, symmetries: np.ndarray) -> NNBatchOutput:
+        """Network calls for every row, max_batch_size at a time, each split over parallel_threads on the CPU."""
+        n = len(batch)
+        if self.needs_metadata and batch.meta is None:
+            raise ValueError(f"model {self.model_name} needs SGF metadata input (NNBatch.meta)")
+        pieces = []
+        for start in range(0, n, self.max_batch_size):
+            end = min(n, start + self.max_batch_size)
+            with self._stats_lock:
+                self.num_batches += 1
+            pieces += _split_evenly(list(range(start, end)), self.parallel_threads if self.device.type == "cpu" else 1)
+        bounds = [(piece[0], piece[-1] + 1) for piece in pieces]
+
+        def run(bound):
+            start, end = bound
+            rows = batch if (start, end) == (0, n) else batch.slice(start, end)
+            return self._run_arrays(
+                rows.spatial, rows.global_features, rows.meta, rows.legal_mask, batch.board_x, batch.board_y,
+                white=rows.white_to_move, optimism=rows.policy_optimism,
+                temperature=np.full(end - start, batch.policy_temperature, np.float32),
+                hacks=np.full(end - start, bool(batch.enable_passing_hacks)), allow_no_result=rows.allow_no_result(),
+                want_ownership=rows.include_ownership, symmetries=symmetries[start:end])
+
+        if len(bounds) == 1:
+            return run(bounds[0])
+        pool = self._piece_pool(len(bounds) - 1) if self.parallel_threads > 1 else None
+        futures = [pool.submit(run, bound) for bound in bounds[1:]] if pool is not None else None
+        blocks = [run(bounds[0])] + ([f.result() for f in futures] if futures is not None
+                                     else [run(bound) for bound in bounds[1:]])
+        return concatenate_outputs(blocks)
+
     def warm_up(self, board_x: int, board_y: int, rounds: int = WARM_UP_ROUNDS) -> None:
         """Evaluate a blank board_x by board_y position a few times, so that the first real evaluation
         at that size does not pay for tracing and optimising the network (seconds on a CPU). Nets that
@@ -195,6 +304,10 @@ class NNEvaluator:
         if self.cache is None or request.cache_key is None:
             return None
         cached = self.cache.get(request.cache_key, _settings_key(request))
+        if isinstance(cached, CachedRow):  # stored by evaluate_batch
+            if request.include_ownership and not cached.has_ownership():
+                return None
+            return cached.output()
         if cached is not None and request.include_ownership and cached.white_ownership is None:
             return None  # stored without the ownership this request needs: evaluate again
         return cached
@@ -270,17 +383,35 @@ class NNEvaluator:
 
     def _run_batch(self, requests: list[NNRequest], symmetries: list[int]) -> list[NNOutput]:
         """One network call for requests of one shape (counted in num_positions_evaluated)."""
-        n = len(requests)
         first = requests[0]
-        board_x, board_y = first.board_x, first.board_y
+        area = first.board_x * first.board_y
         raw = np.stack([r.spatial for r in requests]).astype(np.float32, copy=False)
-        spatial = apply_symmetries(raw, symmetries)
         global_features = np.stack([r.global_features for r in requests]).astype(np.float32, copy=False)
         meta = None
         if self.needs_metadata:
             if any(r.meta is None for r in requests):
                 raise ValueError(f"model {self.model_name} needs SGF metadata input (NNRequest.meta)")
             meta = np.stack([r.meta for r in requests]).astype(np.float32, copy=False)
+        masks = [r.legal_mask for r in requests]
+        if any(m.shape[0] == area for m in masks):  # a mask without the pass entry: pass is legal
+            masks = [m if m.shape[0] > area else np.append(m, True) for m in masks]
+        block = self._run_arrays(
+            raw, global_features, meta, np.stack(masks).astype(bool, copy=False), first.board_x, first.board_y,
+            white=np.array([bool(r.white_to_move) for r in requests]),
+            optimism=np.array([r.policy_optimism for r in requests], np.float64),
+            temperature=np.array([r.policy_temperature for r in requests], np.float32),
+            hacks=np.array([r.enable_passing_hacks for r in requests]),
+            allow_no_result=np.array([r.allow_no_result if r.allow_no_result is not None
+                                      else allow_no_result_from_globals(r.global_features) for r in requests]),
+            want_ownership=np.array([r.include_ownership for r in requests], bool),
+            symmetries=np.asarray(symmetries, np.int64))
+        return block.outputs()
+
+    def _run_arrays(self, raw_spatial, global_features, meta, legal, board_x: int, board_y: int, *, white, optimism,
+                    temperature, hacks, allow_no_result, want_ownership, symmetries) -> NNBatchOutput:
+        """One network call on n rows of one shape, postprocessed as whole arrays (see NNBatchOutput)."""
+        n = raw_spatial.shape[0]
+        spatial = apply_symmetries(raw_spatial, symmetries)
         mask_full = spatial.shape[2] * spatial.shape[3] == board_x * board_y
         policy, policy_pass, value, score_value, ownership = self._forward(spatial, global_features, meta, mask_full)
         with self._stats_lock:
@@ -289,54 +420,25 @@ class NNEvaluator:
         # Back to the real board's orientation, cropped to the board, flattened row-major.
         area = board_x * board_y
         policy = apply_symmetries(policy, symmetries, undo=True)[:, :, :board_y, :board_x].reshape(n, -1, area)
-        ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
-
-        optimism = np.array([r.policy_optimism for r in requests], np.float32)
+        optimism32 = optimism.astype(np.float32)
         if self.needs_metadata:
-            optimism[:] = 0.0  # as KataGo: human-SL nets are never asked for optimistic policies
-        logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism, self.num_policy_channels)
-        masks = [r.legal_mask for r in requests]
-        if any(m.shape[0] == area for m in masks):  # a mask without the pass entry: pass is legal
-            masks = [m if m.shape[0] > area else np.append(m, True) for m in masks]
-        legal = np.stack(masks).astype(bool, copy=False)
-        pass_legal = legal[:, area]
-        legal = legal[:, :area]
-        temperature = np.array([r.policy_temperature for r in requests], np.float32)
-        hacks = np.array([r.enable_passing_hacks for r in requests])
+            optimism32[:] = 0.0  # as KataGo: human-SL nets are never asked for optimistic policies
+        logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism32, self.num_policy_channels)
         probs, pass_probs = policy_probabilities(
-            logits, pass_logits, legal, pass_legal, temperature, self.postprocess.output_scale_multiplier, hacks
-        )
-        white = np.array([bool(r.white_to_move) for r in requests])
-        allow_no_result = np.array(
-            [r.allow_no_result if r.allow_no_result is not None else allow_no_result_from_globals(r.global_features) for r in requests]
-        )
+            logits, pass_logits, legal[:, :area], legal[:, area], temperature,
+            self.postprocess.output_scale_multiplier, hacks)
         values = value_outputs(value, score_value, white, allow_no_result, self.version, self.postprocess)
-        own = white_ownership(ownership, white, self.postprocess.output_scale_multiplier)
+        own = None
+        if want_ownership.any():
+            ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
+            own = white_ownership(ownership, white, self.postprocess.output_scale_multiplier)
+            own.flags.writeable = False
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
-        own.flags.writeable = False
-        wanted = [r.include_ownership for r in requests]
-        if all(wanted):
-            def ownership_of(i):
-                return own[i]
-        else:  # a copy, so that the batch's whole ownership array is not kept alive by one view of it
-            def ownership_of(i):
-                return own[i].copy() if wanted[i] else None
-        columns = zip(values.white_win.tolist(), values.white_loss.tolist(), values.no_result.tolist(),
-                      values.white_lead.tolist(), values.white_score_mean.tolist(), values.white_score_mean_sq.tolist(),
-                      values.var_time_left.tolist(), values.shortterm_winloss_error.tolist(),
-                      values.shortterm_score_error.tolist(), pass_probs.tolist(), optimism.tolist())
-        return [
-            NNOutput(
-                white_win=win, white_loss=loss, no_result=no_result, white_lead=lead, white_score_mean=score,
-                white_score_mean_sq=score_sq, var_time_left=var_time_left, shortterm_winloss_error=st_winloss,
-                shortterm_score_error=st_score, policy=probs[i], policy_pass=policy_pass,
-                white_ownership=ownership_of(i),
-                board_x=board_x, board_y=board_y, symmetry=symmetries[i], policy_optimism=opt,
-            )
-            for i, (win, loss, no_result, lead, score, score_sq, var_time_left, st_winloss, st_score, policy_pass, opt)
-            in enumerate(columns)
-        ]
+        columns = np.stack([getattr(values, name) for name in VALUE_COLUMNS], axis=1).astype(np.float64)
+        return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
+                             ownership_rows=want_ownership, symmetry=symmetries,
+                             policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
 
 
 def _split_evenly(items: list, parts: int) -> list[list]:

@@ -60,17 +60,27 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
     from katacli.tuning.network import default_visits, warm_up
     from katacli.search.benchmark_positions import benchmark_positions
 
+    from katacli.tuning.gpu_curve import measure_gpu_curve
+    from katacli.tuning.noise import busy_machine_warning
+
     warm_up(evaluator, params, TUNING_BOARD_LEN, TUNING_BOARD_LEN)
+    # On a GPU (see katacli.tuning.gpu_curve): batch timing judges the noise, the curve's knee the range tried.
+    curve = measure_gpu_curve(evaluator, TUNING_BOARD_LEN, TUNING_BOARD_LEN)
+    if curve is not None:
+        for text in curve.lines():
+            say(text)
+    gpu_quiet = curve is not None and not curve.is_noisy and busy_machine_warning() is None
     if visits is None:
         say(f"Running quick initial benchmark at {CALIBRATION_THREADS} threads!")
         quick = Benchmarker(benchmark_positions(TUNING_BOARD_LEN, CALIBRATION_POSITIONS), params, evaluator,
                             default_visits(evaluator), on_result=on_result, on_progress=on_progress,
-                            human_evaluator=human_evaluator, on_noise=on_noise)
+                            human_evaluator=human_evaluator, on_noise=on_noise, remeasure_noisy=not gpu_quiet)
         visits = calibrated_visits(quick.measure(CALIBRATION_THREADS))
     say(f"Tuning using {visits} visits.")
     benchmarker = Benchmarker(benchmark_positions(TUNING_BOARD_LEN, num_positions), params, evaluator, visits,
                               on_result=on_result, on_progress=on_progress, human_evaluator=human_evaluator,
-                              on_noise=on_noise)
+                              on_noise=on_noise, remeasure_noisy=not gpu_quiet)
     results = benchmarker.autotune(seconds_per_move, on_round=lambda r: say(
-        "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))))
-    return TuningOutcome(visits, recommend(results, seconds_per_move))
+        "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))),
+        **({"max_threads": curve.autotune_max_threads()} if curve is not None else {}))
+    return TuningOutcome(visits, recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None))

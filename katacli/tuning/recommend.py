@@ -98,23 +98,28 @@ class Recommendation:
         }
 
 
-def noise_margin_elo(result: BenchmarkResult, baseline: BenchmarkResult) -> float:
-    """How many Elo of estimated difference the measurement noise of ``result`` could explain."""
+def noise_margin_elo(result: BenchmarkResult, baseline: BenchmarkResult, noise: float | None = None) -> float:
+    """How many Elo of estimated difference the measurement noise of ``result`` could explain. ``noise``:
+    a relative noise measured otherwise (a GPU's batch timing); None: the per-position speed scatter."""
+    if noise is not None:
+        return ELO_PER_SPEED_DOUBLING * math.log2(1.0 + max(noise, MIN_RELATIVE_NOISE))
     repeats = len(result.position_speeds) // max(1, len(baseline.position_speeds))
     spread = relative_spread(result.position_speeds, baseline.position_speeds * max(1, repeats))
     return ELO_PER_SPEED_DOUBLING * math.log2(1.0 + max(spread, MIN_RELATIVE_NOISE))
 
 
-def recommend(results: Sequence[BenchmarkResult], seconds_per_move: float = DEFAULT_SECONDS_PER_MOVE) -> Recommendation:
+def recommend(results: Sequence[BenchmarkResult], seconds_per_move: float = DEFAULT_SECONDS_PER_MOVE,
+              noise: float | None = None) -> Recommendation:
     """The setting with the best estimated strength, preferring fewer threads unless more are better by
-    more than the noise; the first result is the baseline others compare to."""
+    more than the noise (``noise``: see :func:`noise_margin_elo`); the first result is the baseline others
+    compare to."""
     if not results:
         raise ValueError("no benchmark results to recommend from")
     effects = [elo_effect(r, seconds_per_move) for r in results]
     by_threads = sorted(range(len(results)), key=lambda i: (results[i].num_threads, i))
     best = by_threads[0]
     for i in by_threads[1:]:
-        if effects[i] > effects[best] + noise_margin_elo(results[i], results[0]):
+        if effects[i] > effects[best] + noise_margin_elo(results[i], results[0], noise):
             best = i
     return Recommendation(tuple(results), seconds_per_move, best)
 

@@ -12,7 +12,7 @@ from typing import Callable, Optional, Sequence
 from katacli.search.speed_benchmark import BenchmarkResult, benchmark_params, run_benchmark
 from katacli.tuning.network import engine_batch_size
 from katacli.tuning.noise import MAX_REMEASURES, NOISY_SPREAD, relative_spread
-from katacli.tuning.recommend import AutotuneRound, autotune_threads
+from katacli.tuning.recommend import AUTOTUNE_INITIAL_MAX_THREADS, AutotuneRound, autotune_threads
 
 # KataGo's bounds for --fixed-batch-size.
 MAX_FIXED_BATCH_SIZE = 65536
@@ -53,7 +53,10 @@ class Benchmarker:
                  batch_policy: BatchSizePolicy = BatchSizePolicy(), seed: Optional[int] = None,
                  on_progress: Optional[Callable[[BenchmarkResult], None]] = None,
                  on_result: Optional[Callable[[BenchmarkResult], None]] = None, human_evaluator=None,
-                 on_noise: Optional[Callable[[BenchmarkResult, float], None]] = None):
+                 on_noise: Optional[Callable[[BenchmarkResult, float], None]] = None, remeasure_noisy: bool = True):
+        """``remeasure_noisy``: search a count again when its per-position speeds scatter against the
+        baseline's (a busy CPU); off on a quiet GPU, whose noise is judged by timing batches instead
+        (:mod:`katacli.tuning.gpu_curve`)."""
         self.positions = list(positions)
         self.params = params
         self.evaluator = evaluator
@@ -64,6 +67,7 @@ class Benchmarker:
         self.on_progress = on_progress
         self.on_result = on_result
         self.on_noise = on_noise
+        self.remeasure_noisy = remeasure_noisy
         self.baseline: Optional[BenchmarkResult] = None  # the first count measured
 
     def measure(self, num_threads: int) -> BenchmarkResult:
@@ -74,7 +78,7 @@ class Benchmarker:
             self.baseline = result
         else:
             base = self.baseline.position_speeds
-            while result.remeasured < MAX_REMEASURES:
+            while self.remeasure_noisy and result.remeasured < MAX_REMEASURES:
                 spread = relative_spread(result.position_speeds, base * (result.remeasured + 1))
                 if spread <= NOISY_SPREAD:
                     break
@@ -97,10 +101,11 @@ class Benchmarker:
         """Each count in the order given (the first is the baseline of the Elo comparison)."""
         return [self.measure(threads) for threads in thread_counts]
 
-    def autotune(self, seconds_per_move: float,
-                 on_round: Optional[Callable[[AutotuneRound], None]] = None) -> list[BenchmarkResult]:
-        """Search for the best count (see :func:`katacli.tuning.recommend.autotune_threads`)."""
-        return autotune_threads(self.measure, seconds_per_move, on_round=on_round)
+    def autotune(self, seconds_per_move: float, on_round: Optional[Callable[[AutotuneRound], None]] = None,
+                 max_threads: int = AUTOTUNE_INITIAL_MAX_THREADS) -> list[BenchmarkResult]:
+        """Search for the best count (see :func:`katacli.tuning.recommend.autotune_threads`); ``max_threads``:
+        the first range's ceiling (on a GPU, from its throughput curve)."""
+        return autotune_threads(self.measure, seconds_per_move, on_round=on_round, max_threads=max_threads)
 
 
 # KataGo refuses more search threads than this.
