@@ -36,11 +36,12 @@ from katacli._core.search_graph cimport (
 )
 from katacli._core.search_evalcache cimport EvalCache
 from katacli._core.search_patterns cimport PatternBonusTable
-from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult, mirror_hack_eval
+from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
-from katacli._core.search_leaf cimport fill_leaf_features, store_eval, store_human_priors, rollout_evaluate
+from katacli._core.search_leaf cimport fill_leaf_features, store_human_priors, rollout_evaluate
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
 from katacli._core.search_descent cimport leaf_slot_start, collect_batch
+from katacli._core.search_apply cimport apply_leaf_rows, NUM_VALUE_COLUMNS
 
 
 # ---- Python boundary ------------------------------------------------------------------------
@@ -454,6 +455,23 @@ cdef class SearchTree:
     def legal(self):
         return self._legal
 
+    @property
+    def cache_keys(self):
+        """[max_batch, 2] uint64: each leaf's NN cache key, low word first (leaf_info's int)."""
+        return self._keys
+
+    @property
+    def leaf_is_root(self):
+        return self._is_root
+
+    @property
+    def leaf_white(self):
+        return self._white
+
+    @property
+    def leaf_mirror_hack(self):
+        return self._mirror_hack
+
     def leaf_needs_ownership(self, int i):
         """Whether batch leaf i's evaluation must include the ownership map (root, every node keeps it, or the
         anti-mirror centre-ownership shift applies)."""
@@ -556,73 +574,88 @@ cdef class SearchTree:
         """Store one evaluation per waiting leaf (NNOutput-like objects, White's view) and back them up.
 
         human_outputs: None, or per leaf the human-SL net's output (its policy is kept as the node's
-        human priors) or None. Everything is read and checked before the tree changes, so a bad
-        output raises with the batch still pending (abandon() then cleans up).
+        human priors) or None. The objects become the arrays of apply_batch, which does the work.
         """
-        cdef int i, n = self.t.num_leaves
-        cdef LeafSlot* ls
-        cdef Node* node
-        cdef DirectEval ev
-        cdef const float[::1] policy
-        cdef const float[::1] ownership
-        cdef const float* own_ptr
-        cdef bint keep
-        cdef float pass_prior
-        cdef const float[::1] human_policy
+        cdef int n = self.t.num_leaves
         if len(outputs) != n:
             raise ValueError(f"expected {n} evaluations, got {len(outputs)}")
         if human_outputs is not None and len(human_outputs) != n:
             raise ValueError(f"expected {n} human evaluations, got {len(human_outputs)}")
-        humans = [self._human_policy(h) for h in human_outputs] if human_outputs is not None else [None] * n
-        prepared = []
-        for i in range(n):
-            o = outputs[i]
-            values = (float(o.white_win), float(o.white_loss), float(o.no_result), float(o.white_score_mean),
-                      float(o.white_score_mean_sq), float(o.white_lead), float(o.var_time_left),
-                      float(o.shortterm_winloss_error), float(o.shortterm_score_error))
-            policy_array = np.ascontiguousarray(o.policy, dtype=np.float32)
-            if policy_array.shape != (self.t.area,):
-                raise ValueError(f"policy has shape {policy_array.shape}, expected ({self.t.area},)")
-            own = getattr(o, "white_ownership", None)
-            own_array = None
-            if own is not None:
-                own_array = np.ascontiguousarray(own, dtype=np.float32)
-                if own_array.shape != (self.t.area,):
-                    raise ValueError(f"ownership has shape {own_array.shape}, expected ({self.t.area},)")
-            prepared.append((values, policy_array, float(o.policy_pass), own_array))
-        for i in range(n):
-            values, policy_array, policy_pass, own_array = prepared[i]
-            ls = &self.t.leaves[i]
-            node = ls.path[ls.depth]
-            (ev.win, ev.loss, ev.no_result, ev.score_mean, ev.score_mean_sq, ev.lead, ev.var_time_left,
-             ev.st_wl_error, ev.st_score_error) = values
-            policy = policy_array
-            pass_prior = policy_pass
-            if self.t.leaf_mirror_hack[i] and own_array is not None:
-                # The centre point decides a mirrored game: shift win/loss by who owns it (KataGo).
-                mirror_hack_eval(&self.t, &ev, own_array[(self.t.y_size // 2) * self.t.x_size + self.t.x_size // 2])
-            keep = node == self.t.root or self.t.keep_ownership
-            own_ptr = NULL
-            if own_array is not None and keep:
-                ownership = own_array
-                own_ptr = &ownership[0]
-            with nogil:
-                store_eval(&self.t, node, &ev, &policy[0], pass_prior, self.t.legal + i * (self.t.area + 1),
-                           own_ptr, keep)
-            if humans[i] is not None:
-                human_policy = humans[i][0]
-                pass_prior = humans[i][1]
-                store_human_priors(&self.t, node, &human_policy[0], pass_prior)
-            with nogil:
-                if ls.kind == LEAF_NEW:
-                    add_direct_eval_as_leaf(&self.t, node, True)
-                elif ls.kind == LEAF_REINIT:
-                    node_drop_edgeless_children(node)   # their moves are illegal on this path
-                if ls.kind == LEAF_NEW or ls.kind == LEAF_REINIT:
-                    backup(&self.t, ls)
-                    if ls.stops_below_root:
-                        self.t.playouts_below_root += 1
-        self.t.num_leaves = 0
+        values = np.array([(o.white_win, o.white_loss, o.no_result, o.white_score_mean, o.white_score_mean_sq,
+                            o.white_lead, o.var_time_left, o.shortterm_winloss_error, o.shortterm_score_error)
+                           for o in outputs], np.float64).reshape(n, NUM_VALUE_COLUMNS)
+        policy = np.stack([self._row(o.policy, "policy") for o in outputs]) if n else None
+        policy_pass = np.array([o.policy_pass for o in outputs], np.float32)
+        owners = [getattr(o, "white_ownership", None) for o in outputs]
+        own_rows = np.array([own is not None for own in owners], np.uint8)
+        ownership = None
+        if own_rows.any():
+            blank = np.zeros(self.t.area, np.float32)
+            ownership = np.stack([self._row(own, "ownership") if own is not None else blank for own in owners])
+        human_policy = human_pass = human_rows = None
+        if human_outputs is not None:
+            human_rows = np.array([h is not None for h in human_outputs], np.uint8)
+            blank = np.zeros(self.t.area, np.float32)
+            human_policy = np.stack([self._row(h.policy, "human policy") if h is not None else blank
+                                     for h in human_outputs])
+            human_pass = np.array([h.policy_pass if h is not None else 0.0 for h in human_outputs], np.float32)
+        if n:
+            self.apply_batch(values, policy, policy_pass, ownership, own_rows, human_policy, human_pass, human_rows)
+
+    def apply_batch(self, values, policy, policy_pass, ownership=None, ownership_rows=None,
+                    human_policy=None, human_pass=None, human_rows=None):
+        """Store the waiting leaves' evaluations from arrays (one row per leaf, White's view) and back them up.
+
+        values [n, 9] in the order win, loss, no_result, score_mean, score_mean_sq, lead, var_time_left,
+        shortterm winloss error, shortterm score error; policy [n, area]; policy_pass [n]; ownership
+        [n, area] or None, ownership_rows [n] (None: every row) saying which rows hold one; the human-SL
+        net's policy [n, area], pass [n] and rows [n] likewise, or None. Everything is checked before the
+        tree changes, so a bad batch raises with the leaves still pending (abandon() then cleans up).
+        """
+        cdef int n = self.t.num_leaves, area = self.t.area
+        cdef const double[:, ::1] values_view
+        cdef const float[:, ::1] policy_view
+        cdef const float[::1] pass_view
+        cdef const float[:, ::1] own_view
+        cdef const unsigned char[::1] own_rows_view
+        cdef const float[:, ::1] human_view
+        cdef const float[::1] human_pass_view
+        cdef const unsigned char[::1] human_rows_view
+        cdef const float* own_ptr = NULL
+        cdef const unsigned char* own_rows_ptr = NULL
+        cdef const float* human_ptr = NULL
+        cdef const float* human_pass_ptr = NULL
+        cdef const unsigned char* human_rows_ptr = NULL
+        if n == 0:
+            raise ValueError("no leaves are waiting for an evaluation")
+        values_view = _rows(values, np.float64, (n, NUM_VALUE_COLUMNS), "values")
+        policy_view = _rows(policy, np.float32, (n, area), "policy")
+        pass_view = _rows(policy_pass, np.float32, (n,), "policy_pass")
+        if ownership is not None:
+            own_view = _rows(ownership, np.float32, (n, area), "ownership")
+            own_ptr = &own_view[0, 0]
+            if ownership_rows is None:
+                ownership_rows = np.ones(n, np.uint8)
+            own_rows_view = _rows(ownership_rows, np.uint8, (n,), "ownership_rows")
+            own_rows_ptr = &own_rows_view[0]
+        if human_policy is not None:
+            human_view = _rows(human_policy, np.float32, (n, area), "human policy")
+            human_pass_view = _rows(human_pass, np.float32, (n,), "human pass")
+            if human_rows is None:
+                human_rows = np.ones(n, np.uint8)
+            human_rows_view = _rows(human_rows, np.uint8, (n,), "human_rows")
+            human_ptr = &human_view[0, 0]
+            human_pass_ptr = &human_pass_view[0]
+            human_rows_ptr = &human_rows_view[0]
+        with nogil:
+            apply_leaf_rows(&self.t, &values_view[0, 0], &policy_view[0, 0], &pass_view[0], own_ptr, own_rows_ptr,
+                            human_ptr, human_pass_ptr, human_rows_ptr)
+
+    def _row(self, array, what):
+        row = np.asarray(array, dtype=np.float32)
+        if row.shape != (self.t.area,):
+            raise ValueError(f"{what} has shape {row.shape}, expected ({self.t.area},)")
+        return row
 
     def _human_policy(self, output):
         """(policy array, pass prior) of a human-SL output, checked; None for None."""
@@ -709,6 +742,14 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
+
+
+def _rows(array, dtype, shape, what):
+    """array as a C-contiguous array of dtype, checked to have shape (a ValueError names it otherwise)."""
+    rows = np.ascontiguousarray(array, dtype=dtype)
+    if rows.shape != shape:
+        raise ValueError(f"{what} has shape {rows.shape}, expected {shape}")
+    return rows
 
 
 cdef Node* _node_after(SearchTree tree, moves) except? NULL:

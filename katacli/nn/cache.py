@@ -47,6 +47,21 @@ class NNCache(Generic[V]):
             self.misses += 1
             return None
 
+    def get_many(self, position_hashes: list[int], extra_keys: list[Hashable]) -> list[Optional[V]]:
+        """get() for many positions under one lock (a search's batch)."""
+        mask, slots, found = self._mask, self._slots, []
+        with self._lock:
+            for position_hash, extra_key in zip(position_hashes, extra_keys):
+                entry = slots.get(position_hash & mask)
+                if entry is not None and entry[0] == (position_hash, extra_key):
+                    found.append(entry[1])
+                else:
+                    found.append(None)
+            hit_count = len(found) - found.count(None)
+            self.hits += hit_count
+            self.misses += len(found) - hit_count
+        return found
+
     def put(self, position_hash: int, value: V, extra_key: Hashable = None) -> None:
         full_key = (position_hash, extra_key)
         with self._lock:

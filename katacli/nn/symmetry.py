@@ -106,7 +106,7 @@ def compose(first: int, then: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Whole batches at once: one gather instead of a flip per position.
+# Whole batches at once (gather_indices: the same maps as index tables).
 
 _GATHER_CACHE: dict[tuple[int, int, bool], np.ndarray] = {}
 
@@ -128,8 +128,20 @@ def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
 
 
 def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
-    """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array)."""
-    n, c, h, w = batch.shape
-    index = gather_indices(h, w, undo)[np.asarray(symmetries, dtype=np.intp)]  # [N, H*W]
-    flat = batch.reshape(n, c, h * w)
-    return np.take_along_axis(flat, index[:, None, :], axis=2).reshape(n, c, h, w)
+    """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array).
+
+    One strided copy per symmetry present (flips and transposes are views): several times faster
+    than a gather through an index table, which walks every element through an index."""
+    symmetries = np.asarray(symmetries, dtype=np.intp).reshape(-1)
+    transform = undo_symmetry if undo else apply_symmetry
+    present = np.unique(symmetries)
+    if len(present) == 1:
+        return np.ascontiguousarray(transform(batch, int(present[0])))
+    out = np.empty(batch.shape, batch.dtype)
+    for symmetry in present.tolist():
+        rows = np.flatnonzero(symmetries == symmetry)
+        if len(rows) == 1:
+            out[rows[0]] = transform(batch[rows[0]], symmetry)
+        else:
+            out[rows] = transform(batch[rows], symmetry)
+    return out

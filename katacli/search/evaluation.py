@@ -22,6 +22,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from katacli.nn.batch import NNBatch, NNBatchOutput
 from katacli.nn.request import NNRequest
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
@@ -94,6 +95,7 @@ class NetworkLeafEvaluator:
         self.human_evaluator = human_evaluator
         self._evaluate_many = _evaluate_many_of(evaluator)
         self._human_evaluate_many = _evaluate_many_of(human_evaluator) if human_evaluator is not None else None
+        self._evaluate_batch = getattr(evaluator, "evaluate_batch", None)
         self._rng = random.Random(seed)
         self.num_evals = 0
         self.num_batches = 0
@@ -130,6 +132,38 @@ class NetworkLeafEvaluator:
         main = [_one_or_average(outputs, group) for group in main_groups]
         human = [None if group is None else _one_or_average(human_outputs, group) for group in human_groups]
         return main, (human if human_requests else None)
+
+
+    def evaluate_arrays(self, tree, num_leaves: int, params) -> Optional[NNBatchOutput]:
+        """The batch's answers as whole arrays (the fast path), or None where it does not apply: an
+        evaluator without evaluate_batch, a human-SL net to consult, or a root averaged over symmetries."""
+        if self._evaluate_batch is None:
+            return None
+        n = num_leaves
+        is_root = tree.leaf_is_root[:n].view(np.bool_)
+        any_root = bool(is_root.any())
+        if (human_net_usable(self.human_evaluator, params)
+                and (any_root or human_net_needed_in_tree(self.human_evaluator, params))):
+            return None
+        if any_root and params.root_num_symmetries_to_sample > 1:
+            return None
+        white = tree.leaf_white[:n].view(np.bool_)
+        optimism = np.where(is_root, params.root_policy_optimism, params.policy_optimism)
+        include_ownership = is_root | tree.leaf_mirror_hack[:n].view(np.bool_) if not tree.keep_ownership \
+            else np.ones(n, bool)
+        meta = None
+        if getattr(self.evaluator, "needs_metadata", False):
+            rows = _MetadataRows(params, tree.x_size * tree.y_size)
+            meta = np.stack([rows.get(self.evaluator, w) for w in white.tolist()])
+        batch = NNBatch(
+            spatial=tree.spatial[:n], global_features=tree.global_features[:n], legal_mask=tree.legal[:n].view(np.bool_),
+            board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, policy_optimism=optimism,
+            include_ownership=include_ownership, policy_temperature=params.nn_policy_temperature,
+            enable_passing_hacks=params.enable_passing_hacks, cache_keys=tree.cache_keys[:n], meta=meta)
+        result = self._evaluate_batch(batch)
+        self.num_evals += n
+        self.num_batches += 1
+        return result
 
 
 class _MetadataRows:

@@ -31,6 +31,7 @@ from katacli._core import search_results as sr
 
 from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
 from katacli.game.coords import flat_index, point_of_flat
+from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
@@ -404,18 +405,30 @@ class Searcher:
     def _evaluate_batch(self, n: int) -> None:
         """Evaluate the tree's n waiting leaves without holding the lock, then apply them."""
         try:
-            outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, n, self.params)
+            batch = self._leaf_evaluator.evaluate_arrays(self.tree, n, self.params)
+            outputs = human_outputs = None
+            if batch is None:
+                outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, n, self.params)
         except BaseException:
             with self._lock:
                 self.tree.abandon()
             raise
         with self._lock:
-            self._note_shortterm_error(outputs)
             try:
-                self._apply(outputs, human_outputs)
+                self._store(batch, outputs, human_outputs)
             except BaseException:
                 self.tree.abandon()
                 raise
+
+    def _store(self, batch, outputs, human_outputs) -> None:
+        """Apply a batch's answers: whole arrays (batch), or per-leaf outputs with the human net's."""
+        if batch is not None:
+            self._note_shortterm_error(float(batch.values[0, SHORTTERM_WINLOSS_COLUMN]))
+            self.tree.apply_batch(batch.values, batch.policy, batch.policy_pass, batch.ownership,
+                                  batch.ownership_rows.view(np.uint8))
+            return
+        self._note_shortterm_error(outputs[0].shortterm_winloss_error if outputs else -1.0)
+        self._apply(outputs, human_outputs)
 
     def _apply(self, outputs, human_outputs) -> None:
         """Store a batch's evaluations; keep the root's human-SL evaluation for analysis."""
@@ -425,8 +438,8 @@ class Searcher:
                     self._root_human = human
         self.tree.apply(outputs, human_outputs)
 
-    def _note_shortterm_error(self, outputs) -> None:
-        if not self._nn_has_shortterm_error and outputs and outputs[0].shortterm_winloss_error >= 0:
+    def _note_shortterm_error(self, first_shortterm_winloss_error: float) -> None:
+        if not self._nn_has_shortterm_error and first_shortterm_winloss_error >= 0:
             self._nn_has_shortterm_error = True
             self.tree.set_nn_has_shortterm_error(True)
 
@@ -471,9 +484,11 @@ class Searcher:
 
     def _evaluate_root(self) -> None:
         try:
-            outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, 1, self.params)
-            self._note_shortterm_error(outputs)
-            self._apply(outputs, human_outputs)
+            batch = self._leaf_evaluator.evaluate_arrays(self.tree, 1, self.params)
+            outputs = human_outputs = None
+            if batch is None:
+                outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, 1, self.params)
+            self._store(batch, outputs, human_outputs)
         except BaseException:
             self.tree.abandon()
             raise

@@ -1,0 +1,206 @@
+"""Whole batches as arrays: :class:`NNBatch` in, :class:`NNBatchOutput` out.
+
+The search's hot path: a tree's batch buffers go to the evaluator as whole arrays and the answers
+come back as whole arrays (value columns, policy rows, ownership rows where wanted), with no object
+per position (:class:`~katacli.nn.request.NNRequest` / :class:`~katacli.nn.postprocess.NNOutput`
+remain the per-position API). The NN cache stores rows of answer arrays (:class:`CachedRow`).
+Torch-free, like :mod:`katacli.nn.request`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, NNOutput
+
+# The value columns of NNBatchOutput.values, in the order the search core reads them
+# (katacli/_core/search_apply.pxd).
+VALUE_COLUMNS = ("white_win", "white_loss", "no_result", "white_score_mean", "white_score_mean_sq", "white_lead",
+                 "var_time_left", "shortterm_winloss_error", "shortterm_score_error")
+SHORTTERM_WINLOSS_COLUMN = VALUE_COLUMNS.index("shortterm_winloss_error")
+UINT64_BITS = 64
+
+
+@dataclass
+class NNBatch:
+    """n positions of one board size, as arrays (row i is position i; see NNRequest for each field).
+
+    ``legal_mask`` bool ``[n, area + 1]`` (last column: pass). ``policy_optimism`` float64 ``[n]``;
+    ``policy_temperature`` and ``enable_passing_hacks`` hold for the whole batch. ``cache_keys``
+    uint64 ``[n, 2]`` (low word, high word) or None to bypass the cache. ``meta`` ``[n, M]`` for
+    nets that take SGF metadata. ``symmetry`` None: the evaluator's choice per position.
+    """
+
+    spatial: np.ndarray
+    global_features: np.ndarray
+    legal_mask: np.ndarray
+    board_x: int
+    board_y: int
+    white_to_move: np.ndarray
+    policy_optimism: np.ndarray
+    include_ownership: np.ndarray
+    policy_temperature: float = 1.0
+    enable_passing_hacks: bool = False
+    cache_keys: Optional[np.ndarray] = None
+    meta: Optional[np.ndarray] = None
+    symmetry: Optional[int] = None
+
+    def __len__(self) -> int:
+        return self.spatial.shape[0]
+
+    def key_ints(self) -> list[int]:
+        """The cache keys as ints (as NNRequest.cache_key holds them)."""
+        low, high = self.cache_keys[:, 0].tolist(), self.cache_keys[:, 1].tolist()
+        return [(h << UINT64_BITS) | lo for lo, h in zip(low, high)]
+
+    def allow_no_result(self) -> np.ndarray:
+        """Per row, whether no-result is possible (NNRequest.allow_no_result None: from the global features)."""
+        g = self.global_features
+        return (g[:, GLOBAL_KO_RULE_NOT_SIMPLE] == 0) | (g[:, GLOBAL_TERRITORY_SCORING] == 1)
+
+    def rows(self, indices) -> "NNBatch":
+        """The batch of the given rows (copies)."""
+        def take(a):
+            return None if a is None else a[indices]
+        return NNBatch(self.spatial[indices], self.global_features[indices], self.legal_mask[indices], self.board_x,
+                       self.board_y, self.white_to_move[indices], self.policy_optimism[indices],
+                       self.include_ownership[indices], self.policy_temperature, self.enable_passing_hacks,
+                       take(self.cache_keys), take(self.meta), self.symmetry)
+
+    def slice(self, start: int, end: int) -> "NNBatch":
+        """Rows start:end (views)."""
+        return self.rows(slice(start, end))
+
+
+@dataclass
+class NNBatchOutput:
+    """Answers for n positions, from White's point of view, in the real board's orientation.
+
+    ``values`` float64 ``[n, 9]`` (VALUE_COLUMNS), ``policy`` float32 ``[n, area]`` (-1 where illegal),
+    ``policy_pass`` float32 ``[n]``, ``ownership`` float32 ``[n, area]`` or None, with
+    ``ownership_rows`` bool ``[n]`` saying which rows hold one. Arrays are read-only (cached rows are
+    shared).
+    """
+
+    values: np.ndarray
+    policy: np.ndarray
+    policy_pass: np.ndarray
+    ownership: Optional[np.ndarray]
+    ownership_rows: np.ndarray
+    symmetry: np.ndarray
+    policy_optimism: np.ndarray
+    board_x: int
+    board_y: int
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    def has_ownership(self, i: int) -> bool:
+        return self.ownership is not None and bool(self.ownership_rows[i])
+
+    def output(self, i: int) -> NNOutput:
+        """Row i as an NNOutput (its arrays are views of this batch's)."""
+        v = self.values[i].tolist()
+        ownership = None
+        if self.has_ownership(i):
+            ownership = self.ownership[i]
+            if not self.ownership_rows.all():  # a copy, so that one row does not keep the batch's ownership alive
+                ownership = ownership.copy()
+        return NNOutput(
+            white_win=v[0], white_loss=v[1], no_result=v[2], white_score_mean=v[3], white_score_mean_sq=v[4],
+            white_lead=v[5], var_time_left=v[6], shortterm_winloss_error=v[7], shortterm_score_error=v[8],
+            policy=self.policy[i], policy_pass=float(self.policy_pass[i]),
+            white_ownership=ownership,
+            board_x=self.board_x, board_y=self.board_y, symmetry=int(self.symmetry[i]),
+            policy_optimism=float(self.policy_optimism[i]),
+        )
+
+    def outputs(self) -> list[NNOutput]:
+        return [self.output(i) for i in range(len(self))]
+
+
+class CachedRow:
+    """A cache entry: row ``index`` of an answered batch (no copy, no object per field)."""
+
+    __slots__ = ("block", "index")
+
+    def __init__(self, block: NNBatchOutput, index: int):
+        self.block = block
+        self.index = index
+
+    def has_ownership(self) -> bool:
+        return self.block.has_ownership(self.index)
+
+    def output(self) -> NNOutput:
+        return self.block.output(self.index)
+
+
+def empty_output(n: int, area: int, with_ownership: bool, board_x: int, board_y: int) -> NNBatchOutput:
+    """A writable output of n rows, to be filled in."""
+    return NNBatchOutput(
+        values=np.zeros((n, len(VALUE_COLUMNS)), np.float64), policy=np.zeros((n, area), np.float32),
+        policy_pass=np.zeros(n, np.float32),
+        ownership=np.zeros((n, area), np.float32) if with_ownership else None,
+        ownership_rows=np.zeros(n, bool), symmetry=np.zeros(n, np.int64), policy_optimism=np.zeros(n, np.float64),
+        board_x=board_x, board_y=board_y)
+
+
+def copy_row(dst: NNBatchOutput, i: int, entry) -> None:
+    """Row i of dst from a cache entry: a CachedRow, or an NNOutput (stored by the per-request API)."""
+    if isinstance(entry, CachedRow):
+        src, j = entry.block, entry.index
+        dst.values[i] = src.values[j]
+        dst.policy[i] = src.policy[j]
+        dst.policy_pass[i] = src.policy_pass[j]
+        if dst.ownership is not None and src.has_ownership(j):
+            dst.ownership[i] = src.ownership[j]
+            dst.ownership_rows[i] = True
+        dst.symmetry[i] = src.symmetry[j]
+        dst.policy_optimism[i] = src.policy_optimism[j]
+        return
+    dst.values[i] = [getattr(entry, name) for name in VALUE_COLUMNS]
+    dst.policy[i] = entry.policy
+    dst.policy_pass[i] = entry.policy_pass
+    if dst.ownership is not None and entry.white_ownership is not None:
+        dst.ownership[i] = entry.white_ownership
+        dst.ownership_rows[i] = True
+    dst.symmetry[i] = entry.symmetry
+    dst.policy_optimism[i] = entry.policy_optimism
+
+
+def outputs_to_batch(outputs, area: int, board_x: int, board_y: int) -> NNBatchOutput:
+    """NNOutput-like objects (per-request evaluators, averaged root evaluations) as one NNBatchOutput."""
+    with_ownership = any(getattr(o, "white_ownership", None) is not None for o in outputs)
+    out = empty_output(len(outputs), area, with_ownership, board_x, board_y)
+    for i, o in enumerate(outputs):
+        out.values[i] = [getattr(o, name) for name in VALUE_COLUMNS]
+        out.policy[i] = o.policy
+        out.policy_pass[i] = o.policy_pass
+        own = getattr(o, "white_ownership", None)
+        if own is not None:
+            out.ownership[i] = own
+            out.ownership_rows[i] = True
+    return out
+
+
+def concatenate_outputs(blocks: list[NNBatchOutput]) -> NNBatchOutput:
+    """The rows of several outputs (of one board size), in order, as one."""
+    first = blocks[0]
+    with_ownership = any(b.ownership is not None for b in blocks)
+    ownership = None
+    if with_ownership:
+        area = first.policy.shape[1]
+        ownership = np.concatenate([b.ownership if b.ownership is not None else np.zeros((len(b), area), np.float32)
+                                    for b in blocks])
+        ownership.flags.writeable = False
+    policy = np.concatenate([b.policy for b in blocks])
+    policy.flags.writeable = False
+    return NNBatchOutput(
+        values=np.concatenate([b.values for b in blocks]), policy=policy,
+        policy_pass=np.concatenate([b.policy_pass for b in blocks]), ownership=ownership,
+        ownership_rows=np.concatenate([b.ownership_rows for b in blocks]),
+        symmetry=np.concatenate([b.symmetry for b in blocks]),
+        policy_optimism=np.concatenate([b.policy_optimism for b in blocks]), board_x=first.board_x,
+        board_y=first.board_y)
