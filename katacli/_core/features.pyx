@@ -13,6 +13,7 @@ from katacli._core.rules cimport (
 from katacli._core.history cimport (
     History, GameState, history_is_legal, history_pass_would_end_game, history_pass_would_end_phase,
     history_should_suppress_end_game_from_friendly_pass, history_current_self_komi, history_recent_board,
+    history_superko_banned,
 )
 from katacli._core.area cimport area_calculate, area_independent_life
 from katacli._core.ladder cimport LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features
@@ -106,6 +107,7 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
     cdef float self_komi, area_size
     cdef Color area[MAX_ARR_SIZE]
     cdef unsigned char laddered[MAX_ARR_SIZE]
+    cdef const unsigned char* banned
     cdef unsigned char working[MAX_ARR_SIZE]
     cdef const Board* prev_board
     cdef const Board* prev_prev_board
@@ -136,19 +138,20 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
                     _set(spatial, F_LIBS_1 + libs - 1, plane, pos)
 
     # Ko bans.
+    banned = history_superko_banned(h)
     if h.encore_phase == 0:
         if b.ko_loc != NULL_LOC:
             _set(spatial, F_KO_BAN, plane, _pos(b.ko_loc, x_size, nn_x_len))
         for y in range(y_size):
             for x in range(x_size):
                 loc = loc_of(x, y, x_size)
-                if h.super_ko_banned[loc] and loc != b.ko_loc:
+                if banned[loc] and loc != b.ko_loc:
                     _set(spatial, F_KO_BAN, plane, y * nn_x_len + x)
     else:
         for y in range(y_size):
             for x in range(x_size):
                 loc = loc_of(x, y, x_size)
-                if h.super_ko_banned[loc]:
+                if banned[loc]:
                     _set(spatial, F_KO_BAN, plane, y * nn_x_len + x)
                 if h.ko_recap_blocked[loc]:
                     _set(spatial, F_KO_RECAP_BLOCKED, plane, y * nn_x_len + x)

@@ -58,7 +58,11 @@ cdef struct History:
     int current_recent_board_idx
     Color presumed_next_pla
     unsigned char was_ever_occupied_or_played[MAX_ARR_SIZE]
-    unsigned char super_ko_banned[MAX_ARR_SIZE]   # for presumed_next_pla
+    unsigned char super_ko_banned[MAX_ARR_SIZE]   # for presumed_next_pla; read through history_superko_banned
+    # A move marks the bans stale (for super_ko_bans_pla) instead of recomputing them over the whole
+    # board: a descent plays several moves and needs the bans only where it stops.
+    bint super_ko_bans_stale
+    Color super_ko_bans_pla
     int consecutive_ending_passes
     HashList hashes_before_black_pass
     HashList hashes_before_white_pass
@@ -109,6 +113,8 @@ cdef float history_white_komi_adjustment_for_draws(const History* h, double draw
 cdef const Board* history_recent_board(const History* h, int moves_ago) noexcept nogil  # 0 = current, < NUM_RECENT_BOARDS
 cdef int history_compute_num_handicap_stones(const History* h) noexcept nogil
 cdef bint history_suicide_legal_for_pass_alive(const History* h) noexcept nogil
+# The superko-banned points, brought up to date first (h is only logically const: the bans are a cache).
+cdef const unsigned char* history_superko_banned(const History* h) noexcept nogil
 cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla) noexcept nogil   # NN-cache style: stones, player, ko bans, encore, rules, komi
 # Area (C_BLACK/C_WHITE/C_EMPTY per Loc) and the board score white-minus-black under the rules, as if scored now.
 cdef int history_area_now(const History* h, Color* area) noexcept nogil

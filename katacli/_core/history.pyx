@@ -156,6 +156,7 @@ cdef void history_clear(History* h, const Board* board, Color pla, const Rules* 
             loc = loc_of(x, y, board.x_size)
             h.was_ever_occupied_or_played[loc] = board.colors[loc] != C_EMPTY
     memset(h.super_ko_banned, 0, MAX_ARR_SIZE)
+    h.super_ko_bans_stale = False
     h.consecutive_ending_passes = 0
     h.hashes_before_black_pass.size = 0
     h.hashes_before_white_pass.size = 0
@@ -311,7 +312,7 @@ cdef bint history_is_legal(const History* h, Loc loc, Color pla) noexcept nogil:
         return False
     if not board_is_legal_ignoring_ko(b, loc, pla, h.rules.multi_stone_suicide_legal):
         return False
-    if 0 <= loc < MAX_ARR_SIZE and h.super_ko_banned[loc]:
+    if 0 <= loc < MAX_ARR_SIZE and history_superko_banned(h)[loc]:
         return False
     return True
 
@@ -499,6 +500,13 @@ cdef void _update_superko_bans(History* h, Color next_pla) noexcept nogil:
                 after = _ko_hash_after_move_main_phase(&h.rules, board_pos_hash_after_move(b, loc, next_pla), opp_of(next_pla))
                 h.super_ko_banned[loc] = _hashlist_contains(&h.ko_hashes, after)
 
+cdef const unsigned char* history_superko_banned(const History* h) noexcept nogil:
+    cdef History* mutable = <History*>h
+    if h.super_ko_bans_stale:
+        mutable.super_ko_bans_stale = False
+        _update_superko_bans(mutable, h.super_ko_bans_pla)
+    return h.super_ko_banned
+
 cdef void _enter_next_encore_phase(History* h, Color mover) noexcept nogil:
     h.encore_phase += 1
     h.num_turns_this_phase = 0
@@ -506,6 +514,7 @@ cdef void _enter_next_encore_phase(History* h, Color mover) noexcept nogil:
     if h.encore_phase == 2:
         memcpy(h.second_encore_start_colors, h.board.colors, MAX_ARR_SIZE)
     memset(h.super_ko_banned, 0, MAX_ARR_SIZE)
+    h.super_ko_bans_stale = False
     h.consecutive_ending_passes = 0
     h.hashes_before_black_pass.size = 0
     h.hashes_before_white_pass.size = 0
@@ -606,8 +615,10 @@ cdef void history_make_move_assume_legal(History* h, Loc loc, Color pla, bint pr
     if loc != PASS_LOC:
         h.was_ever_occupied_or_played[loc] = True
 
+    h.super_ko_bans_stale = False
     if h.encore_phase <= 0 and h.rules.ko_rule != KO_SIMPLE:
-        _update_superko_bans(h, next_pla)
+        h.super_ko_bans_stale = True   # computed when first read (history_superko_banned)
+        h.super_ko_bans_pla = next_pla
     elif h.encore_phase > 0:
         # In the encore each ko may be captured only once per position by each player.
         memset(h.super_ko_banned, 0, MAX_ARR_SIZE)
@@ -673,6 +684,7 @@ cdef Hash128 _mix_komi(Hash128 h, float self_komi) noexcept nogil:
 
 cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla) noexcept nogil:
     cdef const Board* b = &h.board
+    cdef const unsigned char* banned = history_superko_banned(h)
     cdef Hash128 r = hash_xor(b.pos_hash, zobrist_player(next_pla))
     cdef int x, y
     cdef Loc loc
@@ -681,7 +693,7 @@ cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla) noexcep
     for y in range(b.y_size):
         for x in range(b.x_size):
             loc = loc_of(x, y, b.x_size)
-            if (h.encore_phase == 0 and loc == b.ko_loc) or h.super_ko_banned[loc]:
+            if (h.encore_phase == 0 and loc == b.ko_loc) or banned[loc]:
                 r = hash_xor(r, zobrist_ko(loc))
             if h.encore_phase > 0 and h.ko_recap_blocked[loc]:
                 r = hash_xor(r, zobrist_aux(AUX_KO_RECAP_MARK, loc, C_BLACK))
@@ -833,6 +845,7 @@ cdef class GameState:
         if pla != self.h.presumed_next_pla:
             self.h.presumed_next_pla = <Color>pla
             if self.h.encore_phase <= 0 and self.h.rules.ko_rule != KO_SIMPLE:
+                self.h.super_ko_bans_stale = False
                 _update_superko_bans(&self.h, <Color>pla)
 
     def reset_history_keep_board(self, int pla):
@@ -925,7 +938,7 @@ cdef class GameState:
     def superko_banned_points(self):
         cdef int x, y
         return [(x, y) for y in range(self.h.board.y_size) for x in range(self.h.board.x_size)
-                if self.h.super_ko_banned[loc_of(x, y, self.h.board.x_size)]]
+                if history_superko_banned(&self.h)[loc_of(x, y, self.h.board.x_size)]]
 
     def ko_recap_blocked_points(self):
         cdef int x, y

@@ -10,7 +10,9 @@ from katacli._core.board cimport (
     board_would_be_capture,
 )
 from katacli._core.rules cimport SCORING_AREA
-from katacli._core.history cimport History, history_is_legal, history_suicide_legal_for_pass_alive
+from katacli._core.history cimport (
+    History, history_is_legal, history_suicide_legal_for_pass_alive, history_superko_banned,
+)
 from katacli._core.area cimport area_calculate, area_is_non_pass_alive_self_connection
 from katacli._core.search_values cimport SearchConfig
 from katacli._core.nogo cimport nogo_is_legal
@@ -86,12 +88,13 @@ cdef int root_board_symmetries(const TreeCore* t, int* out) noexcept nogil:
     cdef int n = 1, s, x, y, upper = NUM_SYMMETRIES if t.x_size == t.y_size else NUM_SYMMETRIES // 2
     cdef Loc loc, sl
     cdef bint same
+    cdef const unsigned char* banned = history_superko_banned(h)
     out[0] = 0
     if b.ko_loc != NULL_LOC:
         return 1
     for y in range(t.y_size):
         for x in range(t.x_size):
-            if h.super_ko_banned[loc_of(x, y, t.x_size)]:
+            if banned[loc_of(x, y, t.x_size)]:
                 return 1
     for s in range(1, upper):
         same = True
