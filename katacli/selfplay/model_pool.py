@@ -44,8 +44,12 @@ class ModelManager:
 
     def __init__(self, nn_settings: NNSettings, *, device: Optional[str] = None, cpu_threads: int = 1,
                  pass_alive_setting: Enabled = Enabled.AUTO,
-                 loader: Optional[Callable[[Path], KataGoModel]] = None):
+                 loader: Optional[Callable[[Path], KataGoModel]] = None,
+                 evaluator_factory: Optional[Callable[[KataGoModel], object]] = None):
+        """``evaluator_factory``: what evaluates a loaded model's positions (default: an NNEvaluator on
+        ``device``); benchmarks and tests pass a stand-in, e.g. :mod:`katacli.selfplay.simulated_gpu`."""
         self.nn = nn_settings
+        self._evaluator_factory = evaluator_factory
         self.pass_alive_setting = pass_alive_setting
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if self.device == "cpu":
@@ -58,17 +62,20 @@ class ModelManager:
         self._latest_file: Optional[ModelFile] = None
         # The game threads, registered with every model's batcher: a batch waits for their positions.
         self.clients = BatchClients()
+        # Positions and batches of the models already closed (network_counts adds the loaded ones).
+        self._retired_counts = [0, 0]
 
     # ---- loading
     def _make_evaluator(self, model: KataGoModel) -> NNEvaluator:
+        if self._evaluator_factory is not None:
+            return self._evaluator_factory(model)
         nn = self.nn
-        precision = "float32"
-        if self.device.startswith("cuda") and nn.use_fp16 != Enabled.FALSE:
-            precision = "float16"
         symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
-        return NNEvaluator(model, device=self.device, precision=precision,
-                           cache_size_power_of_two=nn.cache_size_power_of_two if nn.cache_size_power_of_two >= 0 else None,
-                           default_symmetry=symmetry, max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
+        evaluator = NNEvaluator(model, **nn.evaluator_options(self.device),
+                                cache_size_power_of_two=nn.cache_size_power_of_two if nn.cache_size_power_of_two >= 0 else None,
+                                default_symmetry=symmetry, max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
+        log.info("model %s runs on: %s", model.name, evaluator.describe_device())
+        return evaluator
 
     def install(self, name: str, model: KataGoModel) -> ModelHandle:
         """Make ``model`` the latest (used directly for -random-init and by tests)."""
@@ -157,25 +164,48 @@ class ModelManager:
     def latest_name(self) -> Optional[str]:
         return self._latest
 
+    def network_counts(self) -> tuple[int, int]:
+        """(positions evaluated, batches) over every model this manager loaded, closed ones included."""
+        with self._lock:
+            positions, batches = self._retired_counts
+            for loaded in self._models.values():
+                p, b = _counts(loaded)
+                positions += p
+                batches += b
+        return positions, batches
+
+    def _retire(self, loaded: LoadedModel) -> None:
+        """Close a model no game uses, keeping its counts."""
+        _close_loaded(loaded)
+        p, b = _counts(loaded)
+        with self._lock:
+            self._retired_counts[0] += p
+            self._retired_counts[1] += b
+
     def _close_if_unused(self, name: str) -> None:
         loaded = self._models.get(name)
         if loaded is not None and loaded.users <= 0:
             del self._models[name]
-            threading.Thread(target=_close_loaded, args=(loaded,), daemon=True).start()
+            threading.Thread(target=self._retire, args=(loaded,), daemon=True).start()
 
     def close(self) -> None:
         with self._lock:
             models = list(self._models.values())
             self._models.clear()
         for loaded in models:
-            _close_loaded(loaded)
+            self._retire(loaded)
+
+
+def _counts(loaded: LoadedModel) -> tuple[int, int]:
+    """(positions, batches) the model's network has run (stand-in evaluators may count neither)."""
+    evaluator = loaded.batcher.evaluator
+    return getattr(evaluator, "num_positions_evaluated", 0), getattr(evaluator, "num_batches", 0)
 
 
 def _close_loaded(loaded: LoadedModel) -> None:
     """Stop a model's batcher and log KataGo's end-of-run network figures: positions, batches, average batch."""
     loaded.batcher.close()
-    evaluator = loaded.batcher.evaluator
-    positions, batches = getattr(evaluator, "num_positions_evaluated", 0), getattr(evaluator, "num_batches", 0)
+    positions, batches = _counts(loaded)
     if batches:
         log.info("model %s: %d positions in %d batches (average batch %.2f)", loaded.handle.name, positions,
                  batches, positions / batches)

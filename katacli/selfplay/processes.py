@@ -39,8 +39,8 @@ EXIT_WORKER_FAILED = 3
 # Workers report their counters at most this often, seconds.
 REPORT_SECONDS = 0.5
 SEED_STRIDE = 1 << 16
-COUNTER_FIELDS = ("games_started", "games_finished", "games_dropped", "moves_played", "rows_written",
-                  "rows_produced", "files_written", "queued_games")
+COUNTER_FIELDS = ("games_started", "games_finished", "games_dropped", "moves_played", "finished_game_moves",
+                  "rows_written", "rows_produced", "files_written", "queued_games", "nn_positions", "nn_batches")
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,11 @@ class ProcessRun:
         self._latest: dict[int, dict] = {}
         self._errors: list[str] = []
         self._signals = 0
+
+    def request_stop(self) -> None:
+        """Stop as a first Ctrl-C does: workers drop the games in progress and write the finished ones."""
+        self.stats.stopping = True
+        self.pool.stop_workers()
 
     def _on_signal(self, signum, frame) -> None:
         self._signals += 1

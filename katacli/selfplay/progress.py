@@ -38,14 +38,21 @@ def status_table(stats: RunStats) -> Table:
                           f"({stats.rows_produced - stats.rows_written} buffered)")
     table.add_row("moves/s", f"{stats.rate(stats.moves_played):.1f}")
     table.add_row("rows/s", f"{stats.rate(stats.rows_produced):.2f}")
+    table.add_row("network", network_text(stats))
     table.add_row("elapsed", format_duration(stats.elapsed))
     return table
+
+
+def network_text(stats: RunStats) -> str:
+    """Positions evaluated per second and the average batch they ran in."""
+    return f"{stats.rate(stats.nn_positions):.0f} positions/s, average batch {stats.average_batch:.1f}"
 
 
 def status_line(stats: RunStats) -> str:
     return (f"[{format_duration(stats.elapsed)}] model {stats.current_model or '-'}: "
             f"{stats.games_finished} games, {stats.rows_written} rows in {stats.files_written} files, "
-            f"{stats.rate(stats.moves_played):.1f} moves/s, {stats.rate(stats.rows_produced):.2f} rows/s")
+            f"{stats.rate(stats.moves_played):.1f} moves/s, {stats.rate(stats.rows_produced):.2f} rows/s, "
+            f"network {network_text(stats)}")
 
 
 class ProgressDisplay:

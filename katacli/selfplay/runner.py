@@ -63,6 +63,7 @@ class SelfplayRun:
         self._queue: "queue.Queue[Optional[FinishedGame]]" = queue.Queue(settings.runner.max_data_queue_size)
         self._start_lock = threading.Lock()
         self._errors: list[BaseException] = []
+        self._moves_this_game = threading.local()  # per game thread: moves of the game it plays
         r = settings.runner
         self.output = GameOutput(self.output_dir, r.data_board_len, r.max_rows_per_train_file,
                                  r.first_file_rand_min_prop, self.run_id, random.Random(self.rng.getrandbits(64)))
@@ -84,6 +85,14 @@ class SelfplayRun:
 
     def _count_move(self) -> None:
         self.stats.moves_played += 1
+        self._moves_this_game.count = getattr(self._moves_this_game, "count", 0) + 1
+
+    def _tick(self, on_tick: Optional[Callable[[RunStats], None]]) -> None:
+        counts = getattr(self.manager, "network_counts", None)  # model sources in tests may have none
+        if counts is not None:
+            self.stats.nn_positions, self.stats.nn_batches = counts()
+        if on_tick is not None:
+            on_tick(self.stats)
 
     def _claim_game(self) -> bool:
         with self._start_lock:
@@ -110,10 +119,12 @@ class SelfplayRun:
 
     def _play_games(self, rng: random.Random) -> None:
         while self._claim_game():
+            self._moves_this_game.count = 0
             game = self.runner.run_game(rng, self.manager, self._stop.is_set)
             if game is None:
                 self.stats.games_dropped += 1
                 break
+            self.stats.finished_game_moves += self._moves_this_game.count
             self.stats.games_finished += 1
             self._queue.put(game)
             self.stats.queued_games = self._queue.qsize()
@@ -179,20 +190,17 @@ class SelfplayRun:
             while any(t.is_alive() for t in games):
                 for t in games:
                     t.join(TICK_SECONDS / len(games))
-                if on_tick is not None:
-                    on_tick(self.stats)
+                self._tick(on_tick)
             self._stop.set()
             self._queue.put(None)
             while writer.is_alive():
                 writer.join(TICK_SECONDS)
-                if on_tick is not None:
-                    on_tick(self.stats)
+                self._tick(on_tick)
             watcher.join()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        if on_tick is not None:
-            on_tick(self.stats)
+        self._tick(on_tick)
         if self._errors:
             raise self._errors[0]
         return self.stats
