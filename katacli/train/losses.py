@@ -112,6 +112,7 @@ class KataGoLoss:
         # updated without reading the GPU every step; the weight depends on the step count alone.
         self.seki_ema_sum: float | torch.Tensor = 0.0
         self.seki_ema_weight = 0.0
+        self._constants: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
     def state_dict(self) -> dict:
         return {"seki_ema_sum": float(self.seki_ema_sum), "seki_ema_weight": self.seki_ema_weight}
@@ -193,7 +194,8 @@ class KataGoLoss:
         td_loss = cross_entropy(out.td_value_logits, td_targets, 2) - cross_entropy(torch.log(td_targets + 1e-30), td_targets, 2)
         for k in range(3):
             terms[f"tdvloss{k + 1}"] = VALUE_WEIGHT * weighted(td_loss[:, k], td_weight)
-        td_score_targets = gt[:, list(R.GT_TD_SCORE)]
+        # Columns picked one by one: indexing with a list would upload an index tensor (a host sync) every step.
+        td_score_targets = torch.stack([gt[:, column] for column in R.GT_TD_SCORE], dim=1)
         terms["tdsloss"] = TD_SCORE_WEIGHT * weighted(
             huber(out.td_score, td_score_targets, SCORE_HUBER_DELTA).sum(dim=1), ownership_weight)
 
@@ -208,7 +210,7 @@ class KataGoLoss:
         scoring = SCORING_TRANSFORM_SCALE * (torch.sqrt(scoring_sq * 0.5 + 1.0) - 1.0)
         terms["sloss"] = weighted(scoring, gt[:, R.GT_SCORING_WEIGHT])
 
-        steps = torch.tensor(FUTUREPOS_STEP_WEIGHTS, dtype=vt.dtype, device=vt.device).view(1, -1, 1, 1)
+        steps = self._futurepos_steps(vt)
         futurepos = torch.square(torch.tanh(out.futurepos_pretanh) - vt[:, R.VT_FUTUREPOS]) * mask.unsqueeze(1) * steps
         terms["fploss"] = FUTUREPOS_WEIGHT * weighted(futurepos.sum(dim=(1, 2, 3)) / torch.sqrt(mask_sum),
                                                       gt[:, R.GT_FUTUREPOS_WEIGHT])
@@ -263,6 +265,13 @@ class KataGoLoss:
         terms["policy_accuracy"] = (weighted((torch.argmax(logits[:, 0], 1) == torch.argmax(target_player, 1)).float(),
                                              policy_weight))
         return total, {name: value.detach() for name, value in terms.items()}
+
+    def _futurepos_steps(self, like: torch.Tensor) -> torch.Tensor:
+        """FUTUREPOS_STEP_WEIGHTS as a [1, 2, 1, 1] tensor, uploaded once per device (an upload waits for the GPU)."""
+        key = (like.device, like.dtype)
+        if key not in self._constants:
+            self._constants[key] = torch.tensor(FUTUREPOS_STEP_WEIGHTS, dtype=like.dtype, device=like.device).view(1, -1, 1, 1)
+        return self._constants[key]
 
     @staticmethod
     def _optimism(stdevs_excess: torch.Tensor) -> torch.Tensor:
