@@ -163,6 +163,25 @@ def test_scattered_bad_steps_are_skipped_and_training_goes_on(tmp_path, monkeypa
                ["model.trunk.initial_conv.weight"].flatten().tolist())
 
 
+def test_norm_layers_stay_in_the_autocast_dtype(tmp_path):
+    """Under autocast a norm layer's float32 parameters must not promote its output to float32 (only for the
+    next convolution to cast it back); without autocast nothing changes."""
+    settings = make_settings(tmp_path)
+    trainer = Trainer(settings, log=lambda _m: None)
+    trainer._setup()
+    batch = trainer.stream.next_batch(0)
+    norm = trainer.net.model.trunk.blocks[0].pre
+    seen = []
+    norm.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    net = trainer.net
+    with torch.no_grad():
+        plain = net(batch.spatial, batch.global_inputs, None, False)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            low = net(batch.spatial, batch.global_inputs, None, False)  # with the board mask: it must not promote
+    assert seen == [torch.float32, torch.bfloat16]
+    torch.testing.assert_close(low.value_logits.float(), plain.value_logits, rtol=0.1, atol=0.1)
+
+
 CUDA_STEPS = 12
 CUDA_BATCH = 32
 

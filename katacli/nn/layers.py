@@ -121,6 +121,12 @@ class NormAct(nn.Module):
             x = torch.addcmul(self.frozen_bias, x, self.frozen_scale)
         elif self.mode == "live":
             scale, bias = self.merged_scale_bias()
+            if torch.is_autocast_enabled(x.device.type):
+                # Training under autocast: x comes from a convolution in the low-precision dtype and goes on into
+                # convolutions; float32 parameters would promote it to float32 only for the next layer to cast it
+                # back (a copy each way, forward and backward). Outside autocast this changes nothing.
+                scale, bias = scale.to(x.dtype), bias.to(x.dtype)
+                mask = mask.to(x.dtype) if mask is not None else None
             x = torch.addcmul(bias.view(1, -1, 1, 1), x, scale.view(1, -1, 1, 1))
         x = apply_activation(x, self.activation)
         return x if mask is None else x * mask
