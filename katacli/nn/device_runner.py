@@ -43,9 +43,10 @@ GRAPH_BUCKETS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512
 GRAPH_WARM_UP_RUNS = 2
 # Callers that may run on one GPU at once (each lane holds its own graphs and buffers).
 CUDA_LANES = 2
-# A half-precision net that differs from its float32 original by more than this (max abs, on
-# logits and values of a random batch) is not trusted in half: autocast keeps float32 where needed.
-HALF_CHECK_TOLERANCE = 0.5
+# A half-precision net whose raw outputs (logits, values, scores) on a random batch differ from its
+# float32 original's by more than this, relative to 1 + their size, is not trusted in half: autocast
+# keeps float32 where needed. (Absolute differences would fail large score outputs in bfloat16.)
+HALF_CHECK_TOLERANCE = 0.1
 HALF_CHECK_BATCH = 2
 # Compute capability from which NVIDIA GPUs have tensor cores (Volta), where KataGo's useFP16=auto
 # turns FP16 on.
@@ -307,6 +308,7 @@ def _half_agrees(net, half, dtype, device, channels_last: bool) -> bool:
                    mask_full=True)
     for w, g in zip(want, got):
         g = g.float()
-        if g.shape != w.shape or not torch.isfinite(g).all() or (g - w).abs().max().item() > HALF_CHECK_TOLERANCE:
+        relative = ((g - w).abs() / (1.0 + w.abs())).max().item() if g.shape == w.shape else float("inf")
+        if not torch.isfinite(g).all() or relative > HALF_CHECK_TOLERANCE:
             return False
     return True
