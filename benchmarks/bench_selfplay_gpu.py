@@ -9,14 +9,14 @@ window only, so process start-up and network loading do not count):
   default, the GIL released). Shows whether batches fill as they would on a GPU.
 * ``cuda``: where CUDA exists. The real network on the GPU, with the GPU config's worker
   processes (``numSelfplayProcesses``), and the same games with the plain example config
-  in one process (``--baseline``, what `kata selfplay` did on a GPU before the GPU config).
+  in one process (the baseline, what `kata selfplay` did on a GPU before the GPU config).
 
 Both play the issue's measurement: 9x9, 100 visits (cheap searches 20), no asymmetric playouts.
 Rows are written as games end, in bursts: rows/s is moves/s times the rows per move of the
 games finished in the run (RunStats.rows_per_move), the rate a run settles at.
 
     python benchmarks/bench_selfplay_gpu.py                       # sim, then cuda if present
-    python benchmarks/bench_selfplay_gpu.py --mode cuda --baseline --seconds 30
+    python benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs baseline --seconds 30
     python benchmarks/bench_selfplay_gpu.py --mode sim --override numSearchThreads=1
 """
 from __future__ import annotations
@@ -124,7 +124,7 @@ def run_in_process(cfg: Config, device: str, window: Window, label: str, evaluat
     return window.result(label)
 
 
-def run_processes(cfg: Config, window: Window, label: str) -> dict:
+def run_processes(cfg: Config, window: Window, label: str, device: str = "cuda") -> dict:
     """The config's worker processes on the GPU for the window (the real `kata selfplay` path)."""
     from katacli.selfplay.processes import ProcessRun, make_jobs
 
@@ -141,7 +141,7 @@ def run_processes(cfg: Config, window: Window, label: str) -> dict:
         jobs = make_jobs(settings, min(num_processes(cfg), settings.runner.num_game_threads), nn=nn, cpu_threads=1,
                          pass_alive=settings_pass_alive(cfg), models_dir=str(models), output_dir=str(out),
                          poll_seconds=3600.0, seed=1, random_init=random_init, random_init_seed=1,
-                         log_path=str(Path(tmp) / "selfplay.log"), device="cuda")
+                         log_path=str(Path(tmp) / "selfplay.log"), device=device)
         run = ProcessRun(jobs, None)
 
         def on_tick(stats: RunStats) -> None:
@@ -174,9 +174,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["sim", "cuda", "all"], default="all")
     parser.add_argument("--config", type=Path, default=GPU_CONFIG)
-    parser.add_argument("--override", action="append", default=[], help="KEY=VALUE,... on top of the config")
-    parser.add_argument("--baseline", action="store_true",
-                        help="cuda: also the example config in one process (the run before the GPU config)")
+    parser.add_argument("--override", action="append", default=[], help="KEY=VALUE,... on top of --config")
+    parser.add_argument("--cuda-runs", choices=["config", "baseline", "both"], default="both",
+                        help="cuda: --config's processes, the baseline (the example config in one process, as "
+                             "`kata selfplay` ran on a GPU before the GPU config), or both")
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds after the first move before measuring")
     parser.add_argument("--seconds", type=float, default=20.0, help="length of the measuring window")
     parser.add_argument("--latency-ms", type=float, default=2.0, help="sim: the GPU call's fixed cost")
@@ -204,13 +205,14 @@ def main() -> None:
             return
         model = SHARED_MODEL.name if SHARED_MODEL.is_file() else f"random {FALLBACK_NET}"
         print(f"{torch.cuda.get_device_name()}, {os.cpu_count()} CPU cores, {model}", flush=True)
-        if args.baseline:
-            base = load_config(EXAMPLE_CONFIG, args.override)
+        if args.cuda_runs in ("baseline", "both"):
+            base = load_config(EXAMPLE_CONFIG, [])
             print(f" baseline: {EXAMPLE_CONFIG.name}, 1 process, {base.get('numGameThreads', 'selfplay')} game "
                   f"threads, numSearchThreads {base.get('numSearchThreads', 'selfplay')}", flush=True)
             show(run_in_process(base, "cuda", Window(args.warmup, args.seconds), "baseline"))
-        print(f" {args.config.name}: {describe(cfg, processes)}", flush=True)
-        show(run_processes(cfg, Window(args.warmup, args.seconds), "gpu config"))
+        if args.cuda_runs in ("config", "both"):
+            print(f" {args.config.name}: {describe(cfg, processes)}", flush=True)
+            show(run_processes(cfg, Window(args.warmup, args.seconds), "gpu config"))
 
 
 if __name__ == "__main__":
