@@ -127,3 +127,21 @@ def test_short_selfplay_on_the_gpu_writes_rows(tmp_path):
             assert np.isfinite(data["globalTargetsNC"]).all()
             rows += f.num_rows
     assert rows == stats.rows_written > 0
+
+
+@pytest.mark.subprocess
+def test_gpu_benchmark_runs_against_the_simulated_gpu():
+    import subprocess
+    import sys
+
+    from support.paths import REPO
+    from support.selfplay import subprocess_env
+
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_selfplay_gpu.py"), "--mode", "sim", "--warmup", "0.5",
+         "--seconds", "1", "--override", "maxMovesPerGame=12,initGamesWithPolicy=false"],
+        capture_output=True, text=True, timeout=180, env=subprocess_env())
+    assert result.returncode == 0, result.stderr
+    line = next(text for text in result.stdout.splitlines() if text.strip().startswith("sim:"))
+    average = float(line.split("average batch ")[1].split()[0])
+    assert average >= MIN_GPU_AVERAGE_BATCH and " rows/s" in line, result.stdout
