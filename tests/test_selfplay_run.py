@@ -153,7 +153,21 @@ def test_cli_exact_game_count_in_one_or_several_processes(tmp_path, processes):
 def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
-    # Whole gzip and a readable header (so the check before the workers start passes), weights cut short.
+    write_model_file(random_description("b2c16", seed=3, model_name="tiny"), models / "tiny.bin.gz")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tdata").write_text("")  # a file where each worker makes its training-data folder: every worker fails
+    result = run_cli("-models-dir", str(models), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
+                     "-override-config", TINY_OVERRIDES, "-override-config", "numSelfplayProcesses=2",
+                     "-max-games-total", "2", "-quiet")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: self-play stopped: worker") and "Traceback" not in result.stderr
+
+
+def test_a_model_cut_short_is_refused_before_workers_start(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    # Whole gzip and a readable header, weights cut short: the start-up check parses the whole body.
     whole = tmp_path / "whole.bin.gz"
     write_model_file(random_description("b2c16", seed=3, model_name="tiny"), whole)
     contents = gzip.decompress(whole.read_bytes())
@@ -161,8 +175,8 @@ def test_a_failing_worker_stops_the_run_with_a_clear_error(tmp_path):
     result = run_cli("-models-dir", str(models), "-output-dir", str(tmp_path / "out"), "-config", str(EXAMPLE_CONFIG),
                      "-override-config", TINY_OVERRIDES, "-override-config", "numSelfplayProcesses=2",
                      "-max-games-total", "2", "-quiet")
-    assert result.returncode == 2
-    assert result.stderr.startswith("error: self-play stopped: worker") and "Traceback" not in result.stderr
+    assert result.returncode != 0 and "broken.bin.gz" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_threads_are_shared_out_evenly():
