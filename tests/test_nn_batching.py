@@ -158,3 +158,100 @@ def test_a_split_group_fails_as_a_whole_when_one_part_fails():
             with pytest.raises(ValueError, match="bad request 6"):
                 front.evaluate_many(list(range(8)))
             assert front.evaluate_many([1, 2]) == [10, 20]
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole batches as arrays (the search's path)
+
+
+def _array_batch(n: int, size: int, seed: int, cache: bool = True):
+    import numpy as np
+
+    from katacli.nn.batch import NNBatch
+
+    rng = np.random.default_rng(seed)
+    spatial = np.zeros((n, 22, size, size), np.float32)
+    spatial[:, 0] = 1.0
+    stones = rng.random((n, size, size))
+    spatial[:, 1] = stones < 0.15
+    spatial[:, 2] = stones > 0.85
+    legal = np.concatenate([(spatial[:, 1] + spatial[:, 2]).reshape(n, -1) == 0, np.ones((n, 1), bool)], axis=1)
+    keys = rng.integers(1, 2**62, size=(n, 2), dtype=np.uint64) if cache else None
+    return NNBatch(spatial, np.zeros((n, 19), np.float32), legal, size, size, white_to_move=np.arange(n) % 2 == 1,
+                   policy_optimism=np.zeros(n), include_ownership=np.arange(n) % 3 == 0, cache_keys=keys, symmetry=0)
+
+
+def test_array_batches_of_concurrent_callers_share_network_calls_and_get_their_own_rows():
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    direct = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    shared = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=10)
+    batches = [_array_batch(3 + i, 9, seed=i) for i in range(6)]
+    want = [direct.evaluate_batch(b) for b in batches]
+    front = BatchingEvaluator(shared, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False)
+    got = [None] * len(batches)
+    start = threading.Barrier(len(batches))
+
+    def client(i):
+        with front.client():
+            start.wait()
+            got[i] = front.evaluate_batch(batches[i])
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(batches))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    front.close()
+    assert shared.num_batches < len(batches)  # callers' rows went out together
+    for w, g in zip(want, got):
+        assert len(g) == len(w)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g.policy, w.policy, atol=1e-6)
+        assert (g.ownership_rows == w.ownership_rows).all()
+        np.testing.assert_allclose(g.ownership[g.ownership_rows], w.ownership[w.ownership_rows], atol=1e-6)
+    # The cache now answers the same positions without the network.
+    evaluated = shared.num_positions_evaluated
+    again = BatchingEvaluator(shared, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False)
+    np.testing.assert_allclose(again.evaluate_batch(batches[2]).policy, want[2].policy, atol=1e-6)
+    again.close()
+    assert shared.num_positions_evaluated == evaluated
+
+
+def test_a_batch_split_between_servers_comes_back_whole_and_in_order():
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    batch = _array_batch(40, 7, seed=9, cache=False)
+    want = evaluator.evaluate_batch(batch)
+    front = BatchingEvaluator(evaluator, max_batch_size=16, num_server_threads=3, server_per_cpu_core=False)
+    with front.client():
+        got = front.evaluate_batch(batch)
+    front.close()
+    assert len(got) == 40
+    np.testing.assert_allclose(got.policy, want.policy, atol=1e-6)
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-5, atol=1e-6)
+
+
+def test_an_evaluator_without_the_array_api_offers_none():
+    class PerRequestOnly:
+        def evaluate_uncached(self, requests):
+            return [None for _ in requests]
+
+        def lookup_cache(self, request):
+            return None
+
+        def store_cache(self, request, output):
+            pass
+
+    front = BatchingEvaluator(PerRequestOnly(), num_server_threads=1)
+    assert getattr(front, "evaluate_batch", None) is None  # so a search sends requests through it
+    front.close()

@@ -34,6 +34,9 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Iterator, Optional, Sequence
 
+import numpy as np
+
+from katacli.nn.batch import NNBatch, NNBatchOutput, concatenate_outputs
 from katacli.nn.postprocess import NNOutput
 
 # Longest a batch waits for a registered client that is busy with something other than the network.
@@ -81,13 +84,15 @@ class BatchClients:
 
 
 class _Group:
-    """One caller's requests and, once served, their outputs or the error."""
+    """One caller's requests (a list of NNRequest, or one NNBatch of arrays) and, once served, their
+    outputs (a list, or NNBatchOutput pieces by first row) or the error."""
 
-    __slots__ = ("requests", "outputs", "error", "arrived", "_done", "futures", "unserved")
+    __slots__ = ("requests", "outputs", "error", "arrived", "_done", "futures", "unserved", "is_batch")
 
-    def __init__(self, requests: list, futures: Optional[list] = None):
+    def __init__(self, requests, futures: Optional[list] = None):
         self.requests = requests
-        self.outputs: list = [None] * len(requests)
+        self.is_batch = isinstance(requests, NNBatch)
+        self.outputs: list = [] if self.is_batch else [None] * len(requests)
         self.error: Optional[BaseException] = None
         self.arrived = time.monotonic()
         self.futures = futures
@@ -107,11 +112,18 @@ class _Group:
                     future.set_result(self.outputs[i])
         self._done.release()
 
-    def wait(self) -> list:
+    def wait(self):
         self._done.acquire()
         if self.error is not None:
             raise self.error
+        if self.is_batch:  # (first row, output) pieces from one or several server batches, in row order
+            pieces = [piece for _, piece in sorted(self.outputs, key=lambda item: item[0])]
+            return pieces[0] if len(pieces) == 1 else concatenate_outputs(pieces)
         return self.outputs
+
+    def part(self, start: int, end: int):
+        """Requests start:end: a list slice, or a batch's rows (views)."""
+        return self.requests.slice(start, end) if self.is_batch else self.requests[start:end]
 
 
 class _Part:
@@ -148,6 +160,9 @@ class BatchingEvaluator:
             num_server_threads = max(num_server_threads, os.cpu_count() or 1)
         self.clients = clients if clients is not None else BatchClients()
         self.clients._listen(self)
+        if not hasattr(evaluator, "evaluate_batch"):
+            # A stand-in evaluator without the array API: callers see none either and send requests.
+            self.evaluate_batch = None
         self._cv = threading.Condition(threading.Lock())
         self._pending: deque[_Group] = deque()
         self._pending_requests = 0
@@ -191,6 +206,13 @@ class BatchingEvaluator:
 
     def evaluate(self, request) -> NNOutput:
         return self.evaluate_many([request])[0]
+
+    def evaluate_batch(self, batch: NNBatch) -> NNBatchOutput:
+        """One caller's positions as arrays (a search's leaves: no object per position), batched with
+        the other callers' positions of the same board size; the evaluator looks up and fills its cache."""
+        if len(batch) == 0:
+            return self.evaluator.evaluate_batch(batch)
+        return self._enqueue(_Group(batch)).wait()
 
     def submit(self, request) -> "Future[NNOutput]":
         future: Future = Future()
@@ -286,25 +308,33 @@ class BatchingEvaluator:
             batch = self._take()
             if batch is None:
                 return
-            requests = [r for part in batch for r in part.group.requests[part.start:part.end]]
+            request_parts = [part for part in batch if not part.group.is_batch]
+            requests = [r for part in request_parts for r in part.group.part(part.start, part.end)]
             outputs: Optional[list] = None
             error: Optional[BaseException] = None
             try:
-                outputs = self.evaluator.evaluate_uncached(requests)
-                for request, output in zip(requests, outputs):
-                    self.evaluator.store_cache(request, output)
+                if requests:
+                    outputs = self.evaluator.evaluate_uncached(requests)
+                    for request, output in zip(requests, outputs):
+                        self.evaluator.store_cache(request, output)
+                batch_outputs = self._evaluate_batch_parts([part for part in batch if part.group.is_batch])
             except BaseException as exc:  # every waiting caller gets the error
                 error = exc
+                batch_outputs = {}
             done = []
             with self._cv:
                 offset = 0
                 for part in batch:
                     group, count = part.group, part.end - part.start
-                    if outputs is not None:
+                    if group.is_batch:
+                        if id(part) in batch_outputs:
+                            group.outputs.append((part.start, batch_outputs[id(part)]))
+                    elif outputs is not None:
                         group.outputs[part.start:part.end] = outputs[offset:offset + count]
+                    if not group.is_batch:
+                        offset += count
                     if error is not None and group.error is None:
                         group.error = error
-                    offset += count
                     group.unserved -= count
                     if group.unserved == 0:
                         done.append(group)
@@ -314,6 +344,25 @@ class BatchingEvaluator:
                     self._cv.notify()
             for group in done:
                 group.finish()
+
+    def _evaluate_batch_parts(self, parts: list) -> dict:
+        """Array parts of one server batch -> {id(part): its NNBatchOutput}: parts that can share a network
+        call (same board, same settings) are joined into one NNBatch and evaluated together."""
+        joined: dict[tuple, list] = {}
+        for part in parts:
+            rows = part.group.part(part.start, part.end)
+            key = (rows.board_x, rows.board_y, rows.spatial.shape[1:], rows.policy_temperature,
+                   rows.enable_passing_hacks, rows.symmetry, rows.cache_keys is None, rows.meta is None)
+            joined.setdefault(key, []).append((part, rows))
+        results = {}
+        for members in joined.values():
+            combined = members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
+            answer = self.evaluator.evaluate_batch(combined)
+            start = 0
+            for part, rows in members:
+                results[id(part)] = answer if len(members) == 1 else output_rows(answer, start, start + len(rows))
+                start += len(rows)
+        return results
 
     # ---- lifetime
     def close(self) -> None:
@@ -332,3 +381,26 @@ class BatchingEvaluator:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def join_batches(batches: list) -> NNBatch:
+    """Several NNBatches of one board size and settings as one (their rows in order)."""
+    first = batches[0]
+
+    def cat(name: str):
+        arrays = [getattr(b, name) for b in batches]
+        return None if arrays[0] is None else np.concatenate(arrays)
+
+    return NNBatch(cat("spatial"), cat("global_features"), cat("legal_mask"), first.board_x, first.board_y,
+                   cat("white_to_move"), cat("policy_optimism"), cat("include_ownership"), first.policy_temperature,
+                   first.enable_passing_hacks, cat("cache_keys"), cat("meta"), first.symmetry)
+
+
+def output_rows(output: NNBatchOutput, start: int, end: int) -> NNBatchOutput:
+    """Rows start:end of an answer (views: the arrays stay read-only)."""
+    rows = slice(start, end)
+    return NNBatchOutput(
+        values=output.values[rows], policy=output.policy[rows], policy_pass=output.policy_pass[rows],
+        ownership=None if output.ownership is None else output.ownership[rows],
+        ownership_rows=output.ownership_rows[rows], symmetry=output.symmetry[rows],
+        policy_optimism=output.policy_optimism[rows], board_x=output.board_x, board_y=output.board_y)
