@@ -56,7 +56,7 @@ def stones_in_features():
     history_init(&h, &b, C_BLACK, &r, 0)
     history_play(&h, loc_of(2, 2, 9), C_BLACK)
     default_feature_params(&p)
-    fill_features_v7(&h, C_WHITE, &p, 9, 9, spatial, global_)
+    fill_features_v7(&h, C_WHITE, &p, 9, 9, spatial, global_, NULL)   # no ladder cache
     history_free(&h)
     for i in range(81):
         total += spatial[2 * 81 + i]   # opponent (black) stones, as seen by white

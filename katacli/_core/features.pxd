@@ -18,6 +18,7 @@ phase, 15..16 playout doubling advantage, 17 button available, 18 komi parity wa
 """
 from katacli._core.board cimport Color
 from katacli._core.history cimport History
+from katacli._core.ladder cimport LadderCache
 
 cdef enum:
     NUM_SPATIAL_FEATURES_V7 = 22
@@ -35,8 +36,11 @@ cdef void default_feature_params(FeatureParams* p) noexcept nogil
 
 # spatial: NUM_SPATIAL_FEATURES_V7 * nn_y_len * nn_x_len floats (fully overwritten), global_: 19 floats.
 # nn_x_len/nn_y_len >= the board size; points outside the board stay zero (channel 0 is the mask).
+# ladder_cache: a search tree's cache of laddered stones by position (NULL: none), which answers the
+# previous boards' ladder features (see ladder.pxd).
 cdef void fill_features_v7(const History* h, Color next_pla, const FeatureParams* p,
-                           int nn_x_len, int nn_y_len, float* spatial, float* global_) noexcept nogil
+                           int nn_x_len, int nn_y_len, float* spatial, float* global_,
+                           LadderCache* ladder_cache) noexcept nogil
 
 # Legal-move mask in policy order: nn_y_len * nn_x_len points (row-major) then pass. 1 legal, 0 not.
 cdef void fill_legal_mask(const History* h, Color next_pla, int nn_x_len, int nn_y_len, unsigned char* out) noexcept nogil

@@ -16,7 +16,9 @@ from katacli._core.history cimport (
     history_superko_banned,
 )
 from katacli._core.area cimport area_calculate, area_independent_life
-from katacli._core.ladder cimport LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features
+from katacli._core.ladder cimport (
+    LadderCache, LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features_cached,
+)
 
 cdef enum:
     MAX_HISTORY_MOVES_SHOWN = 5
@@ -94,7 +96,8 @@ cdef float _komi_parity_wave(float self_komi, int x_size, int y_size) noexcept n
 
 
 cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
-                           int nn_x_len, int nn_y_len, float* spatial, float* global_) noexcept nogil:
+                           int nn_x_len, int nn_y_len, float* spatial, float* global_,
+                           LadderCache* ladder_cache) noexcept nogil:
     cdef const Board* b = &h.board
     cdef Color opp = opp_of(pla), stone
     cdef int x_size = b.x_size, y_size = b.y_size
@@ -226,7 +229,7 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
 
     # Ladders: now, one move ago and two moves ago.
     ws = ladder_workspace_new()
-    ladder_features(b, opp, laddered, working, ws)
+    ladder_features_cached(b, opp, laddered, working, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
             loc = loc_of(x, y, x_size)
@@ -236,13 +239,13 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
             if working[loc]:
                 _set(spatial, F_LADDER_WORKING_MOVE, plane, pos)
     prev_board = b if num_turns_included < 1 else history_recent_board(h, 1)
-    ladder_features(prev_board, opp, laddered, NULL, ws)
+    ladder_features_cached(prev_board, opp, laddered, NULL, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
             if laddered[loc_of(x, y, x_size)]:
                 _set(spatial, F_LADDERED_PREV_1, plane, y * nn_x_len + x)
     prev_prev_board = prev_board if num_turns_included < 2 else history_recent_board(h, 2)
-    ladder_features(prev_prev_board, opp, laddered, NULL, ws)
+    ladder_features_cached(prev_prev_board, opp, laddered, NULL, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
             if laddered[loc_of(x, y, x_size)]:
@@ -341,6 +344,6 @@ def encode_v7(GameState state, int next_player=0, float[:, :, ::1] spatial=None,
     p.pass_alive_suicide_override = pass_alive_suicide_override
     cdef int nn_y = spatial.shape[1], nn_x = spatial.shape[2]
     with nogil:
-        fill_features_v7(&state.h, pla, &p, nn_x, nn_y, &spatial[0, 0, 0], &global_[0])
+        fill_features_v7(&state.h, pla, &p, nn_x, nn_y, &spatial[0, 0, 0], &global_[0], NULL)
         if legal is not None:
             fill_legal_mask(&state.h, pla, nn_x, nn_y, &legal[0])

@@ -312,8 +312,13 @@ cdef bint history_is_legal(const History* h, Loc loc, Color pla) noexcept nogil:
         return False
     if not board_is_legal_ignoring_ko(b, loc, pla, h.rules.multi_stone_suicide_legal):
         return False
-    if 0 <= loc < MAX_ARR_SIZE and history_superko_banned(h)[loc]:
-        return False
+    if 0 <= loc < MAX_ARR_SIZE:
+        # One point's ban when the bans are stale (a descent checks every move it plays): no board scan.
+        if h.super_ko_bans_stale:
+            if _superko_ban_at(h, loc, h.super_ko_bans_pla):
+                return False
+        elif h.super_ko_banned[loc]:
+            return False
     return True
 
 cdef bint history_is_legal_tolerant(const History* h, Loc loc, Color pla) noexcept nogil:
@@ -480,25 +485,28 @@ cdef void _push_encore_ko_capture(History* h, Hash128 before, Loc loc, Color pla
     h.encore_ko_captures[h.num_encore_ko_captures].move_pla = pla
     h.num_encore_ko_captures += 1
 
+cdef bint _superko_ban_at(const History* h, Loc loc, Color next_pla) noexcept nogil:
+    """Whether next_pla's move at on-board point loc would repeat a ko hash (main phase, non-simple ko)."""
+    cdef const Board* b = &h.board
+    cdef Hash128 after
+    if b.colors[loc] != C_EMPTY:
+        return False
+    if not h.was_ever_occupied_or_played[loc] and not board_is_suicide(b, loc, next_pla):
+        return False   # a stone where none ever stood makes a position never seen before
+    if board_is_illegal_suicide(b, loc, next_pla, h.rules.multi_stone_suicide_legal) or loc == b.ko_loc:
+        return False
+    after = _ko_hash_after_move_main_phase(&h.rules, board_pos_hash_after_move(b, loc, next_pla), opp_of(next_pla))
+    return _hashlist_contains(&h.ko_hashes, after)
+
 cdef void _update_superko_bans(History* h, Color next_pla) noexcept nogil:
     """Mark points where next_pla's move would repeat a ko hash (main phase, non-simple ko)."""
     cdef Board* b = &h.board
     cdef int x, y
     cdef Loc loc
-    cdef Hash128 after
     for y in range(b.y_size):
         for x in range(b.x_size):
             loc = loc_of(x, y, b.x_size)
-            if b.colors[loc] != C_EMPTY:
-                h.super_ko_banned[loc] = False
-            elif not h.was_ever_occupied_or_played[loc] and not board_is_suicide(b, loc, next_pla):
-                # A stone where none ever stood makes a position never seen before.
-                h.super_ko_banned[loc] = False
-            elif board_is_illegal_suicide(b, loc, next_pla, h.rules.multi_stone_suicide_legal) or loc == b.ko_loc:
-                h.super_ko_banned[loc] = False
-            else:
-                after = _ko_hash_after_move_main_phase(&h.rules, board_pos_hash_after_move(b, loc, next_pla), opp_of(next_pla))
-                h.super_ko_banned[loc] = _hashlist_contains(&h.ko_hashes, after)
+            h.super_ko_banned[loc] = _superko_ban_at(h, loc, next_pla)
 
 cdef const unsigned char* history_superko_banned(const History* h) noexcept nogil:
     cdef History* mutable = <History*>h

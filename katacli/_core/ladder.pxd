@@ -88,3 +88,31 @@ cdef bint ladder_is_captured_attacker_first_2libs(
 cdef int ladder_features(
     const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
     LadderWorkspace* ws) noexcept nogil
+
+# ---- Cache of laddered stones by position (a search's previous-board features) ----
+# A leaf's features need the laddered stones of the two previous boards, which are its parent's
+# and grandparent's positions: their scans ran when those nodes were leaves. The cache holds each
+# scanned position's laddered stones, keyed by its stones (pos_hash) and ko point, the only inputs
+# of a scan. Direct-mapped (a new entry replaces the slot's), lazily allocated; positions with more
+# laddered stones than an entry holds are not stored. One per search tree (not thread-safe).
+from libc.stdint cimport uint16_t, uint64_t
+
+cdef enum:
+    LADDER_CACHE_SIZE_BITS = 14
+    LADDER_CACHE_MAX_STONES = 13
+
+cdef struct LadderCacheEntry:
+    uint64_t key0
+    uint64_t key1
+    uint16_t count_plus_one          # 0: empty slot
+    uint16_t stones[LADDER_CACHE_MAX_STONES]
+
+cdef struct LadderCache:
+    LadderCacheEntry* entries        # NULL until first used (or when memory ran out)
+
+# ladder_features through the cache: with working == NULL a cached position is answered without
+# a scan; every scan's result is stored. cache NULL: plain ladder_features. Same outputs.
+cdef int ladder_features_cached(
+    const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
+    LadderWorkspace* ws, LadderCache* cache) noexcept nogil
+cdef void ladder_cache_release(LadderCache* cache) noexcept nogil

@@ -6,7 +6,8 @@ minimax over explicit frames; every move is undone by copying back the board
 snapshot taken before it, so the board's internal representation is restored
 bit for bit.
 """
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdint cimport uint16_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from katacli._core.board cimport (
@@ -466,3 +467,46 @@ def run_ladder_features(GoBoard g, int working_for, int repeats):
             n = ladder_features(&g.b, <Color>working_for, laddered, working, ws)
     ladder_workspace_free(ws)
     return n
+
+
+# ---- Cache of laddered stones by position (see the .pxd) ------------------------------------
+cdef inline void _ladder_cache_key(const Board* b, uint64_t* key0, uint64_t* key1) noexcept nogil:
+    # The ko point changes a scan (a defender may retake at the root), so it is part of the key.
+    key0[0] = b.pos_hash.h0 ^ (<uint64_t>(b.ko_loc + 1) * 0x9E3779B97F4A7C15ULL)
+    key1[0] = b.pos_hash.h1
+
+cdef int ladder_features_cached(
+        const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
+        LadderWorkspace* ws, LadderCache* cache) noexcept nogil:
+    cdef uint64_t key0, key1
+    cdef LadderCacheEntry* e
+    cdef int i, count, n = 0
+    cdef Loc loc
+    if cache == NULL:
+        return ladder_features(b, working_for, laddered, working, ws)
+    if cache.entries == NULL:
+        cache.entries = <LadderCacheEntry*>calloc(1 << LADDER_CACHE_SIZE_BITS, sizeof(LadderCacheEntry))
+        if cache.entries == NULL:
+            return ladder_features(b, working_for, laddered, working, ws)
+    _ladder_cache_key(b, &key0, &key1)
+    e = &cache.entries[key0 & ((1 << LADDER_CACHE_SIZE_BITS) - 1)]
+    if working == NULL and e.count_plus_one != 0 and e.key0 == key0 and e.key1 == key1:
+        memset(laddered, 0, MAX_ARR_SIZE)
+        count = e.count_plus_one - 1
+        for i in range(count):
+            laddered[e.stones[i]] = 1
+        return count
+    count = ladder_features(b, working_for, laddered, working, ws)
+    if count <= LADDER_CACHE_MAX_STONES:
+        e.key0, e.key1 = key0, key1
+        e.count_plus_one = count + 1
+        for i in range(b.y_size):
+            for loc in range(loc_of(0, i, b.x_size), loc_of(b.x_size, i, b.x_size)):
+                if laddered[loc]:
+                    e.stones[n] = <uint16_t>loc
+                    n += 1
+    return count
+
+cdef void ladder_cache_release(LadderCache* cache) noexcept nogil:
+    free(cache.entries)
+    cache.entries = NULL

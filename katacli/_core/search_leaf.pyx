@@ -100,7 +100,7 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
         fp.max_history = 0 if is_root else h.num_moves - t.root_hist.num_moves
     fill_features_v7(h, pla, &fp, t.x_size, t.y_size,
                      t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
-                     t.global_features + slot * NUM_GLOBAL_FEATURES_V7)
+                     t.global_features + slot * NUM_GLOBAL_FEATURES_V7, &t.ladder_cache)
     fill_legal_mask(h, pla, t.x_size, t.y_size, t.legal + slot * (plane + 1))
     # Cache key: the situation plus whatever else the features show (recent moves, pass state, flags).
     key = history_situation_ko_hash(h, pla)

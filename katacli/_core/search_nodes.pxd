@@ -60,6 +60,7 @@ from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t, uint16_t
 from katacli._core.board cimport Loc, Color, Hash128, MAX_ARR_SIZE, MAX_PLAY_SIZE, NULL_LOC, C_EMPTY
 from katacli._core.history cimport History
 from katacli._core.features cimport FeatureParams
+from katacli._core.ladder cimport LadderCache
 from katacli._core.search_values cimport SearchConfig, result_utility, score_utility, eval_weight
 from katacli._core.playout cimport Rng, rng_next
 from katacli._core.search_evalcache cimport EvalCacheEntry, EvalCacheTable
@@ -194,6 +195,7 @@ cdef struct LeafSlot:
 cdef struct TreeCore:
     SearchConfig cfg
     FeatureParams feature_params
+    LadderCache ladder_cache    # laddered stones of positions this tree's leaves scanned (features)
     int x_size
     int y_size
     int area

@@ -42,6 +42,7 @@ from katacli._core.search_leaf cimport fill_leaf_features, store_human_priors, r
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
 from katacli._core.search_descent cimport leaf_slot_start, collect_batch
 from katacli._core.search_apply cimport apply_leaf_rows, NUM_VALUE_COLUMNS
+from katacli._core.ladder cimport ladder_cache_release
 
 
 # ---- Python boundary ------------------------------------------------------------------------
@@ -104,6 +105,7 @@ cdef class SearchTree:
         free(self.t.scratch)
         free(self.t.root_priors)
         svb_reset(&self.t)
+        ladder_cache_release(&self.t.ladder_cache)
 
     # -- configuration --------------------------------------------------------------------------
     def configure(self, params, int pass_alive_suicide_override=-1, bint nn_has_shortterm_error=False):
