@@ -67,6 +67,13 @@ class NNCache(Generic[V]):
         with self._lock:
             self._slots[self._slot(position_hash)] = (full_key, value)
 
+    def put_many(self, position_hashes: list[int], values: list[V], extra_keys: list[Hashable]) -> None:
+        """put() for many positions under one lock."""
+        mask, slots = self._mask, self._slots
+        with self._lock:
+            for position_hash, value, extra_key in zip(position_hashes, values, extra_keys):
+                slots[position_hash & mask] = ((position_hash, extra_key), value)
+
     def clear(self) -> None:
         with self._lock:
             self._slots.clear()

@@ -202,8 +202,8 @@ class NNEvaluator:
             rows = batch if len(misses) == n else batch.rows(misses)
             block = self._run_rows(rows, symmetries)
             if keys is not None:
-                for j, i in enumerate(misses):
-                    self.cache.put(keys[i], CachedRow(block, j), settings[i])
+                self.cache.put_many([keys[i] for i in misses], [CachedRow(block, j) for j in range(len(misses))],
+                                    [settings[i] for i in misses])
             if len(misses) == n:
                 return block
         out = empty_output(n, area, bool(batch.include_ownership.any()), batch.board_x, batch.board_y)

@@ -35,7 +35,8 @@ def is_transpose(symmetry: int) -> bool:
 def _flip(array, axis: int):
     if isinstance(array, torch.Tensor):
         return torch.flip(array, dims=(axis,))
-    return np.flip(array, axis=axis)
+    # A reversed basic slice: the same view as np.flip, without its per-call argument handling.
+    return array[..., ::-1, :] if axis == -2 else array[..., ::-1] if axis == -1 else np.flip(array, axis=axis)
 
 
 def _transpose(array):
@@ -130,18 +131,14 @@ def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
 def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
     """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array).
 
-    One strided copy per symmetry present (flips and transposes are views): several times faster
-    than a gather through an index table, which walks every element through an index."""
+    One strided copy per position (flips and transposes are views): several times faster than a
+    gather through an index table, which walks every element through an index."""
     symmetries = np.asarray(symmetries, dtype=np.intp).reshape(-1)
     transform = undo_symmetry if undo else apply_symmetry
-    present = np.unique(symmetries)
-    if len(present) == 1:
-        return np.ascontiguousarray(transform(batch, int(present[0])))
+    first = int(symmetries[0]) if len(symmetries) else 0
+    if (symmetries == first).all():
+        return np.ascontiguousarray(transform(batch, first))
     out = np.empty(batch.shape, batch.dtype)
-    for symmetry in present.tolist():
-        rows = np.flatnonzero(symmetries == symmetry)
-        if len(rows) == 1:
-            out[rows[0]] = transform(batch[rows[0]], symmetry)
-        else:
-            out[rows] = transform(batch[rows], symmetry)
+    for i, symmetry in enumerate(symmetries.tolist()):
+        out[i] = transform(batch[i], symmetry)
     return out

@@ -1,0 +1,119 @@
+"""The array batch path (NNEvaluator.evaluate_batch, SearchTree.apply_batch) answers as the per-request path does."""
+import random
+
+import numpy as np
+import pytest
+
+from katacli._core.features import encode_v7
+from katacli._core.history import GameState
+from katacli.nn.batch import VALUE_COLUMNS, NNBatch
+from katacli.nn.evaluator import NNEvaluator, NNRequest
+from katacli.search import SearchParams, Searcher
+from support.paths import BUNDLED_TINY_MODEL
+
+SIZE = 9
+AREA = SIZE * SIZE
+NUM_SPATIAL, NUM_GLOBAL = 22, 19
+
+
+def _positions(count: int, seed: int = 5) -> list[GameState]:
+    rng = random.Random(seed)
+    states = []
+    for i in range(count):
+        state, pla = GameState(SIZE), 1
+        for _ in range(4 + 5 * i):
+            legal = [p for p in state.legal_moves(pla) if p is not None]
+            state.play(rng.choice(legal), pla)
+            pla = 3 - pla
+        states.append(state)
+    return states
+
+
+def _inputs(states):
+    spatial = np.zeros((len(states), NUM_SPATIAL, SIZE, SIZE), np.float32)
+    global_features = np.zeros((len(states), NUM_GLOBAL), np.float32)
+    legal = np.zeros((len(states), AREA + 1), np.uint8)
+    for i, state in enumerate(states):
+        encode_v7(state, 0, spatial[i], global_features[i], legal[i])
+    white = np.array([state.next_player == 2 for state in states])
+    return spatial, global_features, legal.view(bool), white
+
+
+def _assert_same_output(a, b):
+    for name in VALUE_COLUMNS + ("policy_pass", "symmetry", "policy_optimism", "board_x", "board_y"):
+        assert getattr(a, name) == getattr(b, name), name
+    np.testing.assert_array_equal(a.policy, b.policy)
+    assert (a.white_ownership is None) == (b.white_ownership is None)
+    if a.white_ownership is not None:
+        np.testing.assert_array_equal(a.white_ownership, b.white_ownership)
+
+
+def _evaluator(**kwargs) -> NNEvaluator:
+    return NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", seed=11, **kwargs)
+
+
+def test_evaluate_batch_equals_evaluate_row_for_row():
+    states = _positions(6)
+    spatial, global_features, legal, white = _inputs(states)
+    optimism = np.array([0.0, 1.0, 0.0, 0.5, 0.0, 0.0])
+    wanted = np.array([True, False, True, False, False, True])
+    requests = [NNRequest(spatial[i], global_features[i], legal[i], board_x=SIZE, board_y=SIZE,
+                          white_to_move=bool(white[i]), policy_optimism=float(optimism[i]),
+                          include_ownership=bool(wanted[i])) for i in range(len(states))]
+    by_request = _evaluator(cache_size_power_of_two=None).evaluate(requests)
+    batch = NNBatch(spatial, global_features, legal, SIZE, SIZE, white, optimism, wanted)
+    by_batch = _evaluator(cache_size_power_of_two=None).evaluate_batch(batch)
+    for i, expected in enumerate(by_request):
+        for column, name in enumerate(VALUE_COLUMNS):
+            assert by_batch.values[i, column] == getattr(expected, name)
+        np.testing.assert_array_equal(by_batch.policy[i], expected.policy)
+        assert by_batch.policy_pass[i] == np.float32(expected.policy_pass)
+        assert by_batch.symmetry[i] == expected.symmetry
+        assert by_batch.has_ownership(i) == (expected.white_ownership is not None)
+        if expected.white_ownership is not None:
+            np.testing.assert_array_equal(by_batch.ownership[i], expected.white_ownership)
+        _assert_same_output(by_batch.output(i), expected)
+
+
+def test_cache_rows_are_shared_between_the_two_apis():
+    states = _positions(4)
+    spatial, global_features, legal, white = _inputs(states)
+    keys = np.array([[1000 + i, 7] for i in range(len(states))], np.uint64)
+    evaluator = _evaluator()
+    batch = NNBatch(spatial, global_features, legal, SIZE, SIZE, white, np.zeros(len(states)),
+                    np.zeros(len(states), bool), cache_keys=keys)
+    first = evaluator.evaluate_batch(batch)
+    evaluated = evaluator.num_positions_evaluated
+    again = evaluator.evaluate_batch(batch)   # every row from the cache
+    assert evaluator.num_positions_evaluated == evaluated
+    np.testing.assert_array_equal(again.policy, first.policy)
+    np.testing.assert_array_equal(again.values, first.values)
+    request = NNRequest(spatial[2], global_features[2], legal[2], board_x=SIZE, board_y=SIZE,
+                        white_to_move=bool(white[2]), cache_key=(7 << 64) | 1002, include_ownership=False)
+    _assert_same_output(evaluator.evaluate_one(request), first.output(2))   # a batch's row serves a request
+    assert evaluator.num_positions_evaluated == evaluated
+    wanting = NNRequest(spatial[2], global_features[2], legal[2], board_x=SIZE, board_y=SIZE,
+                        white_to_move=bool(white[2]), cache_key=(7 << 64) | 1002)
+    assert evaluator.evaluate_one(wanting).white_ownership is not None   # stored without ownership: evaluated
+    assert evaluator.num_positions_evaluated == evaluated + 1
+
+
+class _PerRequestOnly:
+    """The same network behind the per-request API only (as BatchingEvaluator and test fakes offer)."""
+
+    def __init__(self, evaluator: NNEvaluator):
+        self._evaluator = evaluator
+        self.evaluate = evaluator.evaluate
+
+
+@pytest.mark.parametrize("threads", [1, 8])
+def test_search_results_are_the_same_on_both_paths(threads):
+    state = _positions(1, seed=9)[0]
+    params = SearchParams().replace(num_search_threads=threads, max_visits=150)
+    results = []
+    for evaluator in (_evaluator(), _PerRequestOnly(_evaluator())):
+        searcher = Searcher(state, params, evaluator, seed=3)
+        searcher.run()
+        results.append([(c.move, c.visits, c.weight, c.utility, c.score_mean) for c in searcher.child_results()])
+    assert results[0] == results[1]
+    assert sum(row[1] for row in results[0]) > 0
