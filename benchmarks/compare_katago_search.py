@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Deterministic search parity with KataGo, position by position (issue 28).
+
+    python3 benchmarks/compare_katago_search.py --katago /path/to/katago --model NET.bin.gz \\
+        --config /path/to/KataGo/cpp/configs/gtp_example.cfg [--positions benchmarks/search_parity_positions.json]
+        [--visits 200] [--only NAME,...] [--no-walk]
+
+Both engines (``katago gtp`` and ``kata gtp``) get the same network, the same config and the overrides in
+DETERMINISTIC (one search thread, nnRandomize=false, no move temperature, no logging, maxVisits from
+--visits). For each position (format: benchmarks/search_parity.py) both are set up with the same GTP
+commands, ``kata-search`` the player to move (the answer is the chosen move, with KataGo's genmove hacks:
+friendly pass, cleanup before pass) and ``debug_moves`` prints the root's children. Printed per position:
+whether the move is the same, the largest child visit difference, and for a mismatch the first differing
+node of the two trees (walked with ``debug_moves BRANCH``) with both engines' children side by side.
+The summary counts a position as matching when the move is the same and every child is within
+VISIT_TOLERANCE visits. Exit status 0 whatever the rate (this measures; it does not gate).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kata_env import KATA_ENV
+from search_parity import (VISIT_TOLERANCE, Position, PositionError, divergence_table, find_divergence,
+                           load_positions, max_visit_difference, parse_debug_moves, visit_differences)
+
+DEFAULT_POSITIONS = Path(__file__).resolve().parent / "search_parity_positions.json"
+DETERMINISTIC = ("logToStderr=false, logAllGTPCommunication=false, logSearchInfo=false, logDir=, "
+                 "numSearchThreads=1, nnRandomize=false, nnRandSeed=parity, searchRandSeed=parity, "
+                 "chosenMoveTemperature=0.0, chosenMoveTemperatureEarly=0.0, ponderingEnabled=false, "
+                 "allowResignation=false, maxTime=1000000, maxPlayouts=100000000")
+ENGINE_NAMES = ("kata", "katago")
+SHOWN_DIFFERENCES = 6
+
+
+class GtpEngine:
+    """A GTP engine on pipes: one command at a time, the answer read up to its blank line."""
+
+    def __init__(self, name: str, argv: list[str], env: dict | None = None):
+        self.name = name
+        # Started outside the checkout: `python -m katacli.cli` run from the repository root would import the
+        # source tree (no compiled core) instead of the installed package.
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1, env=env, cwd=tempfile.gettempdir())
+
+    def send(self, command: str) -> None:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def receive(self, command: str) -> str:
+        lines = []
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} exited while answering '{command}'")
+            line = line.rstrip("\r\n")
+            if not lines and not line.strip():
+                continue
+            if lines and not line.strip():
+                break
+            lines.append(line)
+        text = "\n".join(lines)
+        if text.startswith("?"):
+            raise RuntimeError(f"{self.name} refused '{command}': {text}")
+        return text[1:].lstrip(" ") if text.startswith("=") else text
+
+    def ask(self, command: str) -> str:
+        self.send(command)
+        return self.receive(command)
+
+    def close(self) -> None:
+        try:
+            self.send("quit")
+            self.proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def ask_both(engines: dict[str, GtpEngine], command: str) -> dict[str, str]:
+    """The same command to every engine at once (each searches with one thread), then the answers."""
+    for engine in engines.values():
+        engine.send(command)
+    return {name: engine.receive(command) for name, engine in engines.items()}
+
+
+def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bool) -> bool:
+    for command in position.setup_commands():
+        ask_both(engines, command)
+    start = time.perf_counter()
+    moves = {name: answer.strip().upper() for name, answer in ask_both(engines, f"kata-search {position.to_move}").items()}
+    seconds = time.perf_counter() - start
+    trees = {name: parse_debug_moves(answer) for name, answer in ask_both(engines, "debug_moves").items()}
+    a, b = (trees[name] for name in ENGINE_NAMES)
+    worst = max_visit_difference(a.children, b.children)
+    same_move = moves["kata"] == moves["katago"]
+    match = same_move and worst <= VISIT_TOLERANCE
+    visits = {name: tree.node.visits if tree.node else 0 for name, tree in trees.items()}
+    print(f"{'MATCH   ' if match else 'MISMATCH'} {position.name:28s} {position.to_move} to move  "
+          f"move {moves['kata']:>5s}/{moves['katago']:<5s} max child diff {worst:4d}  "
+          f"root N {visits['kata']}/{visits['katago']}  ({seconds:.1f}s)")
+    differing = visit_differences(a.children, b.children)
+    if differing:
+        shown = sorted(differing.items(), key=lambda item: -abs(item[1][0] - item[1][1]))[:SHOWN_DIFFERENCES]
+        print("    root children kata/katago: " + ", ".join(f"{m} {na}/{nb}" for m, (na, nb) in shown))
+    if walk and differing:
+        def fetcher(name):
+            return lambda path: parse_debug_moves(engines[name].ask("debug_moves " + " ".join(path)))
+        div = find_divergence(fetcher("kata"), fetcher("katago"), a, b)
+        if div is not None:
+            print(f"    first differing node: {' '.join(div.path) or 'root'} "
+                  f"(depth {len(div.path)}, N {div.a.node.visits if div.a.node else '?'}"
+                  f"/{div.b.node.visits if div.b.node else '?'})")
+            for line in divergence_table(div, ENGINE_NAMES):
+                print(line)
+    return match
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--katago", required=True, help="path of a katago binary (KataGo 1.17.2)")
+    parser.add_argument("--model", required=True, help="network file for both engines")
+    parser.add_argument("--config", required=True, help="KataGo's gtp_example.cfg")
+    parser.add_argument("--positions", type=Path, default=DEFAULT_POSITIONS, help="position list (JSON)")
+    parser.add_argument("--visits", type=int, default=200, help="maxVisits for both engines")
+    parser.add_argument("--only", default="", help="comma-separated position names to run")
+    parser.add_argument("--no-walk", action="store_true", help="skip the tree walk for mismatches")
+    parser.add_argument("--kata-command", default=None,
+                        help="command line for kata instead of this Python's `-m katacli.cli`")
+    args = parser.parse_args()
+    for path, what in ((args.katago, "katago binary"), (args.model, "model"), (args.config, "config")):
+        if not Path(path).is_file():
+            sys.exit(f"error: the {what} {path} does not exist")
+    if args.visits < 1:
+        sys.exit("error: --visits must be at least 1")
+    try:
+        positions = load_positions(args.positions)
+    except PositionError as exc:
+        sys.exit(f"error: {exc}")
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {p.name for p in positions}
+        if unknown:
+            sys.exit(f"error: no position named {', '.join(sorted(unknown))}")
+        positions = [p for p in positions if p.name in wanted]
+    common = ["-config", str(Path(args.config).resolve()), "-model", str(Path(args.model).resolve()), "-override-config",
+              f"{DETERMINISTIC}, maxVisits={args.visits}"]
+    kata_argv = args.kata_command.split() if args.kata_command else [sys.executable, "-m", "katacli.cli"]
+    engines = {"kata": GtpEngine("kata", kata_argv + ["gtp"] + common, KATA_ENV),
+               "katago": GtpEngine("katago", [args.katago, "gtp"] + common)}
+    matched = 0
+    try:
+        ask_both(engines, "name")
+        for position in positions:
+            matched += compare_position(engines, position, not args.no_walk)
+    except RuntimeError as exc:
+        sys.exit(f"error: {exc}")
+    finally:
+        for engine in engines.values():
+            engine.close()
+    print(f"summary: {matched} of {len(positions)} positions match at {args.visits} visits "
+          f"({100.0 * matched / len(positions):.1f}%; same move and every child within {VISIT_TOLERANCE} visits)")
+
+
+if __name__ == "__main__":
+    main()
