@@ -285,7 +285,14 @@ class SearchBot(Bot):
             max_visits=visits, max_playouts=UNLIMITED_PLAYOUTS, max_time=UNLIMITED_SECONDS,
             root_noise_enabled=False, wide_root_noise=0.0, playout_doubling_advantage=0.0,
             playout_doubling_advantage_pla=None, conservative_pass=True, chosen_move_temperature=0.0,
-            chosen_move_temperature_early=0.0, anti_mirror=False, avoid_repeated_pattern_utility=0.0)
+            chosen_move_temperature_early=0.0, anti_mirror=False, avoid_repeated_pattern_utility=0.0,
+            # The rest of KataGo's getNoiselessParams: without them the root got the genmove FPU (0.1, not
+            # 0.2) and a search after a pass only half its visits (searchFactorAfterOnePass).
+            root_policy_temperature=1.0, root_policy_temperature_early=1.0,
+            root_fpu_reduction_max=self.engine.params.genmove.fpu_reduction_max,
+            root_fpu_loss_prop=self.engine.params.genmove.fpu_loss_prop,
+            root_desired_per_child_visits_coeff=0.0, root_num_symmetries_to_sample=1,
+            search_factor_after_one_pass=1.0, search_factor_after_two_pass=1.0)
         if state.next_player != pla:
             state.reset_history_keep_board(pla)
         # KataGo runs these on the game's bot, so they share its eval cache (under their own params' hash).
@@ -294,6 +301,10 @@ class SearchBot(Bot):
         searcher.set_external_pattern_table(self.engine.avoid_patterns.table)  # the game's bot keeps it (KataGo)
         searcher.run(stop_event=stop)
         return searcher
+
+    def side_search_values(self, state, pla: int, visits: int, stop: threading.Event) -> dict:
+        """The root values (White's view, unpruned: KataGo's getRootValues) of a noiseless side search."""
+        return self._side_search(state, pla, visits, stop, False).root_values(pruned=False) or {}
 
     def estimate_lead(self, state, pla: int, visits: int, stop: threading.Event) -> float:
         values = self._side_search(state, pla, visits, stop, False).root_values() or {}

@@ -21,6 +21,7 @@ from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args, parse
 from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
 from katacli.gtp.arguments import parse_int64
 from katacli.gtp.errors import GtpError
+from katacli.gtp.friendly_pass import maybe_friendly_pass
 from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
@@ -177,7 +178,8 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
              else outcome.move is None or position.is_legal(outcome.move, pla))
     if not legal:
         raise GtpError("genmove returned null location or illegal move")
-    move = engine.bot.adjust_pass(position, pla, outcome.move)
+    move = maybe_friendly_pass(engine, position, pla, outcome.move)  # KataGo's order: friendly pass, then cleanup
+    move = engine.bot.adjust_pass(position, pla, move)
     engine.avoid_patterns.record_genmove(position, pla, move)  # autoAvoidRepeat (off: does nothing)
     return format_vertex(move, state.x_size, state.y_size), move
 
