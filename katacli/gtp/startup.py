@@ -62,7 +62,10 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
         try:
             return load()
         except Exception as exc:  # the file passed the start-up check but the network cannot be built
-            print(model_failure_line(f"could not load the {what} {model_path}: {exc}"), file=sys.stderr, flush=True)
+            # One write: print() would write the newline separately, and the protocol thread's lines could
+            # land between the two.
+            sys.stderr.write(model_failure_line(f"could not load the {what} {model_path}: {exc}") + "\n")
+            sys.stderr.flush()
             os._exit(EXIT_MODEL_FAILURE)
 
     return ModelLoader(load_or_exit)
