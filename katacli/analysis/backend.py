@@ -37,68 +37,118 @@ class ModelInfo:
 
 
 class BackgroundNetwork:
-    """The -human-model network while a thread loads it, standing in for its batching evaluator.
+    """A network while a thread loads it, standing in for its batching evaluator until then.
 
-    ``kata analysis`` says it is ready without waiting for it: a search calls :meth:`evaluate_many` (which
-    waits for the load) only when it uses the human net, so a query without humanSLProfile never waits.
-    ``needs_metadata`` comes from the model file's start-up check. ``load`` returns (network, ModelInfo,
-    batching evaluator); it handles its own failure (``kata analysis`` reports it and exits).
+    ``kata analysis`` says it is ready without waiting for its networks (KaTrain waits for that line):
+    the main net's queries stay queued until it is loaded (:meth:`when_done` releases the queue), and a
+    search uses the -human-model net through :meth:`evaluate_many`, which waits for it, so a query
+    without humanSLProfile never waits for that one. ``needs_metadata`` comes from the model file's
+    start-up check. ``load`` returns (network, ModelInfo, batching evaluator) and reports its own failure
+    (``kata analysis`` prints it and exits). ``after``: a load to let finish first (on two cores, two
+    loads at once would delay the net every query needs). Nothing runs before :meth:`start`.
     """
 
-    def __init__(self, path: str, load: Callable[[], tuple], needs_metadata: bool):
+    def __init__(self, path: str, load: Callable[[], tuple], needs_metadata: bool, *, name: str = "model-loader",
+                 after: Optional["BackgroundNetwork"] = None):
         self.path = path
         self.needs_metadata = needs_metadata
+        self._load = load
+        self._after = after
         self._parts: Optional[tuple] = None
         self._error: Optional[BaseException] = None
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-        def run() -> None:
-            try:
-                self._parts = load()
-            except BaseException as exc:  # re-raised to whoever waits
-                self._error = exc
-            finally:
+    def start(self) -> None:
+        """Begin loading (once)."""
+        with self._lock:
+            if self._thread.ident is None:
+                self._thread.start()
+
+    def _run(self) -> None:
+        if self._after is not None:
+            self._after.wait_done()
+        try:
+            self._parts = self._load()
+        except BaseException as exc:  # re-raised to whoever waits
+            self._error = exc
+        finally:
+            with self._lock:
                 self._done.set()
+                callbacks, self._callbacks = self._callbacks, []
+            for callback in callbacks:
+                callback()
 
-        threading.Thread(target=run, name="human-model-loader", daemon=True).start()
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the load has ended, loaded or failed (at once if it has)."""
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
 
     @property
     def loaded(self) -> bool:
         return self._done.is_set() and self._error is None
 
+    def wait_done(self) -> None:
+        """Block until the load has ended, loaded or failed (starting it if nobody has)."""
+        self.start()
+        self._done.wait()
+
     def wait(self) -> tuple:
         """(network, ModelInfo, batching evaluator), once loaded; the load's exception if it failed."""
-        self._done.wait()
+        self.wait_done()
         if self._error is not None:
             raise self._error
         return self._parts
 
+    @property
+    def evaluator(self):
+        """The batching evaluator, once loaded."""
+        return self.wait()[2]
+
     def evaluate_many(self, requests) -> list:
-        return self.wait()[2].evaluate_many(requests)
+        return self.evaluator.evaluate_many(requests)
 
     def evaluate(self, request):
         return self.evaluate_many([request])[0]
 
 
+def loaded_evaluator(evaluator):
+    """``evaluator`` itself, or for a network still loading its batching evaluator once loaded."""
+    return evaluator.evaluator if isinstance(evaluator, BackgroundNetwork) else evaluator
+
+
 class AnalysisBackend:
     """The evaluator handed to every Searcher (None for rollouts), plus the network's bookkeeping.
 
-    With -human-model a second, human-SL network gets its own batching evaluator (``human_evaluator``),
-    or is still loading (``human_loading``, a :class:`BackgroundNetwork`, which is then the evaluator).
+    A network is given loaded (``network``) or loading (``loading``, a :class:`BackgroundNetwork`, which
+    is then ``evaluator`` until a worker asks for the real one with :func:`loaded_evaluator`); the
+    -human-model one likewise (``human_network`` / ``human_loading``) with its own batching evaluator
+    (``human_evaluator``). Loads start with :meth:`start_loading` (the engine's ``start``).
+    ``model_info`` / ``human_model_info``: their query_models entries, which a file's start-up check
+    gives before it loads (:func:`model_info_from_header`).
     """
 
     def __init__(self, network=None, model_info: Optional[ModelInfo] = None, *, max_batch_size: int = 1,
                  batch_wait_ms: float = NN_BATCH_WAIT_MS, num_server_threads: int = 1,
                  human_network=None, human_model_info: Optional[ModelInfo] = None,
-                 human_loading: Optional[BackgroundNetwork] = None):
+                 human_loading: Optional[BackgroundNetwork] = None, loading: Optional[BackgroundNetwork] = None):
         """``network``: an NNEvaluator (or anything with its evaluate_uncached / cache methods); None: rollouts."""
-        self.network = network
+        self._network = network
+        self.loading = loading
         self.model_info = model_info
         self._human_network = human_network
         self._human_model_info = human_model_info
         self.human_loading = human_loading
         self.evaluator = self.human_evaluator = None
-        if network is not None:
+        if loading is not None:
+            self.evaluator = loading
+            self.human_evaluator = human_loading
+        elif network is not None:
             from katacli.nn.batching import BatchingEvaluator
 
             self.evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=batch_wait_ms,
@@ -108,12 +158,26 @@ class AnalysisBackend:
                                                          max_wait_ms=batch_wait_ms, num_server_threads=1)
             elif human_loading is not None:
                 self.human_evaluator = human_loading
+        # A network loading now starts from zero.
         self._rows_before = getattr(network, "num_positions_evaluated", 0)
         self._batches_before = getattr(network, "num_batches", 0)
 
+    def start_loading(self) -> None:
+        """Start the background loads, if any (the main net first, then the human one)."""
+        for loading in (self.loading, self.human_loading):
+            if loading is not None:
+                loading.start()
+
     @property
     def has_network(self) -> bool:
-        return self.network is not None
+        return self._network is not None or self.loading is not None
+
+    @property
+    def network(self):
+        """The main NNEvaluator (waiting for it while it loads), or None for rollouts."""
+        if self.loading is not None:
+            return self.loading.wait()[0]
+        return self._network
 
     @property
     def human_network(self):
@@ -124,8 +188,8 @@ class AnalysisBackend:
 
     @property
     def human_model_info(self) -> Optional[ModelInfo]:
-        """The -human-model net's query_models entry (waiting for it while it loads), or None."""
-        if self.human_loading is not None:
+        """The -human-model net's query_models entry (waiting for the net only when the file's check gave none)."""
+        if self._human_model_info is None and self.human_loading is not None:
             return self.human_loading.wait()[1]
         return self._human_model_info
 
@@ -141,15 +205,18 @@ class AnalysisBackend:
     def model_names(self) -> str:
         """The models' names (their paths), as KataGo lists them in its humanSLProfile warning."""
         names = [info.name for info in (self.model_info, self._human_model_info) if info is not None]
-        if self.human_loading is not None:
+        if self.human_loading is not None and self._human_model_info is None:
             names.append(self.human_loading.path)
         return " and ".join(names)
 
     def clear_cache(self) -> None:
-        human = self._human_network
-        if self.human_loading is not None and self.human_loading.loaded:  # nothing cached before it loaded
-            human = self.human_loading.wait()[0]
-        for network in (self.network, human):
+        """Empty the networks' caches; a net still loading has nothing cached and is not waited for."""
+        networks = []
+        for loaded, loading in ((self._network, self.loading), (self._human_network, self.human_loading)):
+            if loading is not None:
+                loaded = loading.wait()[0] if loading.loaded else None
+            networks.append(loaded)
+        for network in networks:
             cache = getattr(network, "cache", None)
             if cache is not None:
                 cache.clear()
@@ -160,20 +227,19 @@ class AnalysisBackend:
 
     def summary_lines(self) -> list[str]:
         """What KataGo logs at exit: rows and batches the network ran, and the mean batch size."""
-        if self.network is None:
+        if not self.has_network:
             return []
-        rows = getattr(self.network, "num_positions_evaluated", 0) - self._rows_before
-        batches = getattr(self.network, "num_batches", 0) - self._batches_before
+        network = self.network
+        rows = getattr(network, "num_positions_evaluated", 0) - self._rows_before
+        batches = getattr(network, "num_batches", 0) - self._batches_before
         average = rows / batches if batches else 0.0
         name = self.model_info.name if self.model_info is not None else "network"
         return [name, f"NN rows: {rows}", f"NN batches: {batches}", f"NN avg batch size: {average:.6g}"]
 
     def close(self) -> None:
-        """Stop the batching threads; a human net still loading is waited for (its failure must not go unseen)."""
-        human = self.human_evaluator
-        if self.human_loading is not None:
-            human = self.human_loading.wait()[2]
-        for evaluator in (self.evaluator, human):
+        """Stop the batching threads; a net still loading is waited for (its failure must not go unseen)."""
+        for evaluator in (self.evaluator, self.human_evaluator):
+            evaluator = loaded_evaluator(evaluator)
             if evaluator is not None:
                 evaluator.close()
 
@@ -182,41 +248,53 @@ def default_batch_size(num_analysis_threads: int, num_search_threads: int) -> in
     return max(MIN_DEFAULT_BATCH_SIZE, num_analysis_threads * num_search_threads)
 
 
-def load_network_backend(model_path: str, nn_settings, max_batch_size: int,
-                         human_model_path: Optional[str] = None,
-                         start_human_loading: Optional[Callable[[], BackgroundNetwork]] = None) -> AnalysisBackend:
-    """Load the model file (and the -human-model one) for the analysis engine (CPU, or CUDA when there is a GPU).
-    ``start_human_loading``: instead of loading the -human-model net here, start its background load
-    (:func:`load_human_network_in_background`) once the main net is loaded."""
-    network, info = _load_network(model_path, nn_settings, max_batch_size)
-    human_network = human_info = None
-    if human_model_path is not None:
-        human_network, human_info = _load_network(human_model_path, nn_settings, max_batch_size)
-    return AnalysisBackend(network, info, max_batch_size=max_batch_size,
-                           num_server_threads=nn_settings.num_server_threads,
-                           human_network=human_network, human_model_info=human_info,
-                           human_loading=start_human_loading() if start_human_loading is not None else None)
+def model_info_from_header(header, nn_settings, max_batch_size: int) -> ModelInfo:
+    """A model's query_models entry from its start-up check (a ModelFileHeader): known before it loads."""
+    return _model_info(header.path, header.name, header.version, header.takes_metadata, nn_settings, max_batch_size)
 
 
-def load_human_network_in_background(human_model_path: str, nn_settings, max_batch_size: int, needs_metadata: bool,
-                                     on_loaded: Callable[[], None], on_failure: Callable[[BaseException], None]
-                                     ) -> BackgroundNetwork:
-    """Start loading the -human-model net in a thread (see :class:`BackgroundNetwork`); ``on_loaded`` runs
-    once it is ready, ``on_failure`` with the error when it cannot be loaded."""
-    from katacli.nn.batching import BatchingEvaluator
+def _model_info(path: str, internal_name: str, version: int, takes_metadata: bool, nn_settings,
+                max_batch_size: int) -> ModelInfo:
+    return ModelInfo(name=path, internal_name=internal_name, max_batch_size=max_batch_size,
+                     uses_human_sl_profile=bool(takes_metadata), version=int(version),
+                     using_fp16=str(getattr(nn_settings.use_fp16, "value", nn_settings.use_fp16)))
 
+
+def network_backend_in_background(header, nn_settings, max_batch_size: int, human_header=None, *,
+                                  on_loaded: Callable[[str, object, bool], None],
+                                  on_failure: Callable[[BaseException], None]) -> AnalysisBackend:
+    """The analysis engine's backend for the checked model file ``header`` (and the -human-model one), its
+    networks loading in threads once :meth:`AnalysisBackend.start_loading` is called (CPU, or CUDA when
+    there is a GPU): the main net first, then the human one. ``on_loaded(path, network, human)`` runs as
+    each is ready, ``on_failure(error)`` when one cannot be loaded."""
+    loading = _network_in_background(header, nn_settings, max_batch_size, nn_settings.num_server_threads,
+                                     on_loaded, on_failure, human=False)
+    human_loading = human_info = None
+    if human_header is not None:
+        human_loading = _network_in_background(human_header, nn_settings, max_batch_size, 1, on_loaded, on_failure,
+                                               human=True, after=loading)
+        human_info = model_info_from_header(human_header, nn_settings, max_batch_size)
+    return AnalysisBackend(model_info=model_info_from_header(header, nn_settings, max_batch_size),
+                           loading=loading, human_loading=human_loading, human_model_info=human_info)
+
+
+def _network_in_background(header, nn_settings, max_batch_size: int, num_server_threads: int, on_loaded,
+                           on_failure, human: bool, after: Optional[BackgroundNetwork] = None) -> BackgroundNetwork:
     def load() -> tuple:
+        from katacli.nn.batching import BatchingEvaluator
+
         try:
-            network, info = _load_network(human_model_path, nn_settings, max_batch_size)
+            network, info = _load_network(header.path, nn_settings, max_batch_size)
         except BaseException as exc:
             on_failure(exc)
             raise
         evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=NN_BATCH_WAIT_MS,
-                                      num_server_threads=1)
-        on_loaded()
+                                      num_server_threads=num_server_threads)
+        on_loaded(header.path, network, human)
         return network, info, evaluator
 
-    return BackgroundNetwork(human_model_path, load, needs_metadata)
+    name = "human-model-loader" if human else "model-loader"
+    return BackgroundNetwork(header.path, load, header.takes_metadata, name=name, after=after)
 
 
 WARM_UP_BOARD_LEN = 19
@@ -246,10 +324,8 @@ def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
     network = NNEvaluator.from_file(model_path, **options,
                                     cache_size_power_of_two=cache_power, default_symmetry=symmetry,
                                     max_batch_size=max_batch_size, seed=stable_seed(nn_settings.rand_seed))
-    # Most queries are 19x19: build and optimise that traced network before the engine says it is ready,
-    # rather than in the first query (seconds on a CPU).
+    # Most queries are 19x19: build and optimise that traced network while loading (after "ready"),
+    # rather than in the first query's search (seconds on a CPU).
     network.warm_up(WARM_UP_BOARD_LEN, WARM_UP_BOARD_LEN)
-    info = ModelInfo(name=model_path, internal_name=network.model_name, max_batch_size=max_batch_size,
-                     uses_human_sl_profile=bool(network.needs_metadata), version=int(network.version),
-                     using_fp16=str(getattr(nn_settings.use_fp16, "value", nn_settings.use_fp16)))
-    return network, info
+    return network, _model_info(model_path, network.model_name, network.version, network.needs_metadata,
+                                nn_settings, max_batch_size)

@@ -70,8 +70,15 @@ class AnalysisEngine:
 
     # ---- running ---------------------------------------------------------------------------
     def start(self) -> None:
+        """Start the workers, and the network's background load if it has one: queries wait queued
+        (in priority order, terminable) until it is loaded; everything else is answered meanwhile."""
         if not self._started:
             self._started = True
+            loading = self.backend.loading
+            if loading is not None:
+                self.queue.hold()
+                loading.when_done(self.queue.release)  # a failed load too: the workers then report it
+            self.backend.start_loading()
             for worker in self.workers:
                 worker.start()
 

@@ -9,6 +9,10 @@ Termination of a queued request happens here, under the queue's lock, so a
 request is either taken by a worker or terminated, never both; the caller then
 writes its ``noResults`` response. A running request gets its stop event set
 and its worker writes whatever the search found.
+
+While the network loads the queue is *held* (:meth:`RequestQueue.hold`): requests
+queue up (and can be terminated) but no worker takes one until :meth:`release`,
+so they are then taken in priority order.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ class RequestQueue:
         self._arrival = itertools.count()
         self._open: dict[int, AnalysisRequest] = {}
         self._closed = False
+        self._held = False
 
     def push(self, requests: Iterable[AnalysisRequest]) -> None:
         with self._cond:
@@ -39,17 +44,28 @@ class RequestQueue:
                 self._cond.notify()
 
     def pop(self) -> Optional[AnalysisRequest]:
-        """The next request to analyse, marked RUNNING; blocks; None once the queue is closed and empty."""
+        """The next request to analyse, marked RUNNING; blocks (also while held); None once the queue is closed
+        and empty."""
         with self._cond:
             while True:
-                while self._heap:
+                while self._heap and not self._held:
                     _, _, request = heapq.heappop(self._heap)
                     if request.status is RequestStatus.QUEUED:
                         request.status = RequestStatus.RUNNING
                         return request
-                if self._closed:
+                if self._closed and not self._heap:
                     return None
                 self._cond.wait()
+
+    def hold(self) -> None:
+        """Keep requests queued, none taken, until :meth:`release` (the network is still loading)."""
+        with self._cond:
+            self._held = True
+
+    def release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
 
     def finish(self, request: AnalysisRequest) -> None:
         """The worker is done with the request (its final response is written)."""

@@ -14,6 +14,7 @@ import time
 import traceback
 from typing import Callable, Optional
 
+from katacli.analysis.backend import loaded_evaluator
 from katacli.analysis.protocol import error
 from katacli.analysis.request import AnalysisRequest, RequestStatus
 from katacli.analysis.responses import analysis_response, no_results_response
@@ -101,7 +102,8 @@ class AnalysisWorker:
 
     def _analyse(self, request: AnalysisRequest) -> None:
         has_network = self.evaluator is not None
-        searcher = Searcher(request.state, request.params, self.evaluator,
+        # A network given while it loads is loaded by now (the queue is held until then).
+        searcher = Searcher(request.state, request.params, loaded_evaluator(self.evaluator),
                             keep_ownership=request.report.wants_tree_ownership, seed=self._rng.getrandbits(63),
                             human_evaluator=self.human_evaluator, eval_cache=self.eval_cache)
         if request.restrictions is not None:

@@ -37,8 +37,11 @@ HELP = (
 
 
 def _exit_on_failure(exc: BaseException) -> None:
-    """A network failing to load after "ready": one line and EXIT_MODEL_FAILURE, whatever the engine is doing."""
-    print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
+    """A network failing to load after "ready": one line and EXIT_MODEL_FAILURE, whatever the engine is doing
+    (KataGo would abort at start-up; GUIs report this status as an engine failure)."""
+    # One write: print() writes the newline separately, and the engine's other threads log meanwhile.
+    sys.stderr.write(model_failure_line(str(exc)) + "\n")
+    sys.stderr.flush()
     os._exit(EXIT_MODEL_FAILURE)
 
 
@@ -55,11 +58,10 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     """Serve the analysis protocol until stdin closes; the exit status."""
     choice = choose_model(model)
     model = choice.path
-    _, human_header = check_models_or_exit(model, human_model)
+    # The files are checked whole before "ready" (a bad one fails here, status 3); the networks load after it.
+    header, human_header = check_models_or_exit(model, human_model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
-    from katacli.analysis.backend import (
-        AnalysisBackend, default_batch_size, load_human_network_in_background, load_network_backend,
-    )
+    from katacli.analysis.backend import AnalysisBackend, default_batch_size, network_backend_in_background
     from katacli.analysis.output import JsonLineWriter
     from katacli.analysis.startup import build_engine, load_pattern_table, load_search_defaults, without_stdout_logging
     from katacli.search.pattern_avoidance import PatternAvoidanceError
@@ -96,21 +98,16 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     else:
         batch_size = settings.nn.max_batch_size or default_batch_size(settings.num_analysis_threads,
                                                                       params.num_search_threads)
-        start_human_loading = None
-        if human_model is not None:
-            # The human-SL net (often a b18, seconds to load) loads after "ready": only searches that use it
-            # wait for it, as gtp's network does; the file was checked whole above.
-            def start_human_loading():
-                return load_human_network_in_background(
-                    human_model, settings.nn, batch_size, human_header.takes_metadata,
-                    on_loaded=lambda: log.write(f"Loaded human SL model {human_model}"), on_failure=_exit_on_failure)
-        try:
-            backend = load_network_backend(model, settings.nn, batch_size, start_human_loading=start_human_loading)
-        except Exception as exc:  # a broken or unsupported model file (the message names it)
-            print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
-            return EXIT_MODEL_FAILURE
-        log.write(f"Loaded model {model}")
-        log.info(f"Model runs on: {backend.network.describe_device()}")
+
+        def on_loaded(path: str, network, human: bool) -> None:
+            log.write(f"Loaded {'human SL model' if human else 'model'} {path}")
+            if not human:
+                log.info(f"Model runs on: {network.describe_device()}")
+
+        # Like kata gtp's, the networks load (torch imported, the 19x19 trace warmed up) after "ready":
+        # KaTrain waits for that line. Queries are read and checked meanwhile; searches wait for the net.
+        backend = network_backend_in_background(header, settings.nn, batch_size, human_header,
+                                                on_loaded=on_loaded, on_failure=_exit_on_failure)
         if human_model is not None:
             warning = human_model_warning(backend.human_loading, "humanSLProfile" in cfg, analysis=True)
             if warning:
@@ -131,7 +128,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     log.write(f"Analyzing up to {settings.num_analysis_threads} positions at a time in parallel")
     log.info("Started, ready to begin handling requests")
     try:
-        status = engine.serve(stdin, wait_at_end=not quit_without_waiting)
+        status = engine.serve(stdin, wait_at_end=not quit_without_waiting)  # starts the networks' loads
     finally:
         backend.close()
         for line in backend.summary_lines():

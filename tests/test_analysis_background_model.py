@@ -1,0 +1,240 @@
+"""`kata analysis` says it is ready before its network is loaded (KaTrain waits for that line): the net
+loads in the background, queries wait queued until it is there, everything else is answered at once.
+
+In process, the load is a stand-in held by an event; as a process, a wrapper holds the real load until
+the test lets it go (or makes it fail), so what happens while it loads is seen for certain.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from katacli.analysis.backend import AnalysisBackend, BackgroundNetwork, ModelInfo
+from katacli.cli_support import EXIT_MODEL_FAILURE, MODEL_FAILURE_MARK
+from katacli.nn.batching import BatchingEvaluator
+from katacli.nn.model_file_reader import check_model_file
+from support.analysis import WAIT_SECONDS, query_line, running_engine, send
+from support.fakes import MaterialEvaluator
+from support.paths import G170_B6, model_path
+from support.processes import sigint_reaches_children
+
+TIMEOUT = 120
+READY = "ready to begin handling requests"
+LOADED = "Loaded model"
+LOAD_FAILURE = "no memory left on the device"
+IDLE_WORKER_SECONDS = 0.3
+FAKE_INFO = ModelInfo(name="material.bin.gz", internal_name="material", max_batch_size=64,
+                      uses_human_sl_profile=False, version=15, using_fp16="auto")
+
+
+class HeldLoad:
+    """A BackgroundNetwork whose load (a MaterialEvaluator) waits for :meth:`let_go`, or fails then."""
+
+    def __init__(self, fail: bool = False):
+        self.gate = threading.Event()
+        self.fail = fail
+        self.loading = BackgroundNetwork(FAKE_INFO.name, self._load, needs_metadata=False)
+        self.backend = AnalysisBackend(model_info=FAKE_INFO, loading=self.loading)
+
+    def _load(self) -> tuple:
+        self.gate.wait(WAIT_SECONDS)
+        if self.fail:
+            raise RuntimeError(LOAD_FAILURE)
+        network = MaterialEvaluator()
+        return network, FAKE_INFO, BatchingEvaluator(network, max_batch_size=FAKE_INFO.max_batch_size)
+
+    def let_go(self) -> None:
+        self.gate.set()
+
+
+def test_only_searches_wait_for_the_network():
+    held = HeldLoad()
+    with running_engine(backend=held.backend) as (engine, out):
+        send(engine, query_line("early"), query_line("dropped", maxVisits=50))
+        send(engine, '{"id":"v","action":"query_version"}', '{"id":"m","action":"query_models"}',
+             '{"id":"c","action":"clear_cache"}', "not json", query_line("bad", komi="lots"),
+             '{"id":"t","action":"terminate","terminateId":"dropped"}')
+        out.wait_for(lambda objs: any(o.get("id") == "t" for o in objs))
+        answered = {o.get("id"): o for o in out.objects}
+        assert answered["v"]["version"] and answered["m"]["models"] == [FAKE_INFO.to_json()]
+        assert answered["c"] == {"id": "c", "action": "clear_cache"}
+        assert answered["bad"]["field"] == "komi" and any("parse error" in o.get("error", "") for o in out.objects)
+        # A query still queued when terminated gets noResults at once, as KataGo's queued queries do.
+        assert answered["dropped"] == {"id": "dropped", "isDuringSearch": False, "noResults": True, "turnNumber": 0}
+        assert "early" not in answered and not held.loading.loaded
+        held.let_go()
+        (final,) = out.wait_finals(1, "early")
+    assert final["rootInfo"]["visits"] == 20 and "noResults" not in final
+
+
+def test_queries_queued_while_loading_are_taken_by_priority():
+    held = HeldLoad()
+    with running_engine(backend=held.backend) as (engine, out):
+        send(engine, query_line("low", priority=-1, maxVisits=10))
+        time.sleep(IDLE_WORKER_SECONDS)  # an idle worker that could take a query has taken this one by now
+        send(engine, query_line("high", priority=5, maxVisits=10), query_line("middle", priority=0, maxVisits=10))
+        held.let_go()
+        finals = out.wait_finals(3)
+    assert [final["id"] for final in finals] == ["high", "middle", "low"]  # one analysis thread
+
+
+def test_input_ending_while_loading_still_answers_everything():
+    held = HeldLoad()
+    with running_engine({"numAnalysisThreads": 2}, backend=held.backend) as (engine, out):
+        send(engine, *[query_line(f"q{i}", maxVisits=10) for i in range(3)])
+        threading.Timer(0.2, held.let_go).start()
+        engine.finish(wait=True)  # what closing stdin does: returns once everything is answered
+        assert sorted(final["id"] for final in out.finals()) == ["q0", "q1", "q2"]
+
+
+def test_a_failed_load_answers_each_waiting_query_with_an_error():
+    """Embedded (no process to end): the queries that waited for the net get an error and noResults."""
+    held = HeldLoad(fail=True)
+    with pytest.raises(RuntimeError, match=LOAD_FAILURE):  # closing the backend re-raises the failure
+        with running_engine(backend=held.backend) as (engine, out):
+            send(engine, query_line("waiting"))
+            held.let_go()
+            (final,) = out.wait_finals(1, "waiting")
+    assert final["noResults"] is True
+    assert any(LOAD_FAILURE in o.get("error", "") for o in out.objects)
+
+
+# ---- as a process ---------------------------------------------------------------------------------
+
+# Runs `kata analysis` with the network's load held until the file argv[1] exists (failing then when
+# argv[2] is "fail"). It patches the backend's loader, so torch is still imported only after "ready".
+HOLD_LOAD = (
+    "import os, sys, time\n"
+    "import katacli.analysis.backend as backend\n"
+    "gate, mode = sys.argv[1], sys.argv[2]\n"
+    "real = backend._load_network_unchecked\n"
+    "def held(*args, **kwargs):\n"
+    "    while not os.path.exists(gate):\n"
+    "        time.sleep(0.05)\n"
+    "    if mode == 'fail':\n"
+    f"        raise RuntimeError({LOAD_FAILURE!r})\n"
+    "    return real(*args, **kwargs)\n"
+    "backend._load_network_unchecked = held\n"
+    "from katacli.cli import main\n"
+    "main(sys.argv[3:])\n"
+)
+
+
+def board_query(query_id: str) -> str:
+    return json.dumps({"id": query_id, "moves": [["B", "E5"]], "rules": "japanese", "komi": 6.5, "boardXSize": 9,
+                       "boardYSize": 9, "maxVisits": 8}) + "\n"
+
+
+class HeldEngine:
+    def __init__(self, tmp_path, mode: str):
+        self.gate = tmp_path / "let-the-network-load"
+        args = ["analysis", "-model", str(model_path(G170_B6))]
+        self.process = subprocess.Popen([sys.executable, "-c", HOLD_LOAD, str(self.gate), mode, *args],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.stderr: list[str] = []
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
+
+    def _read_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr.append(line.rstrip("\n"))
+            if READY in line:
+                self.ready.set()
+
+    def send(self, text: str) -> None:
+        self.process.stdin.write(text)
+        self.process.stdin.flush()
+
+    def answer(self) -> dict:
+        return json.loads(self.process.stdout.readline())
+
+    def wait(self) -> int:
+        """The exit status, once all of stderr is read."""
+        status = self.process.wait(TIMEOUT)
+        self.reader.join(TIMEOUT)
+        return status
+
+
+@pytest.fixture
+def held(tmp_path):
+    engines = []
+
+    def start(mode: str = "load") -> HeldEngine:
+        engines.append(HeldEngine(tmp_path, mode))
+        return engines[-1]
+
+    yield start
+    for engine in engines:
+        if engine.process.poll() is None:
+            engine.process.kill()
+            engine.process.wait()
+
+
+@pytest.mark.subprocess
+def test_ready_and_answering_before_the_network_is_loaded(held):
+    engine = held()
+    assert engine.ready.wait(TIMEOUT), engine.stderr
+    engine.send(board_query("first"))
+    engine.send('{"id":"m","action":"query_models"}\n')
+    models = engine.answer()  # the query above waits for the net; this one does not
+    header = check_model_file(model_path(G170_B6))
+    (info,) = models["models"]
+    assert models["id"] == "m" and info["internalName"] == header.name and info["version"] == header.version
+    assert info["name"] == str(model_path(G170_B6)) and info["usesHumanSLProfile"] is False
+    assert not any(LOADED in line for line in engine.stderr) and not engine.gate.exists()
+    engine.gate.touch()
+    answer = engine.answer()
+    assert answer["id"] == "first" and answer["rootInfo"]["visits"] == 8
+    engine.process.stdin.close()
+    assert engine.wait() == 0
+    order = [line for line in engine.stderr if READY in line or LOADED in line]
+    assert READY in order[0] and LOADED in order[1], engine.stderr
+
+
+@pytest.mark.subprocess
+def test_input_closed_while_loading_loses_no_answer(held):
+    engine = held()
+    assert engine.ready.wait(TIMEOUT), engine.stderr
+    engine.send(board_query("a") + board_query("b"))
+    engine.process.stdin.close()
+    engine.gate.touch()
+    answers = [json.loads(line) for line in engine.process.stdout]
+    assert engine.wait() == 0
+    assert sorted(answer["id"] for answer in answers) == ["a", "b"] and all("moveInfos" in a for a in answers)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("before_failure", ["input ends", "a query waits"])
+def test_a_network_failing_after_ready_ends_in_the_model_failure_status(held, before_failure):
+    engine = held("fail")
+    assert engine.ready.wait(TIMEOUT), engine.stderr
+    if before_failure == "a query waits":
+        engine.send(board_query("waiting"))
+    else:
+        engine.process.stdin.close()  # the engine now waits for the net before it exits
+    engine.gate.touch()
+    assert engine.wait() == EXIT_MODEL_FAILURE
+    failure = [line for line in engine.stderr if line.startswith(MODEL_FAILURE_MARK)]
+    assert failure == [f"{MODEL_FAILURE_MARK}error: could not load the model {model_path(G170_B6)}: {LOAD_FAILURE}"]
+    assert not any("Traceback" in line for line in engine.stderr)
+
+
+@pytest.mark.subprocess
+def test_ctrl_c_while_loading_quits_without_hanging(held):
+    with sigint_reaches_children():
+        engine = held()
+    assert engine.ready.wait(TIMEOUT), engine.stderr
+    engine.send(board_query("dropped"))
+    engine.process.send_signal(signal.SIGINT)
+    engine.gate.touch()  # quitting still lets the load end: a failure would be reported
+    assert engine.wait() == 0
+    assert engine.process.stdout.read() == ""  # quitting now: the queued query is dropped, as KataGo does
+    assert not any("Traceback" in line for line in engine.stderr)
