@@ -105,6 +105,15 @@ def test_a_failed_load_answers_each_waiting_query_with_an_error():
     assert any(LOAD_FAILURE in o.get("error", "") for o in out.objects)
 
 
+def test_a_load_never_started_is_not_begun_by_closing():
+    def load() -> tuple:
+        raise AssertionError("closing an engine that never started must not load its network")
+
+    backend = AnalysisBackend(model_info=FAKE_INFO, loading=BackgroundNetwork(FAKE_INFO.name, load, False))
+    backend.close()
+    assert backend.summary_lines() == [] and backend.models() == [FAKE_INFO.to_json()]
+
+
 # ---- as a process ---------------------------------------------------------------------------------
 
 # Runs `kata analysis` with the network's load held until the file argv[1] exists (failing then when

@@ -67,6 +67,10 @@ class BackgroundNetwork:
             if self._thread.ident is None:
                 self._thread.start()
 
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
     def _run(self) -> None:
         if self._after is not None:
             self._after.wait_done()
@@ -227,7 +231,7 @@ class AnalysisBackend:
 
     def summary_lines(self) -> list[str]:
         """What KataGo logs at exit: rows and batches the network ran, and the mean batch size."""
-        if not self.has_network:
+        if not self.has_network or (self.loading is not None and not self.loading.started):
             return []
         network = self.network
         rows = getattr(network, "num_positions_evaluated", 0) - self._rows_before
@@ -237,8 +241,11 @@ class AnalysisBackend:
         return [name, f"NN rows: {rows}", f"NN batches: {batches}", f"NN avg batch size: {average:.6g}"]
 
     def close(self) -> None:
-        """Stop the batching threads; a net still loading is waited for (its failure must not go unseen)."""
+        """Stop the batching threads; a net still loading is waited for (its failure must not go unseen),
+        one whose load never started is left alone."""
         for evaluator in (self.evaluator, self.human_evaluator):
+            if isinstance(evaluator, BackgroundNetwork) and not evaluator.started:
+                continue
             evaluator = loaded_evaluator(evaluator)
             if evaluator is not None:
                 evaluator.close()
