@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
+from katacli._core.symmetry_gather import gather_rows
 
 FLIP_Y = 1
 FLIP_X = 2
@@ -131,13 +132,17 @@ def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
 def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
     """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array).
 
-    One strided copy per position (flips and transposes are views): several times faster than a
-    gather through an index table, which walks every element through an index."""
-    symmetries = np.asarray(symmetries, dtype=np.intp).reshape(-1)
+    float32 batches (features, network outputs) go through the core's gather (one C loop, no numpy
+    call per row); others are copied row by row through flip/transpose views."""
+    symmetries = np.asarray(symmetries, dtype=np.int64).reshape(-1)
     transform = undo_symmetry if undo else apply_symmetry
     first = int(symmetries[0]) if len(symmetries) else 0
     if (symmetries == first).all():
         return np.ascontiguousarray(transform(batch, first))
+    n, c, h, w = batch.shape
+    if batch.dtype == np.float32:  # the network's arrays: one nogil pass through the index table
+        flat = np.ascontiguousarray(batch).reshape(n, c, h * w)
+        return gather_rows(flat, gather_indices(h, w, undo), symmetries).reshape(n, c, h, w)
     out = np.empty(batch.shape, batch.dtype)
     for i, symmetry in enumerate(symmetries.tolist()):
         out[i] = transform(batch[i], symmetry)
