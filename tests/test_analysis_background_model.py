@@ -17,11 +17,13 @@ import pytest
 
 from katacli.analysis.backend import AnalysisBackend, BackgroundNetwork, ModelInfo
 from katacli.cli_support import EXIT_MODEL_FAILURE, MODEL_FAILURE_MARK
+from katacli.config import Config
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.model_file_reader import check_model_file
+from katacli.setup.engine_settings import AnalysisSettings
 from support.analysis import WAIT_SECONDS, query_line, running_engine, send
 from support.fakes import MaterialEvaluator
-from support.paths import G170_B6, model_path
+from support.paths import G170_B6, HUMAN_TEST, model_path
 from support.processes import sigint_reaches_children
 
 TIMEOUT = 120
@@ -29,6 +31,7 @@ READY = "ready to begin handling requests"
 LOADED = "Loaded model"
 LOAD_FAILURE = "no memory left on the device"
 IDLE_WORKER_SECONDS = 0.3
+POLL_SECONDS = 0.05
 FAKE_INFO = ModelInfo(name="material.bin.gz", internal_name="material", max_batch_size=64,
                       uses_human_sl_profile=False, version=15, using_fp16="auto")
 
@@ -114,8 +117,20 @@ def test_a_load_never_started_is_not_begun_by_closing():
     assert backend.summary_lines() == [] and backend.models() == [FAKE_INFO.to_json()]
 
 
+@pytest.mark.parametrize("name", [G170_B6, HUMAN_TEST])
+def test_query_models_from_the_file_check_equals_what_the_loaded_net_reports(name):
+    from katacli.analysis.backend import _load_network, model_info_from_header
+
+    nn = AnalysisSettings.from_config(Config({"numAnalysisThreads": "1"}, mode="analysis")).nn
+    path = str(model_path(name))
+    _, loaded = _load_network(path, nn, FAKE_INFO.max_batch_size)
+    assert model_info_from_header(check_model_file(path), nn, FAKE_INFO.max_batch_size) == loaded
+
+
 # ---- as a process ---------------------------------------------------------------------------------
 
+# The wrapper's line saying whether torch was imported when the load began (after "ready").
+TORCH_MARK = "torch imported before the load:"
 # Runs `kata analysis` with the network's load held until the file argv[1] exists (failing then when
 # argv[2] is "fail"). It patches the backend's loader, so torch is still imported only after "ready".
 HOLD_LOAD = (
@@ -124,6 +139,7 @@ HOLD_LOAD = (
     "gate, mode = sys.argv[1], sys.argv[2]\n"
     "real = backend._load_network_unchecked\n"
     "def held(*args, **kwargs):\n"
+    f"    print({TORCH_MARK!r}, 'torch' in sys.modules, file=sys.stderr, flush=True)\n"
     "    while not os.path.exists(gate):\n"
     "        time.sleep(0.05)\n"
     "    if mode == 'fail':\n"
@@ -157,6 +173,15 @@ class HeldEngine:
             self.stderr.append(line.rstrip("\n"))
             if READY in line:
                 self.ready.set()
+
+    def wait_for_line(self, start: str) -> str:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            found = [line for line in list(self.stderr) if line.startswith(start)]
+            if found:
+                return found[0]
+            time.sleep(POLL_SECONDS)
+        raise AssertionError(f"no line starting {start!r}: {self.stderr}")
 
     def send(self, text: str) -> None:
         self.process.stdin.write(text)
@@ -199,6 +224,8 @@ def test_ready_and_answering_before_the_network_is_loaded(held):
     assert models["id"] == "m" and info["internalName"] == header.name and info["version"] == header.version
     assert info["name"] == str(model_path(G170_B6)) and info["usesHumanSLProfile"] is False
     assert not any(LOADED in line for line in engine.stderr) and not engine.gate.exists()
+    # Nothing before "ready" imported torch (a second of a newcomer's start-up on a CPU).
+    assert engine.wait_for_line(TORCH_MARK) == f"{TORCH_MARK} False"
     engine.gate.touch()
     answer = engine.answer()
     assert answer["id"] == "first" and answer["rootInfo"]["visits"] == 8
