@@ -2,7 +2,8 @@
 """Contract: leaf evaluation plumbing (KataGo's searchnnhelpers, plus rollouts).
 
 Owns terminal scoring of a node from its history, a leaf's network inputs in the batch buffers
-(features, legal mask, and the NN cache key covering everything the features show), storing a
+(features, legal mask, and the NN cache key: KataGo's NNInputs::getHash, the situation and the feature
+flags without the recent moves, so transpositions share an evaluation as in KataGo), storing a
 network evaluation into a node (edges from the policy, eval, ownership) and the human-SL policy
 per edge, and rollout evaluation (uniform priors, values from random playouts).
 """

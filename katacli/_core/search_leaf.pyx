@@ -11,6 +11,7 @@ from katacli._core.board cimport (
 )
 from katacli._core.history cimport (
     History, history_is_legal, history_situation_ko_hash, history_white_komi_adjustment_for_draws,
+    history_pass_would_end_phase, history_should_suppress_end_game_from_friendly_pass,
 )
 from katacli._core.features cimport (
     FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
@@ -23,24 +24,26 @@ from katacli._core.search_nodes cimport (
 )
 
 
-# Number of leading moves fed as history features (cache key must cover them).
-cdef int FEATURE_HISTORY_MOVES = 5
 cdef uint64_t CACHE_KEY_SEED = 0xc0ffee1234abcdefULL
+
+# What KataGo's NN cache key (NNInputs::getHash) folds in beside the situation hash, one Zobrist each.
+cdef enum:
+    KEY_PASS_ENDS_PHASE = 0
+    KEY_CONSERVATIVE_PASS = 1      # only while a pass would end the phase
+    KEY_FRIENDLY_PASS = 2          # only while a pass would end the phase
+    KEY_GAME_OVER = 3              # game finished, or past the normal phase end
+    KEY_ZERO_HISTORY = 4
+    NUM_KEY_FLAGS = 5
 
 
 # ---- Zobrist tables for the NN cache key -----------------------------------------------------
-cdef Hash128 _key_move[6][MAX_ARR_SIZE][3]
-cdef Hash128 _key_flags[16]
+cdef Hash128 _key_flags[NUM_KEY_FLAGS]
 
 cdef void _init_key_zobrist() noexcept nogil:
     cdef Rng r
-    cdef int i, j, k
+    cdef int i
     rng_seed(&r, CACHE_KEY_SEED)
-    for i in range(6):
-        for j in range(MAX_ARR_SIZE):
-            for k in range(3):
-                _key_move[i][j][k] = rand_hash(&r)
-    for i in range(16):
+    for i in range(NUM_KEY_FLAGS):
         _key_flags[i] = rand_hash(&r)
 
 _init_key_zobrist()
@@ -88,8 +91,6 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
     cdef Color pda_pla
     cdef int plane = t.area
     cdef Hash128 key
-    cdef int i, shown, idx
-    cdef Loc mv
     fp.conservative_pass_and_is_root = t.cfg.conservative_pass and is_root
     if t.playout_doubling_advantage != 0.0:
         pda_pla = t.playout_doubling_advantage_pla if t.playout_doubling_advantage_pla != C_EMPTY else t.pla_search_is_for
@@ -102,26 +103,21 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
                      t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
                      t.global_features + slot * NUM_GLOBAL_FEATURES_V7, &t.ladder_cache)
     fill_legal_mask(h, pla, t.x_size, t.y_size, t.legal + slot * (plane + 1))
-    # Cache key: the situation plus whatever else the features show (recent moves, pass state, flags).
+    # Cache key as KataGo's NNInputs::getHash: the situation (stones, player, ko bans, encore, rules, komi) and
+    # the flags that change how features are computed, but NOT the recent moves. KataGo knowingly shares an
+    # evaluation between transpositions with different move histories; a key with the moves would evaluate
+    # such a transposition again and give it another value than KataGo's search uses.
     key = history_situation_ko_hash(h, pla)
-    shown = FEATURE_HISTORY_MOVES if FEATURE_HISTORY_MOVES < fp.max_history else fp.max_history
-    if shown > h.num_approx_valid_turns_this_phase:
-        shown = h.num_approx_valid_turns_this_phase
-    for i in range(shown):
-        idx = h.num_moves - 1 - i
-        if idx < 0:
-            break
-        mv = h.moves[idx].loc
-        key = hash_xor(key, _key_move[i][mv][h.moves[idx].pla])
-    key = hash_xor(key, _key_flags[h.consecutive_ending_passes if h.consecutive_ending_passes < 4 else 3])
-    if fp.conservative_pass_and_is_root:
-        key = hash_xor(key, _key_flags[4])
-    if h.is_game_finished:
-        key = hash_xor(key, _key_flags[5])
-    if h.is_past_normal_phase_end:
-        key = hash_xor(key, _key_flags[6])
-    if fp.max_history == 0:
-        key = hash_xor(key, _key_flags[7])
+    if history_pass_would_end_phase(h, pla):
+        key = hash_xor(key, _key_flags[KEY_PASS_ENDS_PHASE])
+        if fp.conservative_pass_and_is_root:
+            key = hash_xor(key, _key_flags[KEY_CONSERVATIVE_PASS])
+        if history_should_suppress_end_game_from_friendly_pass(h, pla):
+            key = hash_xor(key, _key_flags[KEY_FRIENDLY_PASS])
+    if h.is_game_finished or h.is_past_normal_phase_end:
+        key = hash_xor(key, _key_flags[KEY_GAME_OVER])
+    if fp.max_history <= 0:
+        key = hash_xor(key, _key_flags[KEY_ZERO_HISTORY])
     if fp.playout_doubling_advantage != 0.0:
         key.h0 ^= <uint64_t>(<int64_t>(fp.playout_doubling_advantage * 1000.0)) * 0x9E3779B97F4A7C15ULL
     t.cache_keys[2 * slot] = key.h0
