@@ -22,9 +22,10 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import typer
 
@@ -130,12 +131,46 @@ def check_models_or_exit(model: str | None, human_model: str | None) -> tuple:
     :func:`check_model_or_exit` does but reported as an engine failure (:func:`report_model_failure_and_exit`,
     status 3) that GUIs show; a human net needs a main one (a usage mistake, status 1). Returns what
     the checks found, a ModelFileHeader or None for each."""
-    from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL
+    return start_model_checks(model, human_model)()
 
-    headers = (check_model_or_exit(model, engine=True), check_model_or_exit(human_model, flag="-human-model", engine=True))
-    if human_model is not None and model is None:
-        report_error_and_exit(HUMAN_MODEL_WITHOUT_MODEL)
-    return headers
+
+def start_model_checks(model: str | None, human_model: str | None) -> Callable[[], tuple]:
+    """:func:`check_models_or_exit` begun in one thread per file; call what it returns to wait for the
+    checks and get their result (or the one line and the exit, in the calling thread, model first).
+    zlib inflates without holding the GIL, so on two cores two large files (a b18 net and a b18 human
+    net, ~0.5 s each) and whatever the caller imports meanwhile overlap."""
+    from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL, ModelFileError, check_model_file
+
+    files = (("-model", model), ("-human-model", human_model))
+    results: dict = {}
+
+    def check(flag: str, path: str) -> None:
+        try:
+            results[flag] = check_model_file(path)
+        except BaseException as exc:  # reported (or re-raised) by the caller's thread
+            results[flag] = exc
+
+    threads = [threading.Thread(target=check, args=(flag, path), name=f"check{flag}", daemon=True)
+               for flag, path in files if path is not None]
+    for thread in threads:
+        thread.start()
+
+    def finish() -> tuple:
+        for thread in threads:
+            thread.join()
+        headers = []
+        for flag, path in files:
+            found = results.get(flag)
+            if isinstance(found, ModelFileError):
+                report_model_failure_and_exit(f"{flag}: {found}")
+            if isinstance(found, BaseException):
+                raise found
+            headers.append(found)
+        if human_model is not None and model is None:
+            report_error_and_exit(HUMAN_MODEL_WITHOUT_MODEL)
+        return tuple(headers)
+
+    return finish
 
 
 def check_model_or_exit(path: str | None, flag: str = "-model", engine: bool = False):

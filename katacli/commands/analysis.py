@@ -10,8 +10,8 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import (
-    EXIT_MODEL_FAILURE, check_models_or_exit, config_option, exit_on_config_error, human_model_option,
-    human_model_warning, load_config, model_failure_line, model_option, override_config_option,
+    EXIT_MODEL_FAILURE, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
+    model_failure_line, model_option, override_config_option, start_model_checks,
 )
 from katacli.nets import choose_model
 
@@ -58,8 +58,9 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     """Serve the analysis protocol until stdin closes; the exit status."""
     choice = choose_model(model)
     model = choice.path
-    # The files are checked whole before "ready" (a bad one fails here, status 3); the networks load after it.
-    header, human_header = check_models_or_exit(model, human_model)
+    # The files are checked whole before "ready" (a bad one fails here, status 3), while the engine's modules
+    # are imported; the networks load after it.
+    finish_model_checks = start_model_checks(model, human_model)
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, network_backend_in_background
     from katacli.analysis.output import JsonLineWriter
@@ -67,6 +68,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     from katacli.search.pattern_avoidance import PatternAvoidanceError
     from katacli.engine_log import EngineLog
     from katacli.setup.engine_settings import AnalysisSettings
+
+    header, human_header = finish_model_checks()
 
     cfg = load_config(config, override_config, mode="analysis")
     with exit_on_config_error():
