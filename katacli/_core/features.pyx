@@ -18,6 +18,7 @@ from katacli._core.history cimport (
 from katacli._core.area cimport area_calculate, area_independent_life
 from katacli._core.ladder cimport (
     LadderCache, LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features_cached,
+    ladder_cache_workspace,
 )
 
 cdef enum:
@@ -115,6 +116,7 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
     cdef const Board* prev_board
     cdef const Board* prev_prev_board
     cdef LadderWorkspace* ws
+    cdef bint own_ws
 
     memset(spatial, 0, NUM_SPATIAL_FEATURES_V7 * plane * sizeof(float))
     memset(global_, 0, NUM_GLOBAL_FEATURES_V7 * sizeof(float))
@@ -228,7 +230,11 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
             _set(spatial, F_PREV_MOVE_1 + i, plane, _pos(prev_loc, x_size, nn_x_len))
 
     # Ladders: now, one move ago and two moves ago.
-    ws = ladder_workspace_new()
+    # A search tree lends its workspace (no allocation per leaf); otherwise one for this call.
+    ws = ladder_cache_workspace(ladder_cache) if ladder_cache != NULL else NULL
+    own_ws = ws == NULL
+    if own_ws:
+        ws = ladder_workspace_new()
     ladder_features_cached(b, opp, laddered, working, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
@@ -250,7 +256,8 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
         for x in range(x_size):
             if laddered[loc_of(x, y, x_size)]:
                 _set(spatial, F_LADDERED_PREV_2, plane, y * nn_x_len + x)
-    ladder_workspace_free(ws)
+    if own_ws:
+        ladder_workspace_free(ws)
 
     if h.encore_phase >= 2:
         for y in range(y_size):

@@ -994,6 +994,8 @@ cdef class GameState:
                 history_free(&self.h)
                 history_copy(&self.h, &saved.h)
             raise IllegalMoveError(f"illegal move at {xy}")
+        # A GameState keeps its bans current: nogil readers (features on several threads) then only read.
+        history_superko_banned(&self.h)
 
     def play_tolerant(self, xy, int pla, bint prevent_encore=False):
         """Play as when loading an SGF: any empty point, suicide tolerated. Raises IllegalMoveError if impossible."""
@@ -1001,6 +1003,7 @@ cdef class GameState:
         cdef Loc l = self._loc(xy)
         if not history_play_tolerant(&self.h, l, <Color>pla, prevent_encore):
             raise IllegalMoveError(f"move at {xy} cannot be played even tolerantly")
+        history_superko_banned(&self.h)
 
     # -- phase and result
     def pass_would_end_phase(self, int pla=0):

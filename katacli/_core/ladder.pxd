@@ -109,10 +109,13 @@ cdef struct LadderCacheEntry:
 
 cdef struct LadderCache:
     LadderCacheEntry* entries        # NULL until first used (or when memory ran out)
+    LadderWorkspace* ws              # the tree's ladder workspace (ladder_cache_workspace), NULL until used
 
 # ladder_features through the cache: with working == NULL a cached position is answered without
 # a scan; every scan's result is stored. cache NULL: plain ladder_features. Same outputs.
 cdef int ladder_features_cached(
     const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
     LadderWorkspace* ws, LadderCache* cache) noexcept nogil
+# The cache's workspace, made on first use (NULL if memory ran out): one per tree, not one per leaf.
+cdef LadderWorkspace* ladder_cache_workspace(LadderCache* cache) noexcept nogil
 cdef void ladder_cache_release(LadderCache* cache) noexcept nogil

@@ -507,6 +507,13 @@ cdef int ladder_features_cached(
                     n += 1
     return count
 
+cdef LadderWorkspace* ladder_cache_workspace(LadderCache* cache) noexcept nogil:
+    if cache.ws == NULL:
+        cache.ws = ladder_workspace_new()
+    return cache.ws
+
 cdef void ladder_cache_release(LadderCache* cache) noexcept nogil:
     free(cache.entries)
     cache.entries = NULL
+    ladder_workspace_free(cache.ws)
+    cache.ws = NULL
