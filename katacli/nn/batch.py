@@ -170,21 +170,6 @@ def copy_row(dst: NNBatchOutput, i: int, entry) -> None:
     dst.policy_optimism[i] = entry.policy_optimism
 
 
-def outputs_to_batch(outputs, area: int, board_x: int, board_y: int) -> NNBatchOutput:
-    """NNOutput-like objects (per-request evaluators, averaged root evaluations) as one NNBatchOutput."""
-    with_ownership = any(getattr(o, "white_ownership", None) is not None for o in outputs)
-    out = empty_output(len(outputs), area, with_ownership, board_x, board_y)
-    for i, o in enumerate(outputs):
-        out.values[i] = [getattr(o, name) for name in VALUE_COLUMNS]
-        out.policy[i] = o.policy
-        out.policy_pass[i] = o.policy_pass
-        own = getattr(o, "white_ownership", None)
-        if own is not None:
-            out.ownership[i] = own
-            out.ownership_rows[i] = True
-    return out
-
-
 def concatenate_outputs(blocks: list[NNBatchOutput]) -> NNBatchOutput:
     """The rows of several outputs (of one board size), in order, as one."""
     first = blocks[0]
