@@ -149,8 +149,11 @@ class NetworkLeafEvaluator:
             return None
         white = tree.leaf_white[:n].view(np.bool_)
         optimism = np.where(is_root, params.root_policy_optimism, params.policy_optimism)
-        include_ownership = is_root | tree.leaf_mirror_hack[:n].view(np.bool_) if not tree.keep_ownership \
-            else np.ones(n, bool)
+        # As leaf_needs_ownership: the root, every node when the tree keeps ownership, the anti-mirror shift.
+        if tree.keep_ownership:
+            include_ownership = np.ones(n, bool)
+        else:
+            include_ownership = is_root | tree.leaf_mirror_hack[:n].view(np.bool_)
         meta = None
         if getattr(self.evaluator, "needs_metadata", False):
             rows = _MetadataRows(params, tree.x_size * tree.y_size)
