@@ -255,3 +255,78 @@ def test_an_evaluator_without_the_array_api_offers_none():
     front = BatchingEvaluator(PerRequestOnly(), num_server_threads=1)
     assert getattr(front, "evaluate_batch", None) is None  # so a search sends requests through it
     front.close()
+
+
+def _sized_batch(x_size: int, y_size: int, n: int, seed: int, symmetry: int):
+    import numpy as np
+
+    from katacli.nn.batch import NNBatch
+
+    rng = np.random.default_rng(seed)
+    spatial = np.zeros((n, 22, y_size, x_size), np.float32)
+    spatial[:, 0] = 1.0
+    stones = rng.random((n, y_size, x_size))
+    spatial[:, 1] = stones < 0.15
+    spatial[:, 2] = stones > 0.85
+    legal = np.concatenate([(spatial[:, 1] + spatial[:, 2]).reshape(n, -1) == 0, np.ones((n, 1), bool)], axis=1)
+    global_features = np.zeros((n, 19), np.float32)
+    global_features[:, 5] = -0.35
+    return NNBatch(spatial, global_features, legal, x_size, y_size, white_to_move=np.arange(n) % 2 == 0,
+                   policy_optimism=np.zeros(n), include_ownership=np.ones(n, bool), symmetry=symmetry)
+
+
+@pytest.mark.parametrize("symmetry", [0, 5])
+def test_board_sizes_padded_into_one_call_answer_as_separate_calls(symmetry):
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+    from katacli.nn.mixed_sizes import evaluate_mixed
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, max_batch_size=5)
+    batches = [_sized_batch(19, 19, 3, 1, symmetry), _sized_batch(9, 9, 4, 2, symmetry),
+               _sized_batch(7, 9, 2, 3, symmetry if symmetry < 4 else 2), _sized_batch(13, 13, 1, 4, symmetry)]
+    want = [evaluator.evaluate_batch(b) for b in batches]
+    calls = evaluator.num_batches
+    got = evaluate_mixed(evaluator, batches)
+    assert evaluator.num_batches - calls == 2  # 10 rows in calls of at most 5, whatever their sizes
+    for w, g in zip(want, got):
+        assert (g.board_x, g.board_y) == (w.board_x, w.board_y) and g.policy.shape == w.policy.shape
+        np.testing.assert_allclose(g.policy, w.policy, atol=2e-5)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(g.ownership, w.ownership, atol=2e-5)
+
+
+def test_a_padding_batcher_runs_callers_of_different_sizes_together():
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    batches = [_sized_batch(size, size, 2, size, 0) for size in (9, 13, 19, 9)]
+    want = [evaluator.evaluate_batch(b) for b in batches]
+    front = BatchingEvaluator(evaluator, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False,
+                              pad_mixed_sizes=True)
+    assert not BatchingEvaluator(evaluator, num_server_threads=1).pad_mixed_sizes  # CPU default: off
+    got = [None] * len(batches)
+    start = threading.Barrier(len(batches))
+
+    def client(i):
+        with front.client():
+            start.wait()
+            got[i] = front.evaluate_batch(batches[i])
+
+    calls = evaluator.num_batches
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(batches))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    front.close()
+    assert evaluator.num_batches - calls < len(batches)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g.policy, w.policy, atol=2e-5)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-4, atol=1e-4)

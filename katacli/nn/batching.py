@@ -37,6 +37,7 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 
 from katacli.nn.batch import NNBatch, NNBatchOutput, concatenate_outputs
+from katacli.nn.mixed_sizes import evaluate_mixed
 from katacli.nn.postprocess import NNOutput
 
 # Longest a batch waits for a registered client that is busy with something other than the network.
@@ -149,9 +150,12 @@ class BatchingEvaluator:
 
     def __init__(self, evaluator, max_batch_size: int = 64, max_wait_ms: float = 1.0,
                  num_server_threads: int = 1, clients: Optional[BatchClients] = None,
-                 server_per_cpu_core: bool = True):
+                 server_per_cpu_core: bool = True, pad_mixed_sizes: Optional[bool] = None):
         """``server_per_cpu_core``: on the CPU, run at least one server thread per core. Self-play turns
-        it off: its game threads keep a core busy with Python, and one server makes bigger batches."""
+        it off: its game threads keep a core busy with Python, and one server makes bigger batches.
+        ``pad_mixed_sizes``: run array batches of different board sizes in one network call, padded to
+        the largest (:mod:`katacli.nn.mixed_sizes`); None: on CUDA only, where a bigger batch is cheaper
+        than the padding."""
         self.evaluator = evaluator
         self.max_batch_size = max(1, int(max_batch_size))
         self.max_wait = max(0.0, max_wait_ms) / 1000.0
@@ -160,6 +164,9 @@ class BatchingEvaluator:
             num_server_threads = max(num_server_threads, os.cpu_count() or 1)
         self.clients = clients if clients is not None else BatchClients()
         self.clients._listen(self)
+        if pad_mixed_sizes is None:
+            pad_mixed_sizes = device is not None and device.type == "cuda"
+        self.pad_mixed_sizes = bool(pad_mixed_sizes) and hasattr(evaluator, "plan_batch")
         if not hasattr(evaluator, "evaluate_batch"):
             # A stand-in evaluator without the array API: callers see none either and send requests.
             self.evaluate_batch = None
@@ -354,14 +361,21 @@ class BatchingEvaluator:
             key = (rows.board_x, rows.board_y, rows.spatial.shape[1:], rows.policy_temperature,
                    rows.enable_passing_hacks, rows.symmetry, rows.cache_keys is None, rows.meta is None)
             joined.setdefault(key, []).append((part, rows))
+        # One network call per setting, whatever the board size, when padding is on; else per size too.
+        calls: dict[tuple, list] = {}
+        for key, members in joined.items():
+            calls.setdefault(key[3:] if self.pad_mixed_sizes else key, []).append(members)
         results = {}
-        for members in joined.values():
-            combined = members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
-            answer = self.evaluator.evaluate_batch(combined)
-            start = 0
-            for part, rows in members:
-                results[id(part)] = answer if len(members) == 1 else output_rows(answer, start, start + len(rows))
-                start += len(rows)
+        for sizes in calls.values():
+            combined = [members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
+                        for members in sizes]
+            answers = (evaluate_mixed(self.evaluator, combined) if len(combined) > 1
+                       else [self.evaluator.evaluate_batch(combined[0])])
+            for members, answer in zip(sizes, answers):
+                start = 0
+                for part, rows in members:
+                    results[id(part)] = answer if len(members) == 1 else output_rows(answer, start, start + len(rows))
+                    start += len(rows)
         return results
 
     # ---- lifetime

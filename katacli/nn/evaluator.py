@@ -190,23 +190,33 @@ class NNEvaluator:
 
         Cache hits are copied in; the rest run through the network in batches of at most
         max_batch_size (split over parallel_threads on the CPU) and are stored in the cache as rows."""
-        n = len(batch)
+        plan = self.plan_batch(batch)
+        block = self._run_rows(plan.rows, plan.symmetries) if plan.misses else None
+        return self.finish_batch(plan, block)
+
+    def plan_batch(self, batch: NNBatch) -> "BatchPlan":
+        """What of a batch the cache answers and what must run through the network (with its symmetries)."""
         if batch.spatial.ndim != 4 or not (0 < batch.board_y <= batch.spatial.shape[2]
                                            and 0 < batch.board_x <= batch.spatial.shape[3]):
             raise ValueError(f"a batch's spatial features must be [N, C, H, W] holding the board, "
                              f"got shape {batch.spatial.shape}")
-        area = batch.board_x * batch.board_y
         hits, misses, keys, settings = self._batch_cache_hits(batch)
-        if misses:
-            symmetries = self._batch_symmetries(len(misses), batch.symmetry)
-            rows = batch if len(misses) == n else batch.rows(misses)
-            block = self._run_rows(rows, symmetries)
-            if keys is not None:
-                self.cache.put_many([keys[i] for i in misses], [CachedRow(block, j) for j in range(len(misses))],
-                                    [settings[i] for i in misses])
-            if len(misses) == n:
-                return block
-        out = empty_output(n, area, bool(batch.include_ownership.any()), batch.board_x, batch.board_y)
+        rows = batch if len(misses) == len(batch) else batch.rows(misses)
+        symmetries = self._batch_symmetries(len(misses), batch.symmetry) if misses else None
+        return BatchPlan(batch, hits, misses, keys, settings, rows, symmetries)
+
+    def finish_batch(self, plan: "BatchPlan", block: Optional[NNBatchOutput]) -> NNBatchOutput:
+        """The batch's answers: ``block`` (the network's answers for plan.rows) stored in the cache and
+        merged with the cache hits."""
+        batch, hits, misses = plan.batch, plan.hits, plan.misses
+        n = len(batch)
+        if misses and plan.keys is not None:
+            self.cache.put_many([plan.keys[i] for i in misses], [CachedRow(block, j) for j in range(len(misses))],
+                                [plan.settings[i] for i in misses])
+        if len(misses) == n:
+            return block
+        out = empty_output(n, batch.board_x * batch.board_y, bool(batch.include_ownership.any()), batch.board_x,
+                           batch.board_y)
         for i, entry in hits:
             copy_row(out, i, entry)
         if misses:
@@ -377,6 +387,12 @@ class NNEvaluator:
             _thread_state.configured = True
         return self.runner(spatial, global_features, meta, mask_full)
 
+    def count_network_call(self, positions: int) -> None:
+        """Count one network call of this many positions (for callers that run ``_forward`` themselves)."""
+        with self._stats_lock:
+            self.num_batches += 1
+            self.num_positions_evaluated += positions
+
     def describe_device(self) -> str:
         """Where and how the network runs, in words (device, precision, layout), for start-up lines."""
         return self.runner.describe()
@@ -413,10 +429,19 @@ class NNEvaluator:
         n = raw_spatial.shape[0]
         spatial = apply_symmetries(raw_spatial, symmetries)
         mask_full = spatial.shape[2] * spatial.shape[3] == board_x * board_y
-        policy, policy_pass, value, score_value, ownership = self._forward(spatial, global_features, meta, mask_full)
+        raw = self._forward(spatial, global_features, meta, mask_full)
         with self._stats_lock:
             self.num_positions_evaluated += n
+        return self.postprocess_arrays(raw, legal, board_x, board_y, white=white, optimism=optimism,
+                                       temperature=temperature, hacks=hacks, allow_no_result=allow_no_result,
+                                       want_ownership=want_ownership, symmetries=symmetries)
 
+    def postprocess_arrays(self, raw, legal, board_x: int, board_y: int, *, white, optimism, temperature, hacks,
+                           allow_no_result, want_ownership, symmetries) -> NNBatchOutput:
+        """The network's raw outputs for n rows (in the symmetric orientation each row ran in, spatial
+        outputs the shape of the rows' input) as answers (see NNBatchOutput)."""
+        policy, policy_pass, value, score_value, ownership = raw
+        n = policy.shape[0]
         # Back to the real board's orientation, cropped to the board, flattened row-major.
         area = board_x * board_y
         policy = apply_symmetries(policy, symmetries, undo=True)[:, :, :board_y, :board_x].reshape(n, -1, area)
@@ -471,3 +496,14 @@ def _validate(request: NNRequest) -> None:
     area = request.board_x * request.board_y
     if request.legal_mask.shape not in ((area,), (area + 1,)):
         raise ValueError(f"legal mask must have {area} or {area + 1} entries, got shape {request.legal_mask.shape}")
+
+
+class BatchPlan:
+    """One NNBatch between :meth:`NNEvaluator.plan_batch` and :meth:`NNEvaluator.finish_batch`: cache hits as
+    (row, entry), the rows to run (``rows``, with ``symmetries``), their indices in the batch, cache keys."""
+
+    __slots__ = ("batch", "hits", "misses", "keys", "settings", "rows", "symmetries")
+
+    def __init__(self, batch, hits, misses, keys, settings, rows, symmetries):
+        self.batch, self.hits, self.misses, self.keys, self.settings = batch, hits, misses, keys, settings
+        self.rows, self.symmetries = rows, symmetries

@@ -1,0 +1,72 @@
+"""One network call for positions of several board sizes.
+
+Self-play mixes board sizes (KataGo's bSizes: 9 to 19 in one run). Batched by size, a GPU's batch
+splits into as many small calls as there are sizes in flight (an average batch of about 20 where
+one size gives over 100). KataGo instead lays every board into one buffer of the largest size,
+with the on-board feature marking the board, and so does :func:`evaluate_mixed`: each batch's rows
+are put into their symmetric orientation in their own shape (exactly as a call of their own would),
+placed in the top-left corner of a zero canvas of the largest shape, run together with the
+network's masking on, and their outputs are cropped back to their own shape before the usual
+postprocessing. Off-board points carry no features and are masked out of every layer and pooling,
+so the answers equal separate calls' up to float rounding.
+
+On a CPU padding only adds work, so batchers use it on CUDA (see
+:class:`~katacli.nn.batching.BatchingEvaluator`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from katacli.nn.batch import NNBatch, NNBatchOutput
+from katacli.nn.symmetry import apply_symmetries
+
+
+def evaluate_mixed(evaluator, batches: list[NNBatch]) -> list[NNBatchOutput]:
+    """Each batch's answers (as ``evaluator.evaluate_batch`` gives them), the network rows of all of
+    them run together, at most ``evaluator.max_batch_size`` per call."""
+    plans = [evaluator.plan_batch(batch) for batch in batches]
+    todo = [plan for plan in plans if plan.misses]
+    blocks = {}
+    if todo:
+        raw = _run_padded(evaluator, todo)
+        start = 0
+        for plan in todo:
+            rows = plan.rows
+            n, (h, w) = len(rows), rows.spatial.shape[2:]
+            own = [out[start:start + n, :, :h, :w] if out.ndim == 4 else out[start:start + n] for out in raw]
+            start += n
+            batch = plan.batch
+            blocks[id(plan)] = evaluator.postprocess_arrays(
+                own, rows.legal_mask, batch.board_x, batch.board_y, white=rows.white_to_move,
+                optimism=rows.policy_optimism, temperature=np.full(n, batch.policy_temperature, np.float32),
+                hacks=np.full(n, bool(batch.enable_passing_hacks)), allow_no_result=rows.allow_no_result(),
+                want_ownership=rows.include_ownership, symmetries=plan.symmetries)
+    return [evaluator.finish_batch(plan, blocks.get(id(plan))) for plan in plans]
+
+
+def _run_padded(evaluator, plans) -> list[np.ndarray]:
+    """The network's raw outputs for every plan's rows, in order, inputs padded to the largest shape."""
+    channels = plans[0].rows.spatial.shape[1]
+    height = max(plan.rows.spatial.shape[2] for plan in plans)
+    width = max(plan.rows.spatial.shape[3] for plan in plans)
+    total = sum(len(plan.rows) for plan in plans)
+    spatial = np.zeros((total, channels, height, width), np.float32)
+    start = 0
+    for plan in plans:
+        rows = plan.rows
+        n, (h, w) = len(rows), rows.spatial.shape[2:]
+        spatial[start:start + n, :, :h, :w] = apply_symmetries(rows.spatial.astype(np.float32, copy=False),
+                                                              plan.symmetries)
+        start += n
+    global_features = np.concatenate([plan.rows.global_features for plan in plans]).astype(np.float32, copy=False)
+    metas = [plan.rows.meta for plan in plans]
+    meta = None if metas[0] is None else np.concatenate(metas).astype(np.float32, copy=False)
+    if evaluator.needs_metadata and meta is None:
+        raise ValueError(f"model {evaluator.model_name} needs SGF metadata input (NNBatch.meta)")
+    pieces = []
+    for begin in range(0, total, evaluator.max_batch_size):
+        end = min(total, begin + evaluator.max_batch_size)
+        evaluator.count_network_call(end - begin)
+        pieces.append(evaluator._forward(spatial[begin:end], global_features[begin:end],
+                                         None if meta is None else meta[begin:end], False))
+    return [np.concatenate(parts) if len(pieces) > 1 else parts[0] for parts in zip(*pieces)]
