@@ -3,8 +3,8 @@
 
 See ladder.pxd for the exact contract. The search is an iterative depth-first
 minimax over explicit frames; every move is undone by copying back the board
-snapshot taken before it, so the board's internal representation is restored
-bit for bit.
+snapshot taken before it (lazily: only when the frame that made it goes on, or
+the search ends), so the board's internal representation is restored bit for bit.
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.stdint cimport uint16_t, uint64_t
@@ -231,6 +231,11 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
     # KataGo's stack limit: a line this deep counts as captured.
     cdef int depth_limit = (b.x_size * b.y_size * 3) // 2 + 1
     cdef int depth = 0, nodes_played = 0, outcome, next_start
+    # Undoing lazily: b holds the moves of depths 0..played_depth-1, and snapshots[0..valid_snapshots-1]
+    # still match the current line. A frame settled on return from its child needs no board (its
+    # parent restores its own snapshot), and a restored frame's snapshot need not be taken again:
+    # most of a search's board copies (a board is ~6 KB) are saved.
+    cdef int played_depth = 0, valid_snapshots = 0
     cdef bint entering = True, captured = False, decided, defender_to_move
     cdef LadderFrame* frame
     cdef Loc move = NULL_LOC
@@ -245,7 +250,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
                 decided = True
             else:
                 if not _reserve_moves(ws, frame.moves_start + MAX_MOVES_PER_FRAME):
-                    if depth > 0:
+                    if played_depth > 0:
                         memcpy(b, &ws.snapshots[0], sizeof(Board))
                     return OUTCOME_OUT_OF_MEMORY
                 if defender_to_move:
@@ -258,8 +263,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
                     captured = outcome == OUTCOME_CAPTURED
                     decided = True
         else:
-            # Back from the child: undo the move tried here.
-            memcpy(b, &ws.snapshots[depth], sizeof(Board))
+            # Back from the child (its move is undone below, only if this frame goes on).
             # Defender found an escape, or attacker found a capture: this frame is settled.
             if defender_to_move != captured:
                 decided = True
@@ -267,6 +271,9 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
                 frame.next_move += 1
 
         if not decided:
+            if played_depth > depth:   # undo the move tried here
+                memcpy(b, &ws.snapshots[depth], sizeof(Board))
+                played_depth = depth
             # Skip illegal moves (suicide never legal, simple ko respected).
             mover = defender if defender_to_move else attacker
             while frame.next_move < frame.num_moves:
@@ -282,16 +289,21 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
         if decided:
             depth -= 1
             if depth < 0:
+                if played_depth > 0:
+                    memcpy(b, &ws.snapshots[0], sizeof(Board))
                 return OUTCOME_CAPTURED if captured else OUTCOME_ESCAPES
             entering = False
             continue
 
         if not _reserve_snapshots(ws, depth + 1):
-            if depth > 0:
+            if played_depth > 0:
                 memcpy(b, &ws.snapshots[0], sizeof(Board))
             return OUTCOME_OUT_OF_MEMORY
-        memcpy(&ws.snapshots[depth], b, sizeof(Board))
+        if valid_snapshots <= depth:
+            memcpy(&ws.snapshots[depth], b, sizeof(Board))
+        valid_snapshots = depth + 1   # deeper snapshots belong to the move replaced here
         board_play_assume_legal(b, move, mover)
+        played_depth = depth + 1
         nodes_played += 1
         if nodes_played >= LADDER_NODE_BUDGET:
             memcpy(b, &ws.snapshots[0], sizeof(Board))
