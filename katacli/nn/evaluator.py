@@ -33,7 +33,7 @@ from katacli.nn.postprocess import (
     allow_no_result_from_globals,
     mix_policy_optimism,
     policy_probabilities,
-    value_outputs,
+    value_columns,
     white_ownership,
 )
 from katacli.nn.batch import (
@@ -452,7 +452,8 @@ class NNEvaluator:
         probs, pass_probs = policy_probabilities(
             logits, pass_logits, legal[:, :area], legal[:, area], temperature,
             self.postprocess.output_scale_multiplier, hacks)
-        values = value_outputs(value, score_value, white, allow_no_result, self.version, self.postprocess)
+        columns = value_columns(value, score_value, white, allow_no_result, self.version, self.postprocess,
+                                VALUE_COLUMNS)
         own = None
         if want_ownership.any():
             ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
@@ -460,7 +461,6 @@ class NNEvaluator:
             own.flags.writeable = False
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
-        columns = np.stack([getattr(values, name) for name in VALUE_COLUMNS], axis=1).astype(np.float64)
         return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
                              ownership_rows=want_ownership, symmetry=symmetries,
                              policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
