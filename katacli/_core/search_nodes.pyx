@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Node and subtree-value-bias-table storage (contract: search_nodes.pxd)."""
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy
 
 from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_x, loc_y, hash_xor,
@@ -109,7 +110,7 @@ cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil:
     return slot
 
 
-cdef int _edge_cmp(const void* a, const void* b) noexcept nogil:
+cdef inline int _edge_cmp(const void* a, const void* b) noexcept nogil:
     cdef const Edge* ea = <const Edge*>a
     cdef const Edge* eb = <const Edge*>b
     cdef int ka, kb
@@ -121,6 +122,62 @@ cdef int _edge_cmp(const void* a, const void* b) noexcept nogil:
     ka = 100000 if ea.move == PASS_LOC else ea.move
     kb = 100000 if eb.move == PASS_LOC else eb.move
     return ka - kb
+
+
+cdef enum:
+    EDGE_SORT_RUN = 16      # runs sorted by insertion before merging
+
+
+cdef void _sort_edges(Edge* edges, int count) noexcept nogil:
+    """edges in _edge_cmp's order: a merge sort that calls the comparison inline (qsort's call per
+    comparison was ~2% of a search). The order is total on distinct moves, so it is qsort's order."""
+    cdef Edge tmp[MAX_EDGES]
+    cdef Edge* src = edges
+    cdef Edge* dst = tmp
+    cdef Edge* swap
+    cdef Edge e
+    cdef int lo, hi, i, j, k, mid, width
+    lo = 0
+    while lo < count:
+        hi = lo + EDGE_SORT_RUN if lo + EDGE_SORT_RUN < count else count
+        for i in range(lo + 1, hi):
+            e = edges[i]
+            j = i
+            while j > lo and _edge_cmp(&e, &edges[j - 1]) < 0:
+                edges[j] = edges[j - 1]
+                j -= 1
+            edges[j] = e
+        lo = hi
+    width = EDGE_SORT_RUN
+    while width < count:
+        lo = 0
+        while lo < count:
+            mid = lo + width if lo + width < count else count
+            hi = lo + 2 * width if lo + 2 * width < count else count
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _edge_cmp(&src[j], &src[i]) < 0:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != edges:
+        memcpy(edges, src, count * sizeof(Edge))
 
 
 cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil:
@@ -135,7 +192,7 @@ cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int cou
         n.edges[i].move = moves[i]
         n.edges[i].prior = priors[i]
         n.edges[i].slot = -1
-    qsort(n.edges, count, sizeof(Edge), _edge_cmp)
+    _sort_edges(n.edges, count)
     n.num_edges = count
     n.next_new_edge = 0
     for i in range(MAX_ARR_SIZE):
