@@ -129,23 +129,27 @@ def test_query_models_from_the_file_check_equals_what_the_loaded_net_reports(nam
 
 # ---- as a process ---------------------------------------------------------------------------------
 
-# The wrapper's line saying whether torch was imported when the load began (after "ready").
+# The wrapper's line saying whether torch was imported when the load was started (after "ready").
 TORCH_MARK = "torch imported before the load:"
 # Runs `kata analysis` with the network's load held until the file argv[1] exists (failing then when
-# argv[2] is "fail"). It patches the backend's loader, so torch is still imported only after "ready".
+# argv[2] is "fail"). It patches the backend, so torch is still imported only by the load.
 HOLD_LOAD = (
     "import os, sys, time\n"
     "import katacli.analysis.backend as backend\n"
     "gate, mode = sys.argv[1], sys.argv[2]\n"
     "real = backend._load_network_unchecked\n"
     "def held(*args, **kwargs):\n"
-    f"    print({TORCH_MARK!r}, 'torch' in sys.modules, file=sys.stderr, flush=True)\n"
     "    while not os.path.exists(gate):\n"
     "        time.sleep(0.05)\n"
     "    if mode == 'fail':\n"
     f"        raise RuntimeError({LOAD_FAILURE!r})\n"
     "    return real(*args, **kwargs)\n"
     "backend._load_network_unchecked = held\n"
+    "start = backend.BackgroundNetwork.start\n"
+    "def announced_start(self):\n"
+    f"    print({TORCH_MARK!r}, 'torch' in sys.modules, file=sys.stderr, flush=True)\n"
+    "    start(self)\n"
+    "backend.BackgroundNetwork.start = announced_start\n"
     "from katacli.cli import main\n"
     "main(sys.argv[3:])\n"
 )
