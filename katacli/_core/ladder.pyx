@@ -351,6 +351,7 @@ cdef bint ladder_is_captured_attacker_first_2libs(
     cdef bint works[2]
     cdef Color attacker
     cdef int i
+    cdef bint saved = False
     cdef LadderWorkspace* own_ws = NULL
     num_working[0] = 0
     if loc < 0 or loc >= MAX_ARR_SIZE:
@@ -369,7 +370,9 @@ cdef bint ladder_is_captured_attacker_first_2libs(
     for i in range(2):
         works[i] = False
         if board_is_legal(b, liberties[i], attacker, False):
-            memcpy(ws.before_attack, b, sizeof(Board))
+            if not saved:   # b is restored after each try, so one snapshot serves both liberties
+                memcpy(ws.before_attack, b, sizeof(Board))
+                saved = True
             board_play_assume_legal(b, liberties[i], attacker)
             works[i] = ladder_is_captured(b, loc, True, ws)
             memcpy(b, ws.before_attack, sizeof(Board))
