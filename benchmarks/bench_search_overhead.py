@@ -52,6 +52,10 @@ place in a copy), load average 4.1 to 4.9, visits per CPU second, two rounds:
        9       16     29614 / 31839                32151 / 31628               0.99-1.09x
        9       64     40075 / 41282                44144 / 43556               1.06-1.10x
 
+With the 2-liberty ladder check's single snapshot too, at a lighter load (2.6), two rounds of
+--sizes 19 --threads 16,64 --repeat 3: 16 leaves 15545 / 15597 -> 16864 / 16472, 64 leaves
+22296 / 22259 -> 24884 / 23265 (1.06-1.12x).
+
 Where the rest goes (19x19, 16 leaves, ~60 us per visit, perf over the searches only): the core's
 descents and leaf features ~40 us (ladder scans of the leaf's own board 15% of the CPU, pass-alive
 areas 9%, moves and legality ~15%, selection and backup ~12% of which libm's pow, as KataGo's
