@@ -13,14 +13,18 @@ import pytest
 from katacli._core import search_results
 from katacli._core.board import GoBoard
 from katacli._core.history import GameState
-from katacli.data.schema import GT, MODE_HINTFORK, MODE_HINTPOS, MODE_SGFPOS
+from katacli.data.schema import GT, MODE_CLEANUP, MODE_HINTFORK, MODE_HINTPOS, MODE_SGFPOS
 from katacli.data.files import TrainingFile, list_training_files
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.sgf import read_sgf
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
-from katacli.selfplay.game_init import GameInitializer
+from katacli.selfplay import game as game_module
+from katacli.selfplay.game import GameRunner
+from katacli.selfplay.game_init import ForkPosition, GameInitializer
+from katacli.selfplay.output import game_sgf
 from katacli.selfplay.rows import game_rows
+from katacli.selfplay.searching import RawNetSearcher
 from katacli.selfplay.start_positions import PositionSample
 
 from support.selfplay import (
@@ -91,6 +95,35 @@ def test_hint_position_game_studies_the_hint_and_records_its_weight(tmp_path):
     assert (g[:, GT.ROW_WEIGHT] == 0.5).all()
 
 
+def test_hint_forks_may_jump_into_the_encore_but_hint_positions_never_do(tmp_path, monkeypatch):
+    # Cleanup training (territory scoring) skips hint positions only. A hint fork is a fork, as in KataGo
+    # (isHintPos false), so it may begin in the encore: its record then starts there, the hint's moves
+    # being setup stones.
+    monkeypatch.setattr(game_module, "CLEANUP_TRAINING_PROB", 1.0)
+    _, hints = write_start_dirs(tmp_path)
+    settings = tiny_settings(f"hintPosesDir={hints},hintPosesProb=1.0,scoringRules=TERRITORY,hasButtons=false,"
+                             f"{ALL_ROWS},earlyForkGameProb=0,forkGameProb=0,sekiForkHackProb=0")
+
+    def runner() -> GameRunner:
+        return GameRunner(settings, lambda model, rng: RawNetSearcher(model.net, rng))
+
+    hinted = play_games(settings, 1, seed=1, runner=runner())[0]
+    assert hinted.mode == MODE_HINTPOS and hinted.initial_encore_phase == 0
+    assert read_sgf(game_sgf(hinted)).moves[:2] == [(BLACK, (3, 3)), (WHITE, (2, 2))]
+
+    state = hinted.start_state.copy()
+    state.play((0, 6), BLACK)
+    fork_runner = runner()
+    fork_runner.fork_store.add(ForkPosition(state, is_seki_fork=False, training_weight=0.5, is_hint_fork=True,
+                                            initial_turn_number=10))
+    forked = play_games(settings, 1, seed=1, runner=fork_runner)[0]
+    assert forked.mode == MODE_CLEANUP and forked.initial_encore_phase in (1, 2) and forked.start_turn_idx == 0
+    assert forked.training_weight == 0.5 and forked.initial_turn_number == 10
+    text = game_sgf(forked)
+    record = read_sgf(text)
+    assert "gtype=cleanuptraining" in text and (BLACK, (0, 6)) in record.setup
+    assert record.moves == [(t.player, t.move) for t in forked.turns]
+
 def test_root_hint_gets_searched_almost_as_much_as_the_best_move():
     # White's big group can be captured at G5; the hinted G1 is a wasted corner move.
     board = GoBoard.from_diagram(".......\n.XXXXX.\nXOOOOO.\n.XXXXX.\n.......\n.......\n.......")
@@ -139,9 +172,11 @@ def read_output(out: Path) -> tuple[np.ndarray, list[str]]:
 def test_selfplay_games_start_from_the_given_positions(tmp_path, kind):
     sgfs, hints = write_start_dirs(tmp_path)
     out = tmp_path / "out"
-    # Area scoring only: territory games sometimes jump ahead into the encore (cleanup training).
-    keys = (f"startPosesFromSgfDir={sgfs},startPosesProb=1.0,scoringRules=AREA" if kind == "start"
-            else f"hintPosesDir={hints},hintPosesProb=1.0")
+    # Area scoring only: under territory scoring 4% of the games jump ahead into the encore (cleanup training)
+    # and record only that part. Start positions may; hint positions never do, but the hint forks made from
+    # them may (see test_hint_forks_may_jump_into_the_encore_but_hint_positions_never_do).
+    keys = (f"startPosesFromSgfDir={sgfs},startPosesProb=1.0" if kind == "start"
+            else f"hintPosesDir={hints},hintPosesProb=1.0") + ",scoringRules=AREA"
     result = run_cli("-models-dir", str(models_dir(tmp_path)), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
                      "-override-config", TINY_OVERRIDES, "-override-config", ALL_ROWS + ",maxVisits=8",
                      # No random forks: a forked game would start from an earlier game, not from the positions.
