@@ -291,6 +291,11 @@ def test_board_sizes_padded_into_one_call_answer_as_separate_calls(symmetry):
     calls = evaluator.num_batches
     got = evaluate_mixed(evaluator, batches)
     assert evaluator.num_batches - calls == 2  # 10 rows in calls of at most 5, whatever their sizes
+    # A larger canvas (a batcher's largest shape so far) gives the same answers.
+    wider = evaluate_mixed(evaluator, batches[1:3], canvas=(21, 21))
+    for w, g in zip(want[1:3], wider):
+        np.testing.assert_allclose(g.policy, w.policy, atol=2e-5)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-4, atol=1e-4)
     for w, g in zip(want, got):
         assert (g.board_x, g.board_y) == (w.board_x, w.board_y) and g.policy.shape == w.policy.shape
         np.testing.assert_allclose(g.policy, w.policy, atol=2e-5)

@@ -167,6 +167,7 @@ class BatchingEvaluator:
         if pad_mixed_sizes is None:
             pad_mixed_sizes = device is not None and device.type == "cuda"
         self.pad_mixed_sizes = bool(pad_mixed_sizes) and hasattr(evaluator, "plan_batch")
+        self._canvas = (0, 0)  # the largest input (height, width) padded to so far
         if not hasattr(evaluator, "evaluate_batch"):
             # A stand-in evaluator without the array API: callers see none either and send requests.
             self.evaluate_batch = None
@@ -369,8 +370,14 @@ class BatchingEvaluator:
         for sizes in calls.values():
             combined = [members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
                         for members in sizes]
-            answers = (evaluate_mixed(self.evaluator, combined) if len(combined) > 1
-                       else [self.evaluator.evaluate_batch(combined[0])])
+            if len(combined) > 1:
+                # Pad to the largest shape seen so far: a GPU then sees few input shapes (few CUDA graphs).
+                height = max([self._canvas[0]] + [b.spatial.shape[2] for b in combined])
+                width = max([self._canvas[1]] + [b.spatial.shape[3] for b in combined])
+                self._canvas = (height, width)
+                answers = evaluate_mixed(self.evaluator, combined, self._canvas)
+            else:
+                answers = [self.evaluator.evaluate_batch(combined[0])]
             for members, answer in zip(sizes, answers):
                 start = 0
                 for part, rows in members:

@@ -15,20 +15,24 @@ On a CPU padding only adds work, so batchers use it on CUDA (see
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from katacli.nn.batch import NNBatch, NNBatchOutput
 from katacli.nn.symmetry import apply_symmetries
 
 
-def evaluate_mixed(evaluator, batches: list[NNBatch]) -> list[NNBatchOutput]:
+def evaluate_mixed(evaluator, batches: list[NNBatch], canvas: Optional[tuple[int, int]] = None) -> list[NNBatchOutput]:
     """Each batch's answers (as ``evaluator.evaluate_batch`` gives them), the network rows of all of
-    them run together, at most ``evaluator.max_batch_size`` per call."""
+    them run together, at most ``evaluator.max_batch_size`` per call. ``canvas``: (height, width) to pad
+    to at least (a batcher passes the largest it has seen, so that a GPU sees few input shapes and
+    captures few CUDA graphs); None: the largest of these batches."""
     plans = [evaluator.plan_batch(batch) for batch in batches]
     todo = [plan for plan in plans if plan.misses]
     blocks = {}
     if todo:
-        raw = _run_padded(evaluator, todo)
+        raw = _run_padded(evaluator, todo, canvas)
         start = 0
         for plan in todo:
             rows = plan.rows
@@ -44,11 +48,11 @@ def evaluate_mixed(evaluator, batches: list[NNBatch]) -> list[NNBatchOutput]:
     return [evaluator.finish_batch(plan, blocks.get(id(plan))) for plan in plans]
 
 
-def _run_padded(evaluator, plans) -> list[np.ndarray]:
+def _run_padded(evaluator, plans, canvas: Optional[tuple[int, int]]) -> list[np.ndarray]:
     """The network's raw outputs for every plan's rows, in order, inputs padded to the largest shape."""
     channels = plans[0].rows.spatial.shape[1]
-    height = max(plan.rows.spatial.shape[2] for plan in plans)
-    width = max(plan.rows.spatial.shape[3] for plan in plans)
+    height = max([plan.rows.spatial.shape[2] for plan in plans] + ([canvas[0]] if canvas else []))
+    width = max([plan.rows.spatial.shape[3] for plan in plans] + ([canvas[1]] if canvas else []))
     total = sum(len(plan.rows) for plan in plans)
     spatial = np.zeros((total, channels, height, width), np.float32)
     start = 0
