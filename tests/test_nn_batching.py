@@ -164,35 +164,31 @@ def test_a_split_group_fails_as_a_whole_when_one_part_fails():
 # Whole batches as arrays (the search's path)
 
 
-def _array_batch(n: int, size: int, seed: int, cache: bool = True):
+def _array_batch(n: int, x_size: int, y_size: int, seed: int, *, symmetry: int = 0, cache: bool = False,
+                 all_ownership: bool = False):
+    """n random positions of one board size as an NNBatch (``cache``: with random cache keys; ownership
+    wanted on every third row, or on all with ``all_ownership``)."""
     import numpy as np
 
     from katacli.nn.batch import NNBatch
 
     rng = np.random.default_rng(seed)
-    spatial = np.zeros((n, 22, size, size), np.float32)
+    spatial = np.zeros((n, 22, y_size, x_size), np.float32)
     spatial[:, 0] = 1.0
-    stones = rng.random((n, size, size))
+    stones = rng.random((n, y_size, x_size))
     spatial[:, 1] = stones < 0.15
     spatial[:, 2] = stones > 0.85
     legal = np.concatenate([(spatial[:, 1] + spatial[:, 2]).reshape(n, -1) == 0, np.ones((n, 1), bool)], axis=1)
+    global_features = np.zeros((n, 19), np.float32)
+    global_features[:, 5] = -0.35
     keys = rng.integers(1, 2**62, size=(n, 2), dtype=np.uint64) if cache else None
-    return NNBatch(spatial, np.zeros((n, 19), np.float32), legal, size, size, white_to_move=np.arange(n) % 2 == 1,
-                   policy_optimism=np.zeros(n), include_ownership=np.arange(n) % 3 == 0, cache_keys=keys, symmetry=0)
+    ownership = np.ones(n, bool) if all_ownership else np.arange(n) % 3 == 0
+    return NNBatch(spatial, global_features, legal, x_size, y_size, white_to_move=np.arange(n) % 2 == 1,
+                   policy_optimism=np.zeros(n), include_ownership=ownership, cache_keys=keys, symmetry=symmetry)
 
 
-def test_array_batches_of_concurrent_callers_share_network_calls_and_get_their_own_rows():
-    import numpy as np
-
-    from katacli.nn.evaluator import NNEvaluator
-
-    from support.paths import BUNDLED_TINY_MODEL
-
-    direct = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
-    shared = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=10)
-    batches = [_array_batch(3 + i, 9, seed=i) for i in range(6)]
-    want = [direct.evaluate_batch(b) for b in batches]
-    front = BatchingEvaluator(shared, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False)
+def _evaluate_concurrently(front: BatchingEvaluator, batches: list) -> list:
+    """Each batch's answer through ``front``, every caller a registered client released at once."""
     got = [None] * len(batches)
     start = threading.Barrier(len(batches))
 
@@ -206,6 +202,22 @@ def test_array_batches_of_concurrent_callers_share_network_calls_and_get_their_o
         t.start()
     for t in threads:
         t.join()
+    return got
+
+
+def test_array_batches_of_concurrent_callers_share_network_calls_and_get_their_own_rows():
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    direct = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    shared = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=10)
+    batches = [_array_batch(3 + i, 9, 9, seed=i, cache=True) for i in range(6)]
+    want = [direct.evaluate_batch(b) for b in batches]
+    front = BatchingEvaluator(shared, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False)
+    got = _evaluate_concurrently(front, batches)
     front.close()
     assert shared.num_batches < len(batches)  # callers' rows went out together
     for w, g in zip(want, got):
@@ -230,7 +242,7 @@ def test_a_batch_split_between_servers_comes_back_whole_and_in_order():
     from support.paths import BUNDLED_TINY_MODEL
 
     evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
-    batch = _array_batch(40, 7, seed=9, cache=False)
+    batch = _array_batch(40, 7, 7, seed=9)
     want = evaluator.evaluate_batch(batch)
     front = BatchingEvaluator(evaluator, max_batch_size=16, num_server_threads=3, server_per_cpu_core=False)
     with front.client():
@@ -257,24 +269,6 @@ def test_an_evaluator_without_the_array_api_offers_none():
     front.close()
 
 
-def _sized_batch(x_size: int, y_size: int, n: int, seed: int, symmetry: int):
-    import numpy as np
-
-    from katacli.nn.batch import NNBatch
-
-    rng = np.random.default_rng(seed)
-    spatial = np.zeros((n, 22, y_size, x_size), np.float32)
-    spatial[:, 0] = 1.0
-    stones = rng.random((n, y_size, x_size))
-    spatial[:, 1] = stones < 0.15
-    spatial[:, 2] = stones > 0.85
-    legal = np.concatenate([(spatial[:, 1] + spatial[:, 2]).reshape(n, -1) == 0, np.ones((n, 1), bool)], axis=1)
-    global_features = np.zeros((n, 19), np.float32)
-    global_features[:, 5] = -0.35
-    return NNBatch(spatial, global_features, legal, x_size, y_size, white_to_move=np.arange(n) % 2 == 0,
-                   policy_optimism=np.zeros(n), include_ownership=np.ones(n, bool), symmetry=symmetry)
-
-
 @pytest.mark.parametrize("symmetry", [0, 5])
 def test_board_sizes_padded_into_one_call_answer_as_separate_calls(symmetry):
     import numpy as np
@@ -285,8 +279,11 @@ def test_board_sizes_padded_into_one_call_answer_as_separate_calls(symmetry):
     from support.paths import BUNDLED_TINY_MODEL
 
     evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, max_batch_size=5)
-    batches = [_sized_batch(19, 19, 3, 1, symmetry), _sized_batch(9, 9, 4, 2, symmetry),
-               _sized_batch(7, 9, 2, 3, symmetry if symmetry < 4 else 2), _sized_batch(13, 13, 1, 4, symmetry)]
+    def sized(x_size, y_size, n, seed, sym):
+        return _array_batch(n, x_size, y_size, seed, symmetry=sym, all_ownership=True)
+
+    batches = [sized(19, 19, 3, 1, symmetry), sized(9, 9, 4, 2, symmetry),
+               sized(7, 9, 2, 3, symmetry if symmetry < 4 else 2), sized(13, 13, 1, 4, symmetry)]
     want = [evaluator.evaluate_batch(b) for b in batches]
     calls = evaluator.num_batches
     got = evaluate_mixed(evaluator, batches)
@@ -311,25 +308,13 @@ def test_a_padding_batcher_runs_callers_of_different_sizes_together():
     from support.paths import BUNDLED_TINY_MODEL
 
     evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
-    batches = [_sized_batch(size, size, 2, size, 0) for size in (9, 13, 19, 9)]
+    batches = [_array_batch(2, size, size, size, all_ownership=True) for size in (9, 13, 19, 9)]
     want = [evaluator.evaluate_batch(b) for b in batches]
     front = BatchingEvaluator(evaluator, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False,
                               pad_mixed_sizes=True)
     assert not BatchingEvaluator(evaluator, num_server_threads=1).pad_mixed_sizes  # CPU default: off
-    got = [None] * len(batches)
-    start = threading.Barrier(len(batches))
-
-    def client(i):
-        with front.client():
-            start.wait()
-            got[i] = front.evaluate_batch(batches[i])
-
     calls = evaluator.num_batches
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(batches))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got = _evaluate_concurrently(front, batches)
     front.close()
     assert evaluator.num_batches - calls < len(batches)
     for w, g in zip(want, got):
