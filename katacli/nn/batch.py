@@ -60,6 +60,14 @@ class NNBatch:
         g = self.global_features
         return (g[:, GLOBAL_KO_RULE_NOT_SIMPLE] == 0) | (g[:, GLOBAL_TERRITORY_SCORING] == 1)
 
+    def postprocess_args(self) -> dict:
+        """The per-row settings NNEvaluator.postprocess_arrays takes (besides the legal mask and board)."""
+        n = len(self)
+        return dict(white=self.white_to_move, optimism=self.policy_optimism,
+                    temperature=np.full(n, self.policy_temperature, np.float32),
+                    hacks=np.full(n, bool(self.enable_passing_hacks)), allow_no_result=self.allow_no_result(),
+                    want_ownership=self.include_ownership)
+
     def rows(self, indices) -> "NNBatch":
         """The batch of the given rows (copies)."""
         def take(a):

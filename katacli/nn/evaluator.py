@@ -277,12 +277,8 @@ class NNEvaluator:
         def run(bound):
             start, end = bound
             rows = batch if (start, end) == (0, n) else batch.slice(start, end)
-            return self._run_arrays(
-                rows.spatial, rows.global_features, rows.meta, rows.legal_mask, batch.board_x, batch.board_y,
-                white=rows.white_to_move, optimism=rows.policy_optimism,
-                temperature=np.full(end - start, batch.policy_temperature, np.float32),
-                hacks=np.full(end - start, bool(batch.enable_passing_hacks)), allow_no_result=rows.allow_no_result(),
-                want_ownership=rows.include_ownership, symmetries=symmetries[start:end])
+            return self._run_arrays(rows.spatial, rows.global_features, rows.meta, rows.legal_mask, batch.board_x,
+                                    batch.board_y, symmetries=symmetries[start:end], **rows.postprocess_args())
 
         if len(bounds) == 1:
             return run(bounds[0])

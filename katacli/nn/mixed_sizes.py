@@ -39,12 +39,8 @@ def evaluate_mixed(evaluator, batches: list[NNBatch], canvas: Optional[tuple[int
             n, (h, w) = len(rows), rows.spatial.shape[2:]
             own = [out[start:start + n, :, :h, :w] if out.ndim == 4 else out[start:start + n] for out in raw]
             start += n
-            batch = plan.batch
-            blocks[id(plan)] = evaluator.postprocess_arrays(
-                own, rows.legal_mask, batch.board_x, batch.board_y, white=rows.white_to_move,
-                optimism=rows.policy_optimism, temperature=np.full(n, batch.policy_temperature, np.float32),
-                hacks=np.full(n, bool(batch.enable_passing_hacks)), allow_no_result=rows.allow_no_result(),
-                want_ownership=rows.include_ownership, symmetries=plan.symmetries)
+            blocks[id(plan)] = evaluator.postprocess_arrays(own, rows.legal_mask, rows.board_x, rows.board_y,
+                                                            symmetries=plan.symmetries, **rows.postprocess_args())
     return [evaluator.finish_batch(plan, blocks.get(id(plan))) for plan in plans]
 
 
