@@ -22,6 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from katacli.nn.device_runner import GRAPH_BUCKETS
+from katacli.tuning.network import is_gpu
 
 # Timed calls per batch size, after one untimed call (which captures the CUDA graph).
 CURVE_REPEATS = 6
@@ -97,7 +98,7 @@ def curve_batches(max_batch: int) -> list[int]:
 def measure_gpu_curve(evaluator, board_x: int, board_y: int, max_batch: int = CURVE_MAX_BATCH,
                       repeats: int = CURVE_REPEATS, clock=time.perf_counter) -> Optional[GpuCurve]:
     """Time the evaluator's network on blank positions at each batch size up to ``max_batch``; None off a GPU."""
-    if evaluator is None or getattr(evaluator, "device", None) is None or evaluator.device.type != "cuda":
+    if not is_gpu(evaluator):
         return None
     from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
 
