@@ -70,10 +70,9 @@ class ModelManager:
         if self._evaluator_factory is not None:
             return self._evaluator_factory(model)
         nn = self.nn
-        symmetry = nn.forced_symmetry if nn.forced_symmetry is not None else (None if nn.randomize else 0)
         evaluator = NNEvaluator(model, **nn.evaluator_options(self.device),
                                 cache_size_power_of_two=nn.cache_size_power_of_two if nn.cache_size_power_of_two >= 0 else None,
-                                default_symmetry=symmetry, max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
+                                max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
         log.info("model %s runs on: %s", model.name, evaluator.describe_device())
         return evaluator
 

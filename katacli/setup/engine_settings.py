@@ -193,9 +193,10 @@ class NNSettings:
         return f"cuda:{index if index is not None else 0}"
 
     def evaluator_options(self, device: str | None = None) -> dict:
-        """NNEvaluator's device, precision and layout options, chosen as KataGo's CUDA backend chooses them:
-        useFP16 = auto means FP16 on GPUs with tensor cores, float32 elsewhere (and always on the CPU);
-        cudaUseNHWC = auto means channels-last. ``device``: None for :meth:`device_for` (thread 0)."""
+        """NNEvaluator's device, precision, layout and orientation options, chosen as KataGo's CUDA backend
+        chooses them: useFP16 = auto means FP16 on GPUs with tensor cores, float32 elsewhere (and always on the
+        CPU); cudaUseNHWC = auto means channels-last; nnForcedSymmetry, else a random orientation per position
+        with nnRandomize, else orientation 0. ``device``: None for :meth:`device_for` (thread 0)."""
         import torch
 
         from katacli.nn.device_runner import has_tensor_cores
@@ -206,7 +207,14 @@ class NNSettings:
                            or (self.use_fp16 == Enabled.AUTO and has_tensor_cores(torch.device(device))))
         return {"device": device, "precision": "float16" if half else "float32",
                 "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
-                "cuda_graphs": self.cuda_graphs}
+                "cuda_graphs": self.cuda_graphs, "default_symmetry": self.default_symmetry}
+
+    @property
+    def default_symmetry(self) -> int | None:
+        """The orientation of positions asked without one (None: a random one each)."""
+        if self.forced_symmetry is not None:
+            return self.forced_symmetry
+        return None if self.randomize else 0
 
     def apply_cpu_threads(self, device) -> None:
         """Give PyTorch the configured CPU thread count when the network runs on the CPU."""

@@ -44,11 +44,9 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
 
     from katacli.nn.evaluator import NNEvaluator
 
-    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs
-    symmetry = nn_settings.forced_symmetry if nn_settings.forced_symmetry is not None else (
-        None if nn_settings.randomize else 0)
+    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs, symmetry
     try:
-        evaluator = NNEvaluator.from_file(model_path, **options, default_symmetry=symmetry,
+        evaluator = NNEvaluator.from_file(model_path, **options,
                                           max_batch_size=max_batch_size,
                                           cache_size_power_of_two=nn_settings.cache_size_power_of_two)
     except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
