@@ -6,18 +6,14 @@ fails ends the engine with the model-failure status however its input ended.
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import threading
 
 import pytest
 
 from katacli.cli_support import EXIT_MODEL_FAILURE, MODEL_FAILURE_MARK
+from support.analysis import HELD_TIMEOUT, e5_query, held_engines
 from support.paths import G170_B6, HUMAN_TEST, model_path
 
-TIMEOUT = 120
-READY = "ready to begin handling requests"
+TIMEOUT = HELD_TIMEOUT
 
 # Runs `kata analysis` with the human net's load held until the file named by argv[1] exists
 # (or failing, when argv[2] is "fail").
@@ -39,71 +35,21 @@ HOLD_HUMAN_LOAD = (
 )
 
 
-def query(query_id: str, **extra) -> str:
-    return json.dumps({"id": query_id, "moves": [["B", "E5"]], "rules": "japanese", "komi": 6.5, "boardXSize": 9,
-                       "boardYSize": 9, "maxVisits": 8, **extra}) + "\n"
-
-
-class HeldEngine:
-    def __init__(self, tmp_path, mode: str = "load"):
-        self.gate = tmp_path / "let-the-human-net-load"
-        args = ["analysis", "-model", str(model_path(G170_B6)), "-human-model", str(model_path(HUMAN_TEST))]
-        self.process = subprocess.Popen([sys.executable, "-c", HOLD_HUMAN_LOAD, str(self.gate), mode, *args],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
-        self.stderr: list[str] = []
-        self.ready = threading.Event()
-        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self.reader.start()
-
-    def _read_stderr(self) -> None:
-        for line in self.process.stderr:
-            self.stderr.append(line.rstrip("\n"))
-            if READY in line:
-                self.ready.set()
-
-    def send(self, text: str) -> None:
-        self.process.stdin.write(text)
-        self.process.stdin.flush()
-
-    def answer(self) -> dict:
-        return json.loads(self.process.stdout.readline())
-
-    def wait(self) -> int:
-        """The exit status, once all of stderr is read."""
-        status = self.process.wait(TIMEOUT)
-        self.reader.join(TIMEOUT)
-        return status
-
-    def finish(self) -> int:
-        self.process.stdin.close()
-        return self.wait()
-
-
 @pytest.fixture
 def held(tmp_path):
-    engines = []
-
-    def start(mode: str = "load") -> HeldEngine:
-        engines.append(HeldEngine(tmp_path, mode))
-        return engines[-1]
-
-    yield start
-    for engine in engines:
-        if engine.process.poll() is None:
-            engine.process.kill()
-            engine.process.wait()
+    args = ["analysis", "-model", str(model_path(G170_B6)), "-human-model", str(model_path(HUMAN_TEST))]
+    yield from held_engines(HOLD_HUMAN_LOAD, tmp_path / "let-the-human-net-load", args)
 
 
 def test_ready_and_answering_while_the_human_net_loads(held):
     engine = held()
     assert engine.ready.wait(TIMEOUT), engine.stderr
     assert not any("Loaded human SL model" in line for line in engine.stderr)
-    engine.send(query("main"))
+    engine.send(e5_query("main"))
     answer = engine.answer()  # the human net is still held: this query does not need it
     assert answer["id"] == "main" and "humanPrior" not in answer["moveInfos"][0]
     assert not engine.gate.exists()
-    engine.send(query("human", overrideSettings={"humanSLProfile": "rank_1d"}))
+    engine.send(e5_query("human", overrideSettings={"humanSLProfile": "rank_1d"}))
     engine.gate.touch()  # the query above waits for the load, then is answered with the human policy
     answer = engine.answer()
     assert answer["id"] == "human" and "humanPrior" in answer["moveInfos"][0]
@@ -116,7 +62,7 @@ def test_a_human_net_failing_after_ready_never_ends_in_status_0(held, before_fai
     engine = held("fail")
     assert engine.ready.wait(TIMEOUT), engine.stderr
     if before_failure == "a query answered":
-        engine.send(query("main"))
+        engine.send(e5_query("main"))
         assert engine.answer()["id"] == "main"
     engine.process.stdin.close()  # the engine now waits for the human net before it exits
     engine.gate.touch()

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -21,17 +19,18 @@ from katacli.config import Config
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.model_file_reader import check_model_file
 from katacli.setup.engine_settings import AnalysisSettings
-from support.analysis import WAIT_SECONDS, query_line, running_engine, send
+from support.analysis import (
+    HELD_TIMEOUT, READY_LINE, WAIT_SECONDS, e5_query, held_engines, query_line, running_engine, send,
+)
 from support.fakes import MaterialEvaluator
 from support.paths import G170_B6, HUMAN_TEST, model_path
 from support.processes import sigint_reaches_children
 
-TIMEOUT = 120
-READY = "ready to begin handling requests"
+TIMEOUT = HELD_TIMEOUT
+READY = READY_LINE
 LOADED = "Loaded model"
 LOAD_FAILURE = "no memory left on the device"
 IDLE_WORKER_SECONDS = 0.3
-POLL_SECONDS = 0.05
 FAKE_INFO = ModelInfo(name="material.bin.gz", internal_name="material", max_batch_size=64,
                       uses_human_sl_profile=False, version=15, using_fp16="auto")
 
@@ -155,72 +154,16 @@ HOLD_LOAD = (
 )
 
 
-def board_query(query_id: str) -> str:
-    return json.dumps({"id": query_id, "moves": [["B", "E5"]], "rules": "japanese", "komi": 6.5, "boardXSize": 9,
-                       "boardYSize": 9, "maxVisits": 8}) + "\n"
-
-
-class HeldEngine:
-    def __init__(self, tmp_path, mode: str):
-        self.gate = tmp_path / "let-the-network-load"
-        args = ["analysis", "-model", str(model_path(G170_B6))]
-        self.process = subprocess.Popen([sys.executable, "-c", HOLD_LOAD, str(self.gate), mode, *args],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
-        self.stderr: list[str] = []
-        self.ready = threading.Event()
-        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self.reader.start()
-
-    def _read_stderr(self) -> None:
-        for line in self.process.stderr:
-            self.stderr.append(line.rstrip("\n"))
-            if READY in line:
-                self.ready.set()
-
-    def wait_for_line(self, start: str) -> str:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            found = [line for line in list(self.stderr) if line.startswith(start)]
-            if found:
-                return found[0]
-            time.sleep(POLL_SECONDS)
-        raise AssertionError(f"no line starting {start!r}: {self.stderr}")
-
-    def send(self, text: str) -> None:
-        self.process.stdin.write(text)
-        self.process.stdin.flush()
-
-    def answer(self) -> dict:
-        return json.loads(self.process.stdout.readline())
-
-    def wait(self) -> int:
-        """The exit status, once all of stderr is read."""
-        status = self.process.wait(TIMEOUT)
-        self.reader.join(TIMEOUT)
-        return status
-
-
 @pytest.fixture
 def held(tmp_path):
-    engines = []
-
-    def start(mode: str = "load") -> HeldEngine:
-        engines.append(HeldEngine(tmp_path, mode))
-        return engines[-1]
-
-    yield start
-    for engine in engines:
-        if engine.process.poll() is None:
-            engine.process.kill()
-            engine.process.wait()
+    yield from held_engines(HOLD_LOAD, tmp_path / "let-the-network-load", ["analysis", "-model", str(model_path(G170_B6))])
 
 
 @pytest.mark.subprocess
 def test_ready_and_answering_before_the_network_is_loaded(held):
     engine = held()
     assert engine.ready.wait(TIMEOUT), engine.stderr
-    engine.send(board_query("first"))
+    engine.send(e5_query("first"))
     engine.send('{"id":"m","action":"query_models"}\n')
     models = engine.answer()  # the query above waits for the net; this one does not
     header = check_model_file(model_path(G170_B6))
@@ -243,7 +186,7 @@ def test_ready_and_answering_before_the_network_is_loaded(held):
 def test_input_closed_while_loading_loses_no_answer(held):
     engine = held()
     assert engine.ready.wait(TIMEOUT), engine.stderr
-    engine.send(board_query("a") + board_query("b"))
+    engine.send(e5_query("a") + e5_query("b"))
     engine.process.stdin.close()
     engine.gate.touch()
     answers = [json.loads(line) for line in engine.process.stdout]
@@ -257,7 +200,7 @@ def test_a_network_failing_after_ready_ends_in_the_model_failure_status(held, be
     engine = held("fail")
     assert engine.ready.wait(TIMEOUT), engine.stderr
     if before_failure == "a query waits":
-        engine.send(board_query("waiting"))
+        engine.send(e5_query("waiting"))
     else:
         engine.process.stdin.close()  # the engine now waits for the net before it exits
     engine.gate.touch()
@@ -272,7 +215,7 @@ def test_ctrl_c_while_loading_quits_without_hanging(held):
     with sigint_reaches_children():
         engine = held()
     assert engine.ready.wait(TIMEOUT), engine.stderr
-    engine.send(board_query("dropped"))
+    engine.send(e5_query("dropped"))
     engine.process.send_signal(signal.SIGINT)
     engine.gate.touch()  # quitting still lets the load end: a failure would be reported
     assert engine.wait() == 0

@@ -135,3 +135,80 @@ def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_SECONDS, ste
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting")
         time.sleep(step)
+
+
+# ---- `kata analysis` as a process, with a network's load held back ----------------------------------
+
+READY_LINE = "ready to begin handling requests"
+HELD_TIMEOUT = 120
+HELD_POLL_SECONDS = 0.05
+
+
+def e5_query(query_id: str, **fields) -> str:
+    """One line: a 9x9 position after B E5, 8 visits (keyword arguments add or replace fields)."""
+    return query_line(query_id, **{"moves": [["B", "E5"]], "rules": "japanese", "komi": 6.5, "boardXSize": 9,
+                                   "boardYSize": 9, "maxVisits": 8, **fields}) + "\n"
+
+
+class HeldEngine:
+    """`kata analysis ARGS` run by ``python -c WRAPPER GATE MODE ARGS...``, a wrapper that holds a network's
+    load until the file GATE exists (and then lets it fail when MODE is "fail"); stderr is read as it comes."""
+
+    def __init__(self, wrapper: str, gate, mode: str, args: list[str]):
+        import subprocess
+
+        self.gate = gate
+        self.process = subprocess.Popen([sys.executable, "-c", wrapper, str(gate), mode, *args],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.stderr: list[str] = []
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
+
+    def _read_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr.append(line.rstrip("\n"))
+            if READY_LINE in line:
+                self.ready.set()
+
+    def wait_for_line(self, start: str) -> str:
+        deadline = time.monotonic() + HELD_TIMEOUT
+        while time.monotonic() < deadline:
+            found = [line for line in list(self.stderr) if line.startswith(start)]
+            if found:
+                return found[0]
+            time.sleep(HELD_POLL_SECONDS)
+        raise AssertionError(f"no line starting {start!r}: {self.stderr}")
+
+    def send(self, text: str) -> None:
+        self.process.stdin.write(text)
+        self.process.stdin.flush()
+
+    def answer(self) -> dict:
+        return json.loads(self.process.stdout.readline())
+
+    def wait(self) -> int:
+        """The exit status, once all of stderr is read."""
+        status = self.process.wait(HELD_TIMEOUT)
+        self.reader.join(HELD_TIMEOUT)
+        return status
+
+    def finish(self) -> int:
+        self.process.stdin.close()
+        return self.wait()
+
+
+def held_engines(wrapper: str, gate, args: list[str]):
+    """A fixture's body: yields ``start(mode="load")`` making HeldEngines, and kills those still running after."""
+    engines: list[HeldEngine] = []
+
+    def start(mode: str = "load") -> HeldEngine:
+        engines.append(HeldEngine(wrapper, gate, mode, args))
+        return engines[-1]
+
+    yield start
+    for engine in engines:
+        if engine.process.poll() is None:
+            engine.process.kill()
+            engine.process.wait()
