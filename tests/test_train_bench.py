@@ -12,17 +12,10 @@ from support.paths import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import bench_train  # noqa: E402
+from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
 
 BOARD = 9
 ROWS = 32
-
-
-@pytest.fixture(autouse=True)
-def one_cpu_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def trainer_for(tmp_path, device: str, precision: str = "off") -> bench_train.Trainer:

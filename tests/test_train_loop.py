@@ -27,20 +27,12 @@ from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import TrainingError, run_training
 
 from support.paths import MODELS, TEST_B4
+from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
 BOARD = 9
 
 
 def quiet(_message: str) -> None:
     pass
-
-
-@pytest.fixture(autouse=True)
-def one_cpu_thread():
-    """Training tests use one thread: faster on small nets, and reproducible across processes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def make_settings(tmp_path: Path, **overrides) -> TrainSettings:

@@ -18,6 +18,7 @@ from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import MAX_CONSECUTIVE_BAD_STEPS, Trainer, TrainingError, run_training
 from katacli.train.training_net import TrainingNet
+from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
 
 BOARD = 9
 STEPS = 7
@@ -28,14 +29,6 @@ LOSS_RTOL = 1e-5
 WEIGHT_ATOL = 1e-6
 # Channels-last convolutions sum in another order: still within float32 noise of the NCHW step.
 CHANNELS_LAST_RTOL = 1e-4
-
-
-@pytest.fixture(autouse=True)
-def one_cpu_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def make_settings(tmp_path: Path, **overrides) -> TrainSettings:
