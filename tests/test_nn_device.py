@@ -74,13 +74,20 @@ def test_device_layout_tf32_and_graph_keys(fake_gpu):
     options = _settings(cudaDeviceToUse=2, cudaUseNHWC="false", cudaUseTF32="true",
                         cudaUseGraphs="false").evaluator_options()
     assert options == {"device": "cuda:2", "precision": "float16", "channels_last": False, "allow_tf32": True,
-                       "cuda_graphs": False, "default_symmetry": None}  # nnRandomize: a random one each
+                       "cuda_graphs": False, "default_symmetry": None,  # nnRandomize: a random one each
+                       "cache_size_power_of_two": 20}
 
 
 def test_the_orientation_follows_nn_forced_symmetry_then_nn_randomize():
     assert _settings(nnForcedSymmetry=5).evaluator_options()["default_symmetry"] == 5
     assert _settings(nnRandomize="false").evaluator_options()["default_symmetry"] == 0
     assert _settings().evaluator_options()["default_symmetry"] is None
+
+
+def test_a_negative_cache_size_means_no_cache_for_every_engine():
+    # kata gtp (and kata benchmark) handed -1 to the cache, which refused it after "GTP ready".
+    assert _settings(nnCacheSizePowerOfTwo=-1).evaluator_options()["cache_size_power_of_two"] is None
+    assert _settings(nnCacheSizePowerOfTwo=12).evaluator_options()["cache_size_power_of_two"] == 12
 
 
 def test_the_cpu_always_runs_float32(monkeypatch):

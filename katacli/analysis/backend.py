@@ -322,11 +322,10 @@ def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
     from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
 
-    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs, symmetry
-    cache_power = nn_settings.cache_size_power_of_two if nn_settings.cache_size_power_of_two >= 0 else None
+    options = nn_settings.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
     nn_settings.apply_cpu_threads(options["device"])
-    network = NNEvaluator.from_file(model_path, **options, cache_size_power_of_two=cache_power,
-                                    max_batch_size=max_batch_size, seed=stable_seed(nn_settings.rand_seed))
+    network = NNEvaluator.from_file(model_path, **options, max_batch_size=max_batch_size,
+                                    seed=stable_seed(nn_settings.rand_seed))
     # Most queries are 19x19: build and optimise that traced network while loading (after "ready"),
     # rather than in the first query's search (seconds on a CPU).
     network.warm_up(WARM_UP_BOARD_LEN, WARM_UP_BOARD_LEN)

@@ -36,10 +36,10 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
     def load():
         from katacli.nn.evaluator import NNEvaluator
 
-        options = nn.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs, symmetry
+        options = nn.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
         nn.apply_cpu_threads(options["device"])
         evaluator = NNEvaluator.from_file(
-            model_path, cache_size_power_of_two=nn.cache_size_power_of_two, max_batch_size=nn.max_batch_size or 8,
+            model_path, max_batch_size=nn.max_batch_size or 8,
             seed=stable_seed(nn.rand_seed), **options)
         # GTP searches one position at a time: spread each batch of the search's leaves over the cores.
         evaluator.set_parallel_threads()

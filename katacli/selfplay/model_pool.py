@@ -71,7 +71,6 @@ class ModelManager:
             return self._evaluator_factory(model)
         nn = self.nn
         evaluator = NNEvaluator(model, **nn.evaluator_options(self.device),
-                                cache_size_power_of_two=nn.cache_size_power_of_two if nn.cache_size_power_of_two >= 0 else None,
                                 max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
         log.info("model %s runs on: %s", model.name, evaluator.describe_device())
         return evaluator

@@ -196,7 +196,7 @@ class NNSettings:
         """NNEvaluator's device, precision, layout and orientation options, chosen as KataGo's CUDA backend
         chooses them: useFP16 = auto means FP16 on GPUs with tensor cores, float32 elsewhere (and always on the
         CPU); cudaUseNHWC = auto means channels-last; nnForcedSymmetry, else a random orientation per position
-        with nnRandomize, else orientation 0. ``device``: None for :meth:`device_for` (thread 0)."""
+        with nnRandomize, else orientation 0; the NN cache's size (none for nnCacheSizePowerOfTwo = -1). ``device``: None for :meth:`device_for` (thread 0)."""
         import torch
 
         from katacli.nn.device_runner import has_tensor_cores
@@ -207,7 +207,9 @@ class NNSettings:
                            or (self.use_fp16 == Enabled.AUTO and has_tensor_cores(torch.device(device))))
         return {"device": device, "precision": "float16" if half else "float32",
                 "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
-                "cuda_graphs": self.cuda_graphs, "default_symmetry": self.default_symmetry}
+                "cuda_graphs": self.cuda_graphs, "default_symmetry": self.default_symmetry,
+                # nnCacheSizePowerOfTwo = -1: no cache.
+                "cache_size_power_of_two": self.cache_size_power_of_two if self.cache_size_power_of_two >= 0 else None}
 
     @property
     def default_symmetry(self) -> int | None:

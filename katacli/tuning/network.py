@@ -44,11 +44,10 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
 
     from katacli.nn.evaluator import NNEvaluator
 
-    options = nn_settings.evaluator_options()  # device, precision (useFP16), layout, TF32, CUDA graphs, symmetry
+    options = nn_settings.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
     try:
         evaluator = NNEvaluator.from_file(model_path, **options,
-                                          max_batch_size=max_batch_size,
-                                          cache_size_power_of_two=nn_settings.cache_size_power_of_two)
+                                          max_batch_size=max_batch_size)
     except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
         raise BenchmarkError(f"could not load the model {model_path}: {exc}") from None
     evaluator.set_parallel_threads()  # as the GTP engine runs it: one search's batch over every core
