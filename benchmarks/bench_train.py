@@ -14,12 +14,16 @@ net really ran (its parameters' device after set-up) and on which processor or G
 from __future__ import annotations
 
 import argparse
-import platform
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
 
 from katacli.train.distributed import DistributedContext, setup_distributed
 from katacli.train.settings import TrainSettings
@@ -59,17 +63,6 @@ def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: bool) -> 
     trainer = Trainer(settings, ctx, log=lambda _m: None)
     trainer._setup()
     return trainer
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def ran_on(trainer: Trainer) -> str:

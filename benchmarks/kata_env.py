@@ -3,12 +3,14 @@
 ``KATA_ENV`` is the environment for the ``kata`` processes a script starts: unchanged when katacli is
 installed, with the checkout first on PYTHONPATH when it is not (a checkout without an in-place build
 has no compiled core, so an installed katacli must not be shadowed by it). Importing this module also
-makes ``import katacli`` work in the script itself.
+makes ``import katacli`` work in the script itself. ``cpu_model()`` names the processor, printed beside
+every figure (hosts differ: the same comparison reads differently on Intel and AMD).
 """
 from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import sys
 from pathlib import Path
 
@@ -19,3 +21,15 @@ if importlib.util.find_spec("katacli") is not None:
 else:
     sys.path.insert(0, str(REPO))
     KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+
+
+def cpu_model() -> str:
+    """The processor's model name (Linux /proc/cpuinfo), else what the platform module knows."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
