@@ -264,11 +264,9 @@ class NNEvaluator:
     def _run_rows(self, batch: NNBatch, symmetries: np.ndarray) -> NNBatchOutput:
         """Network calls for every row, max_batch_size at a time, each split over parallel_threads on the CPU."""
         n = len(batch)
-        if self.needs_metadata and batch.meta is None:
-            raise ValueError(f"model {self.model_name} needs SGF metadata input (NNBatch.meta)")
+        self.require_metadata(batch.meta)
         pieces = []
-        for start in range(0, n, self.max_batch_size):
-            end = min(n, start + self.max_batch_size)
+        for start, end in self.call_bounds(n):
             with self._stats_lock:
                 self.num_batches += 1
             pieces += _split_evenly(list(range(start, end)), self.parallel_threads if self.device.type == "cpu" else 1)
@@ -382,6 +380,15 @@ class NNEvaluator:
             torch.set_num_threads(CPU_THREADS_PER_EVALUATION)
             _thread_state.configured = True
         return self.runner(spatial, global_features, meta, mask_full)
+
+    def require_metadata(self, meta: Optional[np.ndarray]) -> None:
+        """Refuse rows without SGF metadata when the net needs it (a human-SL net)."""
+        if self.needs_metadata and meta is None:
+            raise ValueError(f"model {self.model_name} needs SGF metadata input (NNBatch.meta)")
+
+    def call_bounds(self, rows: int) -> list[tuple[int, int]]:
+        """(start, end) of each network call for this many rows: at most max_batch_size per call."""
+        return [(start, min(rows, start + self.max_batch_size)) for start in range(0, rows, self.max_batch_size)]
 
     def count_network_call(self, positions: int) -> None:
         """Count one network call of this many positions (for callers that run ``_forward`` themselves)."""

@@ -61,11 +61,9 @@ def _run_padded(evaluator, plans, canvas: Optional[tuple[int, int]]) -> list[np.
     global_features = np.concatenate([plan.rows.global_features for plan in plans]).astype(np.float32, copy=False)
     metas = [plan.rows.meta for plan in plans]
     meta = None if metas[0] is None else np.concatenate(metas).astype(np.float32, copy=False)
-    if evaluator.needs_metadata and meta is None:
-        raise ValueError(f"model {evaluator.model_name} needs SGF metadata input (NNBatch.meta)")
+    evaluator.require_metadata(meta)
     pieces = []
-    for begin in range(0, total, evaluator.max_batch_size):
-        end = min(total, begin + evaluator.max_batch_size)
+    for begin, end in evaluator.call_bounds(total):
         evaluator.count_network_call(end - begin)
         pieces.append(evaluator._forward(spatial[begin:end], global_features[begin:end],
                                          None if meta is None else meta[begin:end], False))
