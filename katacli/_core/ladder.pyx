@@ -4,7 +4,8 @@
 See ladder.pxd for the exact contract. The search is an iterative depth-first
 minimax over explicit frames; every move is undone by copying back the board
 snapshot taken before it (lazily: only when the frame that made it goes on, or
-the search ends), so the board's internal representation is restored bit for bit.
+the search ends; never for a frame's last candidate, which nothing follows on that
+board), so the board's internal representation is restored bit for bit.
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.stdint cimport uint16_t, uint64_t
@@ -223,9 +224,10 @@ cdef int _open_attacker_frame(const Board* b, Loc loc, Loc* moves, int* num_move
 
 
 # ---- search ---------------------------------------------------------------------
-cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) noexcept nogil:
-    """Minimax over ladder moves; returns an OUTCOME_* code. Restores b except on OUT_OF_BUDGET
-    and OUT_OF_MEMORY, where b is reset to the root snapshot (if any move was played)."""
+cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore) noexcept nogil:
+    """Minimax over ladder moves; returns an OUTCOME_* code. With restore, b is restored (on
+    OUT_OF_BUDGET and OUT_OF_MEMORY reset to the root snapshot, if any move was played); without,
+    b is left as the search leaves it, for a caller that restores its own copy."""
     cdef Color defender = b.colors[loc]
     cdef Color attacker = opp_of(defender)
     # KataGo's stack limit: a line this deep counts as captured.
@@ -234,7 +236,11 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
     # Undoing lazily: b holds the moves of depths 0..played_depth-1, and snapshots[0..valid_snapshots-1]
     # still match the current line. A frame settled on return from its child needs no board (its
     # parent restores its own snapshot), and a restored frame's snapshot need not be taken again:
-    # most of a search's board copies (a board is ~6 KB) are saved.
+    # most of a search's board copies (a board is ~6 KB) are saved. A frame trying its last
+    # candidate takes no snapshot either: nothing will be tried after it on that board (the
+    # root's is still taken when the board must be restored at the end).
+    # (snapshots[d] for d < valid_snapshots is current unless frame d is on its last candidate,
+    # whose snapshot is never read.)
     cdef int played_depth = 0, valid_snapshots = 0
     cdef bint entering = True, captured = False, decided, defender_to_move
     cdef LadderFrame* frame
@@ -250,7 +256,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
                 decided = True
             else:
                 if not _reserve_moves(ws, frame.moves_start + MAX_MOVES_PER_FRAME):
-                    if played_depth > 0:
+                    if restore and played_depth > 0:
                         memcpy(b, &ws.snapshots[0], sizeof(Board))
                     return OUTCOME_OUT_OF_MEMORY
                 if defender_to_move:
@@ -269,6 +275,10 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
                 decided = True
             else:
                 frame.next_move += 1
+                # Out of candidates: settled, with no board needed (see above).
+                if frame.next_move >= frame.num_moves:
+                    captured = defender_to_move
+                    decided = True
 
         if not decided:
             if played_depth > depth:   # undo the move tried here
@@ -289,24 +299,28 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
         if decided:
             depth -= 1
             if depth < 0:
-                if played_depth > 0:
+                if restore and played_depth > 0:
                     memcpy(b, &ws.snapshots[0], sizeof(Board))
                 return OUTCOME_CAPTURED if captured else OUTCOME_ESCAPES
             entering = False
             continue
 
         if not _reserve_snapshots(ws, depth + 1):
-            if played_depth > 0:
+            if restore and played_depth > 0:
                 memcpy(b, &ws.snapshots[0], sizeof(Board))
             return OUTCOME_OUT_OF_MEMORY
-        if valid_snapshots <= depth:
-            memcpy(&ws.snapshots[depth], b, sizeof(Board))
-        valid_snapshots = depth + 1   # deeper snapshots belong to the move replaced here
+        if frame.next_move < frame.num_moves - 1 or (depth == 0 and restore):
+            if valid_snapshots <= depth:
+                memcpy(&ws.snapshots[depth], b, sizeof(Board))
+            valid_snapshots = depth + 1   # deeper snapshots belong to the move replaced here
+        elif valid_snapshots > depth:
+            valid_snapshots = depth       # this frame's board is not kept
         board_play_assume_legal(b, move, mover)
         played_depth = depth + 1
         nodes_played += 1
         if nodes_played >= LADDER_NODE_BUDGET:
-            memcpy(b, &ws.snapshots[0], sizeof(Board))
+            if restore:
+                memcpy(b, &ws.snapshots[0], sizeof(Board))
             return OUTCOME_OUT_OF_BUDGET
         next_start = frame.moves_start + frame.num_moves
         depth += 1
@@ -316,6 +330,10 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) no
 
 
 cdef bint ladder_is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) noexcept nogil:
+    return _is_captured(b, loc, defender_first, ws, True)
+
+cdef bint _is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore) noexcept nogil:
+    """ladder_is_captured; without restore b is left as the search leaves it (the caller restores it)."""
     cdef int libs, outcome
     cdef Loc saved_ko
     cdef LadderWorkspace* own_ws = NULL
@@ -337,12 +355,45 @@ cdef bint ladder_is_captured(Board* b, Loc loc, bint defender_first, LadderWorks
         b.ko_loc = NULL_LOC
     ws.frames[0].moves_start = 0
     ws.frames[0].num_moves = 0
-    outcome = _search(b, loc, defender_first, ws)
+    outcome = _search(b, loc, defender_first, ws, restore)
     ladder_workspace_free(own_ws)
     # KataGo leaves the cleared ko point behind when the budget runs out.
     if outcome != OUTCOME_OUT_OF_BUDGET:
         b.ko_loc = saved_ko
     return outcome == OUTCOME_CAPTURED
+
+
+cdef inline bint _touches_chain(const Board* b, Loc point, Loc head) noexcept nogil:
+    cdef int k
+    cdef Loc adj
+    for k in range(4):
+        adj = point + b.adj_offsets[k]
+        if (b.colors[adj] == C_BLACK or b.colors[adj] == C_WHITE) and b.chain_head[adj] == head:
+            return True
+    return False
+
+cdef bint _surely_escapes_after_fill(const Board* b, Loc loc, Loc extend, Loc filled) noexcept nogil:
+    """For a 2-liberty chain at loc: after the attacker fills `filled`, would the defender's stone at
+    `extend` (the other liberty) surely have ESCAPE_LIBERTIES liberties? A lower bound that ignores
+    captures (the attacker's can only free points, the defender's only add liberties): the empty
+    neighbours of `extend` other than `filled`, or an adjacent friendly chain's liberties other than
+    `extend` and, where it touches it, `filled`."""
+    cdef Color defender = b.colors[loc]
+    cdef int k, empties = 0, libs, best = 0
+    cdef Loc adj, head
+    for k in range(4):
+        adj = extend + b.adj_offsets[k]
+        if b.colors[adj] == C_EMPTY:
+            if adj != filled:
+                empties += 1
+        elif b.colors[adj] == defender:
+            head = b.chain_head[adj]
+            libs = b.chain_data[head].num_liberties - 1
+            if _touches_chain(b, filled, head):
+                libs -= 1
+            if libs > best:
+                best = libs
+    return empties >= ESCAPE_LIBERTIES or best >= ESCAPE_LIBERTIES
 
 
 cdef bint ladder_is_captured_attacker_first_2libs(
@@ -369,12 +420,17 @@ cdef bint ladder_is_captured_attacker_first_2libs(
     board_find_liberties(b, loc, liberties, 2)
     for i in range(2):
         works[i] = False
+        # Settled without playing: the defender's extension at the other liberty surely reaches
+        # 3 liberties, which the search would find (an escape; running out of budget first also
+        # answers "not captured"), so the board copy and the two moves are saved.
+        if _surely_escapes_after_fill(b, loc, liberties[1 - i], liberties[i]):
+            continue
         if board_is_legal(b, liberties[i], attacker, False):
             if not saved:   # b is restored after each try, so one snapshot serves both liberties
                 memcpy(ws.before_attack, b, sizeof(Board))
                 saved = True
             board_play_assume_legal(b, liberties[i], attacker)
-            works[i] = ladder_is_captured(b, loc, True, ws)
+            works[i] = _is_captured(b, loc, True, ws, False)
             memcpy(b, ws.before_attack, sizeof(Board))
     ladder_workspace_free(own_ws)
     for i in range(2):
