@@ -224,10 +224,12 @@ cdef int _open_attacker_frame(const Board* b, Loc loc, Loc* moves, int* num_move
 
 
 # ---- search ---------------------------------------------------------------------
-cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore) noexcept nogil:
-    """Minimax over ladder moves; returns an OUTCOME_* code. With restore, b is restored (on
-    OUT_OF_BUDGET and OUT_OF_MEMORY reset to the root snapshot, if any move was played); without,
-    b is left as the search leaves it, for a caller that restores its own copy."""
+cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore,
+                 int* nodes) noexcept nogil:
+    """Minimax over ladder moves; returns an OUTCOME_* code and sets nodes[0] to the number of
+    moves played. With restore, b is restored (on OUT_OF_BUDGET and OUT_OF_MEMORY reset to the
+    root snapshot, if any move was played); without, b is left as the search leaves it, for a
+    caller that restores it from a copy of its own."""
     cdef Color defender = b.colors[loc]
     cdef Color attacker = opp_of(defender)
     # KataGo's stack limit: a line this deep counts as captured.
@@ -247,6 +249,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
     cdef Loc move = NULL_LOC
     cdef Color mover = defender
     while True:
+        nodes[0] = nodes_played
         frame = &ws.frames[depth]
         defender_to_move = (depth % 2 == 0) == defender_first
         decided = False
@@ -318,6 +321,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
         board_play_assume_legal(b, move, mover)
         played_depth = depth + 1
         nodes_played += 1
+        nodes[0] = nodes_played
         if nodes_played >= LADDER_NODE_BUDGET:
             if restore:
                 memcpy(b, &ws.snapshots[0], sizeof(Board))
@@ -329,12 +333,25 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
         entering = True
 
 
-cdef bint ladder_is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) noexcept nogil:
-    return _is_captured(b, loc, defender_first, ws, True)
+cdef int _run_ladder(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore,
+                     int* nodes) noexcept nogil:
+    """The search from a chain with 1 (defender_first) or 2 liberties, ws not NULL. The ko point is
+    cleared for defender_first and left so: the caller puts it back (see ladder_is_captured)."""
+    # At the root the defender may take any ko: assume kos work for the defender.
+    if defender_first:
+        b.ko_loc = NULL_LOC
+    ws.frames[0].moves_start = 0
+    ws.frames[0].num_moves = 0
+    return _search(b, loc, defender_first, ws, restore, nodes)
 
-cdef bint _is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore) noexcept nogil:
-    """ladder_is_captured; without restore b is left as the search leaves it (the caller restores it)."""
-    cdef int libs, outcome
+cdef inline void _put_back_ko(Board* b, Loc saved_ko, int outcome) noexcept nogil:
+    # KataGo leaves the cleared ko point behind when the budget runs out.
+    if outcome != OUTCOME_OUT_OF_BUDGET:
+        b.ko_loc = saved_ko
+
+
+cdef bint ladder_is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws) noexcept nogil:
+    cdef int libs, outcome, nodes = 0
     cdef Loc saved_ko
     cdef LadderWorkspace* own_ws = NULL
     if loc < 0 or loc >= MAX_ARR_SIZE:
@@ -350,16 +367,22 @@ cdef bint _is_captured(Board* b, Loc loc, bint defender_first, LadderWorkspace* 
             return False
         ws = own_ws
     saved_ko = b.ko_loc
-    # At the root the defender may take any ko: assume kos work for the defender.
-    if defender_first:
-        b.ko_loc = NULL_LOC
-    ws.frames[0].moves_start = 0
-    ws.frames[0].num_moves = 0
-    outcome = _search(b, loc, defender_first, ws, restore)
+    outcome = _run_ladder(b, loc, defender_first, ws, True, &nodes)
     ladder_workspace_free(own_ws)
-    # KataGo leaves the cleared ko point behind when the budget runs out.
-    if outcome != OUTCOME_OUT_OF_BUDGET:
-        b.ko_loc = saved_ko
+    _put_back_ko(b, saved_ko, outcome)
+    return outcome == OUTCOME_CAPTURED
+
+
+cdef bint _captured_restoring_from(Board* b, Loc loc, LadderWorkspace* ws, const Board* pristine) noexcept nogil:
+    """ladder_is_captured(defender_first) for a chain in atari, with the same board afterwards, where
+    pristine holds b as it is but for its ko point: a search that played moves is undone by one copy
+    of pristine instead of a snapshot taken and copied back."""
+    cdef Loc saved_ko = b.ko_loc
+    cdef int nodes = 0
+    cdef int outcome = _run_ladder(b, loc, True, ws, False, &nodes)
+    if nodes > 0:
+        memcpy(b, pristine, sizeof(Board))
+    _put_back_ko(b, saved_ko, outcome)
     return outcome == OUTCOME_CAPTURED
 
 
@@ -398,11 +421,7 @@ cdef bint _surely_escapes_after_fill(const Board* b, Loc loc, Loc extend, Loc fi
 
 cdef bint ladder_is_captured_attacker_first_2libs(
         Board* b, Loc loc, LadderWorkspace* ws, Loc* working_moves, int* num_working) noexcept nogil:
-    cdef Loc liberties[2]
-    cdef bint works[2]
-    cdef Color attacker
-    cdef int i
-    cdef bint saved = False
+    cdef bint result
     cdef LadderWorkspace* own_ws = NULL
     num_working[0] = 0
     if loc < 0 or loc >= MAX_ARR_SIZE:
@@ -416,7 +435,21 @@ cdef bint ladder_is_captured_attacker_first_2libs(
         if own_ws == NULL:
             return False
         ws = own_ws
-    attacker = opp_of(b.colors[loc])
+    result = _captured_2libs(b, loc, ws, working_moves, num_working, NULL)
+    ladder_workspace_free(own_ws)
+    return result
+
+cdef bint _captured_2libs(Board* b, Loc loc, LadderWorkspace* ws, Loc* working_moves, int* num_working,
+                          const Board* pristine) noexcept nogil:
+    """ladder_is_captured_attacker_first_2libs for a stone of a 2-liberty chain, ws not NULL. pristine
+    holds b as it is but for its ko point, or is NULL: then a snapshot is taken when first needed.
+    b is put back from it after each try."""
+    cdef Loc liberties[2]
+    cdef bint works[2]
+    cdef Color attacker = opp_of(b.colors[loc])
+    cdef Loc saved_ko = b.ko_loc
+    cdef int i, nodes = 0
+    num_working[0] = 0
     board_find_liberties(b, loc, liberties, 2)
     for i in range(2):
         works[i] = False
@@ -426,13 +459,15 @@ cdef bint ladder_is_captured_attacker_first_2libs(
         if _surely_escapes_after_fill(b, loc, liberties[1 - i], liberties[i]):
             continue
         if board_is_legal(b, liberties[i], attacker, False):
-            if not saved:   # b is restored after each try, so one snapshot serves both liberties
+            if pristine == NULL:   # one snapshot serves both liberties
                 memcpy(ws.before_attack, b, sizeof(Board))
-                saved = True
+                pristine = ws.before_attack
             board_play_assume_legal(b, liberties[i], attacker)
-            works[i] = _is_captured(b, loc, True, ws, False)
-            memcpy(b, ws.before_attack, sizeof(Board))
-    ladder_workspace_free(own_ws)
+            if board_num_liberties(b, loc) == 1:
+                # The inner search leaves the board as it ends: the copy below undoes everything.
+                works[i] = _run_ladder(b, loc, True, ws, False, &nodes) == OUTCOME_CAPTURED
+            memcpy(b, pristine, sizeof(Board))
+            b.ko_loc = saved_ko
     for i in range(2):
         if works[i]:
             working_moves[num_working[0]] = liberties[i]
@@ -453,7 +488,7 @@ cdef int ladder_features(
     cdef int num_working = 0, num_laddered = 0, x, y, libs, i
     cdef Loc loc, head
     cdef Color stone
-    cdef bint is_laddered
+    cdef bint is_laddered, have_scratch = False
     cdef LadderWorkspace* own_ws = NULL
     memset(laddered, 0, MAX_ARR_SIZE)
     if working != NULL:
@@ -464,9 +499,6 @@ cdef int ladder_features(
             return 0
         ws = own_ws
     memset(chain_verdict, CHAIN_UNSOLVED, MAX_ARR_SIZE)
-    # One scratch copy for the whole scan, as KataGo does (its ko point may be
-    # cleared by a search that ran out of budget, and later searches see that).
-    memcpy(ws.scan_board, b, sizeof(Board))
     for y in range(b.y_size):
         for x in range(b.x_size):
             loc = loc_of(x, y, b.x_size)
@@ -478,11 +510,17 @@ cdef int ladder_features(
                 continue
             head = b.chain_head[loc]
             if chain_verdict[head] == CHAIN_UNSOLVED:
+                # One scratch copy for the whole scan, as KataGo does (its ko point may be
+                # cleared by a search that ran out of budget, and later searches see that),
+                # made when first needed. It differs from b at most in its ko point, so b
+                # undoes the searches.
+                if not have_scratch:
+                    memcpy(ws.scan_board, b, sizeof(Board))
+                    have_scratch = True
                 if libs == 1:
-                    is_laddered = ladder_is_captured(ws.scan_board, loc, True, ws)
+                    is_laddered = _captured_restoring_from(ws.scan_board, loc, ws, b)
                 else:
-                    is_laddered = ladder_is_captured_attacker_first_2libs(
-                        ws.scan_board, loc, ws, working_moves, &num_working)
+                    is_laddered = _captured_2libs(ws.scan_board, loc, ws, working_moves, &num_working, b)
                     if is_laddered and working != NULL and stone == working_for:
                         for i in range(num_working):
                             working[working_moves[i]] = 1
