@@ -5,6 +5,9 @@ KataGo's GUIs launch engines with single-dash long flags (``katago gtp -model M
 so :func:`normalize_argv` rewrites ``-model`` to ``--model`` before typer sees
 the arguments; single-letter flags (``-v``, ``-t``) and negative numbers pass
 through untouched.
+
+The app is built on first use: a GUI's plain ``kata analysis`` launch line runs
+without it (:mod:`katacli.launch_line`), as typer alone costs ~0.2 s of start-up.
 """
 from __future__ import annotations
 
@@ -12,9 +15,8 @@ import importlib
 import re
 import sys
 
-import typer
-
 from katacli import __version__, KATAGO_COMPAT_VERSION
+from katacli.launch_line import launch_directly
 
 # Subcommands in the order `kata --help` lists them. A name is registered only
 # when its module exists and defines `register(app)`, so a subcommand appears
@@ -25,17 +27,10 @@ SUBCOMMANDS = ["gtp", "analysis", "selfplay", "train", "match", "gatekeeper", "b
 HELP_OPTION_NAMES = ["-h", "--help"]
 _SINGLE_DASH_LONG = re.compile(r"^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$")
 
-app = typer.Typer(
-    name="kata",
-    help=(
-        "katacli: KataGo as a Python toolkit. Drop-in `kata gtp` and `kata analysis` engines that read "
-        "KataGo networks (.bin.gz) and configs (.cfg), plus self-play, training and benchmarking.\n\n"
-        "KataGo-style single-dash flags work: `kata gtp -model net.bin.gz -config gtp.cfg`."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": HELP_OPTION_NAMES},
+APP_HELP = (
+    "katacli: KataGo as a Python toolkit. Drop-in `kata gtp` and `kata analysis` engines that read "
+    "KataGo networks (.bin.gz) and configs (.cfg), plus self-play, training and benchmarking.\n\n"
+    "KataGo-style single-dash flags work: `kata gtp -model net.bin.gz -config gtp.cfg`."
 )
 
 
@@ -67,22 +62,53 @@ def _version_text() -> str:
 
 
 def _version_callback(value: bool) -> None:
+    import typer
+
     if value:
         typer.echo(_version_text())
         raise typer.Exit()
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """katacli: KataGo as a Python toolkit."""
+def _build_app():
+    """The typer app with every subcommand (built on first use of ``app``: a GUI's plain engine launch
+    line runs without it, see :mod:`katacli.launch_line`)."""
+    import typer
+
+    app = typer.Typer(name="kata", help=APP_HELP, no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False, context_settings={"help_option_names": HELP_OPTION_NAMES})
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ) -> None:
+        """katacli: KataGo as a Python toolkit."""
+
+    _register_subcommands(app)
+
+    @app.command("version", help="Print the version and exit (same as kata --version or kata -version).")
+    def _version_command() -> None:
+        typer.echo(_version_text())
+
+    return app
 
 
-def _register_unavailable(name: str, exc: BaseException) -> None:
+def __getattr__(name: str):
+    if name == "app":
+        globals()["app"] = _build_app()
+        return globals()["app"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _the_app():
+    return globals()["app"] if "app" in globals() else __getattr__("app")
+
+
+def _register_unavailable(app, name: str, exc: BaseException) -> None:
     """A command whose module cannot load still shows up, and says why when run; the others work."""
+    import typer
+
     reason = f"{type(exc).__name__}: {exc}"
 
     @app.command(name=name, help=f"(unavailable: {reason})", context_settings={
@@ -92,7 +118,9 @@ def _register_unavailable(name: str, exc: BaseException) -> None:
         raise typer.Exit(1)
 
 
-def _register_subcommands() -> None:
+def _register_subcommands(app=None) -> None:
+    """Register every subcommand on ``app`` (default: this module's app)."""
+    app = _the_app() if app is None else app
     for name in SUBCOMMANDS:
         try:
             module = importlib.import_module(f"katacli.commands.{name}")
@@ -100,22 +128,16 @@ def _register_subcommands() -> None:
         except ModuleNotFoundError as exc:
             if exc.name == f"katacli.commands.{name}":
                 continue  # not built yet
-            _register_unavailable(name, exc)
+            _register_unavailable(app, name, exc)
         except Exception as exc:  # one broken command must not take the others down
-            _register_unavailable(name, exc)
-
-
-_register_subcommands()
-
-
-@app.command("version", help="Print the version and exit (same as kata --version or kata -version).")
-def _version_command() -> None:
-    typer.echo(_version_text())
+            _register_unavailable(app, name, exc)
 
 
 def _hide_flag_types(command):
     """Typer's help prints ``<bool>`` beside every on/off flag, as if it took a value; an empty
     metavar leaves that column blank for flags (options that take a value keep theirs)."""
+    import typer
+
     # The help option is made on first use; making it now (cached) lets it be changed too.
     help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_OPTION_NAMES))
     for param in [*command.params, help_option]:
@@ -130,7 +152,12 @@ def _hide_flag_types(command):
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
-    _hide_flag_types(typer.main.get_command(app))(args=args, prog_name="kata")
+    status = launch_directly(args)  # a GUI's plain engine launch line, without building the typer app
+    if status is not None:
+        sys.exit(status)
+    import typer
+
+    _hide_flag_types(typer.main.get_command(_the_app()))(args=args, prog_name="kata")
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
-
-import typer
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from katacli.config import Config, ConfigError
+
+if TYPE_CHECKING:  # typer is imported where an option is declared: `kata analysis`'s launch line runs without it
+    import typer
 
 # Exit status for a config the user has to fix.
 EXIT_CONFIG_ERROR = 1
@@ -237,16 +238,22 @@ OVERRIDE_CONFIG_HELP = (
 
 def model_option(required: bool = True) -> typer.models.OptionInfo:
     """``-model FILE``."""
+    import typer
+
     return typer.Option(... if required else None, "--model", metavar="FILE", help=MODEL_HELP)
 
 
 def human_model_option() -> typer.models.OptionInfo:
     """``-human-model FILE`` (optional)."""
+    import typer
+
     return typer.Option(None, "--human-model", metavar="FILE", help=HUMAN_MODEL_HELP)
 
 
 def config_option(example_name: str | None = None, required: bool = False) -> typer.models.OptionInfo:
     """``-config FILE`` (repeatable); annotate the parameter as ``Optional[List[str]]``."""
+    import typer
+
     help_text = "Config file (.cfg). May be repeated; keys in later files override earlier ones."
     if example_name:
         help_text += f" See configs/{example_name} for a commented example."
@@ -257,4 +264,6 @@ def config_option(example_name: str | None = None, required: bool = False) -> ty
 
 def override_config_option() -> typer.models.OptionInfo:
     """``-override-config "k=v,k=v"`` (repeatable); annotate as ``Optional[List[str]]``."""
+    import typer
+
     return typer.Option(None, "--override-config", metavar="KEY=VALUE,...", help=OVERRIDE_CONFIG_HELP)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import List, Optional
-
-import typer
+from typing import TYPE_CHECKING, List, Optional
 
 from katacli.cli_support import (
     EXIT_MODEL_FAILURE, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
     model_failure_line, model_option, override_config_option, start_model_checks,
 )
+from katacli.launch_line import LaunchOptions
 from katacli.nets import choose_model
+
+if TYPE_CHECKING:  # typer builds the command in register(); a GUI's plain launch line runs without it
+    import typer
 
 EXIT_STARTUP_ERROR = 1
 # Note when the network's batches cannot hold every search's leaves (KataGo's rule of thumb).
@@ -145,7 +147,27 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     return status
 
 
+# The options of the typer command below, for a launch line read without typer (katacli.launch_line).
+LAUNCH_OPTIONS = LaunchOptions(
+    values={"--model": "model", "--human-model": "human_model"},
+    repeated={"--config": "config", "--override-config": "override_config"},
+    counts={"--analysis-threads": "analysis_threads"},
+    flags={"--quit-without-waiting": "quit_without_waiting"},
+)
+
+
+def launch(model: Optional[str], human_model: Optional[str], config: Optional[List[str]],
+           override_config: Optional[List[str]], analysis_threads: Optional[int], quit_without_waiting: bool) -> int:
+    """The command, given its options: the exit status."""
+    try:
+        return run_analysis(model, config, override_config, analysis_threads, quit_without_waiting, human_model)
+    except KeyboardInterrupt:  # Ctrl-C while starting up (serving handles its own)
+        return 0
+
+
 def register(app: typer.Typer) -> None:
+    import typer
+
     @app.command("analysis", help=HELP)
     def analysis(
         model: Optional[str] = model_option(required=False),
@@ -159,9 +181,4 @@ def register(app: typer.Typer) -> None:
             False, "--quit-without-waiting",
             help="When stdin closes, quit at once instead of finishing the queued queries."),
     ) -> None:
-        try:
-            status = run_analysis(model, config, override_config, analysis_threads, quit_without_waiting,
-                                  human_model)
-        except KeyboardInterrupt:  # Ctrl-C while starting up (serving handles its own)
-            status = 0
-        raise typer.Exit(status)
+        raise typer.Exit(launch(model, human_model, config, override_config, analysis_threads, quit_without_waiting))
