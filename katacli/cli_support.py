@@ -135,11 +135,13 @@ def check_models_or_exit(model: str | None, human_model: str | None) -> tuple:
     return start_model_checks(model, human_model)()
 
 
-def start_model_checks(model: str | None, human_model: str | None) -> Callable[[], tuple]:
+def start_model_checks(model: str | None, human_model: str | None,
+                       keep_contents: bool = False) -> Callable[[], tuple]:
     """:func:`check_models_or_exit` begun in one thread per file; call what it returns to wait for the
     checks and get their result (or the one line and the exit, in the calling thread, model first).
     zlib inflates without holding the GIL, so on two cores two large files (a b18 net and a b18 human
-    net, ~0.5 s each) and whatever the caller imports meanwhile overlap."""
+    net, ~0.5 s each) and whatever the caller imports meanwhile overlap. ``keep_contents``: each header
+    keeps its file's inflated bytes for the load that follows (which must then take them)."""
     from katacli.nn.model_file_reader import HUMAN_MODEL_WITHOUT_MODEL, ModelFileError, check_model_file
 
     files = (("-model", model), ("-human-model", human_model))
@@ -147,7 +149,7 @@ def start_model_checks(model: str | None, human_model: str | None) -> Callable[[
 
     def check(flag: str, path: str) -> None:
         try:
-            results[flag] = check_model_file(path)
+            results[flag] = check_model_file(path, keep_contents=keep_contents)
         except BaseException as exc:  # reported (or re-raised) by the caller's thread
             results[flag] = exc
 

@@ -150,6 +150,23 @@ def test_bare_gz_extension_tries_both_formats(descs, tmp_path, binary):
     assert read_model_file(path) == desc
 
 
+@pytest.mark.parametrize("suffix", [".bin", ".txt.gz", ".gz"])
+def test_a_checked_files_kept_contents_are_read_once(descs, tmp_path, suffix):
+    """check_model_file(keep_contents=True) keeps the inflated file for one read_model_file, which gives
+    what reading the file gives and releases them; a second read reads the file."""
+    desc = descs[NBT]
+    path = tmp_path / f"model{suffix}"
+    if suffix == ".gz":  # either format: the binary one is tried first
+        path.write_bytes(gzip.compress(model_file_bytes(desc)))
+    else:
+        write_model_file(desc, path)
+    assert check_model_file(path).contents is None
+    header = check_model_file(path, keep_contents=True)
+    assert read_model_file(path, header.contents) == desc
+    assert header.contents.take() is None
+    assert read_model_file(path, header.contents) == desc
+
+
 def test_description_equality_sees_weight_changes(descs):
     desc = read_model_file(model_path(PLAIN))
     assert desc == descs[PLAIN]

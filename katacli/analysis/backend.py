@@ -291,7 +291,7 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
         from katacli.nn.batching import BatchingEvaluator
 
         try:
-            network, info = _load_network(header.path, nn_settings, max_batch_size)
+            network, info = _load_network(header.path, nn_settings, max_batch_size, header.contents)
         except BaseException as exc:
             on_failure(exc)
             raise
@@ -311,20 +311,21 @@ class NetworkLoadError(Exception):
     """A model file that could not be loaded; the message names the file."""
 
 
-def _load_network(model_path: str, nn_settings, max_batch_size: int):
+def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None):
     try:
-        return _load_network_unchecked(model_path, nn_settings, max_batch_size)
+        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents)
     except Exception as exc:
         raise NetworkLoadError(f"could not load the model {model_path}: {exc}") from exc
 
 
-def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int):
+def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None):
     from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
 
     options = nn_settings.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
     nn_settings.apply_cpu_threads(options["device"])
-    network = NNEvaluator.from_file(model_path, **options, max_batch_size=max_batch_size,
+    # The file as its start-up check inflated it (contents), not read and inflated a second time.
+    network = NNEvaluator.from_file(model_path, contents, **options, max_batch_size=max_batch_size,
                                     seed=stable_seed(nn_settings.rand_seed))
     # Most queries are 19x19: build and optimise that traced network while loading (after "ready"),
     # rather than in the first query's search (seconds on a CPU).

@@ -62,7 +62,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     model = choice.path
     # The files are checked whole before "ready" (a bad one fails here, status 3), while the engine's modules
     # are imported; the networks load after it.
-    finish_model_checks = start_model_checks(model, human_model)
+    finish_model_checks = start_model_checks(model, human_model, keep_contents=True)  # the loads take them
     from katacli import KATAGO_COMPAT_VERSION, __version__
     from katacli.analysis.backend import AnalysisBackend, default_batch_size, network_backend_in_background
     from katacli.analysis.output import JsonLineWriter

@@ -143,8 +143,9 @@ class NNEvaluator:
         self._pool_workers = 0
 
     @classmethod
-    def from_file(cls, path: Union[str, os.PathLike], **kwargs) -> "NNEvaluator":
-        return cls(load_model(path), **kwargs)
+    def from_file(cls, path: Union[str, os.PathLike], contents=None, **kwargs) -> "NNEvaluator":
+        """``contents``: the file's bytes as its start-up check kept them (ModelContents), if any."""
+        return cls(load_model(path, contents), **kwargs)
 
     @property
     def max_batch_size(self) -> int:

@@ -15,7 +15,7 @@ import gzip
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 import numpy as np
@@ -710,10 +710,15 @@ def parse_model_bytes(data: bytes, binary_floats: bool, source: str = "<bytes>",
         raise ModelFileError(f"{source} ({version}): malformed model file ({type(e).__name__}: {e})") from e
 
 
-def read_model_file(path: Union[str, os.PathLike]) -> ModelDesc:
-    """Read a KataGo model file into a :class:`ModelDesc`."""
+def read_model_file(path: Union[str, os.PathLike], contents: Optional["ModelContents"] = None) -> ModelDesc:
+    """Read a KataGo model file into a :class:`ModelDesc`. ``contents``: the file's bytes as its start-up
+    check inflated them (:func:`check_model_file` with ``keep_contents``), used instead of reading
+    the file again when they are still there."""
     path = os.fspath(path)
     binary = _file_format(path)
+    raw = contents.take() if contents is not None else None
+    if raw is not None:
+        return _parse_contents(raw, binary, path, build=True)
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -742,6 +747,19 @@ def _parse_contents(raw: bytes, binary: Optional[bool], path: str, build: bool) 
             ) from None
 
 
+class ModelContents:
+    """A checked model file's inflated bytes, kept for the one load that follows (:func:`read_model_file`),
+    which takes them: they are not held after it (a b18 net's are ~100 MB, ~0.7 s to inflate again)."""
+
+    def __init__(self, data: bytes):
+        self._data: Optional[bytes] = data
+
+    def take(self) -> Optional[bytes]:
+        """The bytes, once; None after that."""
+        data, self._data = self._data, None
+        return data
+
+
 @dataclass(frozen=True)
 class ModelFileHeader:
     """What :func:`check_model_file` found at the start of a model file."""
@@ -750,6 +768,7 @@ class ModelFileHeader:
     name: str
     version: int
     takes_metadata: bool = False  # an SGF metadata encoder: a human-SL net, which needs a humanSLProfile
+    contents: Optional[ModelContents] = field(default=None, repr=False, compare=False)  # with keep_contents
 
 
 def _decompressed_contents(path: str, gzipped: bool, check_prefix: Callable[[bytes], None]) -> bytes:
@@ -797,13 +816,14 @@ def _decompressed_contents(path: str, gzipped: bool, check_prefix: Callable[[byt
 HUMAN_MODEL_WITHOUT_MODEL = "-human-model needs a main network too: pass -model"
 
 
-def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
+def check_model_file(path: Union[str, os.PathLike], keep_contents: bool = False) -> ModelFileHeader:
     """Check a model file quickly enough to do before a command starts serving: it exists, is a
     file, its gzip stream is whole (every byte read, CRC checked), its header (name, supported
     version, input channels) parses, and so does its whole body: every layer, every weight count
     and the weights themselves (finite), as :func:`read_model_file` reads them, but without laying
     the weights out for a network (a file cut short inside its weights and re-gzipped is refused here,
-    not at the first genmove). Raises :class:`ModelFileError` with a one-line message otherwise."""
+    not at the first genmove). Raises :class:`ModelFileError` with a one-line message otherwise.
+    ``keep_contents``: the header's ``contents`` keeps the inflated file for the load that follows."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError(f"model file not found: {path}")
@@ -823,4 +843,5 @@ def check_model_file(path: Union[str, os.PathLike]) -> ModelFileHeader:
     contents = _decompressed_contents(path, path.lower().endswith(".gz"), check_header)
     desc = _parse_contents(contents, binary, path, build=False)
     name, version = header
-    return ModelFileHeader(path=path, name=name, version=version, takes_metadata=desc.trunk.metadata_encoder is not None)
+    return ModelFileHeader(path=path, name=name, version=version, takes_metadata=desc.trunk.metadata_encoder is not None,
+                           contents=ModelContents(contents) if keep_contents else None)

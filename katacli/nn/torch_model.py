@@ -519,8 +519,9 @@ class KataGoModel(nn.Module):
         return ModelOutput(policy, policy_pass, value, score_value, ownership)
 
 
-def load_model(path: Union[str, os.PathLike]) -> KataGoModel:
-    """Read a KataGo model file into an (unfused) :class:`KataGoModel` in eval mode."""
+def load_model(path: Union[str, os.PathLike], contents=None) -> KataGoModel:
+    """Read a KataGo model file into an (unfused) :class:`KataGoModel` in eval mode; ``contents``: its
+    bytes from the start-up check, if kept (see :func:`~katacli.nn.model_file_reader.read_model_file`)."""
     from katacli.nn.model_file_reader import read_model_file
 
-    return KataGoModel.from_description(read_model_file(path)).eval()
+    return KataGoModel.from_description(read_model_file(path, contents)).eval()
