@@ -98,7 +98,9 @@ cdef void board_regen_chains(Board* b) noexcept nogil          # rebuild chains/
 
 # ---- queries ------------------------------------------------------------------
 cdef bint board_is_on_board(const Board* b, Loc loc) noexcept nogil
-cdef int board_num_liberties(const Board* b, Loc loc) noexcept nogil     # of the chain at loc (a stone)
+cdef inline int board_num_liberties(const Board* b, Loc loc) noexcept nogil:   # of the chain at loc (a stone)
+    # Inline: leaf features and ladder scans ask it for every stone (a call across modules is indirect).
+    return b.chain_data[b.chain_head[loc]].num_liberties
 cdef int board_chain_size(const Board* b, Loc loc) noexcept nogil
 cdef int board_num_immediate_liberties(const Board* b, Loc loc) noexcept nogil
 cdef bint board_is_suicide(const Board* b, Loc loc, Color pla) noexcept nogil

@@ -184,9 +184,6 @@ cdef void board_regen_chains(Board* b) noexcept nogil:
 cdef bint board_is_on_board(const Board* b, Loc loc) noexcept nogil:
     return 0 <= loc < MAX_ARR_SIZE and b.colors[loc] != C_WALL
 
-cdef int board_num_liberties(const Board* b, Loc loc) noexcept nogil:
-    return b.chain_data[b.chain_head[loc]].num_liberties
-
 cdef int board_chain_size(const Board* b, Loc loc) noexcept nogil:
     return b.chain_data[b.chain_head[loc]].num_locs
 
