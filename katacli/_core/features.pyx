@@ -5,7 +5,7 @@ from libc.math cimport floor
 
 from katacli._core.board cimport (
     Board, Loc, Color, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC,
-    loc_of, loc_x, loc_y, opp_of, board_num_liberties,
+    loc_of, loc_x, loc_y, opp_of, board_num_liberties, board_is_illegal_suicide,
 )
 from katacli._core.rules cimport (
     KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY, TAX_NONE, TAX_SEKI, TAX_ALL,
@@ -308,13 +308,35 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
         global_[G_KOMI_WAVE] = _komi_parity_wave(self_komi, x_size, y_size)
 
 
+cdef inline bint _has_empty_neighbour(const Board* b, Loc loc) noexcept nogil:
+    cdef int i
+    for i in range(4):
+        if b.colors[loc + b.adj_offsets[i]] == C_EMPTY:
+            return True
+    return False
+
 cdef void fill_legal_mask(const History* h, Color pla, int nn_x_len, int nn_y_len, unsigned char* out) noexcept nogil:
     cdef const Board* b = &h.board
+    cdef const unsigned char* banned
     cdef int x, y
+    cdef Loc loc
     memset(out, 0, nn_x_len * nn_y_len + 1)
-    for y in range(b.y_size):
-        for x in range(b.x_size):
-            out[y * nn_x_len + x] = history_is_legal(h, loc_of(x, y, b.x_size), pla)
+    if pla == h.presumed_next_pla and h.encore_phase == 0:
+        # history_is_legal in the main phase, per point without the calls: empty, not the ko point,
+        # not banned by superko (the bans brought up to date once), and not suicide (a point with
+        # an empty neighbour never is).
+        banned = history_superko_banned(h)
+        for y in range(b.y_size):
+            for x in range(b.x_size):
+                loc = loc_of(x, y, b.x_size)
+                if b.colors[loc] != C_EMPTY or loc == b.ko_loc or banned[loc]:
+                    continue
+                out[y * nn_x_len + x] = _has_empty_neighbour(b, loc) or not board_is_illegal_suicide(
+                    b, loc, pla, h.rules.multi_stone_suicide_legal)
+    else:
+        for y in range(b.y_size):
+            for x in range(b.x_size):
+                out[y * nn_x_len + x] = history_is_legal(h, loc_of(x, y, b.x_size), pla)
     out[nn_x_len * nn_y_len] = history_is_legal(h, PASS_LOC, pla)
 
 
