@@ -103,8 +103,28 @@ cdef inline int board_num_liberties(const Board* b, Loc loc) noexcept nogil:   #
     return b.chain_data[b.chain_head[loc]].num_liberties
 cdef int board_chain_size(const Board* b, Loc loc) noexcept nogil
 cdef int board_num_immediate_liberties(const Board* b, Loc loc) noexcept nogil
-cdef bint board_is_suicide(const Board* b, Loc loc, Color pla) noexcept nogil
-cdef bint board_is_illegal_suicide(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil
+# Inline, as board_num_liberties: superko bans and legality ask them for every empty point of a leaf.
+cdef inline bint board_is_illegal_suicide(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil:
+    cdef int i
+    cdef Loc adj
+    cdef Color c, opp = opp_of(pla)
+    for i in range(4):
+        adj = loc + b.adj_offsets[i]
+        c = b.colors[adj]
+        if c == C_EMPTY:
+            return False
+        if c == pla:
+            # Joining a friendly chain makes it multi-stone suicide at worst.
+            if multi_stone_suicide_legal or b.chain_data[b.chain_head[adj]].num_liberties > 1:
+                return False
+        elif c == opp:
+            if b.chain_data[b.chain_head[adj]].num_liberties == 1:
+                return False
+    return True
+
+cdef inline bint board_is_suicide(const Board* b, Loc loc, Color pla) noexcept nogil:
+    # Any suicide, single- or multi-stone: the illegal kind when multi-stone suicide is forbidden.
+    return loc != PASS_LOC and board_is_illegal_suicide(b, loc, pla, False)
 cdef bint board_is_legal(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil
 cdef bint board_is_legal_ignoring_ko(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil
 cdef bint board_would_be_capture(const Board* b, Loc loc, Color pla) noexcept nogil

@@ -194,28 +194,6 @@ cdef int board_num_immediate_liberties(const Board* b, Loc loc) noexcept nogil:
             n += 1
     return n
 
-cdef bint board_is_illegal_suicide(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil:
-    cdef int i
-    cdef Loc adj
-    cdef Color c, opp = opp_of(pla)
-    for i in range(4):
-        adj = loc + b.adj_offsets[i]
-        c = b.colors[adj]
-        if c == C_EMPTY:
-            return False
-        if c == pla:
-            # Joining a friendly chain makes it multi-stone suicide at worst.
-            if multi_stone_suicide_legal or b.chain_data[b.chain_head[adj]].num_liberties > 1:
-                return False
-        elif c == opp:
-            if b.chain_data[b.chain_head[adj]].num_liberties == 1:
-                return False
-    return True
-
-cdef bint board_is_suicide(const Board* b, Loc loc, Color pla) noexcept nogil:
-    # Any suicide, single- or multi-stone: the illegal kind when multi-stone suicide is forbidden.
-    return loc != PASS_LOC and board_is_illegal_suicide(b, loc, pla, False)
-
 cdef bint board_is_legal(const Board* b, Loc loc, Color pla, bint multi_stone_suicide_legal) noexcept nogil:
     if pla != C_BLACK and pla != C_WHITE:
         return False
