@@ -6,9 +6,10 @@ from katacli._core.search_nodes cimport (
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup
 from katacli._core.search_leaf cimport store_eval, store_human_priors
 from katacli._core.search_mirror cimport mirror_hack_eval
+from katacli._core.policy_rows cimport PolicyRows
 
 
-cdef void apply_leaf_rows(TreeCore* t, const double* values, const float* policy, const float* policy_pass,
+cdef void apply_leaf_rows(TreeCore* t, const double* values, const float* policy, PolicyRows* policy_block,
                           const float* ownership, const unsigned char* own_rows, const float* human_policy,
                           const float* human_pass, const unsigned char* human_rows) noexcept nogil:
     cdef int i, n = t.num_leaves, area = t.area
@@ -39,7 +40,7 @@ cdef void apply_leaf_rows(TreeCore* t, const double* values, const float* policy
             # The centre point decides a mirrored game: shift win/loss by who owns it (KataGo).
             mirror_hack_eval(t, &ev, own[centre])
         keep = node == t.root or t.keep_ownership
-        store_eval(t, node, &ev, policy + i * area, policy_pass[i], t.legal + i * (area + 1),
+        store_eval(t, node, &ev, policy + i * (area + 1), policy_block, t.legal + i * (area + 1),
                    own if keep else NULL, keep)
         if human_policy != NULL and human_rows[i]:
             store_human_priors(t, node, human_policy + i * area, human_pass[i])

@@ -51,7 +51,7 @@ cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil:
 cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h) noexcept nogil:
     """Play the edge's move on h and attach a new child node for the resulting position."""
     cdef Color pla = n.next_pla
-    cdef Loc move = n.edges[edge].move
+    cdef Loc move = t.edge_loc[edge]
     cdef bint friendly_pass_suppression = False, force_non_terminal
     cdef Node* child
     cdef Loc parent_prev
@@ -67,7 +67,7 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
         graph_hash = graph_hash_after_move(n.graph_hash, h, opp_of(pla), t.graph_rep_bound)
         child = graph_find_or_new(t, graph_hash, force_non_terminal, opp_of(pla), &created)
         if not created:
-            node_add_child(n, edge, child)
+            node_add_child(t, n, edge, child)
             return child
     else:
         child = node_new(opp_of(pla))
@@ -86,7 +86,7 @@ cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h
             child.svb_entry = svb_get(t, svb_move_key(h, parent_prev, move, pla))
     if t.pattern_table != NULL:
         child.pattern_hash = pattern_hash(history_recent_board(h, 1), move, pla)   # the board before the move
-    node_add_child(n, edge, child)
+    node_add_child(t, n, edge, child)
     return child
 
 
@@ -142,7 +142,7 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
             add_direct_eval_as_leaf(t, n, False)
             backup(t, ls)
             return DESCENT_DONE if counted_playout else DESCENT_DONE_UNCOUNTED
-        if t.graph_search and not is_root and not t.nogo and not history_is_legal(h, n.edges[edge].move, n.next_pla):
+        if t.graph_search and not is_root and not t.nogo and not history_is_legal(h, t.edge_loc[edge], n.next_pla):
             # A node shared with another move order whose history bans this move here (superko,
             # encore): evaluate it again from this path's history; the edge into it still counts.
             if t.rollouts:
@@ -157,7 +157,7 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
             ls.stops_below_root = True
         if slot < 0:
             child = create_child(t, n, edge, is_root, h)
-            slot = n.edges[edge].slot
+            slot = n.num_children - 1   # the new child's slot
         else:
             child = n.children[slot].node
             history_make_move_assume_legal(h, n.children[slot].move, n.next_pla, False)

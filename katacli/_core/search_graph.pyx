@@ -11,10 +11,11 @@ from katacli._core.board cimport (
 from katacli._core.history cimport History, history_situation_ko_hash, history_pass_would_end_phase
 from katacli._core.playout cimport Rng, rng_seed
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, Edge, ChildSlot, NodeTableEntry, NODE_EXPANDED, MAX_EDGES, node_new, node_free_one,
+    TreeCore, Node, ChildSlot, NodeTableEntry, NODE_EXPANDED, MAX_EDGES, node_new, node_free_one,
     node_free_tree, node_attach_eval_cache, rand_hash, eval_cache_key,
 )
 from katacli._core.search_evalcache cimport FirstExploreEval, evalcache_retain, evalcache_update
+from katacli._core.policy_rows cimport policy_rows_retain
 
 
 cdef uint64_t GRAPH_ZOBRIST_SEED = 0x6a09e667f3bcc908ULL
@@ -190,8 +191,8 @@ cdef Node* graph_copy_as_root(TreeCore* t, const Node* n) noexcept nogil:
     c.svb_entry = -1
     c.virtual_losses = 0
     evalcache_retain(c.eval_cache_entry)   # the copy holds the same snapshot (KataGo's copy constructor)
-    c.edges = <Edge*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(Edge))
-    memcpy(c.edges, n.edges, n.num_edges * sizeof(Edge))
+    if c.policy_rows != NULL:
+        policy_rows_retain(c.policy_rows)   # the copy shares the policy row
     c.children = NULL
     if n.children_capacity > 0:
         c.children = <ChildSlot*>malloc(n.children_capacity * sizeof(ChildSlot))
@@ -200,8 +201,8 @@ cdef Node* graph_copy_as_root(TreeCore* t, const Node* n) noexcept nogil:
         c.ownership = <float*>malloc(t.area * sizeof(float))
         memcpy(c.ownership, n.ownership, t.area * sizeof(float))
     if n.human_priors != NULL:
-        c.human_priors = <float*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(float))
-        memcpy(c.human_priors, n.human_priors, n.num_edges * sizeof(float))
+        c.human_priors = <float*>malloc(t.num_positions * sizeof(float))
+        memcpy(c.human_priors, n.human_priors, t.num_positions * sizeof(float))
     return c
 
 

@@ -20,8 +20,9 @@ from katacli._core.search_values cimport eval_weight
 from katacli._core.playout cimport Rng, rng_seed, playout_area_score
 from katacli._core.nogo cimport nogo_legal_moves, nogo_rollout
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_edges,
+    TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_policy,
 )
+from katacli._core.policy_rows cimport PolicyRows, policy_rows_new, policy_rows_release
 
 
 cdef uint64_t CACHE_KEY_SEED = 0xc0ffee1234abcdefULL
@@ -127,25 +128,30 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
 
 
 # ---- storing evaluations -----------------------------------------------------------------------
-cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* policy, float policy_pass,
+cdef inline bint _prior_counts(const TreeCore* t, const unsigned char* legal, int pos) noexcept nogil:
+    return legal[pos] and not (pos == t.area and t.nogo)
+
+
+cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* policy, PolicyRows* policy_block,
                      const unsigned char* legal, const float* ownership, bint keep_ownership) noexcept nogil:
-    # legal: the leaf's legal mask [area + 1]. A prior counts only on a legal move: an evaluator that
-    # does not mask illegal moves (a test fake, a custom net) must not create children on occupied points.
-    cdef Loc moves[MAX_EDGES]
-    cdef float priors[MAX_EDGES]
-    cdef int count = 0, x, y, pos
-    for y in range(t.y_size):
-        for x in range(t.x_size):
-            pos = y * t.x_size + x
-            if policy[pos] >= 0.0 and legal[pos]:
-                moves[count] = loc_of(x, y, t.x_size)
-                priors[count] = policy[pos]
-                count += 1
-    if policy_pass >= 0.0 and legal[t.area] and not t.nogo:
-        moves[count] = PASS_LOC
-        priors[count] = policy_pass
-        count += 1
-    node_set_edges(n, moves, priors, count)
+    # policy: area + 1 priors (pass last) in policy_block, which n keeps a reference to instead of a copy.
+    # legal: the leaf's legal mask [area + 1]. A prior counts only on a legal move: where an evaluator
+    # left one on an illegal move (a test fake, a custom net) or on passing in NoGo, n gets a masked copy.
+    cdef int pos
+    cdef bint masked = False
+    cdef PolicyRows* own_copy
+    for pos in range(t.num_positions):
+        if policy[pos] >= 0.0 and not _prior_counts(t, legal, pos):
+            masked = True
+            break
+    if masked:
+        own_copy = policy_rows_new(1, t.num_positions)
+        for pos in range(t.num_positions):
+            own_copy.data[pos] = policy[pos] if (policy[pos] >= 0.0 and _prior_counts(t, legal, pos)) else -1.0
+        node_set_policy(t, n, own_copy.data, own_copy)
+        policy_rows_release(own_copy)
+    else:
+        node_set_policy(t, n, policy, policy_block)
     n.eval = ev[0]
     n.eval.weight = eval_weight(&t.cfg, ev.score_mean, ev.st_wl_error, ev.st_score_error)
     if n == t.root:
@@ -161,18 +167,11 @@ cdef void store_eval(TreeCore* t, Node* n, const DirectEval* ev, const float* po
 
 
 cdef void store_human_priors(TreeCore* t, Node* n, const float* policy, float policy_pass) noexcept nogil:
-    """The human-SL net's policy for n's edges (n must be expanded); -1 where it has none."""
-    cdef int e, pos
-    cdef Loc move
+    """The human-SL net's policy per policy position of n (read for n's edges only); -1 where it has none."""
     if n.human_priors == NULL:
-        n.human_priors = <float*>malloc((n.num_edges if n.num_edges > 0 else 1) * sizeof(float))
-    for e in range(n.num_edges):
-        move = n.edges[e].move
-        if move == PASS_LOC:
-            n.human_priors[e] = policy_pass
-        else:
-            pos = loc_y(move, t.x_size) * t.x_size + loc_x(move, t.x_size)
-            n.human_priors[e] = policy[pos]
+        n.human_priors = <float*>malloc(t.num_positions * sizeof(float))
+    memcpy(n.human_priors, policy, t.area * sizeof(float))
+    n.human_priors[t.area] = policy_pass
 
 
 # ---- rollouts ----------------------------------------------------------------------------------
@@ -180,7 +179,7 @@ cdef void rollout_evaluate(TreeCore* t, Node* n, const History* h, bint want_own
     """Evaluate a node with random playouts: uniform priors over legal moves, values from final area counts."""
     cdef Color pla = n.next_pla
     cdef Loc moves[MAX_EDGES]
-    cdef float priors[MAX_EDGES]
+    cdef PolicyRows* uniform
     cdef Color area[MAX_ARR_SIZE]
     cdef Board b
     cdef int count = 0, x, y, k, runs = t.rollouts_per_leaf if t.rollouts_per_leaf > 0 else 1
@@ -198,9 +197,13 @@ cdef void rollout_evaluate(TreeCore* t, Node* n, const History* h, bint want_own
                     count += 1
         moves[count] = PASS_LOC
         count += 1
+    uniform = policy_rows_new(1, t.num_positions)
+    for k in range(t.num_positions):
+        uniform.data[k] = -1.0
     for k in range(count):
-        priors[k] = <float>(1.0 / count)
-    node_set_edges(n, moves, priors, count)
+        uniform.data[t.loc_edge[moves[k]]] = <float>(1.0 / count)
+    node_set_policy(t, n, uniform.data, uniform)
+    policy_rows_release(uniform)
     if want_ownership and n.ownership == NULL:
         n.ownership = <float*>calloc(t.area, sizeof(float))
     elif n.ownership != NULL:

@@ -8,7 +8,7 @@ from katacli._core.board cimport (
 )
 from katacli._core.rules cimport SCORING_AREA, WHB_N, WHB_N_MINUS_ONE
 from katacli._core.history cimport History, history_compute_num_handicap_stones
-from katacli._core.search_nodes cimport TreeCore, Node, DirectEval
+from katacli._core.search_nodes cimport TreeCore, Node, DirectEval, edge_of_move
 
 # Detection: mirrored moves needed (base + share of all the opponent's moves), recent-share threshold, decay.
 cdef double DETECT_MIN_MIRRORS = 7.0
@@ -166,16 +166,14 @@ cdef inline bint _difficult(const TreeCore* t, const Board* b, Loc center) noexc
 # ---- selection ---------------------------------------------------------------------------------
 cdef Loc anti_mirror_target(const TreeCore* t, const Node* n, const History* h) noexcept nogil:
     cdef Loc prev, target
-    cdef int e
     if n.next_pla != opp_of(t.root_hist.presumed_next_pla) or h.num_moves <= 0:
         return NULL_LOC
     prev = h.moves[h.num_moves - 1].loc
     if prev == PASS_LOC:
         return NULL_LOC
     target = _mirror_loc(prev, h.board.x_size, h.board.y_size)
-    for e in range(n.num_edges):
-        if n.edges[e].move == target:
-            return target
+    if edge_of_move(t, n, target) >= 0:
+        return target
     return PASS_LOC   # the mirror point is illegal: mirroring means passing
 
 

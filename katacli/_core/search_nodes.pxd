@@ -5,6 +5,7 @@ results all need (inline here so the hot loops pay no cross-module call).
 
 The search is split by phase, as KataGo splits search*.cpp:
   search_nodes    this file: structs, node allocation/edges/children, the SVB table
+  policy_rows     the policy rows a node shares with the NN cache (reference counted)
   search_graph    graph search: graph hashes, the node table, mark-and-sweep, whole-graph walks
   search_evalcache the eval cache: search results remembered across searches (useEvalCache)
   search_mirror   anti-mirror play: detecting a mirroring opponent, selection and eval adjustments
@@ -24,9 +25,13 @@ The search as a whole: nodes as C structs, batched leaf collection, backup, all 
 Vocabulary (KataGo's):
   node          a position in the tree; next_pla is the player to move there.
   direct eval   the network's (or a rollout's) evaluation of the node itself.
-  edge          a legal move of an expanded node with its prior; edges are sorted by
-                raw prior, highest first, and get a child node only once explored.
-  child slot    an explored edge: the child node and the edge's visit count.
+  edge          a legal move of an expanded node with its prior. An edge is named by its policy
+                position (board points row-major, then pass: TreeCore.edge_loc / loc_edge), and
+                its prior is read from the node's policy row, which the node shares with the NN
+                cache (policy_rows) instead of copying. "Prior order" is raw prior, highest first,
+                ties in position order (pass last), as KataGo scans its policy.
+  child slot    an explored edge: the child node and the edge's visit count; made only once the
+                edge is explored (a bit per position in Node.explored says which are).
   human priors  with a human-SL net (-human-model), its policy per edge; a playout may pick its
                 move by them instead of the main priors (humanSL*ExploreProb*). A weightless
                 pick does not count an edge visit, so the parent's value ignores that playout.
@@ -65,6 +70,7 @@ from katacli._core.search_values cimport SearchConfig, result_utility, score_uti
 from katacli._core.playout cimport Rng, rng_next
 from katacli._core.search_evalcache cimport EvalCacheEntry, EvalCacheTable
 from katacli._core.search_patterns cimport PatternTable, pattern_table_get
+from katacli._core.policy_rows cimport PolicyRows
 
 cdef enum:
     NODE_UNEVALUATED = 0
@@ -73,6 +79,8 @@ cdef enum:
 
 cdef enum:
     MAX_EDGES = MAX_PLAY_SIZE + 1       # every point plus pass
+    EXPLORED_WORDS = (MAX_EDGES + 63) // 64
+    NEXT_NEW_UNKNOWN = -2               # Node.next_new_edge: to be found again
 
 # How a batch slot's leaf is to be used once evaluated.
 cdef enum:
@@ -97,16 +105,11 @@ cdef enum:
 
 cdef struct Node
 
-cdef struct Edge:
-    float prior        # raw network prior
-    Loc move
-    int16_t slot       # index into the node's children, -1 while unexplored
-
 cdef struct ChildSlot:
     Node* node
     int64_t edge_visits
     Loc move
-    int16_t edge
+    int16_t edge            # the move's policy position, -1 once it has no edge (re-evaluated as illegal)
 
 cdef struct NodeStats:
     int64_t visits
@@ -142,16 +145,18 @@ cdef struct Node:
     NodeStats stats
     DirectEval eval             # valid once state == NODE_EXPANDED
     float* ownership            # White's ownership per board point, row-major, or NULL
-    float* human_priors         # the human-SL net's policy per edge (aligned with edges), or NULL
+    float* human_priors         # the human-SL net's policy per policy position (num_positions), or NULL
     # Terminal result, White's view (valid when is_terminal)
     double term_win_loss
     double term_no_result
     double term_score
     double term_score_sq
-    # Moves
-    int num_edges
-    int next_new_edge           # all edges before this one have children
-    Edge* edges
+    # Moves: the edges are the policy positions whose prior is >= 0
+    const float* policy         # priors per policy position (t.num_positions), -1: no edge; NULL unevaluated
+    PolicyRows* policy_rows     # the block holding policy (shared with the NN cache), released with the node
+    uint64_t explored[EXPLORED_WORDS]   # bit per policy position: that edge has a child slot
+    int16_t num_edges
+    int16_t next_new_edge       # the first edge in prior order without a child, -1 none, NEXT_NEW_UNKNOWN
     int num_children
     int children_capacity
     ChildSlot* children
@@ -199,6 +204,9 @@ cdef struct TreeCore:
     int x_size
     int y_size
     int area
+    int num_positions           # area + 1: the policy positions (pass last)
+    Loc edge_loc[MAX_EDGES]     # policy position -> move
+    int16_t loc_edge[MAX_ARR_SIZE]   # move -> policy position (-1 off the board)
     Node* root
     History root_hist
     bint has_root_hist
@@ -215,7 +223,7 @@ cdef struct TreeCore:
     Color playout_doubling_advantage_pla  # C_EMPTY: the player the search is for
     Color pla_search_is_for
     # Root settings for this search
-    float* root_priors          # per root edge: noised / tempered priors; NULL = raw
+    float* root_priors          # per policy position of the root: noised / tempered priors; NULL = raw
     bint root_allowed[MAX_ARR_SIZE]
     double root_ending_bonus[MAX_ARR_SIZE]   # White's score bonus per root move
     Color root_safe_area[MAX_ARR_SIZE]
@@ -268,12 +276,18 @@ cdef struct TreeCore:
 
 
 # ---- storage (search_nodes.pyx) -----------------------------------------------------------------
+cdef void tree_init_positions(TreeCore* t) noexcept nogil      # edge_loc / loc_edge for t's board size
 cdef Node* node_new(Color next_pla) noexcept nogil
 cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil           # this node only, releasing its SVB ref
 cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil          # the whole subtree (tree search only)
-cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
-cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil
+cdef int node_add_child(const TreeCore* t, Node* n, int edge, Node* child) noexcept nogil  # returns the child slot
+# The node's policy row (t.num_positions priors, -1 where there is no edge) held in owner (retained here),
+# keeping existing children attached to their moves.
+cdef void node_set_policy(const TreeCore* t, Node* n, const float* row, PolicyRows* owner) noexcept nogil
 cdef void node_drop_edgeless_children(Node* n) noexcept nogil   # children whose move lost its edge
+cdef void node_mark_children(const TreeCore* t, Node* n) noexcept nogil   # explored bits + child edges, again
+cdef int node_edges_in_prior_order(const TreeCore* t, const Node* n, int16_t* out) noexcept nogil  # count
+cdef int node_next_new_edge(const TreeCore* t, Node* n) noexcept nogil    # the first unexplored edge, or -1
 # Eval cache: look up n's entry (graph search with the eval cache on; n.graph_hash must be set).
 cdef void node_attach_eval_cache(TreeCore* t, Node* n) noexcept nogil
 
@@ -336,11 +350,30 @@ cdef inline double pattern_bonus(const TreeCore* t, const Node* n) noexcept nogi
     return pattern_table_get(t.pattern_table, n.pattern_hash)
 
 
+cdef inline bint edge_exists(const Node* n, int edge) noexcept nogil:
+    return n.policy != NULL and edge >= 0 and n.policy[edge] >= 0.0
+
+
+cdef inline bint edge_explored(const Node* n, int edge) noexcept nogil:
+    return (n.explored[edge >> 6] >> (edge & 63)) & 1
+
+
+cdef inline int edge_of_move(const TreeCore* t, const Node* n, Loc move) noexcept nogil:
+    # The move's edge at n, or -1 when n has none for it.
+    cdef int e = t.loc_edge[move]
+    return e if edge_exists(n, e) else -1
+
+
+cdef inline bint edge_before(const Node* n, int a, int b) noexcept nogil:
+    # Whether edge a comes before edge b in prior order.
+    return n.policy[a] > n.policy[b] or (n.policy[a] == n.policy[b] and a < b)
+
+
 cdef inline double root_prior(const TreeCore* t, const Node* n, int edge) noexcept nogil:
     # The edge's prior for selection: the root's noised / tempered priors when set, else the raw one.
     if n == t.root and t.root_priors != NULL:
         return t.root_priors[edge]
-    return n.edges[edge].prior
+    return n.policy[edge]
 
 
 cdef inline double ending_bonus(const TreeCore* t, const Node* parent, Loc move) noexcept nogil:

@@ -2,15 +2,16 @@
 """Node and subtree-value-bias-table storage (contract: search_nodes.pxd)."""
 from libc.stdint cimport int64_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from katacli._core.board cimport (
-    Board, Loc, Color, Hash128, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_x, loc_y, hash_xor,
+    Board, Loc, Color, Hash128, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, hash_xor,
     board_num_liberties,
 )
 from katacli._core.history cimport History, history_recent_board
 from katacli._core.playout cimport Rng, rng_seed
 from katacli._core.search_evalcache cimport evalcache_find, evalcache_release
+from katacli._core.policy_rows cimport PolicyRows, policy_rows_retain, policy_rows_release
 
 
 # Subtree value bias entries below this weight are ignored.
@@ -68,12 +69,25 @@ cdef void svb_release(TreeCore* t, Node* n) noexcept nogil:
     n.svb_entry = -1
 
 
+cdef void tree_init_positions(TreeCore* t) noexcept nogil:
+    cdef int x, y, i
+    t.num_positions = t.area + 1
+    for i in range(MAX_ARR_SIZE):
+        t.loc_edge[i] = -1
+    for y in range(t.y_size):
+        for x in range(t.x_size):
+            t.edge_loc[y * t.x_size + x] = loc_of(x, y, t.x_size)
+            t.loc_edge[loc_of(x, y, t.x_size)] = <int16_t>(y * t.x_size + x)
+    t.edge_loc[t.area] = PASS_LOC
+    t.loc_edge[PASS_LOC] = <int16_t>t.area
+
+
 cdef void node_free_one(TreeCore* t, Node* n) noexcept nogil:
     if n == NULL:
         return
     svb_release(t, n)
     evalcache_release(n.eval_cache_entry)
-    free(n.edges)
+    policy_rows_release(n.policy_rows)
     free(n.children)
     free(n.ownership)
     free(n.human_priors)
@@ -95,7 +109,11 @@ cdef void node_free_tree(TreeCore* t, Node* n) noexcept nogil:
     node_free_one(t, n)
 
 
-cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil:
+cdef inline void _set_explored(Node* n, int edge) noexcept nogil:
+    n.explored[edge >> 6] |= (<uint64_t>1) << (edge & 63)
+
+
+cdef int node_add_child(const TreeCore* t, Node* n, int edge, Node* child) noexcept nogil:
     cdef int slot
     if n.num_children == n.children_capacity:
         n.children_capacity = 4 if n.children_capacity == 0 else n.children_capacity * 2
@@ -103,50 +121,97 @@ cdef int node_add_child(Node* n, int edge, Node* child) noexcept nogil:
     slot = n.num_children
     n.children[slot].node = child
     n.children[slot].edge_visits = 0
-    n.children[slot].move = n.edges[edge].move
+    n.children[slot].move = t.edge_loc[edge]
     n.children[slot].edge = <int16_t>edge
-    n.edges[edge].slot = <int16_t>slot
+    _set_explored(n, edge)
     n.num_children += 1
     return slot
 
 
-cdef inline int _edge_cmp(const void* a, const void* b) noexcept nogil:
-    cdef const Edge* ea = <const Edge*>a
-    cdef const Edge* eb = <const Edge*>b
-    cdef int ka, kb
-    if ea.prior > eb.prior:
-        return -1
-    if ea.prior < eb.prior:
-        return 1
-    # Ties in board order with pass last, as KataGo scans policy positions.
-    ka = 100000 if ea.move == PASS_LOC else ea.move
-    kb = 100000 if eb.move == PASS_LOC else eb.move
-    return ka - kb
+cdef void node_mark_children(const TreeCore* t, Node* n) noexcept nogil:
+    cdef int slot, e
+    memset(n.explored, 0, sizeof(n.explored))
+    for slot in range(n.num_children):
+        e = edge_of_move(t, n, n.children[slot].move)
+        n.children[slot].edge = <int16_t>e
+        if e >= 0:
+            _set_explored(n, e)
+    n.next_new_edge = NEXT_NEW_UNKNOWN
+
+
+cdef void node_set_policy(const TreeCore* t, Node* n, const float* row, PolicyRows* owner) noexcept nogil:
+    cdef int e, count = 0
+    policy_rows_retain(owner)
+    policy_rows_release(n.policy_rows)
+    n.policy_rows = owner
+    n.policy = row
+    free(n.human_priors)   # from the old evaluation; store_human_priors sets them again
+    n.human_priors = NULL
+    for e in range(t.num_positions):
+        if row[e] >= 0.0:
+            count += 1
+    n.num_edges = <int16_t>count
+    node_mark_children(t, n)
+
+
+cdef void node_drop_edgeless_children(Node* n) noexcept nogil:
+    """Detach children whose move has no edge any more (a re-evaluation found it illegal); in graph
+    search they stay in the node table until the next sweep."""
+    cdef int i, kept = 0
+    for i in range(n.num_children):
+        if n.children[i].edge >= 0:
+            n.children[kept] = n.children[i]
+            kept += 1
+    n.num_children = kept
+    n.next_new_edge = NEXT_NEW_UNKNOWN
+
+
+cdef int node_next_new_edge(const TreeCore* t, Node* n) noexcept nogil:
+    """The first edge in prior order without a child (KataGo scans the policy for it at each visit;
+    here the answer is kept until that edge gets a child or the children change)."""
+    cdef int e, best = -1
+    cdef float best_prior = -1.0
+    if n.next_new_edge == -1 or (n.next_new_edge >= 0 and not edge_explored(n, n.next_new_edge)):
+        return n.next_new_edge
+    if n.policy != NULL:
+        for e in range(t.num_positions):
+            # Strictly greater: among equal priors the lowest position, as prior order has it (-1: no edge).
+            if n.policy[e] > best_prior and not edge_explored(n, e):
+                best_prior = n.policy[e]
+                best = e
+    n.next_new_edge = <int16_t>best
+    return best
 
 
 cdef enum:
     EDGE_SORT_RUN = 16      # runs sorted by insertion before merging
 
 
-cdef void _sort_edges(Edge* edges, int count) noexcept nogil:
-    """edges in _edge_cmp's order: a merge sort that calls the comparison inline (qsort's call per
-    comparison was ~2% of a search). The order is total on distinct moves, so it is qsort's order."""
-    cdef Edge tmp[MAX_EDGES]
-    cdef Edge* src = edges
-    cdef Edge* dst = tmp
-    cdef Edge* swap
-    cdef Edge e
-    cdef int lo, hi, i, j, k, mid, width
+cdef int node_edges_in_prior_order(const TreeCore* t, const Node* n, int16_t* out) noexcept nogil:
+    """n's edges in prior order: short runs sorted by insertion, then merged (the comparison inline;
+    qsort's call per comparison cost ~2% of a search when edges were sorted at every evaluation)."""
+    cdef int16_t tmp[MAX_EDGES]
+    cdef int16_t* src = out
+    cdef int16_t* dst = tmp
+    cdef int16_t* swap
+    cdef int16_t e
+    cdef int count = 0, lo, hi, i, j, k, mid, width
+    if n.policy == NULL:
+        return 0
+    for i in range(t.num_positions):
+        if n.policy[i] >= 0.0:
+            out[count] = <int16_t>i
+            count += 1
     lo = 0
     while lo < count:
         hi = lo + EDGE_SORT_RUN if lo + EDGE_SORT_RUN < count else count
         for i in range(lo + 1, hi):
-            e = edges[i]
+            e = out[i]
             j = i
-            while j > lo and _edge_cmp(&e, &edges[j - 1]) < 0:
-                edges[j] = edges[j - 1]
+            while j > lo and edge_before(n, e, out[j - 1]):
+                out[j] = out[j - 1]
                 j -= 1
-            edges[j] = e
+            out[j] = e
         lo = hi
     width = EDGE_SORT_RUN
     while width < count:
@@ -156,7 +221,7 @@ cdef void _sort_edges(Edge* edges, int count) noexcept nogil:
             hi = lo + 2 * width if lo + 2 * width < count else count
             i, j, k = lo, mid, lo
             while i < mid and j < hi:
-                if _edge_cmp(&src[j], &src[i]) < 0:
+                if edge_before(n, src[j], src[i]):
                     dst[k] = src[j]
                     j += 1
                 else:
@@ -176,47 +241,9 @@ cdef void _sort_edges(Edge* edges, int count) noexcept nogil:
         src = dst
         dst = swap
         width *= 2
-    if src != edges:
-        memcpy(edges, src, count * sizeof(Edge))
-
-
-cdef void node_set_edges(Node* n, const Loc* moves, const float* priors, int count) noexcept nogil:
-    """Install the move list (sorted by prior), keeping existing children attached to their moves."""
-    cdef int i, e, slot
-    cdef int16_t edge_of_loc[MAX_ARR_SIZE]
-    free(n.edges)
-    free(n.human_priors)   # aligned with the old edges; store_human_priors sets them again
-    n.human_priors = NULL
-    n.edges = <Edge*>malloc((count if count > 0 else 1) * sizeof(Edge))
-    for i in range(count):
-        n.edges[i].move = moves[i]
-        n.edges[i].prior = priors[i]
-        n.edges[i].slot = -1
-    _sort_edges(n.edges, count)
-    n.num_edges = count
-    n.next_new_edge = 0
-    for i in range(MAX_ARR_SIZE):
-        edge_of_loc[i] = -1
-    for e in range(count):
-        edge_of_loc[n.edges[e].move] = <int16_t>e
-    for slot in range(n.num_children):
-        e = edge_of_loc[n.children[slot].move]
-        n.children[slot].edge = <int16_t>e
-        if e >= 0:
-            n.edges[e].slot = <int16_t>slot
-
-
-cdef void node_drop_edgeless_children(Node* n) noexcept nogil:
-    """Detach children whose move has no edge any more (a re-evaluation found it illegal); in graph
-    search they stay in the node table until the next sweep."""
-    cdef int i, kept = 0
-    for i in range(n.num_children):
-        if n.children[i].edge >= 0:
-            n.children[kept] = n.children[i]
-            n.edges[n.children[kept].edge].slot = <int16_t>kept
-            kept += 1
-    n.num_children = kept
-    n.next_new_edge = 0
+    if src != out:
+        memcpy(out, src, count * sizeof(int16_t))
+    return count
 
 
 # ---- subtree value bias table -------------------------------------------------------------

@@ -32,6 +32,7 @@ from katacli._core.search_values cimport (
 )
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior, ending_bonus,
+    edge_of_move, node_edges_in_prior_order,
 )
 from katacli._core.search_select cimport fpu_value, explore_scaling, explore_selection_value
 from katacli._core.search_backup cimport prune_noise_weight, downweight_bad_children
@@ -213,6 +214,9 @@ cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, b
     cdef double parent_utility, parent_wpv, stdev_factor, scaling, best_value, u, vl_w
     cdef double best_lcb = -1e10, adjusted, excess, factor, bound, max_value, subtract, prune
     cdef bint obey_allowed
+    cdef int16_t order[MAX_EDGES]
+    cdef int num_order, j
+    cdef Loc mv
     cdef const ChildSlot* s
     if n == NULL or n.state != NODE_EXPANDED:
         return 0
@@ -288,13 +292,16 @@ cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, b
         if not is_root or not allow_direct_policy:
             return 0
         obey_allowed = True
+        num_order = node_edges_in_prior_order(t, n, order)
         while True:
-            for e in range(n.num_edges):
+            for j in range(num_order):
+                e = order[j]
+                mv = t.edge_loc[e]
                 p = root_prior(t, n, e)
-                if p < 0.0 or not root_move_ok(t, n.edges[e].move, obey_allowed):
+                if p < 0.0 or not root_move_ok(t, mv, obey_allowed):
                     continue
-                locs[num] = n.edges[e].move
-                values[num] = 0.0 if (suppress and n.edges[e].move == PASS_LOC) else p
+                locs[num] = mv
+                values[num] = 0.0 if (suppress and mv == PASS_LOC) else p
                 slots[num] = -1
                 num += 1
             if num == 0 and obey_allowed:
@@ -314,10 +321,8 @@ cdef int play_selection_values(TreeCore* t, Node* n, bint allow_direct_policy, b
             if slots[i] >= 0:
                 p = root_prior(t, n, n.children[slots[i]].edge)
             else:
-                p = 0.0
-                for e in range(n.num_edges):
-                    if n.edges[e].move == locs[i]:
-                        p = root_prior(t, n, e)
+                e = edge_of_move(t, n, locs[i])
+                p = root_prior(t, n, e) if e >= 0 else 0.0
             values[i] = p if p > 0.0 else 0.0
             if values[i] > max_value:
                 max_value = values[i]
@@ -357,7 +362,9 @@ cdef int blend_human_policy(TreeCore* t, Node* n, bint allow_direct_policy, bint
     best child over humanSLChosenMovePiklLambda), renormalised, scaled to the values' sum and mixed
     in. At the root, legal moves without a child take part too. Returns the new number of entries.
     """
-    cdef int16_t edge_of_loc[MAX_ARR_SIZE]
+    cdef int16_t order[MAX_EDGES]
+    cdef int num_order, j
+    cdef Loc mv
     cdef double shifted[MAX_EDGES]
     cdef double self_util[MAX_EDGES]
     cdef int i, e, k, num_children_seen = 0
@@ -365,26 +372,25 @@ cdef int blend_human_policy(TreeCore* t, Node* n, bint allow_direct_policy, bint
     cdef double util_max = -1e10, util_sum = 0.0, util_avg, shifted_sum = 0.0
     cdef double value_sum = 0.0, value_non_pass_sum = 0.0, shifted_non_pass_sum = 0.0, prob
     cdef bint present
-    for i in range(MAX_ARR_SIZE):
-        edge_of_loc[i] = -1
-    for e in range(n.num_edges):
-        edge_of_loc[n.edges[e].move] = <int16_t>e
     if n == t.root and allow_direct_policy:
-        for e in range(n.num_edges):
-            if n.human_priors[e] < 0.0 or not root_move_ok(t, n.edges[e].move, True):
+        num_order = node_edges_in_prior_order(t, n, order)
+        for j in range(num_order):
+            e = order[j]
+            mv = t.edge_loc[e]
+            if n.human_priors[e] < 0.0 or not root_move_ok(t, mv, True):
                 continue
             present = False
             for k in range(num):
-                if locs[k] == n.edges[e].move:
+                if locs[k] == mv:
                     present = True
                     break
             if not present:
-                locs[num] = n.edges[e].move
+                locs[num] = mv
                 values[num] = 0.0
                 slots[num] = -1
                 num += 1
     for i in range(num):
-        e = edge_of_loc[locs[i]]
+        e = edge_of_move(t, n, locs[i])
         prob = n.human_priors[e] if e >= 0 else 0.0
         shifted[i] = 0.0 if ((suppress and locs[i] == PASS_LOC) or prob < 0.0) else prob
         if slots[i] >= 0:
@@ -604,8 +610,9 @@ def root_policy(SearchTree tree, bint maybe_noised=False):
     if r == NULL or r.state != NODE_EXPANDED:
         return None
     out = np.full(t.area + 1, -1.0, np.float32)
-    for e in range(r.num_edges):
-        out[pos_of(t, r.edges[e].move)] = root_prior(t, r, e) if maybe_noised else r.edges[e].prior
+    for e in range(t.num_positions):
+        if r.policy[e] >= 0.0:
+            out[e] = root_prior(t, r, e) if maybe_noised else r.policy[e]
     return out
 
 
@@ -691,10 +698,11 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
     cdef double lcbs[MAX_EDGES]
     cdef double radii[MAX_EDGES]
     cdef int slots[MAX_EDGES]
+    cdef int16_t order_buf[MAX_EDGES]
     cdef Loc* pv
     cdef int64_t* pv_visits
     cdef int64_t* pv_edge
-    cdef int num, i, e, pv_len, j
+    cdef int num, i, e, pv_len, j, num_order
     cdef double mass = 0.0, parent_utility, parent_wpv, stdev_factor, fpu, radius0, lcb0
     cdef double parent_wl, parent_sm, parent_sd, parent_lead, p
     cdef const ChildSlot* s
@@ -763,13 +771,15 @@ def analysis_data(SearchTree tree, int max_pv_len, int min_moves=0, path=(), bin
             seen.add(s.move)
         # Fill up to min_moves from the policy, highest first.
         if len(out) < min_moves:
-            order = sorted(((root_prior(t, r, e), -e) for e in range(r.num_edges) if r.edges[e].move not in seen),
-                           reverse=True)
-            for p_value, neg_e in order[:min_moves - len(out)]:
-                e = -neg_e
-                entry = {"move": xy_of(t, r.edges[e].move), "edge_visits": 0, "visits": 0, "prior": p_value,
+            num_order = node_edges_in_prior_order(t, r, order_buf)
+            # Highest prior first (the search's priors), ties in raw prior order.
+            order = sorted(((root_prior(t, r, order_buf[j]), -j) for j in range(num_order)
+                            if t.edge_loc[order_buf[j]] not in seen), reverse=True)
+            for p_value, neg_rank in order[:min_moves - len(out)]:
+                e = order_buf[-neg_rank]
+                entry = {"move": xy_of(t, t.edge_loc[e]), "edge_visits": 0, "visits": 0, "prior": p_value,
                          "play_selection_value": 0.0, "lcb": 0.0, "radius": 0.0,
-                         "pv": [xy_of(t, r.edges[e].move)], "pv_visits": [0], "pv_edge_visits": [0]}
+                         "pv": [xy_of(t, t.edge_loc[e])], "pv_visits": [0], "pv_edge_visits": [0]}
                 entry.update(_unvisited_values(t, fpu, parent_utility, parent_wl, parent_sm, parent_sd, parent_lead))
                 radius0 = 2.0 * utility_radius(&t.cfg) * t.cfg.lcb_stdevs
                 entry["lcb"] = -radius0 if r.next_pla == C_WHITE else radius0

@@ -16,7 +16,9 @@ from katacli._core.history cimport (
 from katacli._core.area cimport area_calculate, area_is_non_pass_alive_self_connection
 from katacli._core.search_values cimport SearchConfig
 from katacli._core.nogo cimport nogo_is_legal
-from katacli._core.search_nodes cimport TreeCore, Node, NODE_EXPANDED, node_free_tree, node_free_one, svb_clear_unused
+from katacli._core.search_nodes cimport (
+    TreeCore, Node, NODE_EXPANDED, node_free_tree, node_free_one, svb_clear_unused, node_mark_children, edge_exists,
+)
 from katacli._core.search_graph cimport graph_copy_as_root, graph_sweep_unreachable, free_all_nodes
 from katacli._core.search_backup cimport recompute_stats, recompute_tree
 
@@ -171,17 +173,14 @@ cdef void filter_root_children(TreeCore* t) noexcept nogil:
                 nogo_is_legal(&t.root_hist.board, mv, r.next_pla) if t.nogo
                 else history_is_legal(&t.root_hist, mv, r.next_pla)):
             r.children[kept] = r.children[i]
-            r.edges[r.children[kept].edge].slot = <int16_t>kept
             visits += r.children[kept].edge_visits
             kept += 1
         else:
-            if r.children[i].edge >= 0:
-                r.edges[r.children[i].edge].slot = -1
             if not t.graph_search:
                 node_free_tree(t, r.children[i].node)
             any_removed = True
     r.num_children = kept
-    r.next_new_edge = 0
+    node_mark_children(t, r)
     if any_removed and r.state == NODE_EXPANDED:
         r.stats.visits = visits
         recompute_stats(t, r, True, 0)
@@ -220,8 +219,9 @@ cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
     for i in range(MAX_ARR_SIZE):
         t.root_ending_bonus[i] = 0.0
     if c.root_ending_bonus_points != 0.0 and not t.nogo:
-        for i in range(r.num_edges):
-            t.root_ending_bonus[r.edges[i].move] = compute_ending_bonus(t, r.edges[i].move)
+        for i in range(t.num_positions):
+            if edge_exists(r, i):
+                t.root_ending_bonus[t.edge_loc[i]] = compute_ending_bonus(t, t.edge_loc[i])
     filter_root_children(t)
     r.pattern_hash.h0 = r.pattern_hash.h1 = 0   # the root's own move never counts (KataGo)
     if c.dynamic_score_utility_factor != 0.0 or c.subtree_value_bias_factor != 0.0 or t.pattern_table != NULL:

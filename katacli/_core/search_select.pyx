@@ -9,7 +9,8 @@ from katacli._core.search_values cimport score_utility_diff, utility_radius, res
 from katacli._core.playout cimport rng_uniform, rng_gaussian
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT,
-    node_direct_utility, child_weight, root_prior, ending_bonus, eval_cache_applies,
+    node_direct_utility, child_weight, root_prior, ending_bonus, eval_cache_applies, edge_of_move, edge_explored,
+    edge_before, node_next_new_edge,
 )
 from katacli._core.search_evalcache cimport EvalCacheEntry
 from katacli._core.search_mirror cimport anti_mirror_active, anti_mirror_target, anti_mirror_policy, anti_mirror_forced_explore
@@ -139,14 +140,6 @@ cdef bint root_hint_needs_visit(const Node* n, double hint_weight, int64_t hint_
 
 cdef inline bint _avoided(const TreeCore* t, Color pla, Loc move, int depth) noexcept nogil:
     return t.has_avoid[pla - 1] and depth < t.avoid_until[pla - 1][move]
-
-
-cdef inline int _edge_of_move(const Node* n, Loc move) noexcept nogil:
-    cdef int e
-    for e in range(n.num_edges):
-        if n.edges[e].move == move:
-            return e
-    return -1
 
 
 cdef inline double _new_edge_selection_value(TreeCore* t, bint root_hacks, double scaling, double prior,
@@ -282,12 +275,12 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     if eval_cache_applies(t, n):
         cache = n.eval_cache_entry
         for i in range(cache.num_first):
-            e = _edge_of_move(n, cache.first[i].move)
-            if e < 0 or n.edges[e].slot >= 0:
+            e = edge_of_move(t, n, cache.first[i].move)
+            if e < 0 or edge_explored(n, e):
                 continue
-            if is_root and not t.root_allowed[n.edges[e].move]:
+            if is_root and not t.root_allowed[t.edge_loc[e]]:
                 continue
-            if _avoided(t, pla, n.edges[e].move, depth):
+            if _avoided(t, pla, t.edge_loc[e], depth):
                 continue
             p = selection_prior(t, n, e, human)
             if p < 0.0:
@@ -304,25 +297,24 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     # The best unexplored move: the highest prior (the first unexplored edge unless the root
     # or avoided moves make the order or eligibility differ).
     if scan_all:
-        for e in range(n.num_edges):
-            if n.edges[e].slot >= 0:
+        for e in range(t.num_positions):
+            if n.policy[e] < 0.0 or edge_explored(n, e):
                 continue
-            if is_root and not t.root_allowed[n.edges[e].move]:
+            if is_root and not t.root_allowed[t.edge_loc[e]]:
                 continue
-            if _avoided(t, pla, n.edges[e].move, depth):
+            if _avoided(t, pla, t.edge_loc[e], depth):
                 continue
             p = selection_prior(t, n, e, human)
             if anti and p >= 0.0:
-                p = anti_mirror_policy(t, p, n.edges[e].move, pla, mirror_target, h)
-            if p > best_new_prior:
+                p = anti_mirror_policy(t, p, t.edge_loc[e], pla, mirror_target, h)
+            # Equal values: the edge first in prior order wins.
+            if p > best_new_prior or (p == best_new_prior and best_new_edge >= 0 and edge_before(n, e, best_new_edge)):
                 best_new_prior = p
                 best_new_edge = e
     else:
-        while n.next_new_edge < n.num_edges and n.edges[n.next_new_edge].slot >= 0:
-            n.next_new_edge += 1
-        if n.next_new_edge < n.num_edges:
-            best_new_edge = n.next_new_edge
-            best_new_prior = n.edges[best_new_edge].prior
+        best_new_edge = node_next_new_edge(t, n)
+        if best_new_edge >= 0:
+            best_new_prior = n.policy[best_new_edge]
     if best_new_edge >= 0:
         value = _new_edge_selection_value(t, root_hacks, scaling, best_new_prior, fpu, max_w, parent_weight_per_visit,
                                           pla)
@@ -335,16 +327,15 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     if (total_edge_visits >= 2 and t.cfg.enable_more_passing_hacks and not t.nogo
             and not t.has_avoid[pla - 1] and best_edge >= 0
             and history_pass_would_end_phase(h, pla)):
-        if not has_pass_child and n.edges[best_edge].move != PASS_LOC:
-            for e in range(n.num_edges):
-                if n.edges[e].move == PASS_LOC and n.edges[e].slot < 0:
-                    best_slot = -1
-                    best_edge = e
-                    out_count_edge[0] = False
-                    out_count_playout[0] = False
-                    break
-        elif (not has_non_pass_child and n.edges[best_edge].move == PASS_LOC and best_new_edge >= 0
-              and n.edges[best_new_edge].move != PASS_LOC):
+        e = edge_of_move(t, n, PASS_LOC)
+        if not has_pass_child and t.edge_loc[best_edge] != PASS_LOC:
+            if e >= 0 and not edge_explored(n, e):
+                best_slot = -1
+                best_edge = e
+                out_count_edge[0] = False
+                out_count_playout[0] = False
+        elif (not has_non_pass_child and t.edge_loc[best_edge] == PASS_LOC and best_new_edge >= 0
+              and t.edge_loc[best_new_edge] != PASS_LOC):
             best_slot = -1
             best_edge = best_new_edge
             out_count_edge[0] = False

@@ -9,7 +9,7 @@ The struct types are re-exported here for code that cimported them from search_t
 """
 from katacli._core.board cimport Loc
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, Edge, ChildSlot, NodeStats, DirectEval, SvbEntry, LeafSlot, MAX_EDGES,
+    TreeCore, Node, ChildSlot, NodeStats, DirectEval, SvbEntry, LeafSlot, MAX_EDGES,
     NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED,
 )
 

@@ -6,7 +6,7 @@ the batch -> apply (store evals and back up, nogil). The per-node work lives in 
 modules by phase (selection, backup, leaf evaluation, root policy, descents); this class owns
 the tree's memory and buffers, root settings from Python, and the checks used by the tests.
 """
-from libc.stdint cimport uint16_t, uint64_t
+from libc.stdint cimport int16_t, uint16_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
 from libc.math cimport sqrt
@@ -28,8 +28,11 @@ from katacli._core.nogo cimport nogo_is_legal, nogo_has_legal_move
 from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, MAX_EDGES, NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED, LEAF_NEW,
     LEAF_ROOT_REINIT, LEAF_REINIT, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT, node_new, svb_release,
-    svb_reset, node_drop_edgeless_children, node_attach_eval_cache, eval_cache_key,
+    svb_reset, node_drop_edgeless_children, node_attach_eval_cache, eval_cache_key, tree_init_positions,
+    node_edges_in_prior_order,
 )
+from katacli._core.policy_rows cimport PolicyRows, shared_policy_rows
+from katacli._core.policy_rows import shared_policy
 from katacli._core.search_graph cimport (
     graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
     graph_visits_consistent, graph_record_eval_cache,
@@ -65,6 +68,7 @@ cdef class SearchTree:
         self.t.area = x_size * y_size
         self.t.max_batch = max_batch
         self.t.rollouts_per_leaf = 1
+        tree_init_positions(&self.t)
         self.t.leaves = <LeafSlot*>calloc(max_batch, sizeof(LeafSlot))
         self.t.scratch = <double*>malloc(5 * MAX_EDGES * sizeof(double))
         self._spatial = np.zeros((max_batch, NUM_SPATIAL_FEATURES_V7, y_size, x_size), np.float32)
@@ -616,8 +620,8 @@ cdef class SearchTree:
         """
         cdef int n = self.t.num_leaves, area = self.t.area
         cdef const double[:, ::1] values_view
-        cdef const float[:, ::1] policy_view
-        cdef const float[::1] pass_view
+        cdef PolicyRows* policy_block
+        cdef float* policy_first = NULL
         cdef const float[:, ::1] own_view
         cdef const unsigned char[::1] own_rows_view
         cdef const float[:, ::1] human_view
@@ -631,8 +635,13 @@ cdef class SearchTree:
         if n == 0:
             raise ValueError("no leaves are waiting for an evaluation")
         values_view = _rows(values, np.float64, (n, NUM_VALUE_COLUMNS), "values")
-        policy_view = _rows(policy, np.float32, (n, area), "policy")
-        pass_view = _rows(policy_pass, np.float32, (n,), "policy_pass")
+        # The nodes keep the policy rows the NN cache holds (an NNEvaluator's answers); other arrays
+        # (cache hits merged into a batch, other evaluators) are copied into a block of their own.
+        policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
+        if policy_block == NULL or np.shape(policy)[0] != n:
+            policy, policy_pass = shared_policy(_rows(policy, np.float32, (n, area), "policy"),
+                                                _rows(policy_pass, np.float32, (n,), "policy_pass"))
+            policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
         if ownership is not None:
             own_view = _rows(ownership, np.float32, (n, area), "ownership")
             own_ptr = &own_view[0, 0]
@@ -650,7 +659,7 @@ cdef class SearchTree:
             human_pass_ptr = &human_pass_view[0]
             human_rows_ptr = &human_rows_view[0]
         with nogil:
-            apply_leaf_rows(&self.t, &values_view[0, 0], &policy_view[0, 0], &pass_view[0], own_ptr, own_rows_ptr,
+            apply_leaf_rows(&self.t, &values_view[0, 0], policy_first, policy_block, own_ptr, own_rows_ptr,
                             human_ptr, human_pass_ptr, human_rows_ptr)
 
     def _row(self, array, what):
@@ -702,26 +711,32 @@ cdef class SearchTree:
     def root_edges(self):
         """(moves as (x, y) or None, raw priors) of the root's legal moves, highest prior first."""
         cdef Node* r = self.t.root
-        cdef int i
+        cdef int16_t order[MAX_EDGES]
+        cdef int i, count
         if r == NULL or r.state != NODE_EXPANDED:
             return [], np.zeros(0, np.float32)
-        moves = [self._xy(r.edges[i].move) for i in range(r.num_edges)]
-        priors = np.array([r.edges[i].prior for i in range(r.num_edges)], np.float32)
+        count = node_edges_in_prior_order(&self.t, r, order)
+        moves = [self._xy(self.t.edge_loc[order[i]]) for i in range(count)]
+        priors = np.array([r.policy[order[i]] for i in range(count)], np.float32)
         return moves, priors
 
     def set_root_priors(self, priors):
         """Priors to search the root with, aligned with root_edges(); None restores the raw ones."""
         cdef Node* r = self.t.root
-        cdef int i
+        cdef int16_t order[MAX_EDGES]
+        cdef int i, count
         free(self.t.root_priors)
         self.t.root_priors = NULL
         if priors is None or r == NULL:
             return
-        if len(priors) != r.num_edges:
+        count = node_edges_in_prior_order(&self.t, r, order)
+        if len(priors) != count:
             raise ValueError("priors must align with root_edges()")
-        self.t.root_priors = <float*>malloc((r.num_edges if r.num_edges > 0 else 1) * sizeof(float))
-        for i in range(r.num_edges):
-            self.t.root_priors[i] = priors[i]
+        self.t.root_priors = <float*>malloc(self.t.num_positions * sizeof(float))
+        for i in range(self.t.num_positions):
+            self.t.root_priors[i] = -1.0
+        for i in range(count):
+            self.t.root_priors[order[i]] = priors[i]
 
     def _xy(self, int loc):
         if loc == PASS_LOC:

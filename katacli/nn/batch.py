@@ -8,11 +8,12 @@ Torch-free, like :mod:`katacli.nn.request`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
+from katacli._core.policy_rows import shared_policy
 from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, NNOutput
 
 # The value columns of NNBatchOutput.values, in the order the search core reads them
@@ -143,6 +144,14 @@ class CachedRow:
 
     def output(self) -> NNOutput:
         return self.block.output(self.index)
+
+
+def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
+    """The block with its policy and pass priors copied into one reference-counted block (shared_policy):
+    the NN cache keeps its rows, and search tree nodes evaluated from them share those rows instead of
+    copying every legal move's prior (policy_rows.pxd)."""
+    policy, policy_pass = shared_policy(block.policy, block.policy_pass)
+    return replace(block, policy=policy, policy_pass=policy_pass)
 
 
 def empty_output(n: int, area: int, with_ownership: bool, board_x: int, board_y: int) -> NNBatchOutput:

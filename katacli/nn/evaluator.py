@@ -37,7 +37,7 @@ from katacli.nn.postprocess import (
     white_ownership,
 )
 from katacli.nn.batch import (
-    VALUE_COLUMNS, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output,
+    VALUE_COLUMNS, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
 from katacli.nn.device_runner import PRECISIONS, DeviceRunner
@@ -211,6 +211,8 @@ class NNEvaluator:
         merged with the cache hits."""
         batch, hits, misses = plan.batch, plan.hits, plan.misses
         n = len(batch)
+        if misses:
+            block = with_shared_policy(block)
         if misses and plan.keys is not None:
             self.cache.put_many([plan.keys[i] for i in misses], [CachedRow(block, j) for j in range(len(misses))],
                                 [plan.settings[i] for i in misses])

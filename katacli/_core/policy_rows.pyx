@@ -1,0 +1,144 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Reference-counted policy rows (contract: policy_rows.pxd)."""
+from libc.stdint cimport int64_t, uintptr_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+import numpy as np
+
+cdef extern from *:
+    """
+    static inline long long katacli_policy_rows_add(long long* p, long long v) {
+        return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
+    }
+    """
+    long long katacli_policy_rows_add(long long* p, long long v) nogil
+
+
+cdef PolicyRows* policy_rows_new(int num_rows, int width) noexcept nogil:
+    cdef PolicyRows* rows = <PolicyRows*>malloc(sizeof(PolicyRows))
+    if rows == NULL:
+        return NULL
+    rows.data = <float*>malloc((<size_t>num_rows * width if num_rows * width > 0 else 1) * sizeof(float))
+    if rows.data == NULL:
+        free(rows)
+        return NULL
+    rows.refs = 1
+    rows.num_rows = num_rows
+    rows.width = width
+    return rows
+
+
+cdef void policy_rows_retain(PolicyRows* rows) noexcept nogil:
+    katacli_policy_rows_add(<long long*>&rows.refs, 1)
+
+
+cdef void policy_rows_release(PolicyRows* rows) noexcept nogil:
+    if rows != NULL and katacli_policy_rows_add(<long long*>&rows.refs, -1) == 0:
+        free(rows.data)
+        free(rows)
+
+
+cdef class PolicyBlock:
+    """PolicyBlock(num_rows, width): a block of num_rows rows of width floats (see shared_policy)."""
+
+    def __cinit__(self, int num_rows, int width):
+        if num_rows < 0 or width < 1:
+            raise ValueError(f"a policy block needs rows >= 0 and width >= 1, got {num_rows} x {width}")
+        self.rows = policy_rows_new(num_rows, width)
+        if self.rows == NULL:
+            raise MemoryError("no memory for a policy block")
+        self._shape[0] = <Py_ssize_t>num_rows * width
+        self._strides[0] = sizeof(float)
+
+    def __dealloc__(self):
+        policy_rows_release(self.rows)
+
+    @property
+    def references(self):
+        """Holders of the block: this object plus every node evaluated from one of its rows."""
+        return self.rows.refs
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        view.buf = self.rows.data
+        view.obj = self
+        view.len = self._shape[0] * sizeof(float)
+        view.readonly = 0
+        view.itemsize = sizeof(float)
+        view.format = b"f"
+        view.ndim = 1
+        view.shape = self._shape
+        view.strides = self._strides
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+def shared_policy(policy, policy_pass):
+    """(policy [n, area], policy_pass [n]): read-only copies of an answer's priors in one new PolicyBlock,
+    each row's pass prior after its board points, for nodes to share (shared_policy_rows)."""
+    policy = np.asarray(policy, dtype=np.float32)
+    policy_pass = np.asarray(policy_pass, dtype=np.float32)
+    if policy.ndim != 2 or policy_pass.shape != (policy.shape[0],):
+        raise ValueError(f"policy [n, area] and policy_pass [n] expected, got shapes {policy.shape} "
+                         f"and {policy_pass.shape}")
+    n, area = policy.shape
+    flat = np.frombuffer(PolicyBlock(n, area + 1), dtype=np.float32).reshape(n, area + 1)
+    flat[:, :area] = policy
+    flat[:, area] = policy_pass
+    flat.flags.writeable = False
+    return flat[:, :area], flat[:, area]
+
+
+def policy_block_references(array):
+    """The number of holders of the PolicyBlock an array views (the views count as one), or None."""
+    block = _block_behind(array)
+    return None if block is None else block.references
+
+
+cdef object _block_behind(object array):
+    """The PolicyBlock an array views (numpy's base chain through the buffer's memoryview), or None."""
+    while array is not None:
+        if isinstance(array, PolicyBlock):
+            return array
+        if isinstance(array, memoryview):
+            array = array.obj
+        else:
+            array = getattr(array, "base", None)
+    return None
+
+
+cdef PolicyRows* shared_policy_rows(object policy, object policy_pass, int area, float** first_row) except? NULL:
+    cdef PolicyBlock buf
+    cdef object block
+    cdef uintptr_t start, end, p, q
+    cdef Py_ssize_t row_bytes
+    if not (isinstance(policy, np.ndarray) and isinstance(policy_pass, np.ndarray)):
+        return NULL
+    block = _block_behind(policy)
+    if block is None or _block_behind(policy_pass) is not block:
+        return NULL
+    buf = block
+    if buf.rows.width != area + 1:
+        return NULL
+    if (policy.dtype != np.float32 or policy_pass.dtype != np.float32 or policy.ndim != 2
+            or policy.shape[1] != area or policy_pass.ndim != 1 or policy_pass.shape[0] != policy.shape[0]):
+        return NULL
+    row_bytes = (area + 1) * sizeof(float)
+    if policy.shape[0] > 1 and (policy.strides[0] != row_bytes or policy_pass.strides[0] != row_bytes):
+        return NULL
+    if policy.strides[1] != sizeof(float):
+        return NULL
+    start = <uintptr_t>buf.rows.data
+    end = start + <uintptr_t>buf.rows.num_rows * row_bytes
+    p = <uintptr_t>policy.__array_interface__["data"][0]
+    q = <uintptr_t>policy_pass.__array_interface__["data"][0]
+    # Each row's pass prior must sit right after its board priors, inside the block.
+    if p < start or (p - start) % row_bytes != 0 or q != p + area * sizeof(float):
+        return NULL
+    if p + <uintptr_t>policy.shape[0] * row_bytes > end:
+        return NULL
+    first_row[0] = <float*>p
+    return buf.rows
