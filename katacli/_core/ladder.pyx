@@ -8,7 +8,7 @@ the search ends; never for a frame's last candidate, which nothing follows on th
 board), so the board's internal representation is restored bit for bit.
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.stdint cimport uint16_t, uint64_t
+from libc.stdint cimport int16_t, uint16_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from katacli._core.board cimport (
@@ -29,6 +29,9 @@ cdef enum:
     # last liberty. Bounded by the board size; reserved before each list is built.
     MAX_MOVES_PER_FRAME = MAX_PLAY_SIZE + 1
     ESCAPE_LIBERTIES = 3           # a defender reaching this many liberties escapes
+    # A ladder search keeps a board snapshot at most every this many frames down a line; boards
+    # in between are rebuilt by playing the line's moves again (a play costs far less than a copy).
+    CHECKPOINT_INTERVAL = 4
 
 # Outcome of opening a frame or of a whole search.
 cdef enum:
@@ -224,6 +227,25 @@ cdef int _open_attacker_frame(const Board* b, Loc loc, Loc* moves, int* num_move
 
 
 # ---- search ---------------------------------------------------------------------
+cdef inline Color _mover_at(int depth, bint defender_first, Color defender) noexcept nogil:
+    return defender if (depth % 2 == 0) == defender_first else opp_of(defender)
+
+cdef void _board_before(Board* b, LadderWorkspace* ws, int depth, const unsigned char* has_snap,
+                        const int16_t* checkpoint_of, bint defender_first, Color defender) noexcept nogil:
+    """Put b back to the position before the move of frame `depth`: its own snapshot, or the nearest
+    checkpoint above it with the line's moves played again (plays are deterministic: same bits)."""
+    cdef int c, k
+    cdef LadderFrame* f
+    if has_snap[depth]:
+        memcpy(b, &ws.snapshots[depth], sizeof(Board))
+        return
+    c = checkpoint_of[depth]
+    memcpy(b, &ws.snapshots[c], sizeof(Board))
+    for k in range(c, depth):
+        f = &ws.frames[k]
+        board_play_assume_legal(b, ws.moves[f.moves_start + f.next_move], _mover_at(k, defender_first, defender))
+
+
 cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore,
                  int* nodes) noexcept nogil:
     """Minimax over ladder moves; returns an OUTCOME_* code and sets nodes[0] to the number of
@@ -235,19 +257,23 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
     # KataGo's stack limit: a line this deep counts as captured.
     cdef int depth_limit = (b.x_size * b.y_size * 3) // 2 + 1
     cdef int depth = 0, nodes_played = 0, outcome, next_start
-    # Undoing lazily: b holds the moves of depths 0..played_depth-1, and snapshots[0..valid_snapshots-1]
-    # still match the current line. A frame settled on return from its child needs no board (its
-    # parent restores its own snapshot), and a restored frame's snapshot need not be taken again:
-    # most of a search's board copies (a board is ~6 KB) are saved. A frame trying its last
-    # candidate takes no snapshot either: nothing will be tried after it on that board (the
-    # root's is still taken when the board must be restored at the end).
-    # (snapshots[d] for d < valid_snapshots is current unless frame d is on its last candidate,
-    # whose snapshot is never read.)
-    cdef int played_depth = 0, valid_snapshots = 0
+    # Undoing lazily: b holds the moves of depths 0..played_depth-1. A frame needs the board from
+    # before its move again only to try another candidate, so a frame settled on return from its
+    # child needs none (its parent puts back its own), and a frame trying its last candidate keeps
+    # none. The others keep a snapshot (a board is ~6 KB), except within CHECKPOINT_INTERVAL frames
+    # below the last one that did: that board is rebuilt from the checkpoint by playing the line's
+    # moves again, cheaper than a copy at every level of a long ladder. The root keeps one when the
+    # board must be restored at the end. has_snap[d]: frame d's snapshot holds its board;
+    # checkpoint_of[d]: the deepest frame above d on the line with a snapshot (-1: none).
+    cdef int played_depth = 0
+    cdef unsigned char has_snap[MAX_FRAMES]
+    cdef int16_t checkpoint_of[MAX_FRAMES]
     cdef bint entering = True, captured = False, decided, defender_to_move
     cdef LadderFrame* frame
     cdef Loc move = NULL_LOC
     cdef Color mover = defender
+    has_snap[0] = False
+    checkpoint_of[0] = -1
     while True:
         nodes[0] = nodes_played
         frame = &ws.frames[depth]
@@ -285,7 +311,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
 
         if not decided:
             if played_depth > depth:   # undo the move tried here
-                memcpy(b, &ws.snapshots[depth], sizeof(Board))
+                _board_before(b, ws, depth, has_snap, checkpoint_of, defender_first, defender)
                 played_depth = depth
             # Skip illegal moves (suicide never legal, simple ko respected).
             mover = defender if defender_to_move else attacker
@@ -308,16 +334,15 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
             entering = False
             continue
 
-        if not _reserve_snapshots(ws, depth + 1):
-            if restore and played_depth > 0:
-                memcpy(b, &ws.snapshots[0], sizeof(Board))
-            return OUTCOME_OUT_OF_MEMORY
-        if frame.next_move < frame.num_moves - 1 or (depth == 0 and restore):
-            if valid_snapshots <= depth:
-                memcpy(&ws.snapshots[depth], b, sizeof(Board))
-            valid_snapshots = depth + 1   # deeper snapshots belong to the move replaced here
-        elif valid_snapshots > depth:
-            valid_snapshots = depth       # this frame's board is not kept
+        if ((frame.next_move < frame.num_moves - 1 or (depth == 0 and restore)) and not has_snap[depth]
+                and (depth == 0 or checkpoint_of[depth] < 0
+                     or depth - checkpoint_of[depth] >= CHECKPOINT_INTERVAL)):
+            if not _reserve_snapshots(ws, depth + 1):
+                if restore and played_depth > 0:
+                    memcpy(b, &ws.snapshots[0], sizeof(Board))
+                return OUTCOME_OUT_OF_MEMORY
+            memcpy(&ws.snapshots[depth], b, sizeof(Board))
+            has_snap[depth] = True
         board_play_assume_legal(b, move, mover)
         played_depth = depth + 1
         nodes_played += 1
@@ -330,6 +355,8 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
         depth += 1
         ws.frames[depth].moves_start = next_start
         ws.frames[depth].num_moves = 0
+        has_snap[depth] = False
+        checkpoint_of[depth] = depth - 1 if has_snap[depth - 1] else checkpoint_of[depth - 1]
         entering = True
 
 
