@@ -83,7 +83,7 @@ class NNBatch:
         return self.rows(slice(start, end))
 
 
-@dataclass
+@dataclass(slots=True)  # no per-object __dict__: the NN cache keeps every answered batch's object
 class NNBatchOutput:
     """Answers for n positions, from White's point of view, in the real board's orientation.
 

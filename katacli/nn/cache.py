@@ -24,7 +24,8 @@ class NNCache(Generic[V]):
             raise ValueError(f"cache size power of two must be in 0..{MAX_CACHE_SIZE_POWER_OF_TWO}, got {size_power_of_two}")
         self.capacity = 1 << size_power_of_two
         self._mask = self.capacity - 1
-        self._slots: dict[int, tuple[Hashable, V]] = {}
+        # slot -> (position hash, extra key, value): one flat tuple per entry (a million of them at most)
+        self._slots: dict[int, tuple[int, Hashable, V]] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -38,12 +39,11 @@ class NNCache(Generic[V]):
         ``extra_key`` distinguishes evaluations of one position under different settings
         (e.g. policy optimism); it must be equal for a hit.
         """
-        full_key = (position_hash, extra_key)
         with self._lock:
             entry = self._slots.get(self._slot(position_hash))
-            if entry is not None and entry[0] == full_key:
+            if entry is not None and entry[0] == position_hash and entry[1] == extra_key:
                 self.hits += 1
-                return entry[1]
+                return entry[2]
             self.misses += 1
             return None
 
@@ -53,8 +53,8 @@ class NNCache(Generic[V]):
         with self._lock:
             for position_hash, extra_key in zip(position_hashes, extra_keys):
                 entry = slots.get(position_hash & mask)
-                if entry is not None and entry[0] == (position_hash, extra_key):
-                    found.append(entry[1])
+                if entry is not None and entry[0] == position_hash and entry[1] == extra_key:
+                    found.append(entry[2])
                 else:
                     found.append(None)
             hit_count = len(found) - found.count(None)
@@ -63,16 +63,15 @@ class NNCache(Generic[V]):
         return found
 
     def put(self, position_hash: int, value: V, extra_key: Hashable = None) -> None:
-        full_key = (position_hash, extra_key)
         with self._lock:
-            self._slots[self._slot(position_hash)] = (full_key, value)
+            self._slots[self._slot(position_hash)] = (position_hash, extra_key, value)
 
     def put_many(self, position_hashes: list[int], values: list[V], extra_keys: list[Hashable]) -> None:
         """put() for many positions under one lock."""
         mask, slots = self._mask, self._slots
         with self._lock:
             for position_hash, value, extra_key in zip(position_hashes, values, extra_keys):
-                slots[position_hash & mask] = ((position_hash, extra_key), value)
+                slots[position_hash & mask] = (position_hash, extra_key, value)
 
     def clear(self) -> None:
         with self._lock:

@@ -43,6 +43,8 @@ from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
 from katacli.nn.device_runner import PRECISIONS, DeviceRunner
 
 DEFAULT_MAX_BATCH_SIZE = 256
+# Distinct cache settings keys kept for reuse (optimism x temperature x passing hacks x profile: a handful).
+MAX_INTERNED_SETTINGS = 1024
 # warm_up: evaluations of a blank position that build the traced network and let TorchScript's
 # profiling executor optimise it (its first runs are several times slower than later ones).
 WARM_UP_ROUNDS = 3
@@ -130,6 +132,8 @@ class NNEvaluator:
         self.cache: Optional[NNCache[NNOutput]] = (
             NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
         )
+        # One settings-key object shared by every cache entry with those settings, not a tuple per entry.
+        self._settings_keys: dict[tuple, tuple] = {}
         self.default_symmetry = default_symmetry
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -243,7 +247,11 @@ class NNEvaluator:
         temperature, hacks = batch.policy_temperature, batch.enable_passing_hacks
         meta_rows = [None] * n if batch.meta is None else [row.tobytes() for row in batch.meta]
         # Settings as _settings_key makes them for an NNRequest, so both APIs share entries.
-        settings = [(opt, temperature, hacks, None, meta) for opt, meta in zip(batch.policy_optimism.tolist(), meta_rows)]
+        if len(self._settings_keys) > MAX_INTERNED_SETTINGS:
+            self._settings_keys.clear()
+        interned = self._settings_keys.setdefault
+        settings = [interned(key, key) for key in
+                    ((opt, temperature, hacks, None, meta) for opt, meta in zip(batch.policy_optimism.tolist(), meta_rows))]
         wanted = batch.include_ownership.tolist()
         hits, misses = [], []
         for i, entry in enumerate(self.cache.get_many(keys, settings)):
