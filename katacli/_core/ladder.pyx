@@ -230,28 +230,46 @@ cdef int _open_attacker_frame(const Board* b, Loc loc, Loc* moves, int* num_move
 cdef inline Color _mover_at(int depth, bint defender_first, Color defender) noexcept nogil:
     return defender if (depth % 2 == 0) == defender_first else opp_of(defender)
 
+cdef struct RootSource:
+    # How a search's root board can be rebuilt without a snapshot (see _search): a copy of board,
+    # then the move fill by fill_color (NULL_LOC: none), then the ko point cleared, as _run_ladder
+    # does for a defender-first search.
+    const Board* board
+    Loc fill
+    Color fill_color
+
+cdef enum:
+    SNAP_NONE = 0
+    SNAP_COPY = 1                  # the frame's board is in ws.snapshots
+    SNAP_ROOT_SOURCE = 2           # the root's board is rebuilt from the RootSource
+
 cdef void _board_before(Board* b, LadderWorkspace* ws, int depth, const unsigned char* has_snap,
-                        const int16_t* checkpoint_of, bint defender_first, Color defender) noexcept nogil:
+                        const int16_t* checkpoint_of, bint defender_first, Color defender,
+                        const RootSource* root) noexcept nogil:
     """Put b back to the position before the move of frame `depth`: its own snapshot, or the nearest
     checkpoint above it with the line's moves played again (plays are deterministic: same bits)."""
     cdef int c, k
     cdef LadderFrame* f
-    if has_snap[depth]:
-        memcpy(b, &ws.snapshots[depth], sizeof(Board))
-        return
-    c = checkpoint_of[depth]
-    memcpy(b, &ws.snapshots[c], sizeof(Board))
+    c = depth if has_snap[depth] != SNAP_NONE else checkpoint_of[depth]
+    if has_snap[c] == SNAP_COPY:
+        memcpy(b, &ws.snapshots[c], sizeof(Board))
+    else:
+        memcpy(b, root.board, sizeof(Board))
+        if root.fill != NULL_LOC:
+            board_play_assume_legal(b, root.fill, root.fill_color)
+        b.ko_loc = NULL_LOC
     for k in range(c, depth):
         f = &ws.frames[k]
         board_play_assume_legal(b, ws.moves[f.moves_start + f.next_move], _mover_at(k, defender_first, defender))
 
 
 cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore,
-                 int* nodes) noexcept nogil:
+                 int* nodes, const RootSource* root) noexcept nogil:
     """Minimax over ladder moves; returns an OUTCOME_* code and sets nodes[0] to the number of
     moves played. With restore, b is restored (on OUT_OF_BUDGET and OUT_OF_MEMORY reset to the
     root snapshot, if any move was played); without, b is left as the search leaves it, for a
-    caller that restores it from a copy of its own."""
+    caller that restores it from a copy of its own. root (or NULL; only without restore, for a
+    defender-first search) rebuilds the root's board instead of a snapshot."""
     cdef Color defender = b.colors[loc]
     cdef Color attacker = opp_of(defender)
     # KataGo's stack limit: a line this deep counts as captured.
@@ -263,8 +281,9 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
     # none. The others keep a snapshot (a board is ~6 KB), except within CHECKPOINT_INTERVAL frames
     # below the last one that did: that board is rebuilt from the checkpoint by playing the line's
     # moves again, cheaper than a copy at every level of a long ladder. The root keeps one when the
-    # board must be restored at the end. has_snap[d]: frame d's snapshot holds its board;
-    # checkpoint_of[d]: the deepest frame above d on the line with a snapshot (-1: none).
+    # board must be restored at the end; given a RootSource it keeps none and is rebuilt from that.
+    # has_snap[d]: how frame d's board can be had again (SNAP_*); checkpoint_of[d]: the deepest
+    # frame above d on the line whose board can (-1: none).
     cdef int played_depth = 0
     cdef unsigned char has_snap[MAX_FRAMES]
     cdef int16_t checkpoint_of[MAX_FRAMES]
@@ -272,7 +291,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
     cdef LadderFrame* frame
     cdef Loc move = NULL_LOC
     cdef Color mover = defender
-    has_snap[0] = False
+    has_snap[0] = SNAP_ROOT_SOURCE if root != NULL else SNAP_NONE
     checkpoint_of[0] = -1
     while True:
         nodes[0] = nodes_played
@@ -311,7 +330,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
 
         if not decided:
             if played_depth > depth:   # undo the move tried here
-                _board_before(b, ws, depth, has_snap, checkpoint_of, defender_first, defender)
+                _board_before(b, ws, depth, has_snap, checkpoint_of, defender_first, defender, root)
                 played_depth = depth
             # Skip illegal moves (suicide never legal, simple ko respected).
             mover = defender if defender_to_move else attacker
@@ -334,7 +353,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
             entering = False
             continue
 
-        if ((frame.next_move < frame.num_moves - 1 or (depth == 0 and restore)) and not has_snap[depth]
+        if ((frame.next_move < frame.num_moves - 1 or (depth == 0 and restore)) and has_snap[depth] == SNAP_NONE
                 and (depth == 0 or checkpoint_of[depth] < 0
                      or depth - checkpoint_of[depth] >= CHECKPOINT_INTERVAL)):
             if not _reserve_snapshots(ws, depth + 1):
@@ -342,7 +361,7 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
                     memcpy(b, &ws.snapshots[0], sizeof(Board))
                 return OUTCOME_OUT_OF_MEMORY
             memcpy(&ws.snapshots[depth], b, sizeof(Board))
-            has_snap[depth] = True
+            has_snap[depth] = SNAP_COPY
         board_play_assume_legal(b, move, mover)
         played_depth = depth + 1
         nodes_played += 1
@@ -355,13 +374,13 @@ cdef int _search(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bi
         depth += 1
         ws.frames[depth].moves_start = next_start
         ws.frames[depth].num_moves = 0
-        has_snap[depth] = False
-        checkpoint_of[depth] = depth - 1 if has_snap[depth - 1] else checkpoint_of[depth - 1]
+        has_snap[depth] = SNAP_NONE
+        checkpoint_of[depth] = depth - 1 if has_snap[depth - 1] != SNAP_NONE else checkpoint_of[depth - 1]
         entering = True
 
 
 cdef int _run_ladder(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws, bint restore,
-                     int* nodes) noexcept nogil:
+                     int* nodes, const RootSource* root) noexcept nogil:
     """The search from a chain with 1 (defender_first) or 2 liberties, ws not NULL. The ko point is
     cleared for defender_first and left so: the caller puts it back (see ladder_is_captured)."""
     # At the root the defender may take any ko: assume kos work for the defender.
@@ -369,7 +388,7 @@ cdef int _run_ladder(Board* b, Loc loc, bint defender_first, LadderWorkspace* ws
         b.ko_loc = NULL_LOC
     ws.frames[0].moves_start = 0
     ws.frames[0].num_moves = 0
-    return _search(b, loc, defender_first, ws, restore, nodes)
+    return _search(b, loc, defender_first, ws, restore, nodes, root)
 
 cdef inline void _put_back_ko(Board* b, Loc saved_ko, int outcome) noexcept nogil:
     # KataGo leaves the cleared ko point behind when the budget runs out.
@@ -394,7 +413,7 @@ cdef bint ladder_is_captured(Board* b, Loc loc, bint defender_first, LadderWorks
             return False
         ws = own_ws
     saved_ko = b.ko_loc
-    outcome = _run_ladder(b, loc, defender_first, ws, True, &nodes)
+    outcome = _run_ladder(b, loc, defender_first, ws, True, &nodes, NULL)
     ladder_workspace_free(own_ws)
     _put_back_ko(b, saved_ko, outcome)
     return outcome == OUTCOME_CAPTURED
@@ -406,7 +425,12 @@ cdef bint _captured_restoring_from(Board* b, Loc loc, LadderWorkspace* ws, const
     of pristine instead of a snapshot taken and copied back."""
     cdef Loc saved_ko = b.ko_loc
     cdef int nodes = 0
-    cdef int outcome = _run_ladder(b, loc, True, ws, False, &nodes)
+    cdef RootSource root
+    cdef int outcome
+    root.board = pristine
+    root.fill = NULL_LOC
+    root.fill_color = C_EMPTY
+    outcome = _run_ladder(b, loc, True, ws, False, &nodes, &root)
     if nodes > 0:
         memcpy(b, pristine, sizeof(Board))
     _put_back_ko(b, saved_ko, outcome)
@@ -476,6 +500,7 @@ cdef bint _captured_2libs(Board* b, Loc loc, LadderWorkspace* ws, Loc* working_m
     cdef Color attacker = opp_of(b.colors[loc])
     cdef Loc saved_ko = b.ko_loc
     cdef int i, nodes = 0
+    cdef RootSource root
     num_working[0] = 0
     board_find_liberties(b, loc, liberties, 2)
     for i in range(2):
@@ -492,7 +517,10 @@ cdef bint _captured_2libs(Board* b, Loc loc, LadderWorkspace* ws, Loc* working_m
             board_play_assume_legal(b, liberties[i], attacker)
             if board_num_liberties(b, loc) == 1:
                 # The inner search leaves the board as it ends: the copy below undoes everything.
-                works[i] = _run_ladder(b, loc, True, ws, False, &nodes) == OUTCOME_CAPTURED
+                root.board = pristine
+                root.fill = liberties[i]
+                root.fill_color = attacker
+                works[i] = _run_ladder(b, loc, True, ws, False, &nodes, &root) == OUTCOME_CAPTURED
             memcpy(b, pristine, sizeof(Board))
             b.ko_loc = saved_ko
     for i in range(2):
