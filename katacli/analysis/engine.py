@@ -25,7 +25,6 @@ from katacli.analysis.protocol import (
 )
 from katacli.analysis.query import QueryDefaults, QueryParser
 from katacli.analysis.scheduler import RequestQueue
-from katacli.analysis.worker import AnalysisWorker
 from katacli.search.eval_cache import new_eval_cache
 
 # How long quitting without waiting gives each analysis thread to notice, seconds.
@@ -59,12 +58,10 @@ class AnalysisEngine:
         self.eval_cache = new_eval_cache(defaults.params)
         self.actions = ActionHandler(self.queue, backend, writer.write, self._report_error, self.eval_cache)
         seeds = random.Random(seed)
-        self.workers = [
-            AnalysisWorker(index, self.queue, backend.evaluator, writer.write, self.log, seeds.getrandbits(63),
-                           log_search_info, human_evaluator=backend.human_evaluator, eval_cache=self.eval_cache,
-                           pattern_table=pattern_table)
-            for index in range(num_analysis_threads)
-        ]
+        self._worker_seeds = [seeds.getrandbits(63) for _ in range(num_analysis_threads)]
+        self._log_search_info = log_search_info
+        self._pattern_table = pattern_table
+        self.workers: list = []  # made by start()
         self._started = False
         self._finished = False
 
@@ -78,6 +75,16 @@ class AnalysisEngine:
             if loading is not None:
                 self.queue.hold()
                 loading.when_done(self.queue.release)  # a failed load too: the workers then report it
+            # The search modules are imported here, after "ready" (~20-50 ms on two cores): no query can be
+            # searched before the network is loaded, which takes longer, so no answer comes later for it.
+            from katacli.analysis.worker import AnalysisWorker
+
+            self.workers = [
+                AnalysisWorker(index, self.queue, self.backend.evaluator, self.writer.write, self.log, worker_seed,
+                               self._log_search_info, human_evaluator=self.backend.human_evaluator,
+                               eval_cache=self.eval_cache, pattern_table=self._pattern_table)
+                for index, worker_seed in enumerate(self._worker_seeds)
+            ]
             self.backend.start_loading()
             for worker in self.workers:
                 worker.start()
