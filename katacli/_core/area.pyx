@@ -189,15 +189,132 @@ cdef void _mark_area_for_player(
                     result[r.points[k]] = pla
 
 
+cdef struct EmptyComponents:
+    # Maximal connected sets of empty points, for both players at once (see _empty_components).
+    int count
+    int16_t comp_of[MAX_ARR_SIZE]               # NO_REGION off the empty points
+    unsigned char touches[MAX_PLAY_SIZE]        # bit C_BLACK / C_WHITE: borders a stone of that colour
+    bint needs_benson[C_WHITE + 1]              # by player: some chain may have two vital regions
+
+cdef void _empty_components(const Board* b, EmptyComponents* e) noexcept nogil:
+    """Flood the empty points once, and tell per player whether Benson's analysis can find anything.
+
+    A region vital to a chain (Benson) holds at least one empty point, and every empty point of it
+    touches the chain, so each of the chain's vital regions holds its own empty component whose
+    every point touches the chain. A player none of whose chains has two such components has no
+    chain with two vital regions: all of its chains die at once, every region of its borders a
+    dead chain, and all it owns is the unsafe big territory, the components touching its stones
+    and none of the opponent's (see _mark_unsafe_only)."""
+    cdef unsigned char candidate_count[C_WHITE + 1][MAX_ARR_SIZE]   # by chain head
+    cdef Loc candidates[C_WHITE + 1][MAX_ADJACENT_CHAINS]
+    cdef int n[C_WHITE + 1]
+    cdef Loc queue[MAX_PLAY_SIZE]
+    cdef int x, y, i, k, kept, head_idx, tail, pla
+    cdef Loc seed, loc, adj, head
+    cdef Color c
+    cdef int16_t idx
+    memset(candidate_count, 0, sizeof(candidate_count))
+    for i in range(MAX_ARR_SIZE):
+        e.comp_of[i] = NO_REGION
+    e.count = 0
+    e.needs_benson[C_BLACK] = False
+    e.needs_benson[C_WHITE] = False
+    for y in range(b.y_size):
+        for x in range(b.x_size):
+            seed = loc_of(x, y, b.x_size)
+            if b.colors[seed] != C_EMPTY or e.comp_of[seed] != NO_REGION:
+                continue
+            idx = <int16_t>e.count
+            e.count += 1
+            e.touches[idx] = 0
+            # Candidates: the chains touching the seed; kept while every point touches them.
+            n[C_BLACK] = 0
+            n[C_WHITE] = 0
+            for i in range(4):
+                adj = seed + b.adj_offsets[i]
+                c = b.colors[adj]
+                if c == C_BLACK or c == C_WHITE:
+                    head = b.chain_head[adj]
+                    for k in range(n[c]):
+                        if candidates[c][k] == head:
+                            break
+                    else:
+                        candidates[c][n[c]] = head
+                        n[c] += 1
+            e.comp_of[seed] = idx
+            queue[0] = seed
+            head_idx = 0
+            tail = 1
+            while head_idx < tail:
+                loc = queue[head_idx]
+                head_idx += 1
+                for i in range(4):
+                    adj = loc + b.adj_offsets[i]
+                    c = b.colors[adj]
+                    if c == C_EMPTY:
+                        if e.comp_of[adj] == NO_REGION:
+                            e.comp_of[adj] = idx
+                            queue[tail] = adj
+                            tail += 1
+                    elif c == C_BLACK or c == C_WHITE:
+                        e.touches[idx] |= 1 << c
+                for pla in range(C_BLACK, C_WHITE + 1):
+                    if n[pla] == 0:
+                        continue
+                    kept = 0
+                    for k in range(n[pla]):
+                        for i in range(4):
+                            adj = loc + b.adj_offsets[i]
+                            if b.colors[adj] == pla and b.chain_head[adj] == candidates[pla][k]:
+                                candidates[pla][kept] = candidates[pla][k]
+                                kept += 1
+                                break
+                    n[pla] = kept
+            for pla in range(C_BLACK, C_WHITE + 1):
+                for k in range(n[pla]):
+                    head = candidates[pla][k]
+                    candidate_count[pla][head] += 1
+                    if candidate_count[pla][head] >= MIN_VITAL_REGIONS:
+                        e.needs_benson[pla] = True
+
+
+cdef void _mark_unsafe_only(const Board* b, const EmptyComponents* e, Color pla, Color* result) noexcept nogil:
+    """_mark_area_for_player's result for a player with no chain that can have two vital regions
+    (see _empty_components), with unsafe big territories: the empty components touching its stones
+    and not the opponent's, on points not already claimed."""
+    cdef int x, y
+    cdef Loc loc
+    cdef int16_t idx
+    cdef unsigned char wanted = 1 << pla
+    for y in range(b.y_size):
+        for x in range(b.x_size):
+            loc = loc_of(x, y, b.x_size)
+            idx = e.comp_of[loc]
+            if idx != NO_REGION and e.touches[idx] == wanted and result[loc] == C_EMPTY:
+                result[loc] = pla
+
+
 cdef void area_calculate(
         const Board* b, Color* result, bint non_pass_alive_stones, bint safe_big_territories,
         bint unsafe_big_territories, bint multi_stone_suicide_legal) noexcept nogil:
     cdef int x, y
     cdef Loc loc
+    cdef EmptyComponents comps
+    cdef int player
+    cdef Color pla
     memset(result, C_EMPTY, MAX_ARR_SIZE * sizeof(Color))
+    # One flood of the empty points first: most positions have no chain that could be pass-alive,
+    # and then Benson's two floods (one per player, over empty points and opponent stones) are not
+    # needed to know the answer.
+    _empty_components(b, &comps)
     # Order matters: white's outright marks may overwrite black's unsafe ones.
-    _mark_area_for_player(b, C_BLACK, safe_big_territories, unsafe_big_territories, multi_stone_suicide_legal, result)
-    _mark_area_for_player(b, C_WHITE, safe_big_territories, unsafe_big_territories, multi_stone_suicide_legal, result)
+    for player in range(C_BLACK, C_WHITE + 1):
+        pla = <Color>player
+        if comps.needs_benson[pla]:
+            _mark_area_for_player(b, pla, safe_big_territories, unsafe_big_territories,
+                                  multi_stone_suicide_legal, result)
+        elif unsafe_big_territories:
+            _mark_unsafe_only(b, &comps, pla, result)
     if non_pass_alive_stones:
         for y in range(b.y_size):
             for x in range(b.x_size):
