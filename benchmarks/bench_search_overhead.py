@@ -58,34 +58,34 @@ With the 2-liberty ladder check's single snapshot too, at a lighter load (2.6), 
 
 Then fewer board copies in the ladder scan (none for a frame's last candidate or a scan's search
 roots, searches undone from the position the scan reads, a snapshot at most every 4 frames down a
-line with the line replayed in between: 800 leaf boards of a 64-leaf search 11.1 -> 5.8 us per
-scan), board_num_liberties and the suicide test inline, and the main-phase legal mask without a
-call per point. Against ff205ec (built in place in a copy) and the whole tree at f75a2a1 (this work
-plus the search tree's shared policy rows and smaller NN cache entries), three rounds in turn, AMD
-EPYC, load average 5.9 to 6.5 (other work on the 2 cores), --repeat 5, visits per CPU second, the
-median of each round:
+line with the line replayed in between: 800 leaf boards of a 64-leaf search 11.1 -> 5.7 us per
+scan), board_num_liberties and the suicide test inline, the main-phase legal mask without a call
+per point, and pass-alive areas from one flood of the empty points when no chain can have two
+vital regions (all those leaf boards: 3.4 -> 2.0 us). Against ff205ec (built in place in a copy)
+and the whole tree at 334cf65 (this work plus the search tree's shared policy rows and smaller NN
+cache entries), three rounds in turn, AMD EPYC, load average 5.8 to 9.0 (other work on the 2
+cores), --repeat 5, visits per CPU second, the median of each round:
 
-    size  threads   ff205ec                 ladder/legality work     whole tree f75a2a1
-      19        1    8843 /  9307 /  8970    9410 /  9380 /  9036     8534 /  9073 /  8955
-      19       16   15157 / 15993 / 14583   17228 / 17284 / 15624    16683 / 17846 / 17613
-      19       64   22221 / 23523 / 21772   26264 / 27342 / 23761    26123 / 29124 / 29478
-       9        1    7572 /  7745 /  8030    7561 /  7716 /  7728     7029 /  7183 /  7120
-       9       16   30009 / 31374 / 32222   31300 / 32441 / 32748    31235 / 31963 / 31421
-       9       64   43100 / 44330 / 43960   45712 / 46346 / 48986    48241 / 48262 / 48384
+    size  threads   ff205ec                 ladder/area/legality     whole tree 334cf65
+      19        1    9550 /  9514 /  8899    9792 /  9686 /  9469     9195 /  8620 /  9228
+      19       16   16220 / 16077 / 15009   18616 / 18709 / 18207    17759 / 17748 / 18812
+      19       64   23230 / 22611 / 23112   28819 / 29918 / 28636    29551 / 28444 / 31131
+       9        1    7839 /  7719 /  7604    7970 /  7777 /  8285     7293 /  6627 /  7294
+       9       16   31703 / 30990 / 30498   35734 / 34975 / 37725    34430 / 32365 / 34029
+       9       64   41954 / 42126 / 43144   50130 / 50335 / 51865    51004 / 48786 / 48423
 
-Where the time goes now (19x19, thread CPU per visit, ff205ec -> the ladder/legality work): with 1
-leaf per batch 112 -> 109 us, of which the batch's Python and numpy glue 75 -> 74 (~124 us per
-batch: NNBatch, cache look-ups, symmetry gather, numpy postprocessing), storing 7, descents and leaf
-features 31 -> 28; with 16 leaves 64 -> 56 us: glue 17 -> 16, storing 8, descents and features
-39 -> 32; with 64 leaves 44 -> 38 us: glue 11 -> 10, storing 6, descents and features 27 -> 22.
-perf over the searches of the whole tree at f75a2a1, 16 leaves: Python and numpy 27%, pass-alive
-areas 10% (two Benson floods per leaf: ~3 us on leaf boards alone, about twice that inside the
-search), ladder scans 10%, history 9% (the descent's copy of each new board into the recent-board
-ring 4%, superko bans 3%), board 8%, selection, backup and value math with libm's pow 17%, the
-batch's symmetry gather 4.6%, feature planes 4%. With 64 leaves: ladder scans 12% (leaves deep in
-the tree hold real ladders: about 60 ladder moves and 10 attacker tries per visit), areas 10%, the
-gather 9%, Python and numpy 22%, selection and backup 16%. Python's garbage collector
-takes about 1% during searches; the larger gc share a whole-process profile shows is start-up.
+Where the time goes (19x19, thread CPU per visit, ff205ec -> the ladder, area and legality work):
+with 1 leaf per batch 112 -> 105 us, of which the batch's Python and numpy glue 75 -> 73 (~122 us
+per batch: NNBatch, cache look-ups, symmetry gather, numpy postprocessing), storing 7, descents and
+leaf features 31 -> 25; with 16 leaves 64 -> 55 us: glue 17, storing 8, descents and features
+39 -> 30; with 64 leaves 44 -> 37 us: glue 11, storing 6, descents and features 27 -> 20. perf
+over the searches (16 leaves): Python and numpy 25%, ladder scans 10%, history 10% (the descent's
+copy of each new board into the recent-board ring 4%, superko bans 3%), board 8%, selection,
+backup and value math with libm's pow 19%, pass-alive areas 6%, the batch's symmetry gather 5%,
+feature planes 4%, gc 2%. With 64 leaves: Python and numpy 20%, ladder scans 14% (leaves deep in
+the tree hold real ladders: about 60 ladder moves and 10 attacker tries per visit), the gather 9%,
+board 9%, areas 7%, feature planes 6%, selection and backup 14%. The gc share a whole-process
+profile shows beyond that is start-up.
 """
 from __future__ import annotations
 
