@@ -7,7 +7,7 @@ element-for-element copy numpy's take_along_axis made, without a numpy call per 
 """
 import numpy as np
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint32_t
 
 
 def gather_rows(const float[:, :, ::1] batch, const int64_t[:, ::1] table, const int64_t[::1] symmetries):
@@ -32,6 +32,23 @@ def gather_rows(const float[:, :, ::1] batch, const int64_t[:, ::1] table, const
             for c in range(channels):
                 src = &batch[i, c, 0]
                 dst = &out_view[i, c, 0]
-                for p in range(points):
-                    dst[p] = src[index[p]]
+                if _is_constant(src, points):
+                    # Most feature planes are constant (all zero: ko, ladders, encore, often
+                    # liberties; all one: on the board), and gather to themselves: filled without
+                    # a random read per point.
+                    for p in range(points):
+                        dst[p] = src[0]
+                else:
+                    for p in range(points):
+                        dst[p] = src[index[p]]
     return out
+
+
+cdef inline bint _is_constant(const float* plane, Py_ssize_t points) noexcept nogil:
+    """Whether every value of the plane has the first one's bits (so -0.0 never passes for 0.0)."""
+    cdef const uint32_t* bits = <const uint32_t*>plane
+    cdef uint32_t first = bits[0], differs = 0
+    cdef Py_ssize_t p
+    for p in range(points):
+        differs |= bits[p] ^ first
+    return differs == 0
