@@ -62,6 +62,11 @@ def assert_close(name, got, expected, tolerance):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_kata_raw_nn_matches_katago(case):
+    assert_case_matches(case, evaluator_for(case["model_file"]))
+
+
+def assert_case_matches(case, evaluator) -> None:
+    """``evaluator``'s answers for the case's position equal KataGo's (test_nn_numpy_forward runs this too)."""
     session = session_from_gtp_setup(case["commands"])
     assert json.loads(session.rules.to_json_string()) == case["rules"]
     state = session.state
@@ -77,7 +82,6 @@ def test_kata_raw_nn_matches_katago(case):
     legal = np.zeros(x_size * y_size + 1, np.uint8)
     encode_v7(state, 0, spatial, global_features, legal)
 
-    evaluator = evaluator_for(case["model_file"])
     requests = [
         NNRequest(spatial, global_features, legal.astype(bool), board_x=x_size, board_y=y_size,
                   white_to_move=(player == 2), symmetry=s, policy_optimism=GTP_ROOT_POLICY_OPTIMISM)

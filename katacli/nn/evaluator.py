@@ -20,13 +20,11 @@ import os
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
-import torch
 
 from katacli.nn.cache import DEFAULT_CACHE_SIZE_POWER_OF_TWO, NNCache
-from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.nn.request import NNRequest  # noqa: F401  (part of this module's API)
 from katacli.nn.postprocess import (
     NNOutput,
@@ -40,7 +38,15 @@ from katacli.nn.batch import (
     VALUE_COLUMNS, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
-from katacli.nn.device_runner import PRECISIONS, DeviceRunner
+
+if TYPE_CHECKING:
+    import torch
+
+    from katacli.nn.torch_model import KataGoModel
+
+# torch is imported by the functions that use it, not by this module: the numpy evaluator
+# (katacli.nn.numpy_evaluator) shares everything here but the network call and answers a kata
+# analysis engine's first queries while torch is still being imported (~1 s of CPU).
 
 DEFAULT_MAX_BATCH_SIZE = 256
 # Distinct cache settings keys kept for reuse (optimism x temperature x passing hacks x profile: a handful).
@@ -50,7 +56,9 @@ MAX_INTERNED_SETTINGS = 1024
 WARM_UP_ROUNDS = 3
 
 
-def default_device() -> torch.device:
+def default_device() -> "torch.device":
+    import torch
+
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -70,6 +78,8 @@ _thread_state = threading.local()
 
 def set_cpu_threads(num_threads: int, num_interop_threads: Optional[int] = None) -> None:
     """Set how many CPU threads torch uses inside one evaluation (and, once per process, between ops)."""
+    import torch
+
     global _cpu_threads_chosen
     _cpu_threads_chosen = True
     torch.set_num_threads(max(1, int(num_threads)))
@@ -85,8 +95,8 @@ class NNEvaluator:
 
     def __init__(
         self,
-        model: KataGoModel,
-        device: Union[str, torch.device, None] = None,
+        model: "KataGoModel",
+        device: Union[str, "torch.device", None] = None,
         precision: str = "float32",
         channels_last: Optional[bool] = None,
         cache_size_power_of_two: Optional[int] = DEFAULT_CACHE_SIZE_POWER_OF_TWO,
@@ -108,6 +118,10 @@ class NNEvaluator:
         ``cuda_graphs``: replay captured CUDA graphs (default on CUDA). ``allow_tf32``: let float32 use
         TF32 on CUDA (faster, less exact; off as in KataGo). See :mod:`katacli.nn.device_runner`.
         """
+        import torch
+
+        from katacli.nn.device_runner import PRECISIONS, DeviceRunner
+
         if isinstance(model, (str, os.PathLike)):
             raise TypeError("NNEvaluator takes a loaded KataGoModel; for a file use NNEvaluator.from_file(path) "
                             "or katacli.load_network(path)")
@@ -119,16 +133,23 @@ class NNEvaluator:
         self.precision = precision
         # NHWC is faster on both devices (CPU, test-b4c32 9x9 traced: 1.25-1.5x; g170 19x19: 1.2x).
         self.channels_last = True if channels_last is None else channels_last
-        self.version = model.version
-        self.model_name = model.name
-        self.postprocess = model.postprocess
-        self.num_policy_channels = model.num_policy_channels
-        self.needs_metadata = model.needs_metadata
         net = model.fused() if fuse and not model.is_fused else model
         self.runner = DeviceRunner(net, self.device, precision, channels_last=self.channels_last, trace=trace,
                                    cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
                                    max_batch_size=max(1, int(max_batch_size)))
         self.net = self.runner.net
+        self._init_common(model.version, model.name, model.postprocess, model.num_policy_channels,
+                          model.needs_metadata, cache_size_power_of_two, default_symmetry, seed)
+
+    def _init_common(self, version: int, model_name: str, postprocess, num_policy_channels: int,
+                     needs_metadata: bool, cache_size_power_of_two: Optional[int], default_symmetry: Optional[int],
+                     seed: Optional[int]) -> None:
+        """Everything but the network call: what the numpy evaluator shares (see NumpyEvaluator)."""
+        self.version = version
+        self.model_name = model_name
+        self.postprocess = postprocess
+        self.num_policy_channels = num_policy_channels
+        self.needs_metadata = needs_metadata
         self.cache: Optional[NNCache[NNOutput]] = (
             NNCache(cache_size_power_of_two) if cache_size_power_of_two is not None else None
         )
@@ -149,6 +170,8 @@ class NNEvaluator:
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], contents=None, **kwargs) -> "NNEvaluator":
         """``contents``: the file's bytes as its start-up check kept them (ModelContents), if any."""
+        from katacli.nn.torch_model import load_model
+
         return cls(load_model(path, contents), **kwargs)
 
     @property
@@ -388,6 +411,8 @@ class NNEvaluator:
 
     def _forward(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray], mask_full: bool):
         if self.device.type == "cpu" and not _cpu_threads_chosen and not getattr(_thread_state, "configured", False):
+            import torch
+
             torch.set_num_threads(CPU_THREADS_PER_EVALUATION)
             _thread_state.configured = True
         return self.runner(spatial, global_features, meta, mask_full)

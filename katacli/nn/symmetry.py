@@ -14,8 +14,9 @@ arrays and torch tensors alike.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-import torch
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 from katacli._core.symmetry_gather import gather_rows
 
@@ -33,15 +34,24 @@ def is_transpose(symmetry: int) -> bool:
     return bool(symmetry & TRANSPOSE)
 
 
+def _is_tensor(array) -> bool:
+    """Whether ``array`` is a torch tensor; torch is not imported for it (the numpy evaluator runs without it)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(array, torch.Tensor)
+
+
 def _flip(array, axis: int):
-    if isinstance(array, torch.Tensor):
+    if _is_tensor(array):
+        import torch
+
+
         return torch.flip(array, dims=(axis,))
     # A reversed basic slice: the same view as np.flip, without its per-call argument handling.
     return array[..., ::-1, :] if axis == -2 else array[..., ::-1] if axis == -1 else np.flip(array, axis=axis)
 
 
 def _transpose(array):
-    if isinstance(array, torch.Tensor):
+    if _is_tensor(array):
         return array.transpose(-1, -2)
     return np.swapaxes(array, -1, -2)
 
