@@ -74,6 +74,12 @@ cores), --repeat 5, visits per CPU second, the median of each round:
        9       16   31703 / 30990 / 30498   35734 / 34975 / 37725    34430 / 32365 / 34029
        9       64   41954 / 42126 / 43144   50130 / 50335 / 51865    51004 / 48786 / 48423
 
+Then constant feature planes (all zero or all one) filled instead of gathered by the batch's
+symmetry (a 16-leaf search's leaf rows 5.2 -> 2.6 us each); the same three-way comparison at load
+8.3 to 10.0, visits per CPU second, three rounds: 19x19 with 16 leaves ff205ec 14018-15651, this
+work 17298-18701, the whole tree at 986b364 15047-16809; with 64 leaves 19784-22213, 25513-29499,
+24398-28401; with 1 leaf 8538-9536, 9311-9809, 7830-8584.
+
 Where the time goes (19x19, thread CPU per visit, ff205ec -> the ladder, area and legality work):
 with 1 leaf per batch 112 -> 105 us, of which the batch's Python and numpy glue 75 -> 73 (~122 us
 per batch: NNBatch, cache look-ups, symmetry gather, numpy postprocessing), storing 7, descents and
