@@ -156,7 +156,10 @@ HOLD_LOAD = (
 
 @pytest.fixture
 def held(tmp_path):
-    yield from held_engines(HOLD_LOAD, tmp_path / "let-the-network-load", ["analysis", "-model", str(model_path(G170_B6))])
+    # Without the numpy stand-in (test_analysis_numpy_first.py), which would answer before the held torch load.
+    yield from held_engines(HOLD_LOAD, tmp_path / "let-the-network-load",
+                            ["analysis", "-model", str(model_path(G170_B6)), "-override-config",
+                             "nnNumpyUntilTorch=false"])
 
 
 @pytest.mark.subprocess

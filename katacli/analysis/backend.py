@@ -9,6 +9,7 @@ searches evaluate leaves by random playouts inside the Cython core.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -17,6 +18,16 @@ from typing import Callable, Optional
 NN_BATCH_WAIT_MS = 2.0
 # Batch size when the config does not give nnMaxBatchSize: room for every search's leaves at once.
 MIN_DEFAULT_BATCH_SIZE = 8
+# When the numpy evaluator answers first, torch is imported once the queries waiting at start-up have their
+# answers: an import beside a search holds the GIL most of the time (g170-b6c96, a 20-visit 19x19 query,
+# 2 cores at load 8: first answer 1.75-4.4 s with both at once, 0.94-1.0 s one after the other).
+# The network unused this long after an answer: the searches that were waiting have ended.
+TAKE_OVER_IDLE_S = 0.1
+# No network call at all this long after the numpy net is ready: no query is waiting.
+TAKE_OVER_NO_QUERY_S = 0.5
+# A long search keeps torch out no longer than this (numpy is 2-4x slower than torch's traced net).
+TAKE_OVER_LATEST_S = 3.0
+TAKE_OVER_POLL_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,12 @@ class BackgroundNetwork:
     start-up check. ``load`` returns (network, ModelInfo, batching evaluator) and reports its own failure
     (``kata analysis`` prints it and exits). ``after``: a load to let finish first (on two cores, two
     loads at once would delay the net every query needs). Nothing runs before :meth:`start`.
+
+    ``load`` may return a fourth item, a take-over: the network it returned is a stand-in (the numpy
+    evaluator, answering while torch is imported) and ``take_over()``, run in the same thread once the
+    waiters are released, builds the real one, hands it to the batching evaluator and returns it. The
+    load is *settled* (:meth:`wait_settled`) when that is done; ``replaced`` keeps the stand-ins (their
+    counters are part of the engine's summary).
     """
 
     def __init__(self, path: str, load: Callable[[], tuple], needs_metadata: bool, *, name: str = "model-loader",
@@ -57,6 +74,8 @@ class BackgroundNetwork:
         self._parts: Optional[tuple] = None
         self._error: Optional[BaseException] = None
         self._done = threading.Event()
+        self._settled = threading.Event()
+        self.replaced: list = []
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -73,9 +92,11 @@ class BackgroundNetwork:
 
     def _run(self) -> None:
         if self._after is not None:
-            self._after.wait_done()
+            self._after.wait_settled()
+        take_over = None
         try:
-            self._parts = self._load()
+            parts = self._load()
+            self._parts, take_over = tuple(parts[:3]), (parts[3] if len(parts) > 3 else None)
         except BaseException as exc:  # re-raised to whoever waits
             self._error = exc
         finally:
@@ -84,6 +105,14 @@ class BackgroundNetwork:
                 callbacks, self._callbacks = self._callbacks, []
             for callback in callbacks:
                 callback()
+        try:
+            if take_over is not None:
+                network = take_over()  # reports its own failure, as load does
+                with self._lock:
+                    self.replaced.append(self._parts[0])
+                    self._parts = (network,) + self._parts[1:]
+        finally:
+            self._settled.set()
 
     def when_done(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` once the load has ended, loaded or failed (at once if it has)."""
@@ -101,6 +130,11 @@ class BackgroundNetwork:
         """Block until the load has ended, loaded or failed (starting it if nobody has)."""
         self.start()
         self._done.wait()
+
+    def wait_settled(self) -> None:
+        """Block until the load and any take-over have ended (starting the load if nobody has)."""
+        self.start()
+        self._settled.wait()
 
     def wait(self) -> tuple:
         """(network, ModelInfo, batching evaluator), once loaded; the load's exception if it failed."""
@@ -233,9 +267,11 @@ class AnalysisBackend:
         """What KataGo logs at exit: rows and batches the network ran, and the mean batch size."""
         if not self.has_network or (self.loading is not None and not self.loading.started):
             return []
-        network = self.network
-        rows = getattr(network, "num_positions_evaluated", 0) - self._rows_before
-        batches = getattr(network, "num_batches", 0) - self._batches_before
+        if self.loading is not None:
+            self.loading.wait_settled()  # the stand-in's rows and the real network's, all counted
+        networks = [self.network] + (self.loading.replaced if self.loading is not None else [])
+        rows = sum(getattr(network, "num_positions_evaluated", 0) for network in networks) - self._rows_before
+        batches = sum(getattr(network, "num_batches", 0) for network in networks) - self._batches_before
         average = rows / batches if batches else 0.0
         name = self.model_info.name if self.model_info is not None else "network"
         return [name, f"NN rows: {rows}", f"NN batches: {batches}", f"NN avg batch size: {average:.6g}"]
@@ -246,6 +282,8 @@ class AnalysisBackend:
         for evaluator in (self.evaluator, self.human_evaluator):
             if isinstance(evaluator, BackgroundNetwork) and not evaluator.started:
                 continue
+            if isinstance(evaluator, BackgroundNetwork):
+                evaluator.wait_settled()  # a take-over still loading torch ends before the process does
             evaluator = loaded_evaluator(evaluator)
             if evaluator is not None:
                 evaluator.close()
@@ -290,15 +328,36 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
     def load() -> tuple:
         from katacli.nn.batching import BatchingEvaluator
 
+        desc = None
         try:
-            network, info = _load_network(header.path, nn_settings, max_batch_size, header.contents)
+            if human:  # no query waits for the human net first: torch has been imported by then
+                network, info = _load_network(header.path, nn_settings, max_batch_size, header.contents)
+            else:
+                network, info, desc = _numpy_or_torch_network(header, nn_settings, max_batch_size)
         except BaseException as exc:
             on_failure(exc)
             raise
         evaluator = BatchingEvaluator(network, max_batch_size=max_batch_size, max_wait_ms=NN_BATCH_WAIT_MS,
                                       num_server_threads=num_server_threads)
         on_loaded(header.path, network, human)
-        return network, info, evaluator
+        if desc is None:
+            return network, info, evaluator
+
+        def take_over():
+            """The torch evaluator, built from the same description, takes over between network calls."""
+            wait_for_quiet(evaluator)
+            try:
+                torch_network, _ = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
+            except BaseException as exc:
+                on_failure(exc)
+                raise
+            # The numpy answers are the torch net's (float32, same arithmetic): its cache stays valid.
+            torch_network.cache = network.cache
+            evaluator.replace_evaluator(torch_network)
+            on_loaded(header.path, torch_network, human)
+            return torch_network
+
+        return network, info, evaluator, take_over
 
     name = "human-model-loader" if human else "model-loader"
     return BackgroundNetwork(header.path, load, header.takes_metadata, name=name, after=after)
@@ -311,22 +370,67 @@ class NetworkLoadError(Exception):
     """A model file that could not be loaded; the message names the file."""
 
 
-def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None):
+def wait_for_quiet(evaluator, clock: Callable[[], float] = time.monotonic,
+                   sleep: Callable[[float], None] = time.sleep) -> None:
+    """Return once ``evaluator`` (a BatchingEvaluator) has answered the queries that were waiting (see
+    TAKE_OVER_IDLE_S and the others), or after TAKE_OVER_LATEST_S."""
+    start = clock()
+    while True:
+        now = clock()
+        busy, last_answered = evaluator.activity()
+        if now - start >= TAKE_OVER_LATEST_S or (not busy and (
+                now - start >= TAKE_OVER_NO_QUERY_S if last_answered is None
+                else now - last_answered >= TAKE_OVER_IDLE_S)):
+            return
+        sleep(TAKE_OVER_POLL_S)
+
+
+def _numpy_or_torch_network(header, nn_settings, max_batch_size: int) -> tuple:
+    """(network, ModelInfo, description): the numpy evaluator and the parsed file when the net is one it
+    computes quickly (the torch one then takes over from the description), else (torch network, info, None)."""
+    from katacli.nn.model_file_reader import read_model_file
+    from katacli.nn.numpy_evaluator import NumpyEvaluator, numpy_worthwhile, use_one_blas_thread
+
     try:
-        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents)
+        desc = read_model_file(header.path, header.contents)
+    except Exception as exc:
+        raise NetworkLoadError(f"could not load the model {header.path}: {exc}") from exc
+    if not (nn_settings.numpy_until_torch and numpy_worthwhile(desc)):
+        network, info = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
+        return network, info, None
+    from katacli.engine_common import stable_seed
+
+    use_one_blas_thread()
+    cache = nn_settings.cache_size_power_of_two
+    network = NumpyEvaluator(desc, cache_size_power_of_two=cache if cache >= 0 else None,
+                             default_symmetry=nn_settings.default_symmetry, max_batch_size=max_batch_size,
+                             seed=stable_seed(nn_settings.rand_seed))
+    return network, _model_info(header.path, desc.name, desc.version, network.needs_metadata, nn_settings,
+                                max_batch_size), desc
+
+
+def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
+    try:
+        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents, desc)
     except Exception as exc:
         raise NetworkLoadError(f"could not load the model {model_path}: {exc}") from exc
 
 
-def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None):
+def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
     from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
 
     options = nn_settings.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
     nn_settings.apply_cpu_threads(options["device"])
-    # The file as its start-up check inflated it (contents), not read and inflated a second time.
-    network = NNEvaluator.from_file(model_path, contents, **options, max_batch_size=max_batch_size,
-                                    seed=stable_seed(nn_settings.rand_seed))
+    seed = stable_seed(nn_settings.rand_seed)
+    if desc is not None:  # the file already parsed (for the numpy evaluator)
+        from katacli.nn.torch_model import KataGoModel
+
+        network = NNEvaluator(KataGoModel.from_description(desc).eval(), **options, max_batch_size=max_batch_size,
+                              seed=seed)
+    else:
+        # The file as its start-up check inflated it (contents), not read and inflated a second time.
+        network = NNEvaluator.from_file(model_path, contents, **options, max_batch_size=max_batch_size, seed=seed)
     # Most queries are 19x19: build and optimise that traced network while loading (after "ready"),
     # rather than in the first query's search (seconds on a CPU).
     network.warm_up(WARM_UP_BOARD_LEN, WARM_UP_BOARD_LEN)

@@ -44,6 +44,9 @@ NN_KEYS = section(NN_SECTION, [
     bool_key("debugSkipNeuralNet", False, "Debugging only: replace the network with uniform outputs."),
     int_key("numEigenThreadsPerModel", None, 1, MAX_SERVER_THREADS,
             "Threads PyTorch uses inside one network evaluation on the CPU (default: PyTorch's, one per core)."),
+    bool_key("nnNumpyUntilTorch", True,
+             "katacli only: `kata analysis` answers its first queries with a numpy copy of a small network "
+             "while PyTorch is imported (about a second of CPU), then PyTorch takes over; false: wait for it."),
     bool_key("cudaDisableGraphSDPA", False, "Do not use fused attention kernels."),
     bool_key("cudaDisableWarmup", False, "Skip warming up GPU kernels at startup."),
     enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: when it helps)."),

@@ -175,6 +175,7 @@ class BatchingEvaluator:
         self._pending: deque[_Group] = deque()
         self._pending_requests = 0
         self._in_flight = 0           # parts of groups being evaluated
+        self._last_answered: Optional[float] = None  # time.monotonic() of the last batch answered
         self._busy_servers = 0
         self._closed = False
         self.num_batches = 0
@@ -182,6 +183,18 @@ class BatchingEvaluator:
                          for i in range(max(1, num_server_threads))]
         for thread in self._threads:
             thread.start()
+
+    def replace_evaluator(self, evaluator) -> None:
+        """Run every batch from now on with ``evaluator`` (fully built; e.g. the torch evaluator taking
+        over from the numpy one that answered while torch loaded). A batch being run finishes on the
+        evaluator it started with: each batch reads it once."""
+        with self._cv:
+            self.evaluator = evaluator
+
+    def activity(self) -> tuple[bool, Optional[float]]:
+        """(whether positions are queued or being run, time.monotonic() of the last batch answered or None)."""
+        with self._cv:
+            return bool(self._pending or self._in_flight), self._last_answered
 
     # ---- callers
     def client(self):
@@ -316,16 +329,17 @@ class BatchingEvaluator:
             batch = self._take()
             if batch is None:
                 return
+            evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
             request_parts = [part for part in batch if not part.group.is_batch]
             requests = [r for part in request_parts for r in part.group.part(part.start, part.end)]
             outputs: Optional[list] = None
             error: Optional[BaseException] = None
             try:
                 if requests:
-                    outputs = self.evaluator.evaluate_uncached(requests)
+                    outputs = evaluator.evaluate_uncached(requests)
                     for request, output in zip(requests, outputs):
-                        self.evaluator.store_cache(request, output)
-                batch_outputs = self._evaluate_batch_parts([part for part in batch if part.group.is_batch])
+                        evaluator.store_cache(request, output)
+                batch_outputs = self._evaluate_batch_parts([part for part in batch if part.group.is_batch], evaluator)
             except BaseException as exc:  # every waiting caller gets the error
                 error = exc
                 batch_outputs = {}
@@ -347,13 +361,14 @@ class BatchingEvaluator:
                     if group.unserved == 0:
                         done.append(group)
                 self._in_flight -= len(batch)
+                self._last_answered = time.monotonic()
                 self._busy_servers -= 1
                 if self._pending:
                     self._cv.notify()
             for group in done:
                 group.finish()
 
-    def _evaluate_batch_parts(self, parts: list) -> dict:
+    def _evaluate_batch_parts(self, parts: list, evaluator) -> dict:
         """Array parts of one server batch -> {id(part): its NNBatchOutput}: parts that can share a network
         call (same board, same settings) are joined into one NNBatch and evaluated together."""
         joined: dict[tuple, list] = {}
@@ -375,9 +390,9 @@ class BatchingEvaluator:
                 height = max([self._canvas[0]] + [b.spatial.shape[2] for b in combined])
                 width = max([self._canvas[1]] + [b.spatial.shape[3] for b in combined])
                 self._canvas = (height, width)
-                answers = evaluate_mixed(self.evaluator, combined, self._canvas)
+                answers = evaluate_mixed(evaluator, combined, self._canvas)
             else:
-                answers = [self.evaluator.evaluate_batch(combined[0])]
+                answers = [evaluator.evaluate_batch(combined[0])]
             for members, answer in zip(sizes, answers):
                 start = 0
                 for part, rows in members:

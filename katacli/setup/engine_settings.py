@@ -181,6 +181,8 @@ class NNSettings:
     debug_skip_neural_net: bool = config_field("debugSkipNeuralNet")
     # Torch intra-op threads on the CPU; None: torch's default.
     cpu_threads: int | None = config_field("numEigenThreadsPerModel", default_mode=ANY_MODE)
+    # kata analysis: a small net runs in numpy (katacli.nn.numpy_evaluator) until torch is loaded.
+    numpy_until_torch: bool = config_field("nnNumpyUntilTorch", default_mode=ANY_MODE)
 
     def device_for(self, server_thread: int = 0) -> str:
         """The device a server thread's evaluations run on: its configured GPU (else the first), or the CPU."""
