@@ -183,3 +183,18 @@ def test_kata_analysis_answers_with_numpy_then_torch():
     assert READY_LINE in process.stderr
     assert len(devices) == 2 and "numpy" in devices[0] and "PyTorch" in devices[1], process.stderr
 
+
+
+@pytest.mark.needs_shared
+def test_torch_only_where_a_gpu_would_run_the_net(tmp_path, monkeypatch):
+    from katacli.nn import numpy_evaluator
+
+    device_file = tmp_path / "nvidia0"
+    device_file.touch()
+    monkeypatch.setattr(numpy_evaluator, "GPU_DEVICE_FILES", (str(device_file),))
+    assert numpy_evaluator.gpu_likely()
+    backend, loaded, failures = background(TEST_B4)
+    backend.start_loading()
+    backend.loading.wait_settled()
+    assert not failures and len(loaded) == 1 and not isinstance(loaded[0][1], NumpyEvaluator)
+    backend.close()

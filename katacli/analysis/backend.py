@@ -389,13 +389,13 @@ def _numpy_or_torch_network(header, nn_settings, max_batch_size: int) -> tuple:
     """(network, ModelInfo, description): the numpy evaluator and the parsed file when the net is one it
     computes quickly (the torch one then takes over from the description), else (torch network, info, None)."""
     from katacli.nn.model_file_reader import read_model_file
-    from katacli.nn.numpy_evaluator import NumpyEvaluator, numpy_worthwhile, use_one_blas_thread
+    from katacli.nn.numpy_evaluator import NumpyEvaluator, gpu_likely, numpy_worthwhile, use_one_blas_thread
 
     try:
         desc = read_model_file(header.path, header.contents)
     except Exception as exc:
         raise NetworkLoadError(f"could not load the model {header.path}: {exc}") from exc
-    if not (nn_settings.numpy_until_torch and numpy_worthwhile(desc)):
+    if not (nn_settings.numpy_until_torch and numpy_worthwhile(desc)) or gpu_likely():
         network, info = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
         return network, info, None
     from katacli.engine_common import stable_seed

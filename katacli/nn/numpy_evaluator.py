@@ -21,10 +21,12 @@ from katacli.nn.numpy_forward import NumpyNet, flops_per_position, supports
 
 # Largest network (floating-point operations for one 19x19 position) worth running in numpy until torch
 # is ready. One BLAS thread runs ~50-100 GFLOP/s here: g170-b6c96 (0.72 GFLOP) takes ~7-20 ms a position
-# on a 2-core AMD EPYC, so a first 20-visit query costs about what torch's ~1 s import overlaps; a b18c384nbt
-# net (~30 GFLOP) would take seconds for the same query, longer than loading torch.
+# on a 2-core AMD EPYC, so a first 20-visit query costs a fraction of torch's ~1 s import; a b18c384nbt net
+# (~20 GFLOP) would take seconds for the same query, longer than loading torch.
 NUMPY_MAX_FLOPS_PER_POSITION = 2.0e9
 NUMPY_FLOPS_BOARD_AREA = 19 * 19
+# Device files of a GPU torch would run the network on (NVIDIA's driver; AMD's ROCm, which torch calls "cuda").
+GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*", "/dev/kfd")
 # OpenBLAS's entry points that set its thread count (numpy's wheels rename them with a prefix / suffix).
 _OPENBLAS_SET_THREADS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
                          "openblas_set_num_threads64_", "openblas_set_num_threads")
@@ -42,6 +44,13 @@ class _CpuDevice:
 def numpy_worthwhile(desc: ModelDesc) -> bool:
     """Whether the numpy forward pass can run ``desc`` and is quick enough to answer while torch loads."""
     return supports(desc) and flops_per_position(desc, NUMPY_FLOPS_BOARD_AREA) <= NUMPY_MAX_FLOPS_PER_POSITION
+
+
+def gpu_likely() -> bool:
+    """Whether torch would probably run the network on a GPU, told without importing torch. The numpy
+    stand-in is then left out: the batching evaluator is sized for the CPU it runs on (a server thread
+    per core), which would split a GPU's batches small."""
+    return any(glob.glob(pattern) for pattern in GPU_DEVICE_FILES)
 
 
 def use_one_blas_thread() -> bool:

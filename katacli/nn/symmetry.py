@@ -14,8 +14,6 @@ arrays and torch tensors alike.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 from katacli._core.symmetry_gather import gather_rows
@@ -35,9 +33,9 @@ def is_transpose(symmetry: int) -> bool:
 
 
 def _is_tensor(array) -> bool:
-    """Whether ``array`` is a torch tensor; torch is not imported for it (the numpy evaluator runs without it)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(array, torch.Tensor)
+    """Whether ``array`` is a torch tensor, told without torch: the numpy evaluator runs while torch is
+    being imported in another thread (its module is then in sys.modules, half built)."""
+    return not isinstance(array, np.ndarray) and type(array).__module__.split(".")[0] == "torch"
 
 
 def _flip(array, axis: int):
