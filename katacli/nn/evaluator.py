@@ -29,15 +29,12 @@ from katacli.nn.request import NNRequest  # noqa: F401  (part of this module's A
 from katacli.nn.postprocess import (
     NNOutput,
     allow_no_result_from_globals,
-    mix_policy_optimism,
-    policy_probabilities,
-    value_columns,
-    white_ownership,
 )
 from katacli.nn.batch import (
-    VALUE_COLUMNS, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
+    CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
 )
-from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries
+from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries, gather_indices
+from katacli._core.nn_postprocess import postprocess_rows
 
 if TYPE_CHECKING:
     import torch
@@ -184,6 +181,13 @@ class NNEvaluator:
     def max_batch_size(self, value: int) -> None:
         self.runner.max_batch_size = max(1, int(value))
 
+    @property
+    def _multipliers(self) -> tuple:
+        """The postprocessing scales, in the order katacli/_core/nn_postprocess.postprocess_rows takes them."""
+        p = self.postprocess
+        return (p.output_scale_multiplier, p.score_mean_multiplier, p.score_stdev_multiplier, p.lead_multiplier,
+                p.variance_time_multiplier, p.shortterm_value_error_multiplier, p.shortterm_score_error_multiplier)
+
     # -- public API
 
     def set_parallel_threads(self, threads: Optional[int] = None) -> None:
@@ -268,13 +272,21 @@ class NNEvaluator:
             return [], list(range(n)), None, None
         keys = batch.key_ints()
         temperature, hacks = batch.policy_temperature, batch.enable_passing_hacks
-        meta_rows = [None] * n if batch.meta is None else [row.tobytes() for row in batch.meta]
         # Settings as _settings_key makes them for an NNRequest, so both APIs share entries.
         if len(self._settings_keys) > MAX_INTERNED_SETTINGS:
             self._settings_keys.clear()
         interned = self._settings_keys.setdefault
-        settings = [interned(key, key) for key in
-                    ((opt, temperature, hacks, None, meta) for opt, meta in zip(batch.policy_optimism.tolist(), meta_rows))]
+        if batch.meta is None:  # the usual batch: one settings key per distinct optimism (root or not)
+            optimisms = batch.policy_optimism.tolist()
+            by_optimism = {}
+            for opt in set(optimisms):
+                key = (opt, temperature, hacks, None, None)
+                by_optimism[opt] = interned(key, key)
+            settings = [by_optimism[opt] for opt in optimisms]
+        else:
+            settings = [interned(key, key) for key in
+                        ((opt, temperature, hacks, None, meta)
+                         for opt, meta in zip(batch.policy_optimism.tolist(), (row.tobytes() for row in batch.meta)))]
         wanted = batch.include_ownership.tolist()
         hits, misses = [], []
         for i, entry in enumerate(self.cache.get_many(keys, settings)):
@@ -481,28 +493,36 @@ class NNEvaluator:
         outputs the shape of the rows' input) as answers (see NNBatchOutput)."""
         policy, policy_pass, value, score_value, ownership = raw
         n = policy.shape[0]
-        # Back to the real board's orientation, cropped to the board, flattened row-major.
-        area = board_x * board_y
-        policy = apply_symmetries(policy, symmetries, undo=True)[:, :, :board_y, :board_x].reshape(n, -1, area)
-        optimism32 = optimism.astype(np.float32)
+        optimism32 = np.asarray(optimism, np.float32)
         if self.needs_metadata:
-            optimism32[:] = 0.0  # as KataGo: human-SL nets are never asked for optimistic policies
-        logits, pass_logits = mix_policy_optimism(policy, policy_pass, optimism32, self.num_policy_channels)
-        probs, pass_probs = policy_probabilities(
-            logits, pass_logits, legal[:, :area], legal[:, area], temperature,
-            self.postprocess.output_scale_multiplier, hacks)
-        columns = value_columns(value, score_value, white, allow_no_result, self.version, self.postprocess,
-                                VALUE_COLUMNS)
-        own = None
-        if want_ownership.any():
-            ownership = apply_symmetries(ownership, symmetries, undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
-            own = white_ownership(ownership, white, self.postprocess.output_scale_multiplier)
+            optimism32 = np.zeros(n, np.float32)  # as KataGo: human-SL nets are never asked for optimistic policies
+        want_ownership = np.ascontiguousarray(want_ownership, bool)
+        symmetries = np.ascontiguousarray(symmetries, np.int64)
+        # One nogil pass over the rows (symmetry undone, softmax, values, ownership): katacli/_core/nn_postprocess.
+        columns, probs, own = postprocess_rows(
+            _float32(policy), _float32(policy_pass), _float32(value), _float32(score_value),
+            _float32(ownership) if want_ownership.any() else None, _bytes(legal), _bytes(white),
+            np.ascontiguousarray(optimism32), _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
+            want_ownership.view(np.uint8), symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
+            board_x, board_y, self.version, self.num_policy_channels >= 2, self._multipliers)
+        area = board_x * board_y
+        probs, pass_probs = probs[:, :area], probs[:, area]
+        if own is not None:
             own.flags.writeable = False
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
         return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
                              ownership_rows=want_ownership, symmetry=symmetries,
                              policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
+
+
+def _float32(array) -> np.ndarray:
+    return np.ascontiguousarray(array, np.float32)
+
+
+def _bytes(flags) -> np.ndarray:
+    """A bool array as the uint8 bytes the core reads (no copy when already contiguous bools)."""
+    return np.ascontiguousarray(flags, bool).view(np.uint8)
 
 
 def _split_evenly(items: list, parts: int) -> list[list]:

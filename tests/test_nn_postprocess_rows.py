@@ -1,0 +1,118 @@
+"""The core's one-pass batch postprocessing (katacli/_core/nn_postprocess) against the numpy reference
+(katacli.nn.postprocess): the same answers to float32 rounding (exp and the softmax sum's order)."""
+import numpy as np
+import pytest
+
+from katacli._core.nn_postprocess import postprocess_rows
+from katacli.nn.batch import VALUE_COLUMNS
+from katacli.nn.description import PostProcessParams
+from katacli.nn.postprocess import mix_policy_optimism, policy_probabilities, value_columns, white_ownership
+from katacli.nn.symmetry import apply_symmetries, gather_indices
+
+# float32 softmax of a few hundred entries: exp and the order of the sum move the last bits only.
+POLICY_RTOL = 1e-5
+POLICY_ATOL = 1e-8
+OWNERSHIP_ATOL = 2e-7
+PARAMS = PostProcessParams(output_scale_multiplier=1.25, lead_multiplier=15.0)
+
+
+def _multipliers(p: PostProcessParams) -> tuple:
+    return (p.output_scale_multiplier, p.score_mean_multiplier, p.score_stdev_multiplier, p.lead_multiplier,
+            p.variance_time_multiplier, p.shortterm_value_error_multiplier, p.shortterm_score_error_multiplier)
+
+
+def _inputs(rng, n, grid_h, grid_w, board_x, board_y, channels):
+    area = board_x * board_y
+    return dict(
+        policy=(rng.normal(size=(n, channels, grid_h, grid_w)) * 3).astype(np.float32),
+        policy_pass=rng.normal(size=(n, channels)).astype(np.float32),
+        value=rng.normal(size=(n, 3)).astype(np.float32),
+        score_value=(rng.normal(size=(n, 6)) * 2).astype(np.float32),
+        ownership=rng.normal(size=(n, 1, grid_h, grid_w)).astype(np.float32),
+        legal=rng.random((n, area + 1)) < 0.8, white=rng.random(n) < 0.5,
+        optimism=np.where(rng.random(n) < 0.5, 0.0, 1.0).astype(np.float32),
+        temperature=np.where(rng.random(n) < 0.5, 1.0, 1.3).astype(np.float32),
+        hacks=rng.random(n) < 0.5, allow_no_result=rng.random(n) < 0.5, want=rng.random(n) < 0.5,
+        symmetries=rng.integers(0, 8, n).astype(np.int64))
+
+
+def _core(x, board_x, board_y, version, channels, params=PARAMS):
+    h, w = x["policy"].shape[2:]
+    return postprocess_rows(
+        x["policy"], x["policy_pass"], x["value"], x["score_value"], x["ownership"], x["legal"].view(np.uint8),
+        x["white"].view(np.uint8), x["optimism"], x["temperature"], x["hacks"].view(np.uint8),
+        x["allow_no_result"].view(np.uint8), x["want"].view(np.uint8), x["symmetries"], gather_indices(h, w, True),
+        board_x, board_y, version, channels >= 2, _multipliers(params))
+
+
+def _numpy(x, board_x, board_y, version, channels, params=PARAMS):
+    n, area = len(x["white"]), board_x * board_y
+    policy = apply_symmetries(x["policy"], x["symmetries"], undo=True)[:, :, :board_y, :board_x].reshape(n, -1, area)
+    logits, pass_logits = mix_policy_optimism(policy, x["policy_pass"], x["optimism"], channels)
+    probs, pass_probs = policy_probabilities(logits, pass_logits, x["legal"][:, :area], x["legal"][:, area],
+                                             x["temperature"], params.output_scale_multiplier, x["hacks"])
+    values = value_columns(x["value"], x["score_value"], x["white"], x["allow_no_result"], version, params,
+                           VALUE_COLUMNS)
+    own = apply_symmetries(x["ownership"], x["symmetries"], undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
+    return values, probs, pass_probs, white_ownership(own, x["white"], params.output_scale_multiplier)
+
+
+@pytest.mark.parametrize("n, grid, board, version, channels", [
+    (1, (19, 19), (19, 19), 8, 1), (16, (19, 19), (19, 19), 14, 2), (64, (19, 19), (19, 19), 11, 2),
+    (8, (19, 19), (13, 9), 10, 2), (5, (13, 9), (9, 13), 9, 2), (6, (9, 9), (9, 9), 15, 4)])
+def test_rows_match_the_numpy_reference(n, grid, board, version, channels):
+    rng = np.random.default_rng(n * 100 + version)
+    (h, w), (bx, by) = grid, board
+    x = _inputs(rng, n, h, w, bx, by, channels)
+    values, probs, own = _core(x, bx, by, version, channels)
+    want_values, want_probs, want_pass, want_own = _numpy(x, bx, by, version, channels)
+    area = bx * by
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_allclose(probs[:, :area], want_probs, rtol=POLICY_RTOL, atol=POLICY_ATOL)
+    np.testing.assert_allclose(probs[:, area], want_pass, rtol=POLICY_RTOL, atol=POLICY_ATOL)
+    assert ((probs == -1.0) == ~x["legal"]).all()
+    np.testing.assert_allclose(own[x["want"]], want_own[x["want"]], atol=OWNERSHIP_ATOL, rtol=0)
+    assert (own[~x["want"]] == 0).all()  # tanh only for the rows that keep ownership
+    np.testing.assert_allclose(np.where(probs < 0, 0, probs).sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_passing_hacks_cap_the_pass_prior():
+    rng = np.random.default_rng(3)
+    x = _inputs(rng, 2, 9, 9, 9, 9, 1)
+    x["policy"][:] = -20.0
+    x["policy_pass"][:] = 20.0
+    x["legal"][:] = True
+    x["hacks"][:] = [True, False]
+    _, probs, _ = _core(x, 9, 9, 8, 1)
+    assert probs[0, 81] == pytest.approx(19.0 / 20.0, rel=1e-5)  # at most 19x the other moves' sum
+    assert probs[1, 81] > 0.999
+
+
+def test_every_prior_rounding_to_zero_gives_uniform():
+    rng = np.random.default_rng(4)
+    x = _inputs(rng, 1, 9, 9, 9, 9, 1)
+    x["legal"][:] = False
+    x["legal"][0, [3, 5]] = True
+    x["hacks"][:] = False
+    x["policy"][0, 0, 0, 3] = x["policy"][0, 0, 0, 5] = -1e38  # exp(-inf - max) for both legal moves
+    x["symmetries"][:] = 0
+    x["temperature"][:] = 1e-3
+    _, probs, _ = _core(x, 9, 9, 8, 1)
+    assert probs[0, 3] == probs[0, 5] == 0.5
+
+
+def test_errors_are_one_line():
+    rng = np.random.default_rng(5)
+    x = _inputs(rng, 2, 9, 9, 9, 9, 2)
+    bad = dict(x, legal=x["legal"].copy())
+    bad["legal"][1] = False
+    with pytest.raises(ValueError, match="no legal move"):
+        _core(bad, 9, 9, 8, 2)
+    bad = dict(x, value=x["value"].copy())
+    bad["value"][0, 0] = np.nan
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        _core(bad, 9, 9, 8, 2)
+    with pytest.raises(ValueError, match="does not fit"):
+        _core(x, 10, 9, 8, 2)
+    with pytest.raises(ValueError, match="optimistic policy channel"):
+        _core(dict(x, policy=x["policy"][:, :1].copy()), 9, 9, 8, 2)
