@@ -38,6 +38,7 @@ MOVE_TIMEOUT_SECONDS = 3600.0
 # Both engines: one fixed search size per move, no pondering, no time limit, no resignation.
 SHARED_OVERRIDES = ("ponderingEnabled=false", "maxPlayouts=1000000000", "allowResignation=false")
 UNLIMITED_SECONDS = 1000000     # visits are the limit
+START_STAGE = "start-up"
 UNLIMITED_VISITS = 1000000000   # --seconds: time is the limit
 
 
@@ -63,7 +64,8 @@ def measure(name: str, argv: list[str], size: int, visit_counts: list[int], move
     rows = []
 
     def record(stage: str, visits: int) -> None:
-        rows.append({"engine": name, "run": run, "stage": stage, "visits": visits, "timed": seconds is not None,
+        rows.append({"engine": name, "run": run, "stage": stage, "visits": visits,
+                     "timed": seconds is not None and stage != START_STAGE,
                      "rss_mb": resident_mb(engine.process.pid)})
         log(f"{name} (run {run}): {rows[-1]['rss_mb']:.0f} MB after {stage}" + (f" ({visits} visits)" if visits else ""))
 
@@ -72,7 +74,7 @@ def measure(name: str, argv: list[str], size: int, visit_counts: list[int], move
         try:
             engine.command(f"boardsize {size}")
             engine.command("clear_board")
-            record("start-up", 0)
+            record(START_STAGE, 0)
             colour = "b"
             if seconds is not None:
                 for move in range(1, moves + 1):
