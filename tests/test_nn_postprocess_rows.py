@@ -116,3 +116,18 @@ def test_errors_are_one_line():
         _core(x, 10, 9, 8, 2)
     with pytest.raises(ValueError, match="optimistic policy channel"):
         _core(dict(x, policy=x["policy"][:, :1].copy()), 9, 9, 8, 2)
+
+
+def test_batch_symmetries_are_randrange_draws():
+    """A batch's random symmetries are the draws per-request evaluation makes (randrange), in order."""
+    import random
+    import threading
+    from types import SimpleNamespace
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    fake = SimpleNamespace(default_symmetry=None, _rng=random.Random(7), _rng_lock=threading.Lock())
+    drawn = NNEvaluator._batch_symmetries(fake, 500, None)
+    expected = random.Random(7)
+    assert drawn.tolist() == [expected.randrange(8) for _ in range(500)]
+    assert fake._rng.random() == expected.random()  # no draw more or less

@@ -13,6 +13,7 @@ import numpy as np
 
 from libc.math cimport exp, expf, log1p, sqrt, tanhf, isfinite
 from libc.stdint cimport int64_t
+from libc.string cimport memset
 
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
 cdef float ILLEGAL_LOGIT = -1e30
@@ -51,14 +52,16 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
                      const int64_t* index, int board_x, int grid_w, int area, const unsigned char* legal,
                      float scaling, bint hacks, float* out) noexcept nogil:
     """One row's priors into out[0 .. area] (pass last); p1 the optimistic channel when mixed."""
-    cdef int p, q, legal_count = 0
+    cdef int p, q, x, y, legal_count = 0
     cdef float logit, max_logit = MAX_POLICY_START, total = 0.0, board_total, uniform
+    # The row's logits in board order (the gather by rows of board_x points: no division per point).
+    for y in range(area // board_x):
+        for x in range(board_x):
+            q = index[y * grid_w + x]
+            out[y * board_x + x] = p0[q] + (p1[q] - p0[q]) * optimism if mixed else p0[q]
+    out[area] = pass0 + (pass1 - pass0) * optimism if mixed else pass0
     for p in range(area + 1):
-        if p < area:
-            q = index[(p // board_x) * grid_w + p % board_x]
-            logit = p0[q] + (p1[q] - p0[q]) * optimism if mixed else p0[q]
-        else:
-            logit = pass0 + (pass1 - pass0) * optimism if mixed else pass0
+        logit = out[p]
         if legal[p]:
             legal_count += 1
             logit = logit * scaling
@@ -161,7 +164,7 @@ def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] polic
     stdev, lead, variance-time, short-term value error, short-term score error)."""
     cdef Py_ssize_t n = policy.shape[0], i
     cdef int grid_h = policy.shape[2], grid_w = policy.shape[3], area = board_x * board_y
-    cdef int channels = policy.shape[1], p, status = OK, failed_row = -1
+    cdef int channels = policy.shape[1], p, x, y, status = OK, failed_row = -1
     cdef int score_columns = score_value.shape[1]
     cdef double m[NUM_MULTIPLIERS]
     cdef bint has_own = ownership is not None
@@ -224,13 +227,15 @@ def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] polic
             if has_own:
                 own_src = &own_view[i, 0, 0, 0]
                 own_dst = &own_out[i, 0]
-                for p in range(area):
-                    if not want_ownership[i]:  # tanh is dear: only the rows that keep ownership
-                        own_dst[p] = 0.0
-                        continue
-                    own_dst[p] = tanhf(own_src[index[(p // board_x) * grid_w + p % board_x]] * out_scale)
-                    if not white[i]:
-                        own_dst[p] = -own_dst[p]
+                if not want_ownership[i]:  # tanh is dear: only the rows that keep ownership
+                    memset(own_dst, 0, area * sizeof(float))
+                    continue
+                for y in range(board_y):
+                    for x in range(board_x):
+                        p = y * board_x + x
+                        own_dst[p] = tanhf(own_src[index[y * grid_w + x]] * out_scale)
+                        if not white[i]:
+                            own_dst[p] = -own_dst[p]
     if status == NO_LEGAL_MOVE:
         raise ValueError(f"a position has no legal move (not even pass): row {failed_row}")
     if status == NONFINITE_POLICY:

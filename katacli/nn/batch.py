@@ -8,7 +8,7 @@ Torch-free, like :mod:`katacli.nn.request`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -151,7 +151,10 @@ def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
     the NN cache keeps its rows, and search tree nodes evaluated from them share those rows instead of
     copying every legal move's prior (policy_rows.pxd)."""
     policy, policy_pass = shared_policy(block.policy, block.policy_pass)
-    return replace(block, policy=policy, policy_pass=policy_pass)
+    # Built directly: dataclasses.replace costs more than the rest of a small batch's bookkeeping.
+    return NNBatchOutput(values=block.values, policy=policy, policy_pass=policy_pass, ownership=block.ownership,
+                         ownership_rows=block.ownership_rows, symmetry=block.symmetry,
+                         policy_optimism=block.policy_optimism, board_x=block.board_x, board_y=block.board_y)
 
 
 def empty_output(n: int, area: int, with_ownership: bool, board_x: int, board_y: int) -> NNBatchOutput:
