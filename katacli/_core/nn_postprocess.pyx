@@ -73,8 +73,12 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
     if legal_count == 0:
         return NO_LEGAL_MOVE
     for p in range(area):
-        out[p] = expf(out[p] - max_logit)
-        total += out[p]
+        # An illegal move's exp(-1e30 - max) is 0 exactly: not computed (most of a row's time is expf).
+        if legal[p]:
+            out[p] = expf(out[p] - max_logit)
+            total += out[p]
+        else:
+            out[p] = 0.0
     if hacks:
         board_total = total
         out[area] = max(MIN_PASS_POLICY, min(expf(out[area] - max_logit),
