@@ -92,6 +92,26 @@ feature planes 4%, gc 2%. With 64 leaves: Python and numpy 20%, ladder scans 14%
 the tree hold real ladders: about 60 ladder moves and 10 attacker tries per visit), the gather 9%,
 board 9%, areas 7%, feature planes 6%, selection and backup 14%. The gc share a whole-process
 profile shows beyond that is start-up.
+
+Then the batch's postprocessing in one nogil call (katacli/_core/nn_postprocess: symmetry undone,
+KataGo's float32 softmax with its running sum, values, ownership tanh only for rows that keep it,
+no expf for illegal moves), random symmetries drawn without randrange's Python calls, one cache
+settings key per distinct optimism. Against 4e6d07a (its two Python files in a copy of the same
+installed build), four rounds in turn, AMD EPYC, load average 5.7 to 7.1, --repeat 3, visits per
+CPU second, the median of each round:
+
+    size  threads   4e6d07a                        nogil postprocessing            gain
+      19        1    9571 /  9303 /  9750 /  9593   17674 / 17702 / 17366 / 17455   1.81-1.90x
+      19       16   19834 / 19105 / 20318 / 19957   23150 / 22637 / 23033 / 23184   1.13-1.19x
+      19       64   31668 / 30692 / 32609 / 32207   33683 / 33524 / 32926 / 33362   1.01-1.09x
+
+Thread CPU per visit, 4e6d07a -> now (glue: the leaf evaluator's call without the zero-cost net;
+store: applying and backing up; rest: descents and leaf features): 1 leaf 107 -> 55 us (glue
+75 -> 28, store 7 -> 6, rest 25 -> 21), 16 leaves 52 -> 41 us (glue 16 -> 8, store 7 -> 6, rest
+30 -> 27), 64 leaves 32 -> 28 us (glue 9 -> 6, store 4 -> 4, rest 20 -> 18). Against the first
+baseline (16 leaves 6,626, 64 leaves 7,125 visits per CPU second): 3.5x and 4.7x. The glue left is
+Python per batch (NN cache keys and look-ups, NNBatch plumbing, ~25 us) and the input symmetry
+gather; 5x at 16 leaves (~30 us a visit) needs the descents and leaf features cheaper too.
 """
 from __future__ import annotations
 
