@@ -43,7 +43,6 @@ cdef struct HashList:
 cdef struct History:
     Rules rules
     Board board                          # the current position
-    Board initial_board
     Color initial_pla
     int initial_encore_phase
     Move* moves
@@ -54,7 +53,6 @@ cdef struct History:
     bint assume_multiple_starting_black_moves_are_handicap
     bint white_has_moved
     int override_num_handicap_stones     # -1: derive from the position
-    Board recent_boards[NUM_RECENT_BOARDS]
     int current_recent_board_idx
     Color presumed_next_pla
     unsigned char was_ever_occupied_or_played[MAX_ARR_SIZE]
@@ -89,12 +87,19 @@ cdef struct History:
     # Session-wide mode kept across history_clear: compute pass-alive areas as if multi-stone
     # suicide were legal (newer nets ask for this); move legality is unaffected.
     bint always_pass_alive_under_suicide_rules
+    # Last, so that history_restore copies everything before them in one piece: playing moves never
+    # writes initial_board and writes one recent board per move.
+    Board initial_board
+    Board recent_boards[NUM_RECENT_BOARDS]
 
 # Lifecycle. history_init zero-fills then clears to (board, pla, rules, encore_phase).
 cdef void history_init(History* h, const Board* board, Color pla, const Rules* rules, int encore_phase) noexcept nogil
 cdef void history_clear(History* h, const Board* board, Color pla, const Rules* rules, int encore_phase) noexcept nogil
 cdef void history_free(History* h) noexcept nogil
 cdef void history_copy(History* dst, const History* src) noexcept nogil   # dst must be uninitialised or freed
+# dst must be a history_copy of src that has since only played moves (history_make_move_assume_legal, history_play*,
+# and the const queries): makes it equal to src again, copying only what moves change (a descent's reset).
+cdef void history_restore(History* dst, const History* src) noexcept nogil
 
 # Settings.
 cdef void history_set_komi(History* h, float komi) noexcept nogil

@@ -127,6 +127,50 @@ cdef void history_copy(History* dst, const History* src) noexcept nogil:
         dst.encore_ko_captures = <EncoreKoCapture*>malloc(src.num_encore_ko_captures * sizeof(EncoreKoCapture))
         memcpy(dst.encore_ko_captures, src.encore_ko_captures, src.num_encore_ko_captures * sizeof(EncoreKoCapture))
 
+cdef void _hashlist_restore(HashList* dst, const HashList* src) noexcept nogil:
+    """dst's items become src's, in dst's own buffer when it is large enough."""
+    if dst.capacity < src.size:
+        free(dst.items)
+        dst.items = <Hash128*>malloc(src.size * sizeof(Hash128))
+        dst.capacity = src.size
+    if src.size > 0:
+        memcpy(dst.items, src.items, src.size * sizeof(Hash128))
+    dst.size = src.size
+
+cdef void history_restore(History* dst, const History* src) noexcept nogil:
+    cdef int played = dst.num_moves - src.num_moves, i
+    cdef Move* moves = dst.moves
+    cdef int moves_capacity = dst.moves_capacity
+    cdef HashList ko_hashes = dst.ko_hashes
+    cdef HashList before_black_pass = dst.hashes_before_black_pass
+    cdef HashList before_white_pass = dst.hashes_before_white_pass
+    cdef EncoreKoCapture* captures = dst.encore_ko_captures
+    cdef int captures_capacity = dst.encore_ko_captures_capacity
+    # Everything before initial_board (the struct's last fields) in one piece, then dst's own buffers back.
+    memcpy(dst, src, <size_t>(<const char*>&src.initial_board - <const char*>src))
+    # Moves are only ever appended: dst's first src.num_moves are src's already.
+    dst.moves = moves
+    dst.moves_capacity = moves_capacity
+    # The hash lists may have been emptied (button, spight-like ending, encore) and refilled.
+    dst.ko_hashes = ko_hashes
+    dst.hashes_before_black_pass = before_black_pass
+    dst.hashes_before_white_pass = before_white_pass
+    _hashlist_restore(&dst.ko_hashes, &src.ko_hashes)
+    _hashlist_restore(&dst.hashes_before_black_pass, &src.hashes_before_black_pass)
+    _hashlist_restore(&dst.hashes_before_white_pass, &src.hashes_before_white_pass)
+    dst.encore_ko_captures = captures
+    dst.encore_ko_captures_capacity = captures_capacity
+    if captures_capacity < src.num_encore_ko_captures:
+        free(captures)
+        dst.encore_ko_captures = <EncoreKoCapture*>malloc(src.num_encore_ko_captures * sizeof(EncoreKoCapture))
+        dst.encore_ko_captures_capacity = src.num_encore_ko_captures
+    if src.num_encore_ko_captures > 0:
+        memcpy(dst.encore_ko_captures, src.encore_ko_captures, src.num_encore_ko_captures * sizeof(EncoreKoCapture))
+    # Each move advanced the recent-board ring by one and overwrote that slot.
+    for i in range(1, min(played, NUM_RECENT_BOARDS) + 1):
+        memcpy(&dst.recent_boards[(src.current_recent_board_idx + i) % NUM_RECENT_BOARDS],
+               &src.recent_boards[(src.current_recent_board_idx + i) % NUM_RECENT_BOARDS], sizeof(Board))
+
 cdef void _set_ko_recap_blocked(History* h, Loc loc, bint value) noexcept nogil:
     if h.ko_recap_blocked[loc] != value:
         h.ko_recap_blocked[loc] = value

@@ -6,7 +6,7 @@ from libc.stdlib cimport realloc
 
 from katacli._core.board cimport Loc, Color, Hash128, NULL_LOC, PASS_LOC, C_EMPTY, opp_of
 from katacli._core.history cimport (
-    History, history_copy, history_free, history_make_move_assume_legal, history_is_legal, history_recent_board,
+    History, history_copy, history_free, history_restore, history_make_move_assume_legal, history_is_legal, history_recent_board,
     history_should_suppress_end_game_from_friendly_pass,
 )
 from katacli._core.playout cimport rng_uniform
@@ -111,7 +111,7 @@ cdef int _reinit_illegal_on_the_spot(TreeCore* t, Node* n, History* h, LeafSlot*
 
 
 cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
-    """One descent from the root (h must be a fresh copy of the root history); see the DESCENT_* outcomes."""
+    """One descent from the root (h must equal the root history: a copy, or restored to it); see the DESCENT_* outcomes."""
     cdef Node* n = t.root
     cdef Node* child
     cdef int slot, edge
@@ -192,7 +192,6 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
             playouts_done[0] += 1
             if ls.stops_below_root:
                 t.playouts_below_root += 1
-        history_free(&h)
-        history_copy(&h, &t.root_hist)
+        history_restore(&h, &t.root_hist)
     history_free(&h)
     return t.num_leaves
