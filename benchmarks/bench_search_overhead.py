@@ -112,6 +112,22 @@ store: applying and backing up; rest: descents and leaf features): 1 leaf 107 ->
 baseline (16 leaves 6,626, 64 leaves 7,125 visits per CPU second): 3.5x and 4.7x. The glue left is
 Python per batch (NN cache keys and look-ups, NNBatch plumbing, ~25 us) and the input symmetry
 gather; 5x at 16 leaves (~30 us a visit) needs the descents and leaf features cheaper too.
+
+Then each descent resets its history with history_restore (the struct's head in one memcpy, the hash
+lists into the buffers already there, only the recent boards its moves overwrote) instead of a free
+and a ~50 KB deep copy. Against 7cb5314 (the installed package copied aside, PYTHONPATH), in turn,
+AMD EPYC, load average 6.4 to 7.8, --sizes 19 --repeat 3, visits per CPU second, the median of each
+round (a sixth round at a load spike: 1 leaf 17430 -> 16861, 16 leaves 21599 -> 21363, 64 leaves
+30451 -> 30635):
+
+    size  threads   7cb5314                                  history_restore                         gain
+      19        1   17667 / 18281 / 17138 / 17112 / 16479    18627 / 18413 / 17975 / 17736 / 17906   1.01-1.09x
+      19       16   23508 / 23742 / 23089 / 22140 / 22482    23785 / 24430 / 22815 / 23025 / 23604   0.99-1.05x
+      19       64   34995 / 34018 / 34022 / 32397 / 32961    36366 / 36318 / 35465 / 33452 / 35513   1.03-1.08x
+
+That is about 1 us less thread CPU per visit (16 leaves ~43 -> ~42 us, 64 leaves ~29.4 -> ~28.2 us):
+the copy was a small part of a descent. pow(p, 0.25) in the value weighting cannot become
+sqrt(sqrt(p)): they differ in the last bit for ~12% of p in (0, 1) (glibc, 2e8 random doubles).
 """
 from __future__ import annotations
 
