@@ -77,9 +77,10 @@ def test_two_servers_split_registered_clients_into_two_groups():
         run_clients(front, num_clients=8, rounds=30, register=True)
     # Two groups that take turns: 8 / 2 clients per batch on average, and hardly ever all eight at
     # once (one group). How the 8 split (4 + 4, 3 + 5, ..., 1 + 7) depends on the order they first
-    # arrived in.
+    # arrived in. On a loaded machine a client is now and then late for its group's batch (3.48 seen),
+    # so the bounds only tell two groups (about 4) from one (8) or none (1-2).
     batches = net.batches
-    assert 3.5 <= sum(batches) / len(batches) <= 4.5, batches
+    assert 3.0 <= sum(batches) / len(batches) <= 5.0, batches
     assert sum(1 for b in batches if b == 8) <= 0.1 * len(batches), batches
 
 

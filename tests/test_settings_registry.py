@@ -182,6 +182,7 @@ NN_GTP = {
     "home_data_dir": None,
     "debug_skip_neural_net": False,
     "cpu_threads": None,
+    "numpy_until_torch": True,
 }
 
 NN_ANALYSIS = {
@@ -203,6 +204,7 @@ NN_ANALYSIS = {
     "home_data_dir": None,
     "debug_skip_neural_net": False,
     "cpu_threads": None,
+    "numpy_until_torch": True,
 }
 
 NN_SELFPLAY = {
@@ -224,6 +226,7 @@ NN_SELFPLAY = {
     "home_data_dir": None,
     "debug_skip_neural_net": False,
     "cpu_threads": None,
+    "numpy_until_torch": True,
 }
 
 GTP = {

@@ -79,7 +79,9 @@ cdef enum:
 
 cdef enum:
     MAX_EDGES = MAX_PLAY_SIZE + 1       # every point plus pass
-    EXPLORED_WORDS = (MAX_EDGES + 63) // 64
+    # 64 edges a word, rounded up; a shift because Cython turns // into a function call, which a C
+    # enum in a module that cimports this contract cannot use.
+    EXPLORED_WORDS = (MAX_EDGES + 63) >> 6
     NEXT_NEW_UNKNOWN = -2               # Node.next_new_edge: to be found again
 
 # How a batch slot's leaf is to be used once evaluated.
