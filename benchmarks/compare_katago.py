@@ -15,7 +15,8 @@ Two measurements, each run for both engines back to back on the same machine:
 
 The game is the one benchmarks/bench_analysis.py plays (seeded policy sampling). Both engines get
 the same key settings through a minimal config; the network cache is fresh for every run (a new
-process), and KataGo runs with its Eigen (CPU) backend if that is how it was built.
+process), the clock starts once each engine has answered a one-visit warm-up query (its net loaded),
+and KataGo runs with its Eigen (CPU) backend if that is how it was built.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_analysis import DEFAULT_MODEL, KOMI, RULES, play_game  # noqa: E402
+from kata_env import cpu_model  # noqa: E402
 
 from katacli.nn.evaluator import NNEvaluator  # noqa: E402
 
@@ -50,14 +52,23 @@ maxVisits = {visits}
 """
 
 
+WARM_UP_QUERY = {"id": "warm-up", "moves": [["B", "K10"], ["W", "K9"]], "rules": RULES, "komi": KOMI,
+                 "boardXSize": 19, "boardYSize": 19, "maxVisits": 1}
+# kata answers a small net's first queries in numpy while torch loads (nnNumpyUntilTorch); this measures
+# the steady state, so kata's net is torch's from the start.
+KATA_OVERRIDES = "nnNumpyUntilTorch=false"
+
+
 def run_engine(argv: list[str], query: dict, expected: int) -> float:
     """Send one query, wait for `expected` responses; returns seconds from sending to the last answer."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
-    # Let both engines finish loading before the clock starts: a version query answers after start-up.
-    proc.stdin.write(json.dumps({"id": "ready", "action": "query_version"}) + "\n")
+    # Let both engines finish loading before the clock starts: KataGo answers a version query once its
+    # net is loaded, kata as soon as it starts (its net loads in the background), so each first answers
+    # a one-visit search of a position the game does not have.
+    proc.stdin.write(json.dumps(WARM_UP_QUERY) + "\n")
     proc.stdin.flush()
-    while json.loads(proc.stdout.readline()).get("id") != "ready":
+    while json.loads(proc.stdout.readline()).get("id") != WARM_UP_QUERY["id"]:
         pass
     start = time.perf_counter()
     proc.stdin.write(json.dumps(query) + "\n")
@@ -98,7 +109,7 @@ def main() -> None:
     runs = [tuple(int(v) for v in s.split("x")) for s in args.settings.split(",")]
     runs += [(1, int(t)) for t in args.search_threads.split(",")]
     print(f"{positions} positions of a {len(moves)}-move 19x19 game, {args.visits} visits each, "
-          f"{os.cpu_count()} cores, model {Path(args.model).name}")
+          f"{cpu_model()}, {len(os.sched_getaffinity(0))} usable cores, model {Path(args.model).name}")
     print(f"{'setting':>10} {'kata pos/s':>11} {'katago pos/s':>13} {'kata/katago':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         for analysis_threads, search_threads in runs:
@@ -106,7 +117,8 @@ def main() -> None:
             batch = max(8, analysis_threads * search_threads)
             cfg.write_text(CONFIG_TEMPLATE.format(analysis_threads=analysis_threads, search_threads=search_threads,
                                                   batch=batch, visits=args.visits))
-            kata = args.kata.split() + ["analysis", "-model", args.model, "-config", str(cfg)]
+            kata = args.kata.split() + ["analysis", "-model", args.model, "-config", str(cfg),
+                                        "-override-config", KATA_OVERRIDES]
             katago = [args.katago, "analysis", "-model", args.model, "-config", str(cfg)]
             kata_s = run_engine(kata, query, positions)
             katago_s = run_engine(katago, query, positions)
