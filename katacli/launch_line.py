@@ -1,7 +1,8 @@
 """An engine's launch line read without building the typer app, so that a GUI's engine starts sooner.
 
 KaTrain starts ``kata analysis -model M -human-model H -config C -analysis-threads 12`` and waits for
-"ready". Through typer, that line first costs ~0.2 s on a 2-core machine (typer, the pydantic it
+"ready"; Lizzie, Sabaki and match runners start ``kata gtp -model M -config C`` the same way. Through
+typer, that line first costs ~0.2 s on a 2-core machine (typer, the pydantic it
 converts every option with, and every subcommand's module), close to half the time to "ready". A
 subcommand that declares :class:`LaunchOptions` (the options of its typer command) is run directly
 when its line holds only those options, each in ``--name value`` or ``--name=value`` form, given at
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 # Subcommands whose launch line is read here: name -> module defining LAUNCH_OPTIONS and launch(**params).
-DIRECT_LAUNCH_MODULES = {"analysis": "katacli.commands.analysis"}
+DIRECT_LAUNCH_MODULES = {"analysis": "katacli.commands.analysis", "gtp": "katacli.commands.gtp"}
 
 # Exit statuses as typer's standalone mode gives them around a command: input ended at a prompt
 # (Abort), Ctrl-C, and a closed stdout.

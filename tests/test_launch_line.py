@@ -1,4 +1,4 @@
-"""`kata analysis`'s plain launch line runs without typer; anything else still goes through typer."""
+"""`kata analysis`'s and `kata gtp`'s plain launch lines run without typer; anything else still goes through typer."""
 import subprocess
 import sys
 
@@ -6,7 +6,7 @@ import pytest
 import typer
 
 from katacli import cli
-from katacli.commands import analysis
+from katacli.commands import analysis, gtp
 from katacli.launch_line import LaunchOptions, launch_directly, parse_launch_line
 
 from support.paths import REPO
@@ -17,15 +17,17 @@ NOTHING_GIVEN = {"model": None, "human_model": None, "config": None, "override_c
                  "analysis_threads": None, "quit_without_waiting": False}
 
 
-def test_the_launch_options_are_exactly_the_typer_commands():
-    command = typer.main.get_command(cli.app).commands["analysis"]
+@pytest.mark.parametrize("name, module", [("analysis", analysis), ("gtp", gtp)])
+def test_the_launch_options_are_exactly_the_typer_commands(name, module):
+    options = module.LAUNCH_OPTIONS
+    command = typer.main.get_command(cli.app).commands[name]
     declared = {opt: param.name for param in command.params for opt in param.opts if opt not in cli.HELP_OPTION_NAMES}
-    read_here = {**OPTIONS.values, **OPTIONS.repeated, **OPTIONS.counts, **OPTIONS.flags}
+    read_here = {**options.values, **options.repeated, **options.counts, **options.flags}
     assert read_here == declared
     multiple = {opt for param in command.params if param.multiple for opt in param.opts}
-    assert multiple == set(OPTIONS.repeated)
+    assert multiple == set(options.repeated)
     flags = {opt for param in command.params if getattr(param, "is_flag", False) for opt in param.opts}
-    assert flags - set(cli.HELP_OPTION_NAMES) == set(OPTIONS.flags)
+    assert flags - set(cli.HELP_OPTION_NAMES) == set(options.flags)
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -57,8 +59,17 @@ def test_only_subcommands_that_declare_launch_options_are_run_directly(monkeypat
     assert launch_directly(["analysis", "--model", "rollouts"]) == 7
     assert calls == [{**NOTHING_GIVEN, "model": "rollouts"}]
     assert launch_directly(["analysis", "--help"]) is None
-    assert launch_directly(["gtp", "--model", "rollouts"]) is None
+    assert launch_directly(["benchmark", "--model", "rollouts"]) is None
     assert launch_directly([]) is None
+    assert len(calls) == 1
+
+
+def test_a_plain_gtp_line_runs_the_gtp_command(monkeypatch):
+    calls = []
+    monkeypatch.setattr(gtp, "run_gtp", lambda *args: calls.append(args) or 5)
+    assert launch_directly(["gtp", "--model", "m.bin.gz", "--config", "g.cfg", "--override-version", "1.2"]) == 5
+    assert calls == [("m.bin.gz", ["g.cfg"], None, "1.2", None)]
+    assert launch_directly(["gtp", "--analysis-threads", "2"]) is None  # not a gtp option: typer says so
     assert len(calls) == 1
 
 
@@ -67,10 +78,12 @@ def test_an_empty_declaration_reads_only_an_empty_line():
     assert parse_launch_line(["--model", "m"], LaunchOptions()) is None
 
 
-def test_a_plain_launch_line_imports_no_typer():
-    """Run the way KaTrain starts it (stdin closed at once): the engine starts, answers nothing, exits 0,
+@pytest.mark.parametrize("line", [["analysis", "-model", "rollouts", "-analysis-threads", "1"],
+                                  ["gtp", "-model", "rollouts"]])
+def test_a_plain_launch_line_imports_no_typer(line):
+    """Run the way a GUI starts it (stdin closed at once): the engine starts, answers nothing, exits 0,
     and typer (with pydantic) was never imported."""
-    code = ("import sys, runpy; sys.argv = ['kata', 'analysis', '-model', 'rollouts', '-analysis-threads', '1']\n"
+    code = (f"import sys, runpy; sys.argv = ['kata', *{line!r}]\n"
             "try:\n    runpy.run_module('katacli.cli', run_name='__main__')\n"
             "except SystemExit as done:\n"
             "    assert done.code == 0, done.code\n"
@@ -78,5 +91,6 @@ def test_a_plain_launch_line_imports_no_typer():
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, input="", capture_output=True, text=True,
                             timeout=PROCESS_TIMEOUT)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
-    assert "ready to begin handling requests" in result.stderr
+    assert result.stdout.strip().endswith("[]")
+    if line[0] == "analysis":
+        assert "ready to begin handling requests" in result.stderr

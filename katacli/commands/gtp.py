@@ -6,16 +6,18 @@ import io
 import os
 import sys
 import threading
-from typing import List, Optional
-
-import typer
+from typing import TYPE_CHECKING, List, Optional
 
 from katacli.cli_support import (
     EXIT_MODEL_FAILURE, check_models_or_exit, config_option, human_model_option, model_failure_line, model_option,
     override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
+from katacli.launch_line import LaunchOptions
 from katacli.nets import choose_model
+
+if TYPE_CHECKING:  # typer builds the command in register(); a GUI's plain launch line runs without it
+    import typer
 
 WAIT_POLL_SECONDS = 0.1  # waiting wakes up this often so that Ctrl-C is noticed
 
@@ -140,7 +142,22 @@ def _answer_before_ready(raw: str, output, override_version: Optional[str]) -> b
     return True
 
 
+# The options of the typer command below, for a launch line read without typer (katacli.launch_line).
+LAUNCH_OPTIONS = LaunchOptions(
+    values={"--model": "model", "--human-model": "human_model", "--override-version": "override_version"},
+    repeated={"--config": "config", "--override-config": "override_config"},
+)
+
+
+def launch(model: Optional[str], human_model: Optional[str], config: Optional[List[str]],
+           override_config: Optional[List[str]], override_version: Optional[str]) -> int:
+    """The command, given its options: the exit status."""
+    return run_gtp(model, config, override_config, override_version, human_model)
+
+
 def register(app: typer.Typer) -> None:
+    import typer
+
     @app.command("gtp", help=HELP)
     def gtp(
         model: Optional[str] = model_option(required=False),
@@ -150,4 +167,4 @@ def register(app: typer.Typer) -> None:
         override_version: Optional[str] = typer.Option(
             None, "--override-version", metavar="VERSION", help="Answer this to the GTP `version` command."),
     ) -> None:
-        raise typer.Exit(run_gtp(model, config, override_config, override_version, human_model))
+        raise typer.Exit(launch(model, human_model, config, override_config, override_version))
