@@ -6,7 +6,9 @@ import pytest
 from katacli._core.nn_postprocess import postprocess_rows
 from katacli.nn.batch import VALUE_COLUMNS
 from katacli.nn.description import PostProcessParams
-from katacli.nn.postprocess import mix_policy_optimism, policy_probabilities, value_columns, white_ownership
+from katacli.nn.postprocess import (
+    mix_policy_optimism, policy_probabilities, postprocess_multipliers, value_outputs, white_ownership,
+)
 from katacli.nn.symmetry import apply_symmetries, gather_indices
 
 # float32 softmax of a few hundred entries: exp and the order of the sum move the last bits only.
@@ -14,11 +16,6 @@ POLICY_RTOL = 1e-5
 POLICY_ATOL = 1e-8
 OWNERSHIP_ATOL = 2e-7
 PARAMS = PostProcessParams(output_scale_multiplier=1.25, lead_multiplier=15.0)
-
-
-def _multipliers(p: PostProcessParams) -> tuple:
-    return (p.output_scale_multiplier, p.score_mean_multiplier, p.score_stdev_multiplier, p.lead_multiplier,
-            p.variance_time_multiplier, p.shortterm_value_error_multiplier, p.shortterm_score_error_multiplier)
 
 
 def _inputs(rng, n, grid_h, grid_w, board_x, board_y, channels):
@@ -42,7 +39,7 @@ def _core(x, board_x, board_y, version, channels, params=PARAMS):
         x["policy"], x["policy_pass"], x["value"], x["score_value"], x["ownership"], x["legal"].view(np.uint8),
         x["white"].view(np.uint8), x["optimism"], x["temperature"], x["hacks"].view(np.uint8),
         x["allow_no_result"].view(np.uint8), x["want"].view(np.uint8), x["symmetries"], gather_indices(h, w, True),
-        board_x, board_y, version, channels >= 2, _multipliers(params))
+        board_x, board_y, version, channels >= 2, postprocess_multipliers(params))
 
 
 def _numpy(x, board_x, board_y, version, channels, params=PARAMS):
@@ -51,8 +48,8 @@ def _numpy(x, board_x, board_y, version, channels, params=PARAMS):
     logits, pass_logits = mix_policy_optimism(policy, x["policy_pass"], x["optimism"], channels)
     probs, pass_probs = policy_probabilities(logits, pass_logits, x["legal"][:, :area], x["legal"][:, area],
                                              x["temperature"], params.output_scale_multiplier, x["hacks"])
-    values = value_columns(x["value"], x["score_value"], x["white"], x["allow_no_result"], version, params,
-                           VALUE_COLUMNS)
+    outputs = value_outputs(x["value"], x["score_value"], x["white"], x["allow_no_result"], version, params)
+    values = np.stack([getattr(outputs, name) for name in VALUE_COLUMNS], axis=1).astype(np.float64)
     own = apply_symmetries(x["ownership"], x["symmetries"], undo=True)[:, 0, :board_y, :board_x].reshape(n, area)
     return values, probs, pass_probs, white_ownership(own, x["white"], params.output_scale_multiplier)
 

@@ -29,6 +29,7 @@ from katacli.nn.request import NNRequest  # noqa: F401  (part of this module's A
 from katacli.nn.postprocess import (
     NNOutput,
     allow_no_result_from_globals,
+    postprocess_multipliers,
 )
 from katacli.nn.batch import (
     CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
@@ -182,13 +183,6 @@ class NNEvaluator:
     @max_batch_size.setter
     def max_batch_size(self, value: int) -> None:
         self.runner.max_batch_size = max(1, int(value))
-
-    @property
-    def _multipliers(self) -> tuple:
-        """The postprocessing scales, in the order katacli/_core/nn_postprocess.postprocess_rows takes them."""
-        p = self.postprocess
-        return (p.output_scale_multiplier, p.score_mean_multiplier, p.score_stdev_multiplier, p.lead_multiplier,
-                p.variance_time_multiplier, p.shortterm_value_error_multiplier, p.shortterm_score_error_multiplier)
 
     # -- public API
 
@@ -515,7 +509,8 @@ class NNEvaluator:
             _float32(ownership) if want_ownership.any() else None, _bytes(legal), _bytes(white),
             np.ascontiguousarray(optimism32), _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
             want_ownership.view(np.uint8), symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
-            board_x, board_y, self.version, self.num_policy_channels >= 2, self._multipliers)
+            board_x, board_y, self.version, self.num_policy_channels >= 2,
+            postprocess_multipliers(self.postprocess))
         area = board_x * board_y
         probs, pass_probs = probs[:, :area], probs[:, area]
         if own is not None:

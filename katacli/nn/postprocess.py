@@ -7,11 +7,15 @@ over legal moves and pass, and ownership.
 
 Inputs must already be in the real board's orientation (symmetry undone) and cropped to
 the board: policy logits ``[N, board_y * board_x]`` row-major (top row first, x fastest).
+
+The evaluators run the same arithmetic in one nogil pass (katacli/_core/nn_postprocess, which
+``postprocess_multipliers`` feeds); these functions are its readable reference, and
+tests/test_nn_postprocess_rows.py holds the two together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -101,14 +105,9 @@ def policy_probabilities(
     sums = exps.sum(axis=1, keepdims=True)
     if not np.all(np.isfinite(sums)):
         raise FloatingPointError("non-finite policy sum")
-    positive = sums > 0
-    if positive.all():  # the usual case, in float32 throughout (the same numbers: fewer numpy calls)
-        probs = np.divide(exps, sums, out=exps)
-        probs[~all_legal] = ILLEGAL_POLICY
-        return probs[:, :area], probs[:, area]
     legal_counts = all_legal.sum(axis=1, keepdims=True)
     # If every legal move's probability rounded to 0, KataGo falls back to uniform.
-    probs = np.where(positive, exps / np.where(positive, sums, 1), 1.0 / legal_counts)
+    probs = np.where(sums > 0, exps / np.where(sums > 0, sums, 1), 1.0 / legal_counts)
     probs = np.where(all_legal, probs, ILLEGAL_POLICY).astype(np.float32)
     return probs[:, :area], probs[:, area]
 
@@ -128,9 +127,6 @@ class ValueOutputs:
     shortterm_score_error: np.ndarray
 
 
-VALUE_OUTPUT_FIELDS = tuple(field.name for field in fields(ValueOutputs))
-
-
 def value_outputs(
     value_logits: np.ndarray,
     score_value: np.ndarray,
@@ -144,30 +140,6 @@ def value_outputs(
     ``value_logits`` ``[N, 3]``; ``score_value`` ``[N, 4 or 6]``; ``white_to_move`` and
     ``allow_no_result`` bool ``[N]`` (no-result exists only with simple ko or territory scoring).
     """
-    columns = _value_columns(value_logits, score_value, white_to_move, allow_no_result, version, params)
-    return ValueOutputs(*(column.astype(np.float32) for column in columns))
-
-
-def value_columns(
-    value_logits: np.ndarray,
-    score_value: np.ndarray,
-    white_to_move: np.ndarray,
-    allow_no_result: np.ndarray,
-    version: int,
-    params: PostProcessParams,
-    order: tuple[str, ...],
-) -> np.ndarray:
-    """value_outputs as one float64 ``[N, len(order)]`` array, columns named by ValueOutputs' fields in
-    ``order`` (each value rounded to float32 as there): the array batch path's values, without a numpy
-    call per field."""
-    columns = _value_columns(value_logits, score_value, white_to_move, allow_no_result, version, params)
-    by_name = dict(zip(VALUE_OUTPUT_FIELDS, columns))
-    return np.stack([by_name[name] for name in order], axis=1).astype(np.float32).astype(np.float64)
-
-
-def _value_columns(value_logits, score_value, white_to_move, allow_no_result, version: int,
-                   params: PostProcessParams) -> tuple[np.ndarray, ...]:
-    """value_outputs' fields in float64, in ValueOutputs' order."""
     scale = float(params.output_scale_multiplier)
     logits = value_logits.astype(np.float64) * scale
     sv = score_value.astype(np.float64) * scale
@@ -212,8 +184,17 @@ def _value_columns(value_logits, score_value, white_to_move, allow_no_result, ve
         raise FloatingPointError("non-finite network value output")
 
     sign = np.where(white_to_move, 1.0, -1.0)
-    return (np.where(white_to_move, win, loss), np.where(white_to_move, loss, win), no_result, sign * lead,
-            sign * score_mean, score_mean_sq, var_time_left, shortterm_winloss, shortterm_score)
+    return ValueOutputs(
+        white_win=np.where(white_to_move, win, loss).astype(np.float32),
+        white_loss=np.where(white_to_move, loss, win).astype(np.float32),
+        no_result=no_result.astype(np.float32),
+        white_lead=(sign * lead).astype(np.float32),
+        white_score_mean=(sign * score_mean).astype(np.float32),
+        white_score_mean_sq=score_mean_sq.astype(np.float32),
+        var_time_left=var_time_left.astype(np.float32),
+        shortterm_winloss_error=shortterm_winloss.astype(np.float32),
+        shortterm_score_error=shortterm_score.astype(np.float32),
+    )
 
 
 def white_ownership(ownership_logits: np.ndarray, white_to_move: np.ndarray, output_scale: float = 1.0) -> np.ndarray:
@@ -240,3 +221,10 @@ def mix_policy_optimism(policy: np.ndarray, policy_pass: np.ndarray, optimism: n
 def allow_no_result_from_globals(global_features: np.ndarray) -> bool:
     """Whether no-result is possible, read from V7 global features: simple ko or territory scoring."""
     return bool(global_features[GLOBAL_KO_RULE_NOT_SIMPLE] == 0 or global_features[GLOBAL_TERRITORY_SCORING] == 1)
+
+
+def postprocess_multipliers(params: PostProcessParams) -> tuple:
+    """The model's postprocessing scales in the order katacli/_core/nn_postprocess.postprocess_rows takes them."""
+    return (params.output_scale_multiplier, params.score_mean_multiplier, params.score_stdev_multiplier,
+            params.lead_multiplier, params.variance_time_multiplier, params.shortterm_value_error_multiplier,
+            params.shortterm_score_error_multiplier)
