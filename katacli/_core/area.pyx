@@ -263,12 +263,9 @@ cdef void _empty_components(const Board* b, EmptyComponents* e) noexcept nogil:
                         continue
                     kept = 0
                     for k in range(n[pla]):
-                        for i in range(4):
-                            adj = loc + b.adj_offsets[i]
-                            if b.colors[adj] == pla and b.chain_head[adj] == candidates[pla][k]:
-                                candidates[pla][kept] = candidates[pla][k]
-                                kept += 1
-                                break
+                        if _adjacent_to_chain(b, loc, <Color>pla, candidates[pla][k]):
+                            candidates[pla][kept] = candidates[pla][k]
+                            kept += 1
                     n[pla] = kept
             for pla in range(C_BLACK, C_WHITE + 1):
                 for k in range(n[pla]):
