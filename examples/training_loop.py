@@ -139,11 +139,21 @@ def write_selfplay_config(work: Path, args) -> Path:
 def train_overrides(args) -> str:
     half = max(args.batch_size, args.train_samples // 2)
     return ",".join([
+        *export_prefix_override(args),
         f"batchSize={args.batch_size}", f"samplesPerEpoch={half}", f"exportEverySamples={args.train_samples}",
         f"checkpointEverySamples={half}", f"windowMinRows={args.window_rows}", "lrWarmupSamples=0",
         f"lrScale={args.lr_scale}", f"swaPeriodSamples={max(args.batch_size, half // 4)}", "swaScale=4",
         f"metricsEverySamples={max(args.batch_size, args.train_samples // 20)}",
     ])
+
+
+def export_prefix_override(args) -> list[str]:
+    """A continued part counts its training samples from zero again, so its exports would be named like
+    the earlier part's nets (kata-<kind>-s<samples>-d<rows>) and could collide with the start net in
+    models/. Its names carry the generation it started from instead: kata-<kind>-from<G>-s...-d...."""
+    if not args.start_from:
+        return []
+    return [f"exportPrefix=kata-{args.model_kind}-from{args.start_generation}"]
 
 
 # ------------------------------------------------------------------------------- gating and Elo
@@ -390,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--start-from", default=None, metavar="NET",
                         help="continue an earlier run: start from this accepted net (weights only) instead of "
-                             "random weights; combine with --start-generation and --start-elo")
+                             "random weights; combine with --start-generation and --start-elo (this part's nets are "
+                             "named kata-<kind>-from<start generation>-s<samples>-d<rows>)")
     parser.add_argument("--start-generation", type=int, default=0,
                         help="the generation number of the start net (the first new one is this plus one)")
     parser.add_argument("--start-elo", type=float, default=0.0, help="the Elo of the start net in the earlier part")

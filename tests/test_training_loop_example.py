@@ -71,6 +71,9 @@ def test_loop_runs_gates_measures_and_resumes(tmp_path):
     assert "generation 3: self-play" in third.stdout and "-max-games-total 6" in third.stdout
     rows2 = json.loads((work2 / "results.json").read_text())["rows"]
     assert [r["generation"] for r in rows2] == [2, 3] and rows2[0]["elo"] == last["elo"]
+    # Its sample count starts again, so its nets are named apart from the first part's (no collision).
+    trained = {p.name for d in ("models", "rejected") for p in (work2 / d).glob("*.bin.gz")} - {last["model"]}
+    assert trained and all(name.startswith("kata-b2c16-from2-s") for name in trained), trained
     both = subprocess.run([sys.executable, str(REPO / "benchmarks" / "default_net_record.py"), "--work-dir",
                            str(work2), "--previous-part", str(tmp_path / "part1.json")],
                           capture_output=True, text=True, timeout=300)
