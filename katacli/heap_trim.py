@@ -19,6 +19,10 @@ from typing import Callable, Optional
 # At most one trim per this many seconds in the whole process (each costs milliseconds: it walks the
 # heap's free chunks), so that many short searches (self-play) pay nothing noticeable.
 TRIM_PERIOD_SECONDS = 10.0
+# A search at least this long always trims when it ends (trim_heap_after_search): a trim's few ms are
+# then under 1% of it, and what it left free would otherwise stay resident until the next search's
+# periodic trim (a GTP engine between moves, the start of a pondering run).
+ALWAYS_TRIM_AFTER_SECONDS = 1.0
 
 _lock = threading.Lock()
 _trim: Optional[Callable[[int], int]] = None
@@ -52,12 +56,19 @@ def trim_heap() -> bool:
     return True
 
 
-def maybe_trim_heap() -> bool:
-    """trim_heap() unless the process trimmed less than TRIM_PERIOD_SECONDS ago; whether it trimmed."""
+def maybe_trim_heap(force: bool = False) -> bool:
+    """trim_heap() unless the process trimmed less than TRIM_PERIOD_SECONDS ago (or ``force``); whether
+    it trimmed."""
     global _last_trim
     now = time.monotonic()
     with _lock:
-        if now - _last_trim < TRIM_PERIOD_SECONDS:
+        if not force and now - _last_trim < TRIM_PERIOD_SECONDS:
             return False
         _last_trim = now
     return trim_heap()
+
+
+def trim_heap_after_search(search_seconds: float) -> bool:
+    """At the end of a search: a long one (ALWAYS_TRIM_AFTER_SECONDS) trims now, short ones (self-play's
+    many) at most once per period; whether it trimmed."""
+    return maybe_trim_heap(force=search_seconds >= ALWAYS_TRIM_AFTER_SECONDS)

@@ -30,7 +30,7 @@ from katacli._core import search_diagnostics as sd
 from katacli._core import search_results as sr
 
 from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
-from katacli.heap_trim import maybe_trim_heap
+from katacli.heap_trim import maybe_trim_heap, trim_heap_after_search
 from katacli.game.coords import flat_index, point_of_flat
 from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
@@ -377,7 +377,7 @@ class Searcher:
                 self.last_stats = stats
         with self._lock:
             self.tree.record_eval_cache()   # KataGo records after every finished search, stopped ones too
-        maybe_trim_heap()
+        trim_heap_after_search(stats.seconds)
         if callback is not None and callback_period is not None:
             callback(self)
         return stats
