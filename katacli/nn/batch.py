@@ -130,20 +130,61 @@ class NNBatchOutput:
         return [self.output(i) for i in range(len(self))]
 
 
+# CachedBlock.scalars: the value columns, then these (all exact in float64).
+CACHED_EXTRA_COLUMNS = ("policy_pass", "symmetry", "policy_optimism", "has_ownership")
+CACHED_COLUMN = {name: len(VALUE_COLUMNS) + i for i, name in enumerate(CACHED_EXTRA_COLUMNS)}
+
+
+class CachedBlock:
+    """What the NN cache keeps of an answered batch: one array of per-row scalars, the (shared) policy
+    rows and the ownership rows if any. A batch's seven small arrays cost ~110 bytes of header each, and
+    a search's batches are small (2 rows on average for a GTP genmove), so one array per block instead
+    of six saves ~250 bytes per cached position."""
+
+    __slots__ = ("scalars", "policy", "ownership", "board_x", "board_y")
+
+    def __init__(self, block: NNBatchOutput):
+        n = len(block)
+        scalars = np.empty((n, len(VALUE_COLUMNS) + len(CACHED_EXTRA_COLUMNS)), np.float64)
+        scalars[:, : len(VALUE_COLUMNS)] = block.values
+        scalars[:, CACHED_COLUMN["policy_pass"]] = block.policy_pass
+        scalars[:, CACHED_COLUMN["symmetry"]] = block.symmetry
+        scalars[:, CACHED_COLUMN["policy_optimism"]] = block.policy_optimism
+        scalars[:, CACHED_COLUMN["has_ownership"]] = block.ownership_rows if block.ownership is not None else False
+        scalars.flags.writeable = False
+        self.scalars = scalars
+        self.policy = block.policy
+        self.ownership = block.ownership if bool(block.ownership_rows.any()) else None
+        self.board_x, self.board_y = block.board_x, block.board_y
+
+
 class CachedRow:
-    """A cache entry: row ``index`` of an answered batch (no copy, no object per field)."""
+    """A cache entry: row ``index`` of a cached block (no copy, no object per field)."""
 
     __slots__ = ("block", "index")
 
-    def __init__(self, block: NNBatchOutput, index: int):
+    def __init__(self, block: CachedBlock, index: int):
         self.block = block
         self.index = index
 
     def has_ownership(self) -> bool:
-        return self.block.has_ownership(self.index)
+        return self.block.ownership is not None and bool(self.block.scalars[self.index, CACHED_COLUMN["has_ownership"]])
 
     def output(self) -> NNOutput:
-        return self.block.output(self.index)
+        """The row as an NNOutput (its policy a view of the block's)."""
+        block, i = self.block, self.index
+        row = block.scalars[i].tolist()
+        ownership = None
+        if self.has_ownership():
+            # A copy, so that one row does not keep the block's ownership alive.
+            ownership = block.ownership[i] if len(block.ownership) == 1 else block.ownership[i].copy()
+        return NNOutput(
+            white_win=row[0], white_loss=row[1], no_result=row[2], white_score_mean=row[3], white_score_mean_sq=row[4],
+            white_lead=row[5], var_time_left=row[6], shortterm_winloss_error=row[7], shortterm_score_error=row[8],
+            policy=block.policy[i], policy_pass=row[CACHED_COLUMN["policy_pass"]], white_ownership=ownership,
+            board_x=block.board_x, board_y=block.board_y, symmetry=int(row[CACHED_COLUMN["symmetry"]]),
+            policy_optimism=row[CACHED_COLUMN["policy_optimism"]],
+        )
 
 
 def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
@@ -171,14 +212,15 @@ def copy_row(dst: NNBatchOutput, i: int, entry) -> None:
     """Row i of dst from a cache entry: a CachedRow, or an NNOutput (stored by the per-request API)."""
     if isinstance(entry, CachedRow):
         src, j = entry.block, entry.index
-        dst.values[i] = src.values[j]
+        row = src.scalars[j]
+        dst.values[i] = row[: len(VALUE_COLUMNS)]
         dst.policy[i] = src.policy[j]
-        dst.policy_pass[i] = src.policy_pass[j]
-        if dst.ownership is not None and src.has_ownership(j):
+        dst.policy_pass[i] = row[CACHED_COLUMN["policy_pass"]]
+        if dst.ownership is not None and entry.has_ownership():
             dst.ownership[i] = src.ownership[j]
             dst.ownership_rows[i] = True
-        dst.symmetry[i] = src.symmetry[j]
-        dst.policy_optimism[i] = src.policy_optimism[j]
+        dst.symmetry[i] = int(row[CACHED_COLUMN["symmetry"]])
+        dst.policy_optimism[i] = row[CACHED_COLUMN["policy_optimism"]]
         return
     dst.values[i] = [getattr(entry, name) for name in VALUE_COLUMNS]
     dst.policy[i] = entry.policy

@@ -32,7 +32,7 @@ from katacli.nn.postprocess import (
     postprocess_multipliers,
 )
 from katacli.nn.batch import (
-    CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
+    CachedBlock, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries, gather_indices
 from katacli._core.nn_postprocess import postprocess_rows
@@ -241,7 +241,8 @@ class NNEvaluator:
         if misses:
             block = with_shared_policy(block)
         if misses and plan.keys is not None:
-            self.cache.put_many([plan.keys[i] for i in misses], [CachedRow(block, j) for j in range(len(misses))],
+            cached = CachedBlock(block)
+            self.cache.put_many([plan.keys[i] for i in misses], [CachedRow(cached, j) for j in range(len(misses))],
                                 [plan.settings[i] for i in misses])
         if len(misses) == n:
             return block
