@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
-from kata_env import KATA_ENV  # noqa: E402
+from kata_env import KATA_COMMAND, KATA_ENV  # noqa: E402
 
 READY_TEXT = "ready to begin handling requests"
 TIMEOUT_SECONDS = 600.0
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     common = ["-model", args.model] + (["-human-model", args.human_model] if args.human_model else [])
     common += ["-config", args.config] if args.config else []
     common += ["-analysis-threads", str(args.analysis_threads)] if args.analysis_threads else []
-    engines = {"kata": [sys.executable, "-m", "katacli.cli", "analysis", *common]}
+    engines = {"kata": [*KATA_COMMAND, "analysis", *common]}
     if args.katago:
         engines["katago"] = [args.katago, "analysis", *common]
     log = (lambda text: print(text, file=sys.stderr, flush=True))

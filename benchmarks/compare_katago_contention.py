@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
-from kata_env import KATA_ENV, REPO  # noqa: E402
+from kata_env import KATA_COMMAND, KATA_ENV, REPO  # noqa: E402
 
 # Both benchmarks print one result line per thread count in KataGo's format.
 RESULT_LINE = re.compile(r"numSearchThreads = +(\d+): +\d+ / +\d+ positions, visits/s = ([\d.]+) nnEvals/s")
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error("--busy-loops takes whole numbers separated by commas, e.g. 0,1")
     commands = {
-        "kata": [sys.executable, "-m", "katacli.cli", "benchmark", "-model", args.model, "-config", args.config,
+        "kata": [*KATA_COMMAND, "benchmark", "-model", args.model, "-config", args.config,
                  "-t", args.threads, "-v", str(args.visits)],
         "katago": [args.katago, "benchmark", "-model", args.model, "-config", args.config, "-t", args.threads,
                    "-v", str(args.visits), "-override-config", "logToStderr=false"],

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_katago_contention import run, visits_per_second  # noqa: E402
-from kata_env import REPO  # noqa: E402
+from kata_env import KATA_COMMAND, REPO  # noqa: E402
 
 # KataGo's CUDA backend names the device as it starts ("... Found GPU NVIDIA H100 80GB HBM3 memory ...").
 KATAGO_GPU_LINE = re.compile(r"Found GPU (.+?) memory")
@@ -92,7 +92,7 @@ def commands(args) -> dict[str, list[str]]:
         common += ["-boardsize", str(args.boardsize)]
     return {
         "katago": [args.katago, "benchmark", *common, "-override-config", "logToStderr=false"],
-        "kata": [sys.executable, "-m", "katacli.cli", "benchmark", *common,
+        "kata": [*KATA_COMMAND, "benchmark", *common,
                  *(["-override-config", args.kata_override_config] if args.kata_override_config else [])],
     }
 

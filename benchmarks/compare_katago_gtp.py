@@ -202,7 +202,7 @@ def compare(stream: list[str], first: GtpProcess, second: GtpProcess, check_boar
 
 
 def engine_argv(command: str | None, model: str | None, config: str | None) -> list[str]:
-    argv = shlex.split(command) if command else [sys.executable, "-m", "katacli.cli"]
+    argv = shlex.split(command) if command else [sys.executable, "-P", "-m", "katacli.cli"]
     argv.append("gtp")
     if model:
         argv += ["-model", model]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_loop import BusyLoops  # noqa: E402
-from kata_env import KATA_ENV, REPO, cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
+from kata_env import KATA_COMMAND, KATA_ENV, REPO, cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
 
 from katacli.gtp.client import GtpClient, GtpClientError  # noqa: E402
 
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                      "--analyze-seconds above 1")
     overrides = ",".join(SHARED_OVERRIDES)
     engines = {
-        "kata": [sys.executable, "-m", "katacli.cli", "gtp", "-model", args.model, "-config", args.config,
+        "kata": [*KATA_COMMAND, "gtp", "-model", args.model, "-config", args.config,
                  "-override-config", overrides],
         "katago": [args.katago, "gtp", "-model", args.model, "-config", args.config,
                    "-override-config", overrides + ",logToStderr=false"],

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kata_env import KATA_ENV, REPO  # noqa: E402  (also makes katacli importable from a checkout)
+from kata_env import KATA_COMMAND, KATA_ENV, REPO  # noqa: E402  (also makes katacli importable from a checkout)
 
 from katacli.gtp.client import GtpClient, GtpClientError  # noqa: E402
 
@@ -153,7 +153,7 @@ def _elo(rate: float) -> float:
 def engine_commands(args) -> dict:
     overrides = [f"maxVisits={args.visits}", *SHARED_OVERRIDES, *args.override]
     kata = (shlex.split(args.kata_command) if args.kata_command else
-            [sys.executable, "-m", "katacli.cli", "gtp", "-model", args.model, "-config", args.config,
+            [*KATA_COMMAND, "gtp", "-model", args.model, "-config", args.config,
              "-override-config", ",".join(overrides)])
     katago = (shlex.split(args.katago_command) if args.katago_command else
               [args.katago, "gtp", "-model", args.model, "-config", args.config,

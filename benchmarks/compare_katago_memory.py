@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kata_env import KATA_ENV, REPO, cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
+from kata_env import KATA_COMMAND, KATA_ENV, REPO, cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
 from search_parity import parse_debug_moves  # noqa: E402
 
 from katacli.gtp.client import GtpClient, GtpClientError  # noqa: E402
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     limits = ((f"maxTime={args.seconds:g}", f"maxVisits={UNLIMITED_VISITS}") if args.seconds is not None
               else (f"maxTime={UNLIMITED_SECONDS}",))
     overrides = ",".join([*SHARED_OVERRIDES, f"numSearchThreads={args.threads}", *limits])
-    engines = {"kata": [sys.executable, "-m", "katacli.cli", "gtp", "-model", args.model, "-config", args.config,
+    engines = {"kata": [*KATA_COMMAND, "gtp", "-model", args.model, "-config", args.config,
                         "-override-config", overrides]}
     if args.katago:
         engines["katago"] = [args.katago, "gtp", "-model", args.model, "-config", args.config,

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kata_env import KATA_ENV
+from kata_env import KATA_COMMAND, KATA_ENV
 from search_parity import (VISIT_TOLERANCE, Position, PositionError, divergence_table, find_divergence,
                            load_positions, max_visit_difference, parse_debug_moves, visit_differences)
 
@@ -148,7 +148,7 @@ def main() -> None:
         positions = [p for p in positions if p.name in wanted]
     common = ["-config", str(Path(args.config).resolve()), "-model", str(Path(args.model).resolve()), "-override-config",
               f"{DETERMINISTIC}, maxVisits={args.visits}"]
-    kata_argv = args.kata_command.split() if args.kata_command else [sys.executable, "-m", "katacli.cli"]
+    kata_argv = args.kata_command.split() if args.kata_command else [*KATA_COMMAND]
     engines = {"kata": GtpEngine("kata", kata_argv + ["gtp"] + common, KATA_ENV),
                "katago": GtpEngine("katago", [args.katago, "gtp"] + common)}
     matched = 0

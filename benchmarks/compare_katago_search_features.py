@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--visits", type=int, default=300)
     parser.add_argument("--seeds", default="1,2,3,4")
     args = parser.parse_args()
-    engines = {"katago": [args.katago, "gtp"], "kata": [sys.executable, "-m", "katacli.cli", "gtp"]}
+    engines = {"katago": [args.katago, "gtp"], "kata": [sys.executable, "-P", "-m", "katacli.cli", "gtp"]}
 
     def run(name: str, overrides: str, commands: list[str]):
         argv = engines[name] + ["-config", args.config, "-model", args.model, "-override-config",

@@ -23,6 +23,11 @@ else:
     KATA_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
 
 
+# The kata command line the scripts start: -P keeps a checkout in the current directory (whose core is
+# not built in place) from shadowing the installed katacli; PYTHONPATH (KATA_ENV) still applies.
+KATA_COMMAND = (sys.executable, "-P", "-m", "katacli.cli")
+
+
 def cpu_model() -> str:
     """The processor's model name (Linux /proc/cpuinfo), else what the platform module knows."""
     try:

@@ -71,7 +71,7 @@ def test_both_engines_get_the_same_net_threads_and_visits():
     commands = cmp.commands(args)
     shared = ["-model", "net.bin.gz", "-config", "gtp.cfg", "-t", "16,64", "-v", "800", "-n", "3", "-boardsize", "13"]
     assert commands["katago"][:2] == ["/opt/katago", "benchmark"] and commands["katago"][2:2 + len(shared)] == shared
-    assert commands["kata"][1:4] == ["-m", "katacli.cli", "benchmark"] and commands["kata"][4:] == shared
+    assert commands["kata"][1:5] == ["-P", "-m", "katacli.cli", "benchmark"] and commands["kata"][5:] == shared
     args.kata_override_config = "cudaUseGraphs=false"
     with_override = cmp.commands(args)
     assert with_override["kata"][-2:] == ["-override-config", "cudaUseGraphs=false"]
