@@ -265,8 +265,12 @@ def test_an_evaluator_without_the_array_api_offers_none():
         def store_cache(self, request, output):
             pass
 
+    from katacli.nn.batch import accepts_batches
+    from katacli.search.evaluation import NetworkLeafEvaluator
+
     front = BatchingEvaluator(PerRequestOnly(), num_server_threads=1)
-    assert getattr(front, "evaluate_batch", None) is None  # so a search sends requests through it
+    assert not accepts_batches(front)
+    assert NetworkLeafEvaluator(front)._evaluate_batch is None  # so a search sends requests through it
     front.close()
 
 

@@ -24,6 +24,12 @@ SHORTTERM_WINLOSS_COLUMN = VALUE_COLUMNS.index("shortterm_winloss_error")
 UINT64_BITS = 64
 
 
+def accepts_batches(evaluator) -> bool:
+    """Whether an evaluator takes whole :class:`NNBatch` arrays (``evaluate_batch``): one that has the
+    method, unless its ``accepts_batches`` says otherwise (a wrapper whose inner evaluator has none)."""
+    return bool(getattr(evaluator, "accepts_batches", hasattr(evaluator, "evaluate_batch")))
+
+
 @dataclass
 class NNBatch:
     """n positions of one board size, as arrays (row i is position i; see NNRequest for each field).

@@ -36,7 +36,7 @@ from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
-from katacli.nn.batch import NNBatch, NNBatchOutput, concatenate_outputs
+from katacli.nn.batch import NNBatch, NNBatchOutput, accepts_batches, concatenate_outputs
 from katacli.nn.mixed_sizes import evaluate_mixed
 from katacli.nn.postprocess import NNOutput
 
@@ -168,9 +168,6 @@ class BatchingEvaluator:
             pad_mixed_sizes = device is not None and device.type == "cuda"
         self.pad_mixed_sizes = bool(pad_mixed_sizes) and hasattr(evaluator, "plan_batch")
         self._canvas = (0, 0)  # the largest input (height, width) padded to so far
-        if not hasattr(evaluator, "evaluate_batch"):
-            # A stand-in evaluator without the array API: callers see none either and send requests.
-            self.evaluate_batch = None
         self._cv = threading.Condition(threading.Lock())
         self._pending: deque[_Group] = deque()
         self._pending_requests = 0
@@ -227,6 +224,12 @@ class BatchingEvaluator:
 
     def evaluate(self, request) -> NNOutput:
         return self.evaluate_many([request])[0]
+
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether callers may use evaluate_batch (see katacli.nn.batch.accepts_batches): only when the
+        evaluator it wraps has the array API (stand-ins in tests may take requests only)."""
+        return accepts_batches(self.evaluator)
 
     def evaluate_batch(self, batch: NNBatch) -> NNBatchOutput:
         """One caller's positions as arrays (a search's leaves: no object per position), batched with

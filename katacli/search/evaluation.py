@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from katacli.nn.batch import NNBatch, NNBatchOutput
+from katacli.nn.batch import NNBatch, NNBatchOutput, accepts_batches
 from katacli.nn.request import NNRequest
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
 
@@ -95,7 +95,7 @@ class NetworkLeafEvaluator:
         self.human_evaluator = human_evaluator
         self._evaluate_many = _evaluate_many_of(evaluator)
         self._human_evaluate_many = _evaluate_many_of(human_evaluator) if human_evaluator is not None else None
-        self._evaluate_batch = getattr(evaluator, "evaluate_batch", None)
+        self._evaluate_batch = evaluator.evaluate_batch if accepts_batches(evaluator) else None
         self._rng = random.Random(seed)
         self.num_evals = 0
         self.num_batches = 0
