@@ -41,9 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from katacli._core.history import GameState  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from random_positions import random_game_state  # noqa: E402  (its kata_env makes katacli importable from a checkout)
 from katacli.nn.postprocess import NNOutput  # noqa: E402
 from katacli.search import SearchParams, Searcher  # noqa: E402
 from katacli.search.pattern_avoidance import PatternBonusTable  # noqa: E402
@@ -79,22 +78,10 @@ class ConstantEvaluator:
         pass
 
 
-def random_game(rng: random.Random, moves: int) -> GameState:
-    state = GameState(SIZE)
-    pla = 1
-    for _ in range(moves):
-        legal = [p for p in state.legal_moves(pla) if p is not None]
-        if not legal:
-            break
-        state.play(rng.choice(legal), pla)
-        pla = 3 - pla
-    return state
-
-
 def sgf_like_table(rng: random.Random) -> PatternBonusTable:
     table = PatternBonusTable()
     for _ in range(SGF_GAMES):
-        table.add_game_moves(random_game(rng, SGF_GAME_MOVES), REPEATED_UTILITY)
+        table.add_game_moves(random_game_state(rng, SIZE, SGF_GAME_MOVES), REPEATED_UTILITY)
     return table
 
 
@@ -122,7 +109,7 @@ def main() -> None:
     else:
         evaluator = ConstantEvaluator()
     rng = random.Random(7)
-    positions = [random_game(rng, 40 + 40 * i) for i in range(args.positions)]
+    positions = [random_game_state(rng, SIZE, 40 + 40 * i) for i in range(args.positions)]
     started = time.perf_counter()
     table = sgf_like_table(rng)
     print(f"external table: {len(table)} shapes from {SGF_GAMES} games, built in {time.perf_counter() - started:.2f}s")

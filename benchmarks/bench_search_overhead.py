@@ -135,15 +135,19 @@ import argparse
 import os
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-import katacli
-from katacli._core.history import GameState
-from katacli.nn.evaluator import NNEvaluator
-from katacli.search import SearchParams, Searcher
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
+from random_positions import random_game_state  # noqa: E402
+
+import katacli  # noqa: E402
+from katacli.nn.evaluator import NNEvaluator  # noqa: E402
+from katacli.search import SearchParams, Searcher  # noqa: E402
 
 # The installed package's tiny net (the benchmark measures the installed build, as `kata` runs it).
 TINY_NET = Path(katacli.__file__).parent / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
@@ -167,28 +171,6 @@ class ZeroCostEvaluator(NNEvaluator):
             self._answers[shape] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
         n = spatial.shape[0]
         return [np.repeat(a, n, axis=0) for a in self._answers[shape]]
-
-
-def random_position(rng: random.Random, size: int, moves: int) -> GameState:
-    state = GameState(size)
-    pla = 1
-    for _ in range(moves):
-        legal = [p for p in state.legal_moves(pla) if p is not None]
-        if not legal:
-            break
-        state.play(rng.choice(legal), pla)
-        pla = 3 - pla
-    return state
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int) -> tuple[float, float]:
@@ -226,7 +208,7 @@ def main() -> None:
     print(f"{'size':>6} {'threads':>8}   visits/s: wall (median, min-max)   per CPU second (median, min-max)")
     for size in sizes:
         rng = random.Random(size)
-        positions = [random_position(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
+        positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
                      for i in range(args.positions)]
         run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
         rates: dict[int, list[tuple[float, float]]] = {t: [] for t in thread_counts}
