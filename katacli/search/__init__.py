@@ -62,7 +62,7 @@ _EXPORTS = {
     "SearchAnalysis": "katacli.search.results", "perspective_sign": "katacli.search.results",
     "RootResult": "katacli.search.results", "ChildResult": "katacli.search.results",
     "RESIGN": "katacli.search.searcher", "Searcher": "katacli.search.searcher",
-    "SearchStats": "katacli.search.searcher", "choose_index_with_temperature": "katacli.search.searcher",
+    "SearchStats": "katacli.search.searcher", "choose_index_with_temperature": "katacli.search.root_policy",
     "TimeControls": "katacli.search.timecontrol", "TimeSettingsError": "katacli.search.timecontrol",
     "parse_kgs_time_settings": "katacli.search.timecontrol", "parse_time_settings": "katacli.search.timecontrol",
 }

@@ -206,7 +206,7 @@ def graph_lines(searcher) -> list[str]:
 
 def _dirichlet_shape_lines(root_policy, x_size: int, y_size: int) -> list[str]:
     """The root noise's alphas scaled to KataGo's printed concentration (board points only, as KataGo)."""
-    from katacli.search.searcher import dirichlet_alpha_shape
+    from katacli.search.root_policy import dirichlet_alpha_shape
 
     if root_policy is None:
         return []

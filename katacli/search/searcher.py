@@ -37,6 +37,9 @@ from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
 from katacli.search.restrictions import MoveRestrictions
+from katacli.search.root_policy import (
+    choose_index_with_temperature, dirichlet_noised, interpolate_early, tempered, with_hint,
+)
 from katacli.search.results import (
     ChildResult, RootInfo, RootResult, SearchAnalysis, child_result_from_data, duplicate_for_symmetries,
     move_info_from_data, position_hashes,
@@ -53,13 +56,10 @@ MIN_PLAYOUTS_BEFORE_TIME_STOP = 2
 TIME_RECHECK_PERIOD = 0.1
 # Playouts per Python step in rollout mode (each finishes inside the core).
 ROLLOUT_PLAYOUTS_PER_STEP = 64
-TEMPERATURE_ARGMAX_THRESHOLD = 1e-4
 # Largest playout budget handed to the core in one step (it counts in C ints).
 MAX_STEP_BUDGET = 1 << 30
 # Give up after this many steps in a row that finished no playout (everything uncounted or blocked).
 MAX_IDLE_STEPS = 100
-# Share of the root policy moved onto a self-play hint move (about what root noise would give it).
-ROOT_HINT_POLICY_SHARE = 0.02
 # (has a hint, the move): no hint.
 NO_ROOT_HINT = (False, None)
 
@@ -534,10 +534,8 @@ class Searcher:
                 or (p.ignore_pre_root_history and not p.ignore_all_history))
 
     def _interpolate_early(self, halflife: float, early_value: float, value: float) -> float:
-        turn = self.tree.root_turn_number
-        area = self.tree.x_size * self.tree.y_size
-        halflives = turn / halflife * 19.0 / math.sqrt(area)
-        return value + (early_value - value) * math.pow(0.5, halflives)
+        return interpolate_early(self.tree.root_turn_number, self.tree.x_size * self.tree.y_size, halflife,
+                                 early_value, value)
 
     def _apply_root_noise_and_temperature(self) -> None:
         """Root policy temperature and Dirichlet noise (KataGo's maybeAddPolicyNoiseAndTemp)."""
@@ -552,33 +550,14 @@ class Searcher:
             return
         probs = priors.astype(np.float64)
         if p.root_policy_temperature != 1.0 or p.root_policy_temperature_early != 1.0:
-            temperature = self._interpolate_early(p.chosen_move_temperature_halflife, p.root_policy_temperature_early,
-                                                  p.root_policy_temperature)
-            positive = probs > 0
-            log_max = math.log(probs.max())
-            probs = np.where(positive, np.exp((np.log(np.where(positive, probs, 1.0)) - log_max) / temperature), probs)
-            probs = probs / probs[positive].sum() * positive + np.where(positive, 0.0, probs)
+            probs = tempered(probs, self._interpolate_early(p.chosen_move_temperature_halflife,
+                                                            p.root_policy_temperature_early, p.root_policy_temperature))
         if p.root_noise_enabled:
-            probs = self._dirichlet_noised(probs)
+            probs = dirichlet_noised(probs, self._rng.getrandbits(63), p.root_dirichlet_noise_total_concentration,
+                                     p.root_dirichlet_noise_weight)
         if has_hint and self._root_hint[1] in moves:
-            # About as much policy as noise would give it, taken evenly from every legal move.
-            hint_idx = moves.index(self._root_hint[1])
-            moved = probs.sum() * ROOT_HINT_POLICY_SHARE
-            probs = probs * (1.0 - ROOT_HINT_POLICY_SHARE)
-            probs[hint_idx] += moved
+            probs = with_hint(probs, moves.index(self._root_hint[1]))
         self.tree.set_root_priors(probs.astype(np.float32))
-
-    def _dirichlet_noised(self, probs: np.ndarray) -> np.ndarray:
-        """Mix in Dirichlet noise whose alphas are half uniform, half shaped by the log policy (KataGo's)."""
-        p = self.params
-        n = len(probs)
-        uniform = 1.0 / n
-        alpha = dirichlet_alpha_shape(probs)
-        rng = np.random.default_rng(self._rng.getrandbits(63))
-        draws = rng.gamma(np.maximum(alpha * p.root_dirichlet_noise_total_concentration, 1e-300))
-        draws = draws / draws.sum() if draws.sum() > 0 else np.full(n, uniform)
-        weight = p.root_dirichlet_noise_weight
-        return draws * weight + probs * (1.0 - weight)
 
     def _plan_time(self, tc: Optional[TimeControls], has_tc: bool, elapsed: float, search_factor: float,
                    max_time: float) -> float:
@@ -911,23 +890,6 @@ HUMAN_TREE_SETTINGS = (
 )
 
 
-def dirichlet_alpha_shape(probs: np.ndarray) -> np.ndarray:
-    """How root Dirichlet noise spreads its concentration over the legal moves (``probs`` >= 0): half
-    uniform, half by how far each move's log policy (capped at 1%) is above the mean (KataGo's
-    computeDirichletAlphaDistribution). Sums to 1 over the legal moves; -1 where illegal."""
-    probs = np.asarray(probs, np.float64)
-    legal = probs >= 0
-    count = int(legal.sum())
-    if count == 0:
-        raise ValueError("no legal move to spread Dirichlet noise over")
-    log_policy = np.log(np.minimum(0.01, np.where(legal, probs, 0.0)) + 1e-20)
-    alpha = np.where(legal, np.maximum(0.0, log_policy - log_policy[legal].mean()), 0.0)
-    total = alpha.sum()
-    uniform = 1.0 / count
-    alpha = np.full(len(probs), uniform) if total <= 0.0 else 0.5 * (alpha / total + uniform)
-    return np.where(legal, alpha, -1.0)
-
-
 def _human_settings(params: SearchParams) -> tuple:
     """The human-SL settings that shape the tree (a change makes it stale)."""
     return tuple(getattr(params, name) for name in HUMAN_TREE_SETTINGS)
@@ -941,36 +903,3 @@ def _policy_at(output, move, x_size: int, y_size: int) -> float:
 
 def _with_order(info, order: int):
     return dataclasses.replace(info, order=order)
-
-
-def choose_index_with_temperature(rng: random.Random, relative_probs, temperature: float,
-                                  only_below_prob: float = 1.0) -> int:
-    """KataGo's chooseIndexWithTemperature: argmax near zero temperature, else sample the tempered values."""
-    values = [max(0.0, float(v)) for v in relative_probs]
-    max_value = max(values)
-    total = sum(values)
-    if max_value <= 0.0:
-        return 0
-    if temperature <= TEMPERATURE_ARGMAX_THRESHOLD and only_below_prob >= 1.0:
-        best = 0
-        for i in range(1, len(values)):
-            if values[i] > values[best]:
-                best = i
-        return best
-    log_max = math.log(max_value)
-    log_threshold = min(0.0, math.log(max(1e-50, only_below_prob)) + math.log(total) - log_max)
-    processed = []
-    for v in values:
-        if v <= 0.0:
-            processed.append(0.0)
-            continue
-        log_rel = math.log(v) - log_max
-        if log_rel <= log_threshold:
-            log_rel = (log_rel - log_threshold) / max(temperature, 1e-300) + log_threshold
-        processed.append(math.exp(log_rel))
-    r = rng.random() * sum(processed)
-    for i, w in enumerate(processed):
-        r -= w
-        if r < 0.0:
-            return i
-    return len(processed) - 1
