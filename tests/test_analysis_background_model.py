@@ -224,3 +224,32 @@ def test_ctrl_c_while_loading_quits_without_hanging(held):
     assert engine.wait() == 0
     assert engine.process.stdout.read() == ""  # quitting now: the queued query is dropped, as KataGo does
     assert not any("Traceback" in line for line in engine.stderr)
+
+
+def test_ctrl_c_while_the_workers_start_quits_like_ctrl_c_while_reading(monkeypatch):
+    """A Ctrl-C can land while serve() starts the workers (their modules are imported after "ready"):
+    it takes the same way out as one while reading queries, also with workers never started."""
+    import io
+
+    from katacli.analysis import worker as worker_module
+    from katacli.analysis.output import JsonLineWriter
+    from katacli.analysis.startup import build_engine
+    from support.analysis import Collector
+
+    started = []
+
+    def interrupted_start(self):
+        if started:
+            raise KeyboardInterrupt  # the second worker is never started
+        started.append(self)
+        self.thread.start()
+
+    monkeypatch.setattr(worker_module.AnalysisWorker, "start", interrupted_start)
+    cfg = Config({"numAnalysisThreads": "2"}, mode="analysis")
+    cfg.apply_mode_aliases("analysis")
+    lines = []
+    engine = build_engine(cfg, AnalysisSettings.from_config(cfg), AnalysisBackend(), JsonLineWriter(Collector()),
+                          log=type("Log", (), {"write": lambda self, text: lines.append(text)})())
+    assert engine.serve(io.StringIO(e5_query("never read") + "\n")) == 0
+    assert lines == ["Interrupted, quitting without waiting for open queries"]
+    assert len(engine.workers) == 2 and len(started) == 1

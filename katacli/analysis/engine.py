@@ -106,8 +106,8 @@ class AnalysisEngine:
 
     def serve(self, stream: TextIO, wait_at_end: bool = True) -> int:
         """Answer queries from ``stream`` until it ends (or Ctrl-C); the exit status."""
-        self.start()
         try:
+            self.start()   # inside: a Ctrl-C while the workers start quits as one while reading
             for line in iter(stream.readline, ""):
                 self.handle_line(line)
         except KeyboardInterrupt:

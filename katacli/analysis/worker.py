@@ -83,7 +83,8 @@ class AnalysisWorker:
         self.thread.start()
 
     def join(self, timeout: Optional[float] = None) -> None:
-        self.thread.join(timeout)
+        if self.thread.ident is not None:  # a Ctrl-C during start-up can leave some never started
+            self.thread.join(timeout)
 
     def _loop(self) -> None:
         while True:
