@@ -98,6 +98,31 @@ def test_cache_rows_are_shared_between_the_two_apis():
     assert evaluator.num_positions_evaluated == evaluated + 1
 
 
+def test_cached_rows_answer_exactly_what_was_evaluated_with_ownership_where_kept():
+    """The cache keeps a batch as one CachedBlock (scalars, shared policy, ownership): every field
+    comes back bit for bit, through both APIs, and only rows evaluated with ownership offer it."""
+    states = _positions(4, seed=5)
+    spatial, global_features, legal, white = _inputs(states)
+    keys = np.array([[2000 + i, 9] for i in range(len(states))], np.uint64)
+    wanted = np.array([True, False, True, False])
+    optimism = np.array([0.0, 0.5, 0.0, 1.0])
+    evaluator = _evaluator()
+    batch = NNBatch(spatial, global_features, legal, SIZE, SIZE, white, optimism, wanted, cache_keys=keys)
+    first = evaluator.evaluate_batch(batch)
+    evaluated = evaluator.num_positions_evaluated
+    again = evaluator.evaluate_batch(batch)
+    assert evaluator.num_positions_evaluated == evaluated
+    for name in ("values", "policy", "policy_pass", "symmetry", "policy_optimism", "ownership_rows"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(first, name))
+    np.testing.assert_array_equal(again.ownership[wanted], first.ownership[wanted])
+    for i in range(len(states)):
+        request = NNRequest(spatial[i], global_features[i], legal[i], board_x=SIZE, board_y=SIZE,
+                            white_to_move=bool(white[i]), policy_optimism=float(optimism[i]),
+                            cache_key=(9 << 64) | (2000 + i), include_ownership=bool(wanted[i]))
+        _assert_same_output(evaluator.evaluate_one(request), first.output(i))
+    assert evaluator.num_positions_evaluated == evaluated
+
+
 class _PerRequestOnly:
     """The same network behind the per-request API only (as BatchingEvaluator and test fakes offer)."""
 
