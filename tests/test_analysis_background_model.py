@@ -253,3 +253,36 @@ def test_ctrl_c_while_the_workers_start_quits_like_ctrl_c_while_reading(monkeypa
     assert engine.serve(io.StringIO(e5_query("never read") + "\n")) == 0
     assert lines == ["Interrupted, quitting without waiting for open queries"]
     assert len(engine.workers) == 2 and len(started) == 1
+
+
+def test_ctrl_c_while_a_query_is_queued_waits_for_the_line_to_be_handled(monkeypatch):
+    """SIGINT in the middle of handling a line (a lock may be held there) is taken once the line is done."""
+    import io
+    import os
+    import signal as signals
+
+    from katacli.analysis.output import JsonLineWriter
+    from katacli.analysis.startup import build_engine
+    from support.analysis import Collector
+
+    if signals.getsignal(signals.SIGINT) is not signals.default_int_handler:
+        pytest.skip("SIGINT has another handler in this test process (a pytest-xdist worker ignores it)")
+    cfg = Config({"numAnalysisThreads": "1"}, mode="analysis")
+    cfg.apply_mode_aliases("analysis")
+    lines = []
+    engine = build_engine(cfg, AnalysisSettings.from_config(cfg), AnalysisBackend(), JsonLineWriter(Collector()),
+                          log=type("Log", (), {"write": lambda self, text: lines.append(text)})())
+    handled = []
+    real_handle = engine.handle_line
+
+    def handle_and_interrupt(line):
+        os.kill(os.getpid(), signals.SIGINT)
+        time.sleep(0.05)            # the signal arrives here, inside the handling
+        real_handle(line)
+        handled.append(line)
+
+    monkeypatch.setattr(engine, "handle_line", handle_and_interrupt)
+    stream = io.StringIO(e5_query("first") + "\n" + e5_query("never read") + "\n")
+    assert engine.serve(stream) == 0
+    assert len(handled) == 1 and lines == ["Interrupted, quitting without waiting for open queries"]
+    assert signals.getsignal(signals.SIGINT) is signals.default_int_handler   # restored

@@ -19,6 +19,7 @@ from typing import Optional, TextIO
 
 from katacli.analysis.actions import ActionHandler
 from katacli.analysis.backend import AnalysisBackend
+from katacli.analysis.interrupts import deferred_interrupts
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.protocol import (
     QueryError, dumps, error, field_error, id_of, loads, parse_error_message,
@@ -105,15 +106,23 @@ class AnalysisEngine:
                 worker.join(QUIT_JOIN_SECONDS)
 
     def serve(self, stream: TextIO, wait_at_end: bool = True) -> int:
-        """Answer queries from ``stream`` until it ends (or Ctrl-C); the exit status."""
-        try:
-            self.start()   # inside: a Ctrl-C while the workers start quits as one while reading
-            for line in iter(stream.readline, ""):
-                self.handle_line(line)
-        except KeyboardInterrupt:
-            self.log.write("Interrupted, quitting without waiting for open queries")
-            self.finish(wait=False)
-            return 0
+        """Answer queries from ``stream`` until it ends (or Ctrl-C); the exit status. Ctrl-C is taken
+        between lines (katacli.analysis.interrupts): a query being queued is queued whole first."""
+        with deferred_interrupts() as interrupts:
+            try:
+                self.start()
+                while True:
+                    with interrupts.allowed():
+                        line = stream.readline()
+                    if not line:
+                        break
+                    self.handle_line(line)
+                if interrupts.requested:
+                    raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                self.log.write("Interrupted, quitting without waiting for open queries")
+                self.finish(wait=False)
+                return 0
         self.finish(wait=wait_at_end)
         return 0
 
