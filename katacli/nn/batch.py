@@ -185,8 +185,7 @@ class CachedRow:
             # A copy, so that one row does not keep the block's ownership alive.
             ownership = block.ownership[i] if len(block.ownership) == 1 else block.ownership[i].copy()
         return NNOutput(
-            white_win=row[0], white_loss=row[1], no_result=row[2], white_score_mean=row[3], white_score_mean_sq=row[4],
-            white_lead=row[5], var_time_left=row[6], shortterm_winloss_error=row[7], shortterm_score_error=row[8],
+            **dict(zip(VALUE_COLUMNS, row)),   # the value columns are named as NNOutput's fields
             policy=block.policy[i], policy_pass=row[CACHED_COLUMN["policy_pass"]], white_ownership=ownership,
             board_x=block.board_x, board_y=block.board_y, symmetry=int(row[CACHED_COLUMN["symmetry"]]),
             policy_optimism=row[CACHED_COLUMN["policy_optimism"]],
