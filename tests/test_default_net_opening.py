@@ -39,3 +39,18 @@ def test_bad_board_sizes_are_refused_with_a_message(capsys):
     with pytest.raises(SystemExit):
         opening_bench.main(["--boards", "30"])
     assert "board sizes must be" in capsys.readouterr().err
+
+
+@pytest.mark.needs_shared
+def test_a_search_of_g170s_opening_puts_its_visits_on_the_third_and_fourth_lines():
+    net = katacli.load_network(str(model_path(G170_B6)), device="cpu")
+    result = opening_bench.searched_opening(net, 9, 50)
+    shares = result["visits_per_line"]
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert shares[3] + shares[4] + shares[5] > 0.8 and shares[1] == 0.0
+
+
+def test_bad_visit_counts_are_refused_with_a_message(capsys):
+    with pytest.raises(SystemExit):
+        opening_bench.main(["--search-visits", "0"])
+    assert "visit counts must be at least 1" in capsys.readouterr().err
