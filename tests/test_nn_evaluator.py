@@ -406,9 +406,24 @@ def test_a_batch_split_over_threads_gives_the_whole_batchs_results():
     whole = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None)
     split = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None)
     split.set_parallel_threads(3)
+    split.min_piece_flops = 0   # split however little work a piece holds (this net is tiny)
     batch = [make_request(9, 9, seed=40 + i) for i in range(7)] + [make_request(13, 13, seed=50)]
     for a, b in zip(whole.evaluate_uncached(batch), split.evaluate_uncached(batch)):
         assert_same_output(a, b)
     # One logical batch per shape, however many pieces ran.
     assert split.num_batches == whole.num_batches == 2
     assert split.num_positions_evaluated == whole.num_positions_evaluated == 8
+
+
+def test_a_batch_is_split_only_into_pieces_worth_a_thread():
+    evaluator = NNEvaluator.from_file(require(MODEL), device="cpu", cache_size_power_of_two=None)
+    assert evaluator.piece_count(64, 361) == 1                      # one thread: never split
+    evaluator.set_parallel_threads(2)
+    per_position = evaluator.flops_per_point * 361
+    assert per_position > 0
+    enough = int(evaluator.min_piece_flops // per_position) + 1     # positions that make one piece worth it
+    assert evaluator.piece_count(enough - 1, 361) == 1
+    assert evaluator.piece_count(2 * enough, 361) == 2
+    assert evaluator.piece_count(100 * enough, 361) == 2             # never more than parallel_threads
+    evaluator.min_piece_flops = 0
+    assert evaluator.piece_count(2, 361) == 2

@@ -52,6 +52,14 @@ MAX_INTERNED_SETTINGS = 1024
 # warm_up: evaluations of a blank position that build the traced network and let TorchScript's
 # profiling executor optimise it (its first runs are several times slower than later ones).
 WARM_UP_ROUNDS = 3
+# A CPU batch is split over parallel_threads only into pieces of at least this much network work
+# (floating-point operations): handing a piece to another thread costs more than a small piece saves.
+# `kata gtp` genmove on 2 cores (AMD EPYC), seconds whole batches -> split over 2 threads, two rounds:
+# the packaged b4c32 net (0.055 GFLOP a 19x19 position) 10,000 visits on 19x19 with 2 leaves
+# 7.6 / 8.1 -> 10.3 / 10.5 (pieces of 0.055 GFLOP: split loses), with 6 leaves 5.9 / 6.6 -> 5.3 / 6.0
+# (0.165: split wins); g170-b6c96 1,500 visits on 9x9 (0.16 GFLOP a position) with 2 leaves
+# 4.4 / 4.4 -> 4.3 / 4.7 (even).
+MIN_PIECE_FLOPS = 0.1e9
 # Random bits of one draw of random.randrange(NUM_SYMMETRIES) (NUM_SYMMETRIES.bit_length()).
 SYMMETRY_DRAW_BITS = NUM_SYMMETRIES.bit_length()
 
@@ -140,6 +148,7 @@ class NNEvaluator:
         self.net = self.runner.net
         self._init_common(model.version, model.name, model.postprocess, model.num_policy_channels,
                           model.needs_metadata, cache_size_power_of_two, default_symmetry, seed)
+        self.flops_per_point = flops_per_board_point(model)
 
     def _init_common(self, version: int, model_name: str, postprocess, num_policy_channels: int,
                      needs_metadata: bool, cache_size_power_of_two: Optional[int], default_symmetry: Optional[int],
@@ -164,6 +173,10 @@ class NNEvaluator:
         # Threads one batch is split over on the CPU, each piece a single-threaded network call
         # (torch releases the GIL): how a search thread uses several cores (see set_parallel_threads).
         self.parallel_threads = 1
+        # Network work per position and board point (None: unknown, every batch is split), and the
+        # least a piece of a split batch must hold (MIN_PIECE_FLOPS).
+        self.flops_per_point: Optional[float] = None
+        self.min_piece_flops = MIN_PIECE_FLOPS
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pool_workers = 0
 
@@ -192,6 +205,16 @@ class NNEvaluator:
         of a search's leaves then keeps every core busy, as KataGo's search threads do. Engines that
         already evaluate from several threads at once (BatchingEvaluator's servers) leave it at 1."""
         self.parallel_threads = max(1, int(threads if threads is not None else (os.cpu_count() or 1)))
+
+    def piece_count(self, rows: int, board_area: int) -> int:
+        """How many threads a CPU network call of ``rows`` positions is split over: parallel_threads,
+        but no piece with less than min_piece_flops of work (1 on other devices)."""
+        if self.device.type != "cpu" or self.parallel_threads <= 1:
+            return 1
+        if self.flops_per_point is None or self.min_piece_flops <= 0:
+            return self.parallel_threads
+        worth = int(rows * self.flops_per_point * board_area // self.min_piece_flops)
+        return max(1, min(self.parallel_threads, worth))
 
     def evaluate_one(self, request: NNRequest) -> NNOutput:
         return self.evaluate([request])[0]
@@ -321,7 +344,8 @@ class NNEvaluator:
         for start, end in self.call_bounds(n):
             with self._stats_lock:
                 self.num_batches += 1
-            pieces += _split_evenly(list(range(start, end)), self.parallel_threads if self.device.type == "cpu" else 1)
+            area = batch.spatial.shape[2] * batch.spatial.shape[3]
+            pieces += _split_evenly(list(range(start, end)), self.piece_count(end - start, area))
         bounds = [(piece[0], piece[-1] + 1) for piece in pieces]
 
         def run(bound):
@@ -394,7 +418,8 @@ class NNEvaluator:
 
     def _run_pieces(self, chunk: list[int], requests, symmetries):
         """(request indices, outputs) for one batch, split over ``parallel_threads`` threads on the CPU."""
-        pieces = _split_evenly(chunk, self.parallel_threads if self.device.type == "cpu" else 1)
+        spatial = requests[chunk[0]].spatial
+        pieces = _split_evenly(chunk, self.piece_count(len(chunk), spatial.shape[1] * spatial.shape[2]))
 
         def run(piece):
             return self._run_batch([requests[i] for i in piece], [symmetries[i] for i in piece])
@@ -530,6 +555,16 @@ def _float32(array) -> np.ndarray:
 def _bytes(flags) -> np.ndarray:
     """A bool array as the uint8 bytes the core reads (no copy when already contiguous bools)."""
     return np.ascontiguousarray(flags, bool).view(np.uint8)
+
+
+def flops_per_board_point(model) -> float:
+    """Floating-point operations of one position per board point: two per weight of every convolution
+    and linear layer (the linear layers of pooled features are counted per point too: a slight
+    overestimate, negligible beside the convolutions)."""
+    import torch
+
+    return float(sum(2 * layer.weight.numel() for layer in model.modules()
+                     if isinstance(layer, (torch.nn.Conv2d, torch.nn.Linear))))
 
 
 def _split_evenly(items: list, parts: int) -> list[list]:
