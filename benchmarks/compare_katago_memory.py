@@ -11,7 +11,8 @@ empty board, and read its resident set size (VmRSS, Linux /proc); then for each 
 game) and read the RSS after every move. With --seconds each search runs for that long instead
 (maxTime, no visit limit): ``kata-search`` then ``play`` of its move, with the root's visits read
 from ``debug_moves``; --moves 1 --seconds 300 is a pondering-like run on one position. A table of
-megabytes per stage (the median over --runs starts of each engine; --json: every run) is printed
+megabytes per stage (the median over --runs starts of each engine; --json: every run, with each
+move's seconds, which the progress lines show too) is printed
 with the growth over start-up and the CPU model. The growth is what the search costs (tree and NN
 cache); KataGo's graph search and kata's tree keep different node layouts, so equal visits need
 not mean equal memory, and resident memory moves by a few MB from run to run (allocator arenas).
@@ -25,6 +26,7 @@ import shlex
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -63,11 +65,12 @@ def measure(name: str, argv: list[str], size: int, visit_counts: list[int], move
             run: int, log) -> list[dict]:
     rows = []
 
-    def record(stage: str, visits: int) -> None:
+    def record(stage: str, visits: int, elapsed: float | None = None) -> None:
         rows.append({"engine": name, "run": run, "stage": stage, "visits": visits,
-                     "timed": seconds is not None and stage != START_STAGE,
+                     "timed": seconds is not None and stage != START_STAGE, "seconds": elapsed,
                      "rss_mb": resident_mb(engine.process.pid)})
-        log(f"{name} (run {run}): {rows[-1]['rss_mb']:.0f} MB after {stage}" + (f" ({visits} visits)" if visits else ""))
+        log(f"{name} (run {run}): {rows[-1]['rss_mb']:.0f} MB after {stage}" + (f" ({visits} visits)" if visits else "")
+            + (f" in {elapsed:.1f} s" if elapsed is not None else ""))
 
     with tempfile.TemporaryDirectory() as cwd:  # KataGo's gtp_example.cfg writes logs to ./gtp_logs
         engine = GtpClient(argv, name=name, cwd=cwd, env=KATA_ENV)
@@ -78,15 +81,18 @@ def measure(name: str, argv: list[str], size: int, visit_counts: list[int], move
             colour = "b"
             if seconds is not None:
                 for move in range(1, moves + 1):
-                    record(f"{seconds:g} s, move {move}", timed_move(engine, colour))
+                    started = time.monotonic()
+                    record(f"{seconds:g} s, move {move}", timed_move(engine, colour), time.monotonic() - started)
                     colour = "w" if colour == "b" else "b"
                 return rows
             for visits in visit_counts:
                 engine.command(f"kata-set-param maxVisits {visits}")
                 for move in range(1, moves + 1):
+                    started = time.monotonic()
                     engine.command(f"genmove {colour}", MOVE_TIMEOUT_SECONDS)
+                    elapsed = time.monotonic() - started
                     colour = "w" if colour == "b" else "b"
-                    record(f"{visits} visits, move {move}", visits)
+                    record(f"{visits} visits, move {move}", visits, elapsed)
         finally:
             engine.close()
     return rows
