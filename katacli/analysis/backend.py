@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 # How long the batching thread waits for other searches' leaves after the first arrives, milliseconds.
 # Searches submit whole batches at once, so a short wait is enough to merge them.
@@ -391,29 +392,33 @@ def _numpy_or_torch_network(header, nn_settings, max_batch_size: int) -> tuple:
     from katacli.nn.model_file_reader import read_model_file
     from katacli.nn.numpy_evaluator import NumpyEvaluator, gpu_likely, numpy_worthwhile, use_one_blas_thread
 
-    try:
+    with _load_errors(header.path):
         desc = read_model_file(header.path, header.contents)
-    except Exception as exc:
-        raise NetworkLoadError(f"could not load the model {header.path}: {exc}") from exc
     if not (nn_settings.numpy_until_torch and numpy_worthwhile(desc)) or gpu_likely():
         network, info = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
         return network, info, None
     from katacli.engine_common import stable_seed
 
     use_one_blas_thread()
-    cache = nn_settings.cache_size_power_of_two
-    network = NumpyEvaluator(desc, cache_size_power_of_two=cache if cache >= 0 else None,
+    network = NumpyEvaluator(desc, cache_size_power_of_two=nn_settings.cache_size_option,
                              default_symmetry=nn_settings.default_symmetry, max_batch_size=max_batch_size,
                              seed=stable_seed(nn_settings.rand_seed))
     return network, _model_info(header.path, desc.name, desc.version, network.needs_metadata, nn_settings,
                                 max_batch_size), desc
 
 
-def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
+@contextmanager
+def _load_errors(model_path: str) -> Iterator[None]:
+    """Any failure inside as a NetworkLoadError naming the file."""
     try:
-        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents, desc)
+        yield
     except Exception as exc:
         raise NetworkLoadError(f"could not load the model {model_path}: {exc}") from exc
+
+
+def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
+    with _load_errors(model_path):
+        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents, desc)
 
 
 def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):

@@ -341,10 +341,10 @@ class NNEvaluator:
         n = len(batch)
         self.require_metadata(batch.meta)
         pieces = []
+        area = batch.spatial.shape[2] * batch.spatial.shape[3]
         for start, end in self.call_bounds(n):
             with self._stats_lock:
                 self.num_batches += 1
-            area = batch.spatial.shape[2] * batch.spatial.shape[3]
             pieces += _split_evenly(list(range(start, end)), self.piece_count(end - start, area))
         bounds = [(piece[0], piece[-1] + 1) for piece in pieces]
 

@@ -210,8 +210,12 @@ class NNSettings:
         return {"device": device, "precision": "float16" if half else "float32",
                 "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
                 "cuda_graphs": self.cuda_graphs, "default_symmetry": self.default_symmetry,
-                # nnCacheSizePowerOfTwo = -1: no cache.
-                "cache_size_power_of_two": self.cache_size_power_of_two if self.cache_size_power_of_two >= 0 else None}
+                "cache_size_power_of_two": self.cache_size_option}
+
+    @property
+    def cache_size_option(self) -> int | None:
+        """The evaluators' cache_size_power_of_two: None (no cache) for nnCacheSizePowerOfTwo = -1."""
+        return self.cache_size_power_of_two if self.cache_size_power_of_two >= 0 else None
 
     @property
     def default_symmetry(self) -> int | None:
