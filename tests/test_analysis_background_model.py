@@ -226,15 +226,28 @@ def test_ctrl_c_while_loading_quits_without_hanging(held):
     assert not any("Traceback" in line for line in engine.stderr)
 
 
+def _engine_logging_to(lines: list, analysis_threads: int):
+    """An in-process engine without a network whose log lines go to ``lines`` (not started)."""
+    from katacli.analysis.output import JsonLineWriter
+    from katacli.analysis.startup import build_engine
+    from support.analysis import Collector
+
+    class ListLog:
+        def write(self, text: str) -> None:
+            lines.append(text)
+
+    cfg = Config({"numAnalysisThreads": str(analysis_threads)}, mode="analysis")
+    cfg.apply_mode_aliases("analysis")
+    return build_engine(cfg, AnalysisSettings.from_config(cfg), AnalysisBackend(), JsonLineWriter(Collector()),
+                        log=ListLog())
+
+
 def test_ctrl_c_while_the_workers_start_quits_like_ctrl_c_while_reading(monkeypatch):
     """A Ctrl-C can land while serve() starts the workers (their modules are imported after "ready"):
     it takes the same way out as one while reading queries, also with workers never started."""
     import io
 
     from katacli.analysis import worker as worker_module
-    from katacli.analysis.output import JsonLineWriter
-    from katacli.analysis.startup import build_engine
-    from support.analysis import Collector
 
     started = []
 
@@ -245,11 +258,8 @@ def test_ctrl_c_while_the_workers_start_quits_like_ctrl_c_while_reading(monkeypa
         self.thread.start()
 
     monkeypatch.setattr(worker_module.AnalysisWorker, "start", interrupted_start)
-    cfg = Config({"numAnalysisThreads": "2"}, mode="analysis")
-    cfg.apply_mode_aliases("analysis")
     lines = []
-    engine = build_engine(cfg, AnalysisSettings.from_config(cfg), AnalysisBackend(), JsonLineWriter(Collector()),
-                          log=type("Log", (), {"write": lambda self, text: lines.append(text)})())
+    engine = _engine_logging_to(lines, analysis_threads=2)
     assert engine.serve(io.StringIO(e5_query("never read") + "\n")) == 0
     assert lines == ["Interrupted, quitting without waiting for open queries"]
     assert len(engine.workers) == 2 and len(started) == 1
@@ -261,17 +271,10 @@ def test_ctrl_c_while_a_query_is_queued_waits_for_the_line_to_be_handled(monkeyp
     import os
     import signal as signals
 
-    from katacli.analysis.output import JsonLineWriter
-    from katacli.analysis.startup import build_engine
-    from support.analysis import Collector
-
     if signals.getsignal(signals.SIGINT) is not signals.default_int_handler:
         pytest.skip("SIGINT has another handler in this test process (a pytest-xdist worker ignores it)")
-    cfg = Config({"numAnalysisThreads": "1"}, mode="analysis")
-    cfg.apply_mode_aliases("analysis")
     lines = []
-    engine = build_engine(cfg, AnalysisSettings.from_config(cfg), AnalysisBackend(), JsonLineWriter(Collector()),
-                          log=type("Log", (), {"write": lambda self, text: lines.append(text)})())
+    engine = _engine_logging_to(lines, analysis_threads=1)
     handled = []
     real_handle = engine.handle_line
 
