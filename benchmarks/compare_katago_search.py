@@ -3,7 +3,7 @@
 
     python3 benchmarks/compare_katago_search.py --katago /path/to/katago --model NET.bin.gz \\
         --config /path/to/KataGo/cpp/configs/gtp_example.cfg [--positions benchmarks/search_parity_positions.json]
-        [--visits 200] [--only NAME,...] [--no-walk]
+        [--visits 200] [--only NAME,...] [--no-walk] [--random N --seed S]
 
 Both engines (``katago gtp`` and ``kata gtp``) get the same network, the same config and the overrides in
 DETERMINISTIC (one search thread, nnRandomize=false, no move temperature, no logging, maxVisits from
@@ -12,7 +12,9 @@ commands, ``kata-search`` the player to move (the answer is the chosen move, wit
 friendly pass, cleanup before pass) and ``debug_moves`` prints the root's children. Printed per position:
 whether the move is the same, the largest child visit difference, and for a mismatch the first differing
 node of the two trees (walked with ``debug_moves BRANCH``) with both engines' children side by side.
-The summary counts a position as matching when the move is the same and every child is within
+``--random N`` replaces the list by N positions drawn from ``--seed`` (random legal games on boards from 6x6
+to 19x19 and rectangles, every ruleset, handicap stones, trailing passes: benchmarks/random_positions.py), so a
+run can check positions nobody tuned against. The summary counts a position as matching when the move is the same and every child is within
 VISIT_TOLERANCE visits. Exit status 0 whatever the rate (this measures; it does not gate).
 """
 from __future__ import annotations
@@ -25,8 +27,10 @@ import time
 from pathlib import Path
 
 from kata_env import KATA_COMMAND, KATA_ENV
+from random_positions import random_parity_positions
 from search_parity import (VISIT_TOLERANCE, Position, PositionError, divergence_table, find_divergence,
-                           load_positions, max_visit_difference, parse_debug_moves, visit_differences)
+                           load_positions, max_visit_difference, parse_debug_moves, parse_position,
+                           visit_differences)
 
 DEFAULT_POSITIONS = Path(__file__).resolve().parent / "search_parity_positions.json"
 DETERMINISTIC = ("logToStderr=false, logAllGTPCommunication=false, logSearchInfo=false, logDir=, "
@@ -87,7 +91,10 @@ def ask_both(engines: dict[str, GtpEngine], command: str) -> dict[str, str]:
     return {name: engine.receive(command) for name, engine in engines.items()}
 
 
-def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bool) -> bool:
+def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bool) -> tuple[bool, bool]:
+    """(whether the searches match, whether there was a tree to compare). After an opponent's pass
+    under area rules KataGo's friendly-pass check searches again and clears the tree (kata does the
+    same), so ``debug_moves`` shows none and only the move can be compared."""
     for command in position.setup_commands():
         ask_both(engines, command)
     start = time.perf_counter()
@@ -99,7 +106,9 @@ def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bo
     same_move = moves["kata"] == moves["katago"]
     match = same_move and worst <= VISIT_TOLERANCE
     visits = {name: tree.node.visits if tree.node else 0 for name, tree in trees.items()}
-    print(f"{'MATCH   ' if match else 'MISMATCH'} {position.name:28s} {position.to_move} to move  "
+    has_tree = any(visits.values())
+    label = ("MATCH   " if match else "MISMATCH") if has_tree else ("MOVE-OK " if match else "MOVE-BAD")
+    print(f"{label} {position.name:28s} {position.to_move} to move  "
           f"move {moves['kata']:>5s}/{moves['katago']:<5s} max child diff {worst:4d}  "
           f"root N {visits['kata']}/{visits['katago']}  ({seconds:.1f}s)")
     differing = visit_differences(a.children, b.children)
@@ -116,7 +125,7 @@ def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bo
                   f"/{div.b.node.visits if div.b.node else '?'})")
             for line in divergence_table(div, ENGINE_NAMES):
                 print(line)
-    return match
+    return match, has_tree
 
 
 def main() -> None:
@@ -127,6 +136,9 @@ def main() -> None:
     parser.add_argument("--positions", type=Path, default=DEFAULT_POSITIONS, help="position list (JSON)")
     parser.add_argument("--visits", type=int, default=200, help="maxVisits for both engines")
     parser.add_argument("--only", default="", help="comma-separated position names to run")
+    parser.add_argument("--random", type=int, default=0, metavar="N",
+                        help="compare N random positions (from --seed) instead of the list")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the --random positions")
     parser.add_argument("--no-walk", action="store_true", help="skip the tree walk for mismatches")
     parser.add_argument("--kata-command", default=None,
                         help="command line for kata instead of this Python's `-m katacli.cli`")
@@ -136,8 +148,11 @@ def main() -> None:
             sys.exit(f"error: the {what} {path} does not exist")
     if args.visits < 1:
         sys.exit("error: --visits must be at least 1")
+    if args.random < 0:
+        sys.exit("error: --random must be a count of positions")
     try:
-        positions = load_positions(args.positions)
+        positions = ([parse_position(entry, i) for i, entry in enumerate(random_parity_positions(args.random, args.seed))]
+                     if args.random else load_positions(args.positions))
     except PositionError as exc:
         sys.exit(f"error: {exc}")
     if args.only:
@@ -151,11 +166,14 @@ def main() -> None:
     kata_argv = args.kata_command.split() if args.kata_command else [*KATA_COMMAND]
     engines = {"kata": GtpEngine("kata", kata_argv + ["gtp"] + common, KATA_ENV),
                "katago": GtpEngine("katago", [args.katago, "gtp"] + common)}
-    matched = 0
+    matched = moves_only = moves_only_matched = 0
     try:
         ask_both(engines, "name")
         for position in positions:
-            matched += compare_position(engines, position, not args.no_walk)
+            match, has_tree = compare_position(engines, position, not args.no_walk)
+            matched += match
+            moves_only += not has_tree
+            moves_only_matched += match and not has_tree
     except RuntimeError as exc:
         sys.exit(f"error: {exc}")
     finally:
@@ -163,6 +181,10 @@ def main() -> None:
             engine.close()
     print(f"summary: {matched} of {len(positions)} positions match at {args.visits} visits "
           f"({100.0 * matched / len(positions):.1f}%; same move and every child within {VISIT_TOLERANCE} visits)")
+    if moves_only:
+        print(f"         of which {moves_only} compared on the move alone (no tree after the friendly-pass check), "
+              f"{moves_only_matched} the same; with a tree: {matched - moves_only_matched} of "
+              f"{len(positions) - moves_only}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 analysis lines, per-move policies and dead-stone judgement."""
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import pytest
 
@@ -171,6 +172,13 @@ def test_dynamic_pda_in_handicap_games():
     assert dynamic_pda_for_white(start, 0.045, rules, 4, 19, 19, [-0.2], False) == start - 0.125
     assert dynamic_pda_for_white(0.0, 0.045, rules, 0, 19, 19, [], True) == 0.0  # even game
     assert dynamic_pda_for_white(0.0, 0.0, rules, 4, 19, 19, [], True) == 0.0  # switched off
+
+
+def test_dynamic_pda_cap_rounds_half_steps_up_as_katago():
+    # 2 stones, komi 5.5, no handicap bonus (stone scoring): Black 16.5 points ahead, 12.5 past the 19x19
+    # threshold; 0.045 * 12.5 = 0.5625 is 4.5 steps of 0.125, which C's round() takes to 5 (Python's to 4).
+    rules = dataclasses.replace(Rules.preset("stone-scoring"), komi=5.5)
+    assert dynamic_pda_for_white(0.0, 0.045, rules, 2, 19, 19, [], no_white_stones=True) == 0.625
 
 
 def test_dead_stones_from_ownership():

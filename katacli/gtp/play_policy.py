@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from katacli.c_numbers import round_half_away
 from katacli.gtp import resign
 
 BLACK, WHITE = 1, 2
@@ -54,7 +55,7 @@ def dynamic_pda_for_white(previous_pda_for_white: float, cap_per_opp_lead: float
         return 0.0
     pda = previous_pda_for_white if disadvantaged == WHITE else -previous_pda_for_white
     cap = min(PDA_HARD_CAP, cap_per_opp_lead * (advantage - start_points) * scaling)
-    cap = round(cap / PDA_INCREMENT) * PDA_INCREMENT
+    cap = round_half_away(cap / PDA_INCREMENT) * PDA_INCREMENT  # C's round: a half step goes up
     if not recent_win_loss or no_white_stones:
         pda = cap  # a new game or a freshly set position
     else:
