@@ -111,3 +111,25 @@ def test_shipped_position_set_is_varied():
     assert {(p.x_size, p.y_size) for p in positions} >= {(9, 9), (13, 13), (19, 19), (7, 9), (6, 6)}
     assert any(p.handicap for p in positions) and {p.to_move for p in positions} == {"B", "W"}
     assert any(p.moves and p.moves[-1][1] == "PASS" for p in positions)
+
+
+def test_random_positions_are_reproducible_varied_and_legal():
+    """--random N: the same list from the same seed, the shapes the parity goal names, every move legal."""
+    from katacli import Game
+    from random_positions import random_parity_positions
+
+    entries = random_parity_positions(60, seed=202)
+    assert entries == random_parity_positions(60, seed=202)
+    assert entries != random_parity_positions(60, seed=203)
+    positions = [parse_position(entry, i) for i, entry in enumerate(entries)]
+    assert len({p.name for p in positions}) == len(positions)
+    assert any(p.x_size != p.y_size for p in positions) and any(p.x_size == 6 for p in positions)
+    assert any(p.handicap for p in positions) and any(p.moves and p.moves[-1][1] == "PASS" for p in positions)
+    assert len({p.rules for p in positions}) >= 6
+    for p in positions:
+        game = Game((p.x_size, p.y_size), rules=p.rules, komi=p.komi)
+        if p.handicap:
+            game.setup(black=p.handicap, next_player="W")
+        for colour, vertex in p.moves:
+            game.play(colour, vertex.lower() if vertex == "PASS" else vertex)  # raises on an illegal move
+        assert game.next_player == p.to_move

@@ -14,6 +14,7 @@ import pytest
 from katacli.cli_support import EXIT_MODEL_FAILURE, MODEL_FAILURE_MARK
 from katacli.gtp.client import GtpClient
 from support.gtp import model_path, python_cli
+from support.paths import G170_B6
 from support.processes import sigint_reaches_children
 
 pytestmark = pytest.mark.subprocess  # every test here starts processes
@@ -143,6 +144,22 @@ def test_ctrl_c_exits_cleanly():
     engine.process.send_signal(signal.SIGINT)
     assert engine.process.wait(TIMEOUT) == 0
     assert "Traceback" not in engine.process.stderr.read()
+
+
+def test_ctrl_c_during_a_genmove_exits_cleanly():
+    """Ctrl-C while a genmove's search runs the network: the search stops and the process exits 0. (Python
+    3.11's Thread.join, interrupted by the Ctrl-C, marked the running search thread finished; the process
+    then exited with the search inside torch and aborted: "terminate called without an active exception".)"""
+    model = model_path(G170_B6)
+    with sigint_reaches_children():
+        engine = gtp("-model", str(model), "-override-config", "maxVisits=1000000,numSearchThreads=2")
+    assert engine.command("boardsize 19") == ""
+    engine.send_line("genmove b")
+    threading.Event().wait(2.0)  # the search is under way (a million visits take minutes)
+    engine.process.send_signal(signal.SIGINT)
+    assert engine.process.wait(TIMEOUT) == 0
+    stderr = engine.process.stderr.read()
+    assert "terminate called" not in stderr and "Traceback" not in stderr
 
 
 # --------------------------------------------------------------------------- GUI-style sessions

@@ -91,12 +91,12 @@ class BackgroundTask:
 
     thread: threading.Thread
     stop_event: threading.Event
+    done: threading.Event  # set by the thread as it ends (see run_in_worker on why not Thread.join)
     on_stopped: Callable[[], None] | None = None  # e.g. print the blank line that ends an analysis
 
     def stop(self) -> None:
         self.stop_event.set()
-        while self.thread.is_alive():
-            self.thread.join(WAIT_POLL_SECONDS)
+        _wait_through_interrupts(self.done)
         if self.on_stopped is not None:
             self.on_stopped()
 
@@ -180,18 +180,20 @@ class GtpEngine:
     # ------------------------------------------------------------------ background work
     def start_background(self, target: Callable[[threading.Event], None],
                          on_stopped: Callable[[], None] | None = None) -> None:
-        stop_event = threading.Event()
-        thread = threading.Thread(target=self._guarded(target), args=(stop_event,), name="gtp-background",
+        stop_event, done = threading.Event(), threading.Event()
+        thread = threading.Thread(target=self._guarded(target, done), args=(stop_event,), name="gtp-background",
                                   daemon=True)
-        self.background = BackgroundTask(thread, stop_event, on_stopped)
+        self.background = BackgroundTask(thread, stop_event, done, on_stopped)
         thread.start()
 
-    def _guarded(self, target):
+    def _guarded(self, target, done: threading.Event):
         def run(stop_event):
             try:
                 target(stop_event)
             except Exception:  # a background failure must not kill the engine
                 self.log.info("Error in background search:\n" + traceback.format_exc())
+            finally:
+                done.set()
         return run
 
     def stop_background(self) -> None:
@@ -201,7 +203,7 @@ class GtpEngine:
 
     def run_in_worker(self, target: Callable[[threading.Event], object]):
         """Run a blocking search in a worker thread so that Ctrl-C reaches the main thread meanwhile."""
-        stop_event = threading.Event()
+        stop_event, done = threading.Event(), threading.Event()
         box: dict = {}
 
         def run():
@@ -209,15 +211,19 @@ class GtpEngine:
                 box["value"] = target(stop_event)
             except BaseException as exc:
                 box["error"] = exc
+            finally:
+                done.set()
 
-        thread = threading.Thread(target=run, name="gtp-search", daemon=True)
-        thread.start()
+        # Waits on our own event, not Thread.join: Python 3.11's join, interrupted by Ctrl-C, can mark a
+        # running thread as finished, and a process that then exits with the search still inside torch
+        # aborts ("terminate called without an active exception").
+        threading.Thread(target=run, name="gtp-search", daemon=True).start()
         try:
-            while thread.is_alive():
-                thread.join(WAIT_POLL_SECONDS)
+            while not done.wait(WAIT_POLL_SECONDS):
+                pass
         except KeyboardInterrupt:
             stop_event.set()
-            thread.join()
+            _wait_through_interrupts(done)
             raise
         if "error" in box:
             raise box["error"]
@@ -284,3 +290,13 @@ class GtpEngine:
             from katacli.gtp.handlers_search import start_pondering
 
             start_pondering(self)
+
+
+def _wait_through_interrupts(done: threading.Event) -> None:
+    """Wait for ``done`` even if Ctrl-C is pressed again meanwhile (the worker has been told to stop)."""
+    while True:
+        try:
+            if done.wait(WAIT_POLL_SECONDS):
+                return
+        except KeyboardInterrupt:
+            continue

@@ -110,6 +110,7 @@ class Searcher:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self._thread_done = threading.Event()   # set when the background search's thread ends its work
         self._thread_error: Optional[BaseException] = None
         self._leaf_evaluator = (NetworkLeafEvaluator(evaluator, seed=self._seed, human_evaluator=self.human_evaluator)
                                 if evaluator is not None else None)
@@ -633,12 +634,15 @@ class Searcher:
         self._ensure_idle()
         self._stop.clear()
         self._thread_error = None
+        done = self._thread_done = threading.Event()
 
         def target():
             try:
                 self.run(stop_event=self._stop, **run_kwargs)
             except BaseException as exc:   # surfaced by stop() / wait()
                 self._thread_error = exc
+            finally:
+                done.set()
 
         self._thread = threading.Thread(target=target, name="katacli-search", daemon=True)
         self._thread.start()
@@ -652,8 +656,9 @@ class Searcher:
         thread = self._thread
         if thread is None:
             return None
-        thread.join(timeout)
-        if thread.is_alive():
+        # Our own event, not Thread.join: Python 3.11's join, interrupted by Ctrl-C, can mark a running
+        # thread as finished.
+        if not self._thread_done.wait(timeout):
             return None
         self._thread = None
         if self._thread_error is not None:
