@@ -12,6 +12,8 @@ commands, ``kata-search`` the player to move (the answer is the chosen move, wit
 friendly pass, cleanup before pass) and ``debug_moves`` prints the root's children. Printed per position:
 whether the move is the same, the largest child visit difference, and for a mismatch the first differing
 node of the two trees (walked with ``debug_moves BRANCH``) with both engines' children side by side.
+Positions whose tree the friendly-pass check clears (an opponent's pass under area rules) are searched
+again with ``kata-search_debug`` and compared through the genmove log's tree (MATCH10 / MISMAT10).
 ``--random N`` replaces the list by N positions drawn from ``--seed`` (random legal games on boards from 6x6
 to 19x19 and rectangles, every ruleset, handicap stones, trailing passes: benchmarks/random_positions.py), so a
 run can check positions nobody tuned against. The summary counts a position as matching when the move is the same and every child is within
@@ -20,9 +22,11 @@ VISIT_TOLERANCE visits. Exit status 0 whatever the rate (this measures; it does 
 from __future__ import annotations
 
 import argparse
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -38,6 +42,8 @@ DETERMINISTIC = ("logToStderr=false, logAllGTPCommunication=false, logSearchInfo
                  "chosenMoveTemperature=0.0, chosenMoveTemperatureEarly=0.0, ponderingEnabled=false, "
                  "allowResignation=false, maxTime=1000000, maxPlayouts=100000000")
 ENGINE_NAMES = ("kata", "katago")
+LOG_WAIT_SECONDS = 30.0   # for the first line of a genmove log after the answer
+LOG_QUIET_SECONDS = 0.5   # no more log lines for this long: the log has ended
 SHOWN_DIFFERENCES = 6
 
 
@@ -48,8 +54,30 @@ class GtpEngine:
         self.name = name
         # Started outside the checkout: `python -m katacli.cli` run from the repository root would import the
         # source tree (no compiled core) instead of the installed package.
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1, env=env, cwd=tempfile.gettempdir())
+        # stderr carries the genmove log of kata-search_debug (and must be drained in any case).
+        self.stderr_lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self.stderr_lines.put(line.rstrip("\r\n"))
+
+    def search_log(self, command: str) -> str:
+        """Run a ``kata-search_debug`` and return the genmove log it wrote on stderr (up to its tree's
+        last line: the log has no end mark, so lines are read until none come for a moment)."""
+        while not self.stderr_lines.empty():
+            self.stderr_lines.get_nowait()
+        self.ask(command)
+        lines, seen_tree = [], False
+        while True:
+            try:
+                line = self.stderr_lines.get(timeout=LOG_QUIET_SECONDS if seen_tree else LOG_WAIT_SECONDS)
+            except queue.Empty:
+                return "\n".join(lines)
+            seen_tree = seen_tree or line.startswith("Tree:")
+            lines.append(line)
 
     def send(self, command: str) -> None:
         self.proc.stdin.write(command + "\n")
@@ -92,22 +120,26 @@ def ask_both(engines: dict[str, GtpEngine], command: str) -> dict[str, str]:
 
 
 def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bool) -> tuple[bool, bool]:
-    """(whether the searches match, whether there was a tree to compare). After an opponent's pass
+    """(whether the searches match, whether debug_moves had a tree to compare). After an opponent's pass
     under area rules KataGo's friendly-pass check searches again and clears the tree (kata does the
-    same), so ``debug_moves`` shows none and only the move can be compared."""
+    same), so ``debug_moves`` shows none: the search is then run again with ``kata-search_debug`` and the
+    genmove log's tree compared (the root's 10 most visited children, written before the check)."""
     for command in position.setup_commands():
         ask_both(engines, command)
     start = time.perf_counter()
     moves = {name: answer.strip().upper() for name, answer in ask_both(engines, f"kata-search {position.to_move}").items()}
     seconds = time.perf_counter() - start
     trees = {name: parse_debug_moves(answer) for name, answer in ask_both(engines, "debug_moves").items()}
+    has_tree = any(tree.node is not None for tree in trees.values())
+    if not has_tree:
+        trees = {name: parse_debug_moves(engine.search_log(f"kata-search_debug {position.to_move}"))
+                 for name, engine in engines.items()}
     a, b = (trees[name] for name in ENGINE_NAMES)
     worst = max_visit_difference(a.children, b.children)
     same_move = moves["kata"] == moves["katago"]
     match = same_move and worst <= VISIT_TOLERANCE
     visits = {name: tree.node.visits if tree.node else 0 for name, tree in trees.items()}
-    has_tree = any(visits.values())
-    label = ("MATCH   " if match else "MISMATCH") if has_tree else ("MOVE-OK " if match else "MOVE-BAD")
+    label = ("MATCH   " if match else "MISMATCH") if has_tree else ("MATCH10 " if match else "MISMAT10")
     print(f"{label} {position.name:28s} {position.to_move} to move  "
           f"move {moves['kata']:>5s}/{moves['katago']:<5s} max child diff {worst:4d}  "
           f"root N {visits['kata']}/{visits['katago']}  ({seconds:.1f}s)")
@@ -115,7 +147,7 @@ def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bo
     if differing:
         shown = sorted(differing.items(), key=lambda item: -abs(item[1][0] - item[1][1]))[:SHOWN_DIFFERENCES]
         print("    root children kata/katago: " + ", ".join(f"{m} {na}/{nb}" for m, (na, nb) in shown))
-    if walk and differing:
+    if walk and differing and has_tree:
         def fetcher(name):
             return lambda path: parse_debug_moves(engines[name].ask("debug_moves " + " ".join(path)))
         div = find_divergence(fetcher("kata"), fetcher("katago"), a, b)
@@ -182,9 +214,8 @@ def main() -> None:
     print(f"summary: {matched} of {len(positions)} positions match at {args.visits} visits "
           f"({100.0 * matched / len(positions):.1f}%; same move and every child within {VISIT_TOLERANCE} visits)")
     if moves_only:
-        print(f"         of which {moves_only} compared on the move alone (no tree after the friendly-pass check), "
-              f"{moves_only_matched} the same; with a tree: {matched - moves_only_matched} of "
-              f"{len(positions) - moves_only}")
+        print(f"         of which {moves_only} (MATCH10/MISMAT10) compared through the genmove log's 10 most visited "
+              f"root children (debug_moves had no tree after the friendly-pass check), {moves_only_matched} matching")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from katacli.game.coords import COLUMN_LETTERS, format_color
 
-STONE_CHARS = {0: ".", 1: "X", 2: "O"}
+EMPTY = 0
+STONE_CHARS = {EMPTY: ".", 1: "X", 2: "O"}
+MARK_CHAR = "@"
 MARKED_RECENT_MOVES = 3
 MAX_LEN_WITH_COORDS = 50
 HEX_DIGITS_PER_HALF = 16
@@ -37,8 +39,9 @@ def _column_label(x: int) -> str:
     return "A" + COLUMN_LETTERS[x - len(COLUMN_LETTERS)]
 
 
-def board_diagram(colors: list[list[int]], moves: list, pos_hash: int) -> list[str]:
-    """KataGo's printBoard lines (without the trailing blank line). ``moves``: (player, point) history."""
+def board_diagram(colors: list[list[int]], moves: list, pos_hash: int, mark: tuple | None = None) -> list[str]:
+    """KataGo's printBoard lines (without the trailing blank line). ``moves``: (player, point) history;
+    ``mark``: an empty point drawn as '@' (the genmove log's chosen move)."""
     y_size = len(colors)
     x_size = len(colors[0]) if colors else 0
     recent = [xy for _, xy in moves[-MARKED_RECENT_MOVES:]]
@@ -49,10 +52,10 @@ def board_diagram(colors: list[list[int]], moves: list, pos_hash: int) -> list[s
     for y in range(y_size):
         row = f"{y_size - y:2d} " if show_coords else ""
         for x in range(x_size):
-            row += STONE_CHARS.get(colors[y][x], "#")
-            mark = next((i for i, xy in enumerate(recent) if xy == (x, y)), None)
-            if mark is not None:
-                row += str(mark + 1)
+            row += MARK_CHAR if mark == (x, y) and colors[y][x] == EMPTY else STONE_CHARS.get(colors[y][x], "#")
+            recent_index = next((i for i, xy in enumerate(recent) if xy == (x, y)), None)
+            if recent_index is not None:
+                row += str(recent_index + 1)
             elif x < x_size - 1:
                 row += " "
         lines.append(row)

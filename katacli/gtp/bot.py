@@ -259,7 +259,8 @@ class SearchBot(Bot):
         elif move != RESIGN:
             prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
         return SearchOutcome(move=move, win_loss=values.get("win_loss", 0.0), lead=values.get("lead", 0.0),
-                             visits=stats.visits, move_prior=prior, new_playouts=stats.playouts)
+                             visits=stats.visits, move_prior=prior, new_playouts=stats.playouts,
+                             score_stdev=values.get("score_stdev", 0.0))
 
     def analyze(self, request: SearchRequest, stop: threading.Event, on_snapshot: SnapshotCallback) -> None:
         searcher = self._prepare(request, request.want_ownership or request.want_moves_ownership)

@@ -42,7 +42,7 @@ def cmd_debug_moves(engine, command: Command) -> str:
         lines += board_diagram(state.colors(), state.moves, state.board().pos_hash)
     searcher = engine.bot.search_tree(session.state)
     if searcher is not None:
-        lines += tree_lines(searcher, branch, _perspective(engine, searcher.root_player))
+        lines += tree_lines(searcher, branch, perspective_for(engine, searcher.root_player))
     text = "".join(line + "\n" for line in lines)  # KataGo ends each printed line, the last one too
     if raw_stats:
         text += _raw_stats(engine, branch)
@@ -67,7 +67,8 @@ def _play_branch(state, branch):
 # --------------------------------------------------------------------------- the tree
 
 
-def _perspective(engine, root_player: int) -> int:
+def perspective_for(engine, root_player: int) -> int:
+    """Whose view printed values take: reportAnalysisWinratesAs, or the side to move at the root."""
     view = engine.settings.report_winrates_as
     return BLACK if view == "B" else WHITE if view == "W" else root_player
 

@@ -108,6 +108,7 @@ class GameStats:
     recent_win_loss: list[float] = field(default_factory=list)
     pda_for_white: float = 0.0
     last_search_factor: float = 1.0
+    last_genmove_params: object = None  # the SearchParams of the last genmove (its dynamic PDA), for its log
 
 
 class GtpEngine:

@@ -22,6 +22,7 @@ from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
 from katacli.gtp.arguments import parse_int64
 from katacli.gtp.errors import GtpError
 from katacli.gtp.friendly_pass import maybe_friendly_pass
+from katacli.gtp.genmove_log import genmove_log_text, ogs_chat_line
 from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
@@ -144,6 +145,7 @@ def _search_for_move(engine, pla: int, options: AnalyzeOptions | None, stop: thr
                            engine.settings.search_factor_when_winning, params.win_loss_utility_factor,
                            engine.stats.recent_win_loss, pla)
     engine.stats.last_search_factor = factor
+    engine.stats.last_genmove_params = params
     request = make_request(engine, pla, params, options, clock=engine.clocks[pla], factor=factor)
     return engine.bot.genmove(request, stop, emit)
 
@@ -162,14 +164,16 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
         initial_black_advantage_points=initial_black_advantage(engine.rules, _num_handicap_stones(state)))
     engine.genmove_time_sum += elapsed
     _delay_move(engine, outcome)
-    summary = _search_summary(engine, pla, outcome, elapsed)
-    if settings.ogs_chat_to_stderr:
-        print(f"MALKOVICH:{summary}", file=sys.stderr, flush=True)
-    if settings.log_search_info:
-        engine.log.write(summary)
-    if debug:
-        print(summary, file=sys.stderr, flush=True)
     position = _state_for(engine, pla)
+    if outcome.move != RESIGN:
+        if settings.ogs_chat_to_stderr:
+            print(ogs_chat_line(engine, pla, position, outcome.move, outcome), file=sys.stderr, flush=True)
+        if settings.log_search_info or debug:
+            log_text = genmove_log_text(engine, pla, position, outcome.move, outcome, elapsed)
+            if settings.log_search_info:
+                engine.log.write(log_text)
+            if debug:
+                print(log_text, end="", file=sys.stderr, flush=True)
     if resigned or outcome.move == RESIGN:  # the search resigns only in NoGo, without a legal move
         if outcome.move != RESIGN:
             engine.avoid_patterns.record_genmove(position, pla, outcome.move)  # remembered all the same (KataGo)
@@ -182,16 +186,6 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     move = engine.bot.adjust_pass(position, pla, move)
     engine.avoid_patterns.record_genmove(position, pla, move)  # autoAvoidRepeat (off: does nothing)
     return format_vertex(move, state.x_size, state.y_size), move
-
-
-def _search_summary(engine, pla: int, outcome: SearchOutcome, elapsed: float) -> str:
-    winrate = 0.5 * (1.0 + outcome.win_loss)
-    lead = outcome.lead
-    if engine.settings.report_winrates_as == "B" or (engine.settings.report_winrates_as is None and pla == BLACK):
-        winrate, lead = 1.0 - winrate, -lead
-    move = format_vertex(outcome.move, engine.session.x_size, engine.session.y_size)
-    return (f"Visits {outcome.visits} (new playouts {outcome.new_playouts}) Winrate {winrate * 100:.2f}% "
-            f"ScoreLead {lead:.1f} Move {move} Time {elapsed:.2f}s")
 
 
 def _delay_move(engine, outcome: SearchOutcome) -> None:

@@ -43,3 +43,4 @@ class SearchOutcome:
     visits: int
     move_prior: float = 0.0  # the network's prior for the move (delayMoveScale uses it)
     new_playouts: int = 0  # playouts this search added (visits - new_playouts came from tree reuse)
+    score_stdev: float = 0.0  # the root's score standard deviation

@@ -28,20 +28,26 @@ PASS_TEXT_IN_PREFIX = "pss"
 CENTI = 100.0
 
 
-def tree_lines(searcher, branch: list, perspective: int, max_depth: int = 1, shortterm_errors: bool = False) -> list[str]:
+def tree_lines(searcher, branch: list, perspective: int, max_depth: int = 1, shortterm_errors: bool = False,
+               max_children: int | None = None, also_branch: bool = False) -> list[str]:
     """The printTree lines of ``searcher``'s tree along ``branch`` (moves from the root, may be empty),
-    then ``max_depth`` levels below it; no lines before the first visit."""
+    then ``max_depth`` levels below it; no lines before the first visit. ``max_children``: at most this
+    many children of a node (the most visited first). ``also_branch``: the whole tree to ``max_depth``
+    as without a branch, and the branch's line followed beyond it (KataGo's alsoBranch, the genmove log
+    with logSearchInfoForChosenMove)."""
     root = searcher.root_stats(MAX_PV_DEPTH)
     if root is None:
         return []
-    printer = _Printer(searcher, branch, perspective, max_depth, shortterm_errors)
+    printer = _Printer(searcher, branch, perspective, max_depth, shortterm_errors, max_children, also_branch)
     printer.node("", [], 0, dict(root, edge_visits=root["visits"]), searcher.root_player)
     return printer.lines
 
 
 class _Printer:
-    def __init__(self, searcher, branch: list, perspective: int, max_depth: int, shortterm_errors: bool):
+    def __init__(self, searcher, branch: list, perspective: int, max_depth: int, shortterm_errors: bool,
+                 max_children: int | None, also_branch: bool):
         self.searcher, self.branch, self.max_depth = searcher, branch, max_depth
+        self.max_children, self.also_branch = max_children, also_branch
         self.shortterm_errors = shortterm_errors
         self.perspective = perspective
         self.sign = -1.0 if perspective == BLACK else 1.0
@@ -53,15 +59,19 @@ class _Printer:
         on_branch = depth < len(self.branch)
         if not on_branch and (depth >= self.max_depth + len(self.branch) or data["edge_visits"] < MIN_VISITS_TO_EXPAND):
             return
-        if depth == len(self.branch):
+        if depth == (0 if self.also_branch else len(self.branch)):
             mark = "^" if pla == self.perspective else "v"
             self.lines.append(f"---{format_color(pla, long=True)}({mark})---")
         # A child's line is its move and then MAX_PV_DEPTH more, as KataGo's getAnalysisData builds it.
-        for entry in self.searcher.node_analysis(path, MAX_PV_DEPTH + 1) or []:
+        entries = self.searcher.node_analysis(path, MAX_PV_DEPTH + 1) or []
+        shown = len(entries) if self.max_children is None else min(len(entries), self.max_children)
+        for i, entry in enumerate(entries):
             move = entry["move"]
-            if on_branch and move != self.branch[depth]:
-                continue
-            self.node(self.extend(prefix, move), path + [move], depth + 1, entry, BLACK + WHITE - pla)
+            branch_move = on_branch and move == self.branch[depth]
+            if branch_move or (i < shown and (not on_branch or self.also_branch)):
+                # Off the branch, a child of a branch node counts as a level below the whole branch.
+                next_depth = depth + 1 if branch_move or not on_branch else len(self.branch) + 1
+                self.node(self.extend(prefix, move), path + [move], next_depth, entry, BLACK + WHITE - pla)
 
     def extend(self, prefix: str, move) -> str:
         text = PASS_TEXT_IN_PREFIX if move is None else format_vertex(move, self.x_size, self.y_size)
