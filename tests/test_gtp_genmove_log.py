@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from support.gtp import feed, make_engine
+from support.paths import TEST_B4
 from test_gtp_debug_moves import CHILD_LINE, ROOT_LINE
 
 SETUP = ["boardsize 7", "play b D4", "play w C3"]
@@ -54,3 +55,16 @@ def test_ogs_chat_line(capsys):
     assert len(chat) == 1
     assert re.fullmatch(rf"MALKOVICH:Visits 60 Winrate \d+\.\d\d% ScoreLead -?\d+\.\d ScoreStdev \d+\.\d PV {move}( \S+)*",
                         chat[0]), chat[0]
+
+
+def test_network_counts_are_this_genmove_s(capsys):
+    """KataGo clears its network counts as each genmove starts: a search the tree already holds runs none."""
+    engine, _, _ = make_engine(override="searchRandSeed=log,numSearchThreads=1,maxVisits=60", scripted=False,
+                               model=TEST_B4)
+    feed(engine, SETUP + ["kata-search_debug b"])
+    first = capsys.readouterr().err.splitlines()
+    feed(engine, ["kata-search_debug b"])
+    again = capsys.readouterr().err.splitlines()
+    rows = next(int(line.split()[-1]) for line in first if line.startswith("NN rows: "))
+    assert 0 < rows <= 60
+    assert "New playouts: 0" in again and "NN rows: 0" in again and "NN avg batch size: -nan" in again

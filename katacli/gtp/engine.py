@@ -109,6 +109,7 @@ class GameStats:
     pda_for_white: float = 0.0
     last_search_factor: float = 1.0
     last_genmove_params: object = None  # the SearchParams of the last genmove (its dynamic PDA), for its log
+    nn_counts_at_genmove: tuple = (0, 0)  # the network's (rows, batches) when it started (its log counts from there)
 
 
 class GtpEngine:

@@ -8,8 +8,8 @@
     Time taken: 0.35
     Root visits: 100
     New playouts: 100
-    NN rows: 812                       this engine's network so far (all searches)
-    NN batches: 812
+    NN rows: 92                        network rows and batches this genmove ran (cache hits not counted)
+    NN batches: 92
     NN avg batch size: 1
     PV: D3 E3 D4 B3
     Tree:
@@ -43,7 +43,8 @@ def genmove_log_text(engine, pla: int, position, move, outcome, elapsed: float) 
     root = searcher.root_stats(LOG_PV_LEN) if searcher is not None else None
     lines.append(f"Root visits: {root['visits'] if root else 0}")
     lines.append(f"New playouts: {outcome.new_playouts}")
-    rows, batches = _network_counts(engine.evaluator)
+    rows, batches = (now - before for now, before in zip(network_counts(engine.evaluator),
+                                                           engine.stats.nn_counts_at_genmove))
     lines.append(f"NN rows: {rows}")
     lines.append(f"NN batches: {batches}")
     lines.append(f"NN avg batch size: {_c_double(rows / batches if batches else math.nan)}")
@@ -89,7 +90,8 @@ def _root_pda(engine, pla: int) -> float:
     return -params.playout_doubling_advantage if pla == BLACK + WHITE - pda_for else params.playout_doubling_advantage
 
 
-def _network_counts(evaluator) -> tuple[int, int]:
+def network_counts(evaluator) -> tuple[int, int]:
+    """(rows, batches) the network has run so far (KataGo clears its counts as each genmove starts)."""
     return (getattr(evaluator, "num_positions_evaluated", 0) or 0, getattr(evaluator, "num_batches", 0) or 0)
 
 

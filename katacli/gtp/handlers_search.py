@@ -22,7 +22,7 @@ from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
 from katacli.gtp.arguments import parse_int64
 from katacli.gtp.errors import GtpError
 from katacli.gtp.friendly_pass import maybe_friendly_pass
-from katacli.gtp.genmove_log import genmove_log_text, ogs_chat_line
+from katacli.gtp.genmove_log import genmove_log_text, network_counts, ogs_chat_line
 from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.play_policy import (
     board_size_scaling, dynamic_pda_for_white, handicap_game_points_threshold, initial_black_advantage, search_factor,
@@ -146,6 +146,7 @@ def _search_for_move(engine, pla: int, options: AnalyzeOptions | None, stop: thr
                            engine.stats.recent_win_loss, pla)
     engine.stats.last_search_factor = factor
     engine.stats.last_genmove_params = params
+    engine.stats.nn_counts_at_genmove = network_counts(engine.evaluator)
     request = make_request(engine, pla, params, options, clock=engine.clocks[pla], factor=factor)
     return engine.bot.genmove(request, stop, emit)
 
