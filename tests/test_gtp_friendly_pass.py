@@ -14,7 +14,7 @@ from support.paths import CONFIGS
 
 G170 = "g170-b6c96-s175395328-d26788732.bin.gz"
 POSITIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "search_parity_positions.json"
-OVERRIDE = "maxVisits=200,numSearchThreads=1,nnRandomize=false,chosenMoveTemperature=0,chosenMoveTemperatureEarly=0"
+OVERRIDE = "logDir=,logAllGTPCommunication=false,maxVisits=200,numSearchThreads=1,nnRandomize=false,chosenMoveTemperature=0,chosenMoveTemperatureEarly=0"
 
 
 def _genmove_after_pass(rules: str, override: str = "") -> str:
