@@ -5,14 +5,18 @@ See board.pxd for the data layout and the glossary. Everything here is nogil;
 the GoBoard class at the bottom is a thin Python view for tests and tools.
 """
 from libc.string cimport memset, memcpy
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint32_t, uint64_t
 
-# Zobrist tables. Seeded deterministically so hashes are stable across runs
-# and processes (the NN cache and training data rely on that).
+# Zobrist tables. The stone, player, ko-point and size tables hold KataGo's own numbers (its
+# Board::initHash: a Rand seeded from fixed strings), so a position's hash is KataGo's: showboard,
+# debug_moves and the genmove log print the same HASH, and both engines' hashes order alike. The
+# auxiliary tables (encore marks, rules) are katacli's own, from a fixed splitmix64 seed.
 cdef enum:
     NUM_AUX_TABLES = 4
+    KATAGO_XORMULT_LEN = 16
+    KATAGO_RAND_STATE_WORDS = 17        # the XorShift1024Mult words, then the PCG32 state
 
-cdef uint64_t ZOBRIST_SEED = 0x6b617461636c6931ULL  # "katacli1"
+cdef uint64_t AUX_ZOBRIST_SEED = 0x6b617461636c6931ULL  # "katacli1"
 
 cdef Hash128 _stone_hash[MAX_ARR_SIZE][4]
 cdef Hash128 _player_hash[4]
@@ -22,7 +26,7 @@ cdef Hash128 _size_y_hash[MAX_LEN + 1]
 cdef Hash128 _aux_hash[NUM_AUX_TABLES][MAX_ARR_SIZE][4]
 
 
-cdef uint64_t _splitmix_state = ZOBRIST_SEED
+cdef uint64_t _splitmix_state = AUX_ZOBRIST_SEED
 
 cdef uint64_t _splitmix() noexcept nogil:
     global _splitmix_state
@@ -38,25 +42,93 @@ cdef Hash128 _rand_hash() noexcept nogil:
     h.h1 = _splitmix()
     return h
 
-cdef void _init_zobrist() noexcept nogil:
+
+# ---- KataGo's Rand (core/rand.h): PCG32 plus XorShift1024Mult, seeded from a string ----------
+cdef struct KataGoRand:
+    uint64_t xorm[KATAGO_XORMULT_LEN]
+    int xorm_index
+    uint64_t pcg
+
+cdef inline uint32_t _katago_next_uint(KataGoRand* r) noexcept nogil:
+    cdef uint64_t a0 = r.xorm[r.xorm_index], a1
+    cdef uint32_t x
+    cdef int rot
+    r.xorm_index = (r.xorm_index + 1) & (KATAGO_XORMULT_LEN - 1)
+    a1 = r.xorm[r.xorm_index]
+    a1 ^= a1 << 31
+    a1 ^= a1 >> 11
+    a0 ^= a0 >> 30
+    r.xorm[r.xorm_index] = a0 ^ a1
+    r.pcg = r.pcg * 6364136223846793005ULL + 1442695040888963407ULL
+    x = <uint32_t>(((r.pcg >> 18) ^ r.pcg) >> 27)
+    rot = <int>(r.pcg >> 59)
+    if rot != 0:
+        x = (x >> rot) | (x << (32 - rot))
+    return x + <uint32_t>((r.xorm[r.xorm_index] * 1181783497276652981ULL) >> 32)
+
+cdef inline Hash128 _katago_hash(KataGoRand* r) noexcept nogil:
+    cdef Hash128 h
+    cdef uint64_t low
+    low = _katago_next_uint(r)
+    h.h0 = low | (<uint64_t>_katago_next_uint(r) << 32)
+    low = _katago_next_uint(r)
+    h.h1 = low | (<uint64_t>_katago_next_uint(r) << 32)
+    return h
+
+def katago_rand_state(seed: str) -> list:
+    """KataGo's Rand::init(string): the 16 XorShift1024Mult words and the PCG32 state, drawn from
+    SHA-256 digests of a counter and the seed (with the first word of its MD5)."""
+    import hashlib
+    md5_word = int.from_bytes(hashlib.md5(seed.encode()).digest()[:4], "little")
+    text = f"|{md5_word}|{seed}"
+    counter, words, state = 0, [], []
+    while len(state) < KATAGO_RAND_STATE_WORDS:
+        if not words:
+            digest = hashlib.sha256((str(counter) + text).encode()).digest()
+            counter += 37
+            words = [int.from_bytes(digest[8 * i:8 * i + 8], "big") for i in range(4)]
+        word = words.pop(0)
+        if word != 0:
+            state.append(word)
+    return state
+
+cdef void _katago_seed(KataGoRand* r, str seed):
+    cdef int i
+    state = katago_rand_state(seed)
+    for i in range(KATAGO_XORMULT_LEN):
+        r.xorm[i] = state[i]
+    r.xorm_index = 0
+    r.pcg = state[KATAGO_XORMULT_LEN]
+
+cdef void _init_zobrist():
+    """The tables in the order KataGo's Board::initHash draws them (its ko-mark, encore and second-encore
+    hashes are drawn and dropped so that the rest line up)."""
+    cdef KataGoRand r
     cdef int i, c, t
+    cdef Hash128 zero
+    zero.h0 = 0
+    zero.h1 = 0
+    _katago_seed(&r, "Board::initHash()")
+    for c in range(4):
+        _player_hash[c] = _katago_hash(&r)
+    for i in range(3):
+        _katago_hash(&r)                       # ZOBRIST_ENCORE_HASH
     for i in range(MAX_ARR_SIZE):
         for c in range(4):
-            _stone_hash[i][c] = _rand_hash()
-        _ko_hash[i] = _rand_hash()
-    for c in range(4):
-        _player_hash[c] = _rand_hash()
+            if c == C_EMPTY or c == C_WALL:
+                _stone_hash[i][c] = zero       # empty points add nothing: a board's hash is its stones and size
+            else:
+                _stone_hash[i][c] = _katago_hash(&r)
+                _katago_hash(&r)               # ZOBRIST_KO_MARK_HASH
+        _ko_hash[i] = _katago_hash(&r)
+    _katago_seed(&r, "Board::initHash() for ZOBRIST_SIZE hashes")
     for i in range(MAX_LEN + 1):
-        _size_x_hash[i] = _rand_hash()
-        _size_y_hash[i] = _rand_hash()
+        _size_x_hash[i] = _katago_hash(&r)
+        _size_y_hash[i] = _katago_hash(&r)
     for t in range(NUM_AUX_TABLES):
         for i in range(MAX_ARR_SIZE):
             for c in range(4):
                 _aux_hash[t][i][c] = _rand_hash()
-    # Empty points contribute nothing, so the empty board's hash depends on size only.
-    for i in range(MAX_ARR_SIZE):
-        _stone_hash[i][C_EMPTY].h0 = 0
-        _stone_hash[i][C_EMPTY].h1 = 0
 
 _init_zobrist()
 

@@ -13,7 +13,7 @@
     W stones captured: 0
 
 The last three moves are marked 1 (oldest) to 3 (newest) right after their
-stone. The hash is katacli's Zobrist hash, so it differs from KataGo's.
+stone. The hash is KataGo's for the same position (katacli draws KataGo's Zobrist numbers).
 """
 from __future__ import annotations
 
