@@ -300,3 +300,21 @@ def test_rules_cross_the_core_boundary_as_one_typed_value():
     assert isinstance(back, CoreRules) and back == core
     assert back.scoring_rule == int(rules.scoring) and back.komi == rules.komi
     assert GameState(9, 9, tuple(core)).rules_tuple == core   # a plain 8-tuple in the same order still works
+
+
+# KataGo 1.17.2's `showboard` HASH for these positions (its Zobrist numbers: katacli draws the same).
+@pytest.mark.parametrize("size, moves, katago_hash", [
+    ((9, 9), [], "9F0B2D702FC8448C75410E097F089AEB"),
+    ((19, 19), [], "CDCBC1F514D7E680FACD226074256633"),
+    ((9, 9), [("B", "E5"), ("W", "C3")], "6394AEF2C6D1E2F9EF2C0219DC61E13C"),
+    ((7, 11), [("B", "D4")], "760EB9C7FC6F5BF6D1FF5138CAE32371"),
+    ((19, 19), [("B", "Q16"), ("W", "D4"), ("B", "pass")], "B248EA89FABF13234D0CA990126373BE"),
+])
+def test_board_hash_is_katago_s(size, moves, katago_hash):
+    from katacli import Game
+    from katacli.game.board_text import format_hash
+
+    game = Game(size)
+    for colour, vertex in moves:
+        game.play(colour, vertex)
+    assert format_hash(game.state.board().pos_hash) == katago_hash
