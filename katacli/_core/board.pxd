@@ -90,6 +90,9 @@ cdef inline Hash128 hash_xor(Hash128 a, Hash128 b) noexcept nogil:
 cdef Hash128 zobrist_stone(Loc loc, Color c) noexcept nogil
 cdef Hash128 zobrist_player(Color pla) noexcept nogil
 cdef Hash128 zobrist_ko(Loc loc) noexcept nogil
+cdef Hash128 zobrist_encore(int phase) noexcept nogil                 # KataGo's ZOBRIST_ENCORE_HASH
+cdef Hash128 zobrist_ko_mark(Loc loc, Color c) noexcept nogil         # ZOBRIST_KO_MARK_HASH
+cdef Hash128 zobrist_second_encore(Loc loc, Color c) noexcept nogil   # ZOBRIST_SECOND_ENCORE_START_HASH
 cdef Hash128 zobrist_aux(int index, Loc loc, Color c) noexcept nogil   # free tables for other modules (index 0..3)
 
 # ---- construction -------------------------------------------------------------

@@ -21,6 +21,9 @@ cdef uint64_t AUX_ZOBRIST_SEED = 0x6b617461636c6931ULL  # "katacli1"
 cdef Hash128 _stone_hash[MAX_ARR_SIZE][4]
 cdef Hash128 _player_hash[4]
 cdef Hash128 _ko_hash[MAX_ARR_SIZE]
+cdef Hash128 _encore_hash[3]
+cdef Hash128 _ko_mark_hash[MAX_ARR_SIZE][4]
+cdef Hash128 _second_encore_hash[MAX_ARR_SIZE][4]
 cdef Hash128 _size_x_hash[MAX_LEN + 1]
 cdef Hash128 _size_y_hash[MAX_LEN + 1]
 cdef Hash128 _aux_hash[NUM_AUX_TABLES][MAX_ARR_SIZE][4]
@@ -101,8 +104,7 @@ cdef void _katago_seed(KataGoRand* r, str seed):
     r.pcg = state[KATAGO_XORMULT_LEN]
 
 cdef void _init_zobrist():
-    """The tables in the order KataGo's Board::initHash draws them (its ko-mark, encore and second-encore
-    hashes are drawn and dropped so that the rest line up)."""
+    """The tables in the order KataGo's Board::initHash draws them."""
     cdef KataGoRand r
     cdef int i, c, t
     cdef Hash128 zero
@@ -112,15 +114,20 @@ cdef void _init_zobrist():
     for c in range(4):
         _player_hash[c] = _katago_hash(&r)
     for i in range(3):
-        _katago_hash(&r)                       # ZOBRIST_ENCORE_HASH
+        _encore_hash[i] = _katago_hash(&r)
     for i in range(MAX_ARR_SIZE):
         for c in range(4):
             if c == C_EMPTY or c == C_WALL:
                 _stone_hash[i][c] = zero       # empty points add nothing: a board's hash is its stones and size
+                _ko_mark_hash[i][c] = zero
             else:
                 _stone_hash[i][c] = _katago_hash(&r)
-                _katago_hash(&r)               # ZOBRIST_KO_MARK_HASH
+                _ko_mark_hash[i][c] = _katago_hash(&r)
         _ko_hash[i] = _katago_hash(&r)
+    _katago_seed(&r, "Board::initHash() for ZOBRIST_SECOND_ENCORE_START hashes")
+    for i in range(MAX_ARR_SIZE):
+        for c in range(4):
+            _second_encore_hash[i][c] = zero if c == C_EMPTY or c == C_WALL else _katago_hash(&r)
     _katago_seed(&r, "Board::initHash() for ZOBRIST_SIZE hashes")
     for i in range(MAX_LEN + 1):
         _size_x_hash[i] = _katago_hash(&r)
@@ -140,6 +147,15 @@ cdef Hash128 zobrist_player(Color pla) noexcept nogil:
 
 cdef Hash128 zobrist_ko(Loc loc) noexcept nogil:
     return _ko_hash[loc]
+
+cdef Hash128 zobrist_encore(int phase) noexcept nogil:
+    return _encore_hash[phase]
+
+cdef Hash128 zobrist_ko_mark(Loc loc, Color c) noexcept nogil:
+    return _ko_mark_hash[loc][c]
+
+cdef Hash128 zobrist_second_encore(Loc loc, Color c) noexcept nogil:
+    return _second_encore_hash[loc][c]
 
 cdef Hash128 zobrist_aux(int index, Loc loc, Color c) noexcept nogil:
     return _aux_hash[index][loc][c]

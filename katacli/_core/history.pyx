@@ -6,12 +6,13 @@ GameState at the bottom is the Python boundary: it validates points and
 colours and raises clear exceptions instead of corrupting state.
 """
 from libc.stdlib cimport malloc, realloc, free
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset, memcpy
 
 from katacli._core.board cimport (
     Board, Loc, Color, Hash128, ChainData, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, MAX_LEN,
     NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of, hash_eq, hash_xor,
-    zobrist_player, zobrist_ko, zobrist_aux,
+    zobrist_player, zobrist_ko, zobrist_aux, zobrist_encore, zobrist_ko_mark, zobrist_second_encore,
     board_init, board_is_on_board, board_is_legal_ignoring_ko, board_is_suicide, board_is_illegal_suicide,
     board_ko_capture_loc, board_chain_size, board_num_liberties, board_play_assume_legal,
     board_pos_hash_after_move, board_set_stone, board_regen_chains, GoBoard,
@@ -21,6 +22,10 @@ from katacli._core.rules cimport (
     TAX_NONE, TAX_SEKI, TAX_ALL, WHB_ZERO, WHB_N_MINUS_ONE, WHB_N, rules_game_result_will_be_integer,
 )
 from katacli._core.area cimport area_calculate, area_independent_life
+from katacli._core.katago_hash cimport (
+    murmur_mix, basic_lcong, ko_rule_hash, scoring_rule_hash, tax_rule_hash, multi_stone_suicide_hash, button_hash,
+    friendly_pass_ok_hash,
+)
 from katacli._core.rules_value import CoreRules
 
 # Auxiliary Zobrist tables from board.pyx, by purpose.
@@ -722,48 +727,48 @@ cdef bint history_play_tolerant(History* h, Loc loc, Color pla, bint prevent_enc
 
 
 # ---- situation hash (NN cache key) ----------------------------------------------
-cdef Hash128 _mix_komi(Hash128 h, float self_komi) noexcept nogil:
-    cdef long long disc = <long long>(self_komi * 256.0)
-    cdef unsigned long long z = <unsigned long long>disc
-    z ^= z >> 33
-    z *= 0xff51afd7ed558ccdULL
-    z ^= z >> 33
-    z *= 0xc4ceb9fe1a85ec53ULL
-    z ^= z >> 33
-    h.h0 ^= z
-    h.h1 ^= z * 6364136223846793005ULL + 1442695040888963407ULL
-    return h
-
-cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla) noexcept nogil:
+cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla,
+                                       double draw_equivalent_wins_for_white) noexcept nogil:
+    """KataGo's BoardHistory::getSituationRulesAndKoHash, bit for bit (its Zobrist numbers and constants)."""
     cdef const Board* b = &h.board
     cdef const unsigned char* banned = history_superko_banned(h)
-    cdef Hash128 r = hash_xor(b.pos_hash, zobrist_player(next_pla))
+    cdef Hash128 r = hash_xor(hash_xor(b.pos_hash, zobrist_player(next_pla)), zobrist_encore(h.encore_phase))
     cdef int x, y
     cdef Loc loc
     cdef Color c
-    r = hash_xor(r, zobrist_aux(AUX_RULES, 2 + h.encore_phase, C_EMPTY))
+    cdef float self_komi
+    cdef uint64_t komi_hash
+    if h.encore_phase == 0 and b.ko_loc != NULL_LOC:
+        r = hash_xor(r, zobrist_ko(b.ko_loc))
     for y in range(b.y_size):
         for x in range(b.x_size):
             loc = loc_of(x, y, b.x_size)
-            if (h.encore_phase == 0 and loc == b.ko_loc) or banned[loc]:
+            if banned[loc] and (h.encore_phase > 0 or loc != b.ko_loc):
                 r = hash_xor(r, zobrist_ko(loc))
             if h.encore_phase > 0 and h.ko_recap_blocked[loc]:
-                r = hash_xor(r, zobrist_aux(AUX_KO_RECAP_MARK, loc, C_BLACK))
+                r = hash_xor(r, hash_xor(zobrist_ko_mark(loc, C_BLACK), zobrist_ko_mark(loc, C_WHITE)))
             if h.encore_phase == 2:
                 c = h.second_encore_start_colors[loc]
                 if c != C_EMPTY:
-                    r = hash_xor(r, zobrist_aux(AUX_SECOND_ENCORE_START, loc, c))
-    r = _mix_komi(r, history_current_self_komi(h, next_pla, 0.5))
-    r = hash_xor(r, zobrist_aux(AUX_RULES, 10 + h.rules.ko_rule, C_BLACK))
-    r = hash_xor(r, zobrist_aux(AUX_RULES, 20 + h.rules.scoring_rule, C_BLACK))
-    r = hash_xor(r, zobrist_aux(AUX_RULES, 30 + h.rules.tax_rule, C_BLACK))
+                    r = hash_xor(r, zobrist_second_encore(loc, c))
+    self_komi = history_current_self_komi(h, next_pla, draw_equivalent_wins_for_white)
+    komi_hash = murmur_mix(<uint64_t><int64_t>(self_komi * <float>256.0))
+    r.h0 ^= komi_hash
+    r.h1 ^= basic_lcong(komi_hash)
+    r = hash_xor(r, ko_rule_hash(h.rules.ko_rule))
+    r = hash_xor(r, scoring_rule_hash(h.rules.scoring_rule))
+    r = hash_xor(r, tax_rule_hash(h.rules.tax_rule))
     if h.rules.multi_stone_suicide_legal:
-        r = hash_xor(r, zobrist_aux(AUX_RULES, 40, C_WHITE))
+        r = hash_xor(r, multi_stone_suicide_hash())
     if h.has_button:
-        r = hash_xor(r, zobrist_aux(AUX_RULES, 41, C_WHITE))
+        r = hash_xor(r, button_hash())
     if h.rules.friendly_pass_ok:
-        r = hash_xor(r, zobrist_aux(AUX_RULES, 42, C_WHITE))
+        r = hash_xor(r, friendly_pass_ok_hash())
     return r
+
+
+# The draw value GameState.situation_hash assumes (KataGo's drawEquivalentWinsForWhite default).
+cdef double DEFAULT_DRAW_EQUIVALENT_WINS = 0.5
 
 
 # ---- Python boundary --------------------------------------------------------------
@@ -1124,7 +1129,7 @@ cdef class GameState:
         history_set_winner_by_resignation(&self.h, <Color>winner)
 
     def situation_hash(self, int pla=0):
-        cdef Hash128 r = history_situation_ko_hash(&self.h, <Color>(pla or self.h.presumed_next_pla))
+        cdef Hash128 r = history_situation_ko_hash(&self.h, <Color>(pla or self.h.presumed_next_pla), DEFAULT_DRAW_EQUIVALENT_WINS)
         return (<object>r.h1 << 64) | <object>r.h0
 
     def __str__(self):

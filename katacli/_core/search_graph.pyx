@@ -43,6 +43,10 @@ cdef void _init_graph_zobrist() noexcept nogil:
 _init_graph_zobrist()
 
 
+# The draw value folded into graph hashes (any fixed value keeps a tree's hashes consistent).
+cdef double GRAPH_DRAW_EQUIVALENT_WINS = 0.5
+
+
 # ---- graph hash ------------------------------------------------------------------------------
 cdef inline uint64_t _mix64(uint64_t z) noexcept nogil:
     # A 64-bit finaliser (avalanches every input bit), so chained hashes do not cancel by xor.
@@ -52,7 +56,7 @@ cdef inline uint64_t _mix64(uint64_t z) noexcept nogil:
 
 
 cdef Hash128 graph_state_hash(const History* h, Color next_pla) noexcept nogil:
-    cdef Hash128 r = history_situation_ko_hash(h, next_pla)
+    cdef Hash128 r = history_situation_ko_hash(h, next_pla, GRAPH_DRAW_EQUIVALENT_WINS)
     if history_pass_would_end_phase(h, next_pla):
         r = hash_xor(r, _pass_ends_phase_hash)
     if h.is_game_finished:

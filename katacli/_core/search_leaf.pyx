@@ -23,31 +23,11 @@ from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_policy,
 )
 from katacli._core.policy_rows cimport PolicyRows, policy_rows_new, policy_rows_release
-
-
-cdef uint64_t CACHE_KEY_SEED = 0xc0ffee1234abcdefULL
-
-# What KataGo's NN cache key (NNInputs::getHash) folds in beside the situation hash, one Zobrist each.
-cdef enum:
-    KEY_PASS_ENDS_PHASE = 0
-    KEY_CONSERVATIVE_PASS = 1      # only while a pass would end the phase
-    KEY_FRIENDLY_PASS = 2          # only while a pass would end the phase
-    KEY_GAME_OVER = 3              # game finished, or past the normal phase end
-    KEY_ZERO_HISTORY = 4
-    NUM_KEY_FLAGS = 5
-
-
-# ---- Zobrist tables for the NN cache key -----------------------------------------------------
-cdef Hash128 _key_flags[NUM_KEY_FLAGS]
-
-cdef void _init_key_zobrist() noexcept nogil:
-    cdef Rng r
-    cdef int i
-    rng_seed(&r, CACHE_KEY_SEED)
-    for i in range(NUM_KEY_FLAGS):
-        _key_flags[i] = rand_hash(&r)
-
-_init_key_zobrist()
+from katacli._core.katago_hash cimport (
+    basic_lcong, basic_lcong2, split_mix64, rrmxmx, pass_alive_under_suicide_hash, pass_ends_phase_hash,
+    conservative_pass_hash, friendly_pass_hash, passing_hacks_hash, game_is_over_hash, zero_history_hash,
+    playout_doublings_hash, nn_policy_temp_hash, policy_optimism_hash,
+)
 
 
 # ---- terminal nodes --------------------------------------------------------------------------
@@ -86,6 +66,51 @@ cdef void set_nogo_terminal(Node* n, Color winner) noexcept nogil:
 
 
 # ---- network inputs ---------------------------------------------------------------------------
+cdef Hash128 _nn_cache_key(const TreeCore* t, const History* h, Color pla, const FeatureParams* fp,
+                           bint is_root) noexcept nogil:
+    """KataGo's NNInputs::getHash, bit for bit: the situation (stones, player, ko bans, encore, komi, rules)
+    and what changes the network's inputs or answer, but NOT the recent moves (KataGo knowingly shares an
+    evaluation between transpositions with different histories). Equal keys also mean equal slots in the
+    two engines' direct-mapped caches, so both evict the same entries."""
+    cdef Hash128 key = history_situation_ko_hash(h, pla, fp.draw_equivalent_wins_for_white)
+    cdef int64_t steps
+    cdef double optimism = t.cfg.root_policy_optimism if is_root else t.cfg.policy_optimism
+    cdef bint pass_alive_under_suicide = (fp.pass_alive_suicide_override > 0 if fp.pass_alive_suicide_override >= 0
+                                          else h.always_pass_alive_under_suicide_rules)
+    if pass_alive_under_suicide and not h.rules.multi_stone_suicide_legal:
+        key = hash_xor(key, pass_alive_under_suicide_hash())
+    if history_pass_would_end_phase(h, pla):
+        key = hash_xor(key, pass_ends_phase_hash())
+        if fp.conservative_pass_and_is_root:
+            key = hash_xor(key, conservative_pass_hash())
+        if history_should_suppress_end_game_from_friendly_pass(h, pla):
+            key = hash_xor(key, friendly_pass_hash())
+        if fp.enable_passing_hacks:
+            key = hash_xor(key, passing_hacks_hash())
+    if h.is_game_finished or h.is_past_normal_phase_end:
+        key = hash_xor(key, game_is_over_hash())
+    if fp.max_history <= 0:
+        key.h0 += zero_history_hash().h0
+        key.h1 += zero_history_hash().h1
+    if fp.playout_doubling_advantage != 0.0:
+        steps = <int64_t>(fp.playout_doubling_advantage * <double>(<float>256.0))
+        key.h0 += split_mix64(<uint64_t>steps)
+        key.h1 += basic_lcong(<uint64_t>steps)
+        key = hash_xor(key, playout_doublings_hash())
+    if t.cfg.nn_policy_temperature != <float>1.0:
+        steps = <int64_t>(t.cfg.nn_policy_temperature * <float>2048.0)
+        key.h0 ^= basic_lcong2(<uint64_t>steps)
+        key.h1 = split_mix64(key.h1 + <uint64_t>steps)
+        key.h0 += key.h1
+        key = hash_xor(key, nn_policy_temp_hash())
+    if optimism > 0.0:
+        key = hash_xor(key, policy_optimism_hash())
+        steps = <int64_t>(optimism * 1024.0)
+        key.h0 = rrmxmx(split_mix64(key.h0) + <uint64_t>steps)
+        key.h1 = rrmxmx(key.h1 + key.h0 + <uint64_t>steps)
+    return key
+
+
 cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_root) noexcept nogil:
     cdef FeatureParams fp = t.feature_params
     cdef Color pla = h.presumed_next_pla
@@ -104,23 +129,7 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
                      t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
                      t.global_features + slot * NUM_GLOBAL_FEATURES_V7, &t.ladder_cache)
     fill_legal_mask(h, pla, t.x_size, t.y_size, t.legal + slot * (plane + 1))
-    # Cache key as KataGo's NNInputs::getHash: the situation (stones, player, ko bans, encore, rules, komi) and
-    # the flags that change how features are computed, but NOT the recent moves. KataGo knowingly shares an
-    # evaluation between transpositions with different move histories; a key with the moves would evaluate
-    # such a transposition again and give it another value than KataGo's search uses.
-    key = history_situation_ko_hash(h, pla)
-    if history_pass_would_end_phase(h, pla):
-        key = hash_xor(key, _key_flags[KEY_PASS_ENDS_PHASE])
-        if fp.conservative_pass_and_is_root:
-            key = hash_xor(key, _key_flags[KEY_CONSERVATIVE_PASS])
-        if history_should_suppress_end_game_from_friendly_pass(h, pla):
-            key = hash_xor(key, _key_flags[KEY_FRIENDLY_PASS])
-    if h.is_game_finished or h.is_past_normal_phase_end:
-        key = hash_xor(key, _key_flags[KEY_GAME_OVER])
-    if fp.max_history <= 0:
-        key = hash_xor(key, _key_flags[KEY_ZERO_HISTORY])
-    if fp.playout_doubling_advantage != 0.0:
-        key.h0 ^= <uint64_t>(<int64_t>(fp.playout_doubling_advantage * 1000.0)) * 0x9E3779B97F4A7C15ULL
+    key = _nn_cache_key(t, h, pla, &fp, is_root)
     t.cache_keys[2 * slot] = key.h0
     t.cache_keys[2 * slot + 1] = key.h1
     t.leaf_is_root[slot] = is_root

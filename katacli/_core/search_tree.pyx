@@ -165,6 +165,9 @@ cdef class SearchTree:
         c.enable_passing_hacks = params.enable_passing_hacks
         c.enable_more_passing_hacks = params.enable_more_passing_hacks
         c.futile_visits_threshold = params.futile_visits_threshold
+        c.policy_optimism = params.policy_optimism
+        c.root_policy_optimism = params.root_policy_optimism
+        c.nn_policy_temperature = params.nn_policy_temperature
         c.num_virtual_losses_per_thread = params.num_virtual_losses_per_thread
         c.human_cpuct_exploration = params.human_sl_cpuct_exploration
         c.human_cpuct_permanent = params.human_sl_cpuct_permanent

@@ -84,6 +84,10 @@ cdef struct SearchConfig:
     bint enable_passing_hacks
     bint enable_more_passing_hacks
     double futile_visits_threshold
+    # Network input settings that only enter the NN cache key here (the evaluator applies them).
+    double policy_optimism
+    double root_policy_optimism
+    float nn_policy_temperature
     # Threads
     double num_virtual_losses_per_thread
     # Set per search, not from the parameters
