@@ -151,9 +151,10 @@ def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
         if any(v is not None and math.isfinite(v) and v > 0 for v in values):
             ax_terms.plot(samples, [v if v and v > 0 else float("nan") for v in values], label=name,
                           marker="o", markersize=MARKER_SIZE)
-    ax_terms.set_yscale("log")
     ax_terms.set_title("loss terms per row")
-    ax_terms.legend(fontsize="small")
+    if ax_terms.get_lines():  # no positive term yet (e.g. a test's synthetic metrics): an empty panel
+        ax_terms.set_yscale("log")
+        ax_terms.legend(fontsize="small")
     for ax in (ax_total, ax_terms):
         ax.set_xlabel("training samples")
         ax.grid(alpha=0.3)
