@@ -2,8 +2,9 @@
 """Contract: leaf evaluation plumbing (KataGo's searchnnhelpers, plus rollouts).
 
 Owns terminal scoring of a node from its history, a leaf's network inputs in the batch buffers
-(features, legal mask, and the NN cache key: KataGo's NNInputs::getHash, the situation and the feature
-flags without the recent moves, so transpositions share an evaluation as in KataGo), storing a
+(features, legal mask, and the NN cache key: KataGo's NNInputs::getHash bit for bit, its Zobrist numbers,
+mixers and constants, the situation and the input-setting flags without the recent moves, so transpositions
+share an evaluation and both engines' direct-mapped caches fill the same slots), storing a
 network evaluation into a node (its policy row, shared with the NN cache, eval, ownership) and the
 human-SL policy per policy position, and rollout evaluation (uniform priors, values from random playouts).
 """
