@@ -138,8 +138,11 @@ class GtpProcess:
                                      stderr=subprocess.DEVNULL, text=True)
 
     def ask(self, command: str) -> str:
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError(f"{shlex.join(self.argv)} exited (status {self.proc.poll()}) before {command!r}") from None
         lines = []
         while True:
             line = self.proc.stdout.readline()
