@@ -120,7 +120,9 @@ cdef int history_compute_num_handicap_stones(const History* h) noexcept nogil
 cdef bint history_suicide_legal_for_pass_alive(const History* h) noexcept nogil
 # The superko-banned points, brought up to date first (h is only logically const: the bans are a cache).
 cdef const unsigned char* history_superko_banned(const History* h) noexcept nogil
-cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla, double draw_equivalent_wins_for_white) noexcept nogil   # KataGo's getSituationRulesAndKoHash: stones, player, ko bans, encore, komi, rules
+# KataGo's getSituationRulesAndKoHash, bit for bit: stones, player, ko bans, encore, komi, rules.
+cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla,
+                                       double draw_equivalent_wins_for_white) noexcept nogil
 # Area (C_BLACK/C_WHITE/C_EMPTY per Loc) and the board score white-minus-black under the rules, as if scored now.
 cdef int history_area_now(const History* h, Color* area) noexcept nogil
 

@@ -1129,7 +1129,8 @@ cdef class GameState:
         history_set_winner_by_resignation(&self.h, <Color>winner)
 
     def situation_hash(self, int pla=0):
-        cdef Hash128 r = history_situation_ko_hash(&self.h, <Color>(pla or self.h.presumed_next_pla), DEFAULT_DRAW_EQUIVALENT_WINS)
+        cdef Hash128 r = history_situation_ko_hash(&self.h, <Color>(pla or self.h.presumed_next_pla),
+                                                   DEFAULT_DRAW_EQUIVALENT_WINS)
         return (<object>r.h1 << 64) | <object>r.h0
 
     def __str__(self):
