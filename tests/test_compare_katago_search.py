@@ -133,3 +133,19 @@ def test_random_positions_are_reproducible_varied_and_legal():
         for colour, vertex in p.moves:
             game.play(colour, vertex.lower() if vertex == "PASS" else vertex)  # raises on an illegal move
         assert game.next_player == p.to_move
+
+
+def test_analysis_queries_set_up_the_position():
+    """compare_katago_analysis_search.py: handicap stones become initial stones; a position without moves
+    names the player to move."""
+    from compare_katago_analysis_search import query_for
+
+    handicap = parse_position({"name": "h", "size": 19, "rules": "japanese", "komi": 0.5,
+                               "handicap": ["D4", "Q16"], "moves": []}, 0)
+    query = query_for(handicap, 300, 4)
+    assert query["initialStones"] == [["B", "D4"], ["B", "Q16"]] and query["initialPlayer"] == "W"
+    assert (query["id"], query["maxVisits"], query["boardXSize"], query["rules"]) == ("q4", 300, 19, "japanese")
+    played = parse_position({"name": "p", "size": "7x9", "rules": "chinese", "komi": 7, "moves": ["B C3", "W pass"]}, 1)
+    query = query_for(played, 100, 0)
+    assert query["moves"] == [["B", "C3"], ["W", "PASS"]] and "initialPlayer" not in query
+    assert (query["boardXSize"], query["boardYSize"]) == (7, 9)
