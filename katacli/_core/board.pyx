@@ -7,10 +7,11 @@ the GoBoard class at the bottom is a thin Python view for tests and tools.
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint32_t, uint64_t
 
-# Zobrist tables. The stone, player, ko-point and size tables hold KataGo's own numbers (its
-# Board::initHash: a Rand seeded from fixed strings), so a position's hash is KataGo's: showboard,
-# debug_moves and the genmove log print the same HASH, and both engines' hashes order alike. The
-# auxiliary tables (encore marks, rules) are katacli's own, from a fixed splitmix64 seed.
+# Zobrist tables. The stone, player, ko-point, encore, ko-mark, second-encore and size tables hold
+# KataGo's own numbers (its Board::initHash: a Rand seeded from fixed strings), so a position's hash
+# is KataGo's: showboard, debug_moves and the genmove log print the same HASH, and the situation hash
+# and NN cache key built on them are KataGo's too (history.pyx, search_leaf.pyx). The auxiliary
+# tables (the history's own ko-recapture bookkeeping) are katacli's, from a fixed splitmix64 seed.
 cdef enum:
     NUM_AUX_TABLES = 4
     KATAGO_XORMULT_LEN = 16

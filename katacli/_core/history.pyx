@@ -28,11 +28,9 @@ from katacli._core.katago_hash cimport (
 )
 from katacli._core.rules_value import CoreRules
 
-# Auxiliary Zobrist tables from board.pyx, by purpose.
+# Auxiliary Zobrist tables from board.pyx, by purpose (the situation hash uses KataGo's own tables).
 cdef enum:
-    AUX_KO_RECAP_MARK = 0       # ko-recapture-blocked points in the encore
-    AUX_SECOND_ENCORE_START = 1 # colours frozen at the start of encore phase 2
-    AUX_RULES = 2               # rules, encore phase and flags folded into situation hashes
+    AUX_KO_RECAP_MARK = 0       # ko-recapture-blocked points in the encore, in the history's ko hashes
 
 cdef enum:
     NO_RESULT_REPETITIONS = 3   # a position recurring this often ends a simple-ko/encore game with no result
