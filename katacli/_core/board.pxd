@@ -93,7 +93,7 @@ cdef Hash128 zobrist_ko(Loc loc) noexcept nogil
 cdef Hash128 zobrist_encore(int phase) noexcept nogil                 # KataGo's ZOBRIST_ENCORE_HASH
 cdef Hash128 zobrist_ko_mark(Loc loc, Color c) noexcept nogil         # ZOBRIST_KO_MARK_HASH
 cdef Hash128 zobrist_second_encore(Loc loc, Color c) noexcept nogil   # ZOBRIST_SECOND_ENCORE_START_HASH
-cdef Hash128 zobrist_aux(int index, Loc loc, Color c) noexcept nogil   # free tables for other modules (index 0..3)
+cdef Hash128 zobrist_aux(int index, Loc loc, Color c) noexcept nogil   # katacli's own tables (index 0: the history's ko-recapture marks)
 
 # ---- construction -------------------------------------------------------------
 cdef void board_init(Board* b, int x_size, int y_size) noexcept nogil

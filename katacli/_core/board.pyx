@@ -13,7 +13,7 @@ from libc.stdint cimport uint32_t, uint64_t
 # and NN cache key built on them are KataGo's too (history.pyx, search_leaf.pyx). The auxiliary
 # tables (the history's own ko-recapture bookkeeping) are katacli's, from a fixed splitmix64 seed.
 cdef enum:
-    NUM_AUX_TABLES = 4
+    NUM_AUX_TABLES = 1                  # the history's ko-recapture marks (history.pyx AUX_*)
     KATAGO_XORMULT_LEN = 16
     KATAGO_RAND_STATE_WORDS = 17        # the XorShift1024Mult words, then the PCG32 state
 

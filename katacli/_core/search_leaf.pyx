@@ -17,10 +17,10 @@ from katacli._core.features cimport (
     FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
 )
 from katacli._core.search_values cimport eval_weight
-from katacli._core.playout cimport Rng, rng_seed, playout_area_score
+from katacli._core.playout cimport playout_area_score
 from katacli._core.nogo cimport nogo_legal_moves, nogo_rollout
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, rand_hash, node_set_policy,
+    TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, node_set_policy,
 )
 from katacli._core.policy_rows cimport PolicyRows, policy_rows_new, policy_rows_release
 from katacli._core.katago_hash cimport (
