@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from katacli.game.board_text import board_diagram
-from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.coords import BLACK, WHITE, format_vertex, parse_color
 from katacli.gtp.debug_moves import perspective_for
 from katacli.search.print_tree import tree_lines
 
@@ -30,10 +30,9 @@ LOG_PV_LEN = 25          # the PV line's length (KataGo's printGenmoveLog)
 LOG_TREE_CHILDREN = 10   # children listed under the root
 
 
-def genmove_log_text(engine, pla: int, position, move, outcome, elapsed: float) -> str:
-    """The log block for a genmove by ``pla`` that searched ``position`` and chose ``move`` (a point,
-    None for pass)."""
-    searcher = engine.bot.search_tree(position)
+def genmove_log_text(engine, searcher, pla: int, position, move, outcome, elapsed: float) -> str:
+    """The log block for a genmove by ``pla`` that searched ``position`` with ``searcher`` (its tree; None
+    without one) and chose ``move`` (a point, None for pass)."""
     x_size, y_size = position.x_size, position.y_size
     board = position.board()
     lines = board_diagram(position.colors(), position.moves, board.pos_hash, mark=move)
@@ -61,7 +60,7 @@ def genmove_log_text(engine, pla: int, position, move, outcome, elapsed: float) 
     return "".join(line + "\n" for line in lines)
 
 
-def ogs_chat_line(engine, pla: int, position, move, outcome) -> str:
+def ogs_chat_line(engine, searcher, pla: int, position, move, outcome) -> str:
     """``MALKOVICH:Visits ... PV ...``: what gtp2ogs shows the opponent (ogsChatToStderr)."""
     winrate = 0.5 * (1.0 + outcome.win_loss)
     lead = outcome.lead
@@ -72,7 +71,6 @@ def ogs_chat_line(engine, pla: int, position, move, outcome) -> str:
     pda = _root_pda(engine, pla)
     if pda != 0.0:
         text += f" (PDA {pda:.2f})"
-    searcher = engine.bot.search_tree(position)
     pv = []
     if searcher is not None:
         pv_len = engine.settings.analysis_pv_len
@@ -86,7 +84,7 @@ def _root_pda(engine, pla: int) -> float:
     if params is None or params.playout_doubling_advantage == 0.0:
         return 0.0
     pda_pla = params.playout_doubling_advantage_pla
-    pda_for = {"B": BLACK, "W": WHITE}.get(pda_pla, pla) if pda_pla else pla
+    pda_for = parse_color(pda_pla) if pda_pla else pla
     return -params.playout_doubling_advantage if pla == BLACK + WHITE - pda_for else params.playout_doubling_advantage
 
 

@@ -166,11 +166,12 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     engine.genmove_time_sum += elapsed
     _delay_move(engine, outcome)
     position = _state_for(engine, pla)
-    if outcome.move != RESIGN:
+    if outcome.move != RESIGN and (settings.ogs_chat_to_stderr or settings.log_search_info or debug):
+        searcher = engine.bot.search_tree(position)
         if settings.ogs_chat_to_stderr:
-            print(ogs_chat_line(engine, pla, position, outcome.move, outcome), file=sys.stderr, flush=True)
+            print(ogs_chat_line(engine, searcher, pla, position, outcome.move, outcome), file=sys.stderr, flush=True)
         if settings.log_search_info or debug:
-            log_text = genmove_log_text(engine, pla, position, outcome.move, outcome, elapsed)
+            log_text = genmove_log_text(engine, searcher, pla, position, outcome.move, outcome, elapsed)
             if settings.log_search_info:
                 engine.log.write(log_text)
             if debug:
