@@ -23,10 +23,8 @@ import tempfile
 from pathlib import Path
 
 from kata_env import KATA_COMMAND, KATA_ENV, cpu_model
-from random_positions import random_parity_positions
-from search_parity import VISIT_TOLERANCE, Position, PositionError, load_positions, parse_position
+from search_parity import VISIT_TOLERANCE, Position, add_comparison_arguments, comparison_positions
 
-DEFAULT_POSITIONS = Path(__file__).resolve().parent / "search_parity_positions.json"
 DETERMINISTIC = ("logToStderr=false, logAllRequests=false, logAllResponses=false, logSearchInfo=false, logDir=, "
                  "numAnalysisThreads=1, numSearchThreadsPerAnalysisThread=1, nnRandomize=false, "
                  "nnRandSeed=parity, wideRootNoise=0.0")
@@ -99,25 +97,9 @@ def compare(answers: dict[str, dict], position: Position) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--katago", required=True, help="path of a katago binary (KataGo 1.17.2)")
-    parser.add_argument("--model", required=True, help="network file for both engines")
-    parser.add_argument("--config", required=True, help="KataGo's analysis_example.cfg")
-    parser.add_argument("--positions", type=Path, default=DEFAULT_POSITIONS, help="position list (JSON)")
-    parser.add_argument("--random", type=int, default=0, metavar="N",
-                        help="compare N random positions (from --seed) instead of the list")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the --random positions")
-    parser.add_argument("--visits", type=int, default=200, help="maxVisits of every query")
+    add_comparison_arguments(parser, "KataGo's analysis_example.cfg")
     args = parser.parse_args()
-    for path, what in ((args.katago, "katago binary"), (args.model, "model"), (args.config, "config")):
-        if not Path(path).is_file():
-            sys.exit(f"error: the {what} {path} does not exist")
-    if args.visits < 1 or args.random < 0:
-        sys.exit("error: --visits must be at least 1 and --random a count of positions")
-    try:
-        positions = ([parse_position(entry, i) for i, entry in enumerate(random_parity_positions(args.random, args.seed))]
-                     if args.random else load_positions(args.positions))
-    except PositionError as exc:
-        sys.exit(f"error: {exc}")
+    positions = comparison_positions(args)
     common = ["-config", str(Path(args.config).resolve()), "-model", str(Path(args.model).resolve()),
               "-override-config", DETERMINISTIC]
     engines = {"kata": AnalysisEngine("kata", [*KATA_COMMAND, "analysis", *common], KATA_ENV),

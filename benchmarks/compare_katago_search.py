@@ -31,12 +31,10 @@ import time
 from pathlib import Path
 
 from kata_env import KATA_COMMAND, KATA_ENV
-from random_positions import random_parity_positions
-from search_parity import (VISIT_TOLERANCE, Position, PositionError, divergence_table, find_divergence,
-                           load_positions, max_visit_difference, parse_debug_moves, parse_position,
+from search_parity import (VISIT_TOLERANCE, Position, add_comparison_arguments, comparison_positions,
+                           divergence_table, find_divergence, max_visit_difference, parse_debug_moves,
                            visit_differences)
 
-DEFAULT_POSITIONS = Path(__file__).resolve().parent / "search_parity_positions.json"
 DETERMINISTIC = ("logToStderr=false, logAllGTPCommunication=false, logSearchInfo=false, logDir=, "
                  "numSearchThreads=1, nnRandomize=false, nnRandSeed=parity, searchRandSeed=parity, "
                  "chosenMoveTemperature=0.0, chosenMoveTemperatureEarly=0.0, ponderingEnabled=false, "
@@ -162,31 +160,13 @@ def compare_position(engines: dict[str, GtpEngine], position: Position, walk: bo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--katago", required=True, help="path of a katago binary (KataGo 1.17.2)")
-    parser.add_argument("--model", required=True, help="network file for both engines")
-    parser.add_argument("--config", required=True, help="KataGo's gtp_example.cfg")
-    parser.add_argument("--positions", type=Path, default=DEFAULT_POSITIONS, help="position list (JSON)")
-    parser.add_argument("--visits", type=int, default=200, help="maxVisits for both engines")
+    add_comparison_arguments(parser, "KataGo's gtp_example.cfg")
     parser.add_argument("--only", default="", help="comma-separated position names to run")
-    parser.add_argument("--random", type=int, default=0, metavar="N",
-                        help="compare N random positions (from --seed) instead of the list")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the --random positions")
     parser.add_argument("--no-walk", action="store_true", help="skip the tree walk for mismatches")
     parser.add_argument("--kata-command", default=None,
                         help="command line for kata instead of this Python's `-m katacli.cli`")
     args = parser.parse_args()
-    for path, what in ((args.katago, "katago binary"), (args.model, "model"), (args.config, "config")):
-        if not Path(path).is_file():
-            sys.exit(f"error: the {what} {path} does not exist")
-    if args.visits < 1:
-        sys.exit("error: --visits must be at least 1")
-    if args.random < 0:
-        sys.exit("error: --random must be a count of positions")
-    try:
-        positions = ([parse_position(entry, i) for i, entry in enumerate(random_parity_positions(args.random, args.seed))]
-                     if args.random else load_positions(args.positions))
-    except PositionError as exc:
-        sys.exit(f"error: {exc}")
+    positions = comparison_positions(args)
     if args.only:
         wanted = set(args.only.split(","))
         unknown = wanted - {p.name for p in positions}

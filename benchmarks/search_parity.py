@@ -20,8 +20,10 @@ the two trees is found by walking ``debug_moves`` outputs (see ``find_divergence
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +117,42 @@ def load_positions(path: Path) -> list[Position]:
     if not isinstance(entries, list) or not entries:
         raise PositionError(f"{path}: expected an object with a non-empty 'positions' list")
     return [parse_position(entry, i) for i, entry in enumerate(entries)]
+
+
+# ---- what both comparison scripts (compare_katago_search.py, compare_katago_analysis_search.py) take
+DEFAULT_POSITIONS = Path(__file__).resolve().parent / "search_parity_positions.json"
+
+
+def add_comparison_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
+    """The KataGo binary, the network and config both engines get, the positions and the visits."""
+    parser.add_argument("--katago", required=True, help="path of a katago binary (KataGo 1.17.2)")
+    parser.add_argument("--model", required=True, help="network file for both engines")
+    parser.add_argument("--config", required=True, help=config_help)
+    parser.add_argument("--positions", type=Path, default=DEFAULT_POSITIONS, help="position list (JSON)")
+    parser.add_argument("--random", type=int, default=0, metavar="N",
+                        help="compare N random positions (from --seed) instead of the list")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the --random positions")
+    parser.add_argument("--visits", type=int, default=200, help="maxVisits of every search, both engines")
+
+
+def comparison_positions(args: argparse.Namespace) -> list[Position]:
+    """The positions add_comparison_arguments' arguments name; a missing file or a bad count or list
+    ends the script with a one-line error."""
+    for path, what in ((args.katago, "katago binary"), (args.model, "model"), (args.config, "config")):
+        if not Path(path).is_file():
+            sys.exit(f"error: the {what} {path} does not exist")
+    if args.visits < 1:
+        sys.exit("error: --visits must be at least 1")
+    if args.random < 0:
+        sys.exit("error: --random must be a count of positions")
+    try:
+        if args.random:
+            from random_positions import random_parity_positions  # imports katacli: only when asked
+
+            return [parse_position(entry, i) for i, entry in enumerate(random_parity_positions(args.random, args.seed))]
+        return load_positions(args.positions)
+    except PositionError as exc:
+        sys.exit(f"error: {exc}")
 
 
 @dataclass(frozen=True)
