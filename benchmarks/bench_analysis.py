@@ -34,7 +34,7 @@ from katacli.config import Config
 from katacli.game.coords import format_color, format_vertex
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
-from katacli.setup.engine_settings import AnalysisSettings
+from katacli.setup.engine_settings import AnalysisSettings, NNSettings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "g170-b6c96-s175395328-d26788732.bin.gz"
 BOARD = 19
@@ -141,14 +141,16 @@ def main() -> None:
         raise SystemExit(f"model not found: {args.model} (pass --model)")
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    network = NNEvaluator.from_file(args.model, device=device, cache_size_power_of_two=NN_CACHE_POWER,
-                                    max_batch_size=256)
+    # The network as `kata analysis` loads it: its device, and on a GPU useFP16 = auto, channels-last, graphs.
+    options = NNSettings.from_config(Config({}, mode="analysis")).evaluator_options()
+    options["cache_size_power_of_two"] = NN_CACHE_POWER
+    device, precision = options["device"], options["precision"]
+    network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
     moves = play_game(network, args.moves)
     print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
     print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-          f"torch {torch.__version__} with {torch.get_num_threads()} threads, float32; cache cleared per setting; "
+          f"torch {torch.__version__} with {torch.get_num_threads()} threads, {precision}; cache cleared per setting; "
           f"load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
           f"{'avg batch':>10} {'seconds':>8}")

@@ -158,11 +158,13 @@ POSITION_MOVES = (30, 90)
 class ZeroCostEvaluator(NNEvaluator):
     """An NNEvaluator whose network answers instantly: one recorded answer, repeated over the batch."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, gpu_latency_s: float = 0.0, gpu_per_position_s: float = 0.0):
         from katacli.nn.torch_model import load_model
 
         super().__init__(load_model(path), device="cpu", trace=False)
         self._answers: dict[tuple, list[np.ndarray]] = {}
+        # A simulated GPU: each network call sleeps this long (the GIL released, as a CUDA call's wait).
+        self.gpu_latency_s, self.gpu_per_position_s = gpu_latency_s, gpu_per_position_s
 
     def _forward(self, spatial, global_features, meta, mask_full):
         shape = spatial.shape[1:]
@@ -170,16 +172,20 @@ class ZeroCostEvaluator(NNEvaluator):
             blank = np.zeros((1,) + shape, np.float32)
             self._answers[shape] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
         n = spatial.shape[0]
+        if self.gpu_latency_s or self.gpu_per_position_s:
+            time.sleep(self.gpu_latency_s + n * self.gpu_per_position_s)
         return [np.repeat(a, n, axis=0) for a in self._answers[shape]]
 
 
-def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int) -> tuple[float, float]:
-    """(visits per wall second, visits per CPU second of this process) over the positions."""
+def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,
+             pipeline: bool = False) -> tuple[float, float]:
+    """(visits per wall second, visits per CPU second of this process) over the positions; pipeline: two
+    batches in flight (katacli.search.pipeline), as on a GPU."""
     params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
     total_visits, elapsed, cpu = 0, 0.0, 0.0
     for state in positions:
         evaluator.cache.clear()
-        searcher = Searcher(state, params, evaluator, seed=1)
+        searcher = Searcher(state, params, evaluator, seed=1, pipeline=pipeline)
         started, cpu_started = time.perf_counter(), time.process_time()
         total_visits += searcher.run().visits
         elapsed += time.perf_counter() - started
@@ -198,26 +204,36 @@ def main() -> None:
     parser.add_argument("--visits", type=int, default=1600)
     parser.add_argument("--positions", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--gpu-latency-ms", type=float, default=0.0,
+                        help="simulate a GPU: each network call waits this long (GIL released)")
+    parser.add_argument("--gpu-per-position-us", type=float, default=0.0, help="and this much per position")
+    parser.add_argument("--pipeline", choices=["off", "on", "both"], default="off",
+                        help="two batches in flight (what a CUDA network gets by default); both: a row of each")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
-    evaluator = ZeroCostEvaluator(TINY_NET)
+    evaluator = ZeroCostEvaluator(TINY_NET, args.gpu_latency_ms / 1000.0, args.gpu_per_position_us / 1e6)
+    modes = {"off": [False], "on": [True], "both": [False, True]}[args.pipeline]
+    if args.gpu_latency_ms or args.gpu_per_position_us:
+        print(f"simulated GPU: {args.gpu_latency_ms} ms + {args.gpu_per_position_us} us per position per call")
     print(f"CPU: {cpu_model()} ({len(os.sched_getaffinity(0))} usable cores); "
           f"{args.visits} visits, {args.positions} positions, {args.repeat} repeats")
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
-    print(f"{'size':>6} {'threads':>8}   visits/s: wall (median, min-max)   per CPU second (median, min-max)")
+    print(f"{'size':>6} {'threads':>8} {'pipelined':>9}   visits/s: wall (median, min-max)   per CPU second (median, min-max)")
     for size in sizes:
         rng = random.Random(size)
         positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
                      for i in range(args.positions)]
         run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
-        rates: dict[int, list[tuple[float, float]]] = {t: [] for t in thread_counts}
+        settings = [(t, m) for t in thread_counts for m in modes if not (m and t < 2)]
+        rates: dict[tuple, list[tuple[float, float]]] = {key: [] for key in settings}
         for _ in range(args.repeat):  # settings alternate, so a change in load hits all alike
-            for threads in thread_counts:
-                rates[threads].append(run_once(evaluator, positions, threads, args.visits))
-        for threads in thread_counts:
-            wall, cpu = zip(*rates[threads])
-            print(f"{size:>6} {threads:>8}   {_spread(list(wall)):>24}   {_spread(list(cpu)):>24}", flush=True)
+            for threads, pipeline in settings:
+                rates[threads, pipeline].append(run_once(evaluator, positions, threads, args.visits, pipeline))
+        for threads, pipeline in settings:
+            wall, cpu = zip(*rates[threads, pipeline])
+            print(f"{size:>6} {threads:>8} {'yes' if pipeline else 'no':>9}   {_spread(list(wall)):>24}   "
+                  f"{_spread(list(cpu)):>24}", flush=True)
 
 if __name__ == "__main__":
     main()

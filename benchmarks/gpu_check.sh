@@ -6,12 +6,13 @@
 #   bash benchmarks/prepare_katago_cuda.sh KATAGO_SRC .gpu-katago   # optional: KataGo's CUDA build beside
 #
 # then on the GPU machine:  STEPS="build parity tests nn search" bash benchmarks/gpu_check.sh
-# Steps (all by default): build parity tests nn search katago profile selfplay train. Each has its own
+# Steps (all by default, in this order): build parity nn search katago selfplay train analysis testgpuerror tests
+# profile. Each has its own
 # time limit; the log is also written to $OUT/gpu-check.txt.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
-STEPS=" ${STEPS:-build parity tests nn search katago profile selfplay train} "
+STEPS=" ${STEPS:-build parity nn search katago selfplay train analysis testgpuerror tests profile} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $(date +%T) $*"; }
 step machine; nvidia-smi -L; python3 --version; echo "cores $(nproc)"; grep -m1 "model name" /proc/cpuinfo
@@ -32,35 +33,40 @@ G170="$S/models/g170-b6c96-s175395328-d26788732.bin.gz"
 python3 -c "from katacli.nn.configs import random_description as r; from katacli.nn.export import write_model_file as w; w(r('b18c384nbt', seed=1), '/tmp/b18.bin.gz')"
 if want parity; then
   step "parity, useFP16=false (float32: KataGo's float32 tolerances apply)"
-  timeout 150 python3 "$S/gpu/parity.py" --kata kata --override useFP16=false
+  timeout 90 python3 "$S/gpu/parity.py" --kata kata --override useFP16=false
   step "parity, default settings (useFP16=auto: FP16 on this GPU)"
-  timeout 150 python3 "$S/gpu/parity.py" --kata kata ${PARITY_LIMIT:+--limit $PARITY_LIMIT}
+  timeout 90 python3 "$S/gpu/parity.py" --kata kata ${PARITY_LIMIT:+--limit $PARITY_LIMIT}
 fi
-if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
-if want nn; then step "network throughput"; timeout 150 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1; fi
+if want nn; then step "network throughput"; timeout 100 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1; fi
 BENCH="kata benchmark -v 3200 -n 3"
 if want search; then
-  step "search b18c384nbt (random weights)"; timeout 150 $BENCH -model /tmp/b18.bin.gz -t 64,128,256 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
-  step "search g170-b6c96"; timeout 120 $BENCH -model "$G170" -t 16,64,128 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
+  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t 64,128,256,512 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
+  step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
 fi
 if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log
   if [ -x "$KATAGO_DIR/cpp/build-cuda/katago" ]; then
     step "side by side with KataGo's CUDA backend"
     for spec in "$G170:16,64,128" "/tmp/b18.bin.gz:64,128,256"; do
-      timeout 200 python3 benchmarks/compare_katago_gpu.py --katago "$KATAGO_DIR/cpp/build-cuda/katago" \
+      timeout 120 python3 benchmarks/compare_katago_gpu.py --katago "$KATAGO_DIR/cpp/build-cuda/katago" \
         --model "${spec%%:*}" --threads "${spec##*:}" --visits 3200 2>&1 | tail -12
     done
   fi
 fi
 if want profile; then
   step "where a g170 search spends its time (cProfile of the main thread, 64 leaves per batch)"
-  timeout 90 python3 -m cProfile -s tottime -m katacli.cli benchmark -model "$G170" -t 64 -v 3200 -n 2 2>&1 | grep -A28 "Ordered by"
+  timeout 60 python3 -m cProfile -s tottime -m katacli.cli benchmark -model "$G170" -t 64 -v 3200 -n 2 2>&1 | grep -A28 "Ordered by"
 fi
 if want selfplay; then
   step "self-play 9x9, g170-b6c96, 100 visits, the GPU config"; mkdir -p /tmp/spm && cp "$G170" /tmp/spm/
-  timeout 120 kata selfplay -config configs/selfplay_gpu_example.cfg -models-dir /tmp/spm -output-dir /tmp/sp -max-games-total 256 --quiet \
+  timeout 90 kata selfplay -config configs/selfplay_gpu_example.cfg -models-dir /tmp/spm -output-dir /tmp/sp -max-games-total 256 --quiet \
     -override-config "bSizes=9,bSizeRelProbs=1,maxVisits=100,cheapSearchVisits=20,reducedVisitsMin=20,maxAsymmetricRatio=1" 2>&1 | tail -6
 fi
-if want train; then step "training throughput"; timeout 150 python3 benchmarks/bench_train.py --cuda-only --seconds 3; fi
+if want train; then step "training throughput"; timeout 100 python3 benchmarks/bench_train.py --cuda-only --seconds 3; fi
+if want analysis; then
+  step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
+  timeout 80 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | tail -6
+fi
+if want testgpuerror; then step "kata testgpuerror, g170-b6c96"; timeout 60 kata testgpuerror -model "$G170" -quick 2>&1 | tail -25; fi
+if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
 step done

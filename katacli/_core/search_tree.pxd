@@ -14,6 +14,11 @@ from katacli._core.search_nodes cimport (
 )
 
 
+# Leaf batches a tree can have in flight at once (Searcher's pipelining uses two).
+cdef enum:
+    MAX_LANES = 2
+
+
 cdef class SearchTree:
     cdef TreeCore t
     cdef object _spatial
@@ -23,7 +28,12 @@ cdef class SearchTree:
     cdef object _is_root
     cdef object _white
     cdef object _mirror_hack
+    cdef LeafSlot* _all_leaves          # num_lanes * t.max_batch slots; t.leaves points at the current lane's
+    cdef int _num_lanes
+    cdef int _lane                      # the lane t's batch pointers and t.num_leaves belong to
+    cdef int _lane_leaves[MAX_LANES]    # waiting leaves of each lane while another is current
     cdef public object _root_symmetries
     cdef object _eval_cache             # the EvalCache whose table t.eval_cache points into, kept alive here
     cdef object _pattern_table          # the PatternBonusTable t.pattern_table points into, kept alive here
     cdef Loc _loc(self, xy) except? -1
+    cdef void _point_at_lane(self, int lane)

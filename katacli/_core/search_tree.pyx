@@ -56,28 +56,40 @@ cdef class SearchTree:
     needs it -> begin_search() -> repeat collect() / evaluate / apply() -> results (search_results).
     """
 
-    def __cinit__(self, int x_size, int y_size, int max_batch=16):
-        cdef int i
+    def __cinit__(self, int x_size, int y_size, int max_batch=16, int num_lanes=1):
         memset(&self.t, 0, sizeof(TreeCore))
         if not (2 <= x_size <= 19 and 2 <= y_size <= 19):
             raise ValueError("board size must be 2..19 per side")
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
+        if not 1 <= num_lanes <= MAX_LANES:
+            raise ValueError(f"num_lanes must be 1..{MAX_LANES}")
         self.t.x_size = x_size
         self.t.y_size = y_size
         self.t.area = x_size * y_size
         self.t.max_batch = max_batch
         self.t.rollouts_per_leaf = 1
         tree_init_positions(&self.t)
-        self.t.leaves = <LeafSlot*>calloc(max_batch, sizeof(LeafSlot))
+        self._num_lanes = num_lanes
+        self._all_leaves = <LeafSlot*>calloc(num_lanes * max_batch, sizeof(LeafSlot))
         self.t.scratch = <double*>malloc(5 * MAX_EDGES * sizeof(double))
-        self._spatial = np.zeros((max_batch, NUM_SPATIAL_FEATURES_V7, y_size, x_size), np.float32)
-        self._global = np.zeros((max_batch, NUM_GLOBAL_FEATURES_V7), np.float32)
-        self._legal = np.zeros((max_batch, x_size * y_size + 1), np.uint8)
-        self._keys = np.zeros((max_batch, 2), np.uint64)
-        self._is_root = np.zeros(max_batch, np.uint8)
-        self._white = np.zeros(max_batch, np.uint8)
-        self._mirror_hack = np.zeros(max_batch, np.uint8)
+        # Every lane's rows in one array per buffer; t's pointers and the properties show the current lane's.
+        rows = num_lanes * max_batch
+        self._spatial = np.zeros((rows, NUM_SPATIAL_FEATURES_V7, y_size, x_size), np.float32)
+        self._global = np.zeros((rows, NUM_GLOBAL_FEATURES_V7), np.float32)
+        self._legal = np.zeros((rows, x_size * y_size + 1), np.uint8)
+        self._keys = np.zeros((rows, 2), np.uint64)
+        self._is_root = np.zeros(rows, np.uint8)
+        self._white = np.zeros(rows, np.uint8)
+        self._mirror_hack = np.zeros(rows, np.uint8)
+        self._point_at_lane(0)
+        default_feature_params(&self.t.feature_params)
+        rng_seed(&self.t.rng, 0x1234567)
+        self.t.search_age = 0
+
+    cdef void _point_at_lane(self, int lane):
+        """Aim t's batch pointers at this lane's rows."""
+        cdef int first = lane * self.t.max_batch
         cdef float[:, :, :, ::1] spatial_view = self._spatial
         cdef float[:, ::1] global_view = self._global
         cdef unsigned char[:, ::1] legal_view = self._legal
@@ -85,27 +97,50 @@ cdef class SearchTree:
         cdef unsigned char[::1] is_root_view = self._is_root
         cdef unsigned char[::1] white_view = self._white
         cdef unsigned char[::1] mirror_hack_view = self._mirror_hack
-        self.t.spatial = &spatial_view[0, 0, 0, 0]
-        self.t.global_features = &global_view[0, 0]
-        self.t.legal = &legal_view[0, 0]
-        self.t.cache_keys = &keys_view[0, 0]
-        self.t.leaf_is_root = &is_root_view[0]
-        self.t.leaf_white = &white_view[0]
-        self.t.leaf_mirror_hack = &mirror_hack_view[0]
-        default_feature_params(&self.t.feature_params)
-        rng_seed(&self.t.rng, 0x1234567)
-        self.t.search_age = 0
+        self.t.leaves = self._all_leaves + first
+        self.t.spatial = &spatial_view[first, 0, 0, 0]
+        self.t.global_features = &global_view[first, 0]
+        self.t.legal = &legal_view[first, 0]
+        self.t.cache_keys = &keys_view[first, 0]
+        self.t.leaf_is_root = &is_root_view[first]
+        self.t.leaf_white = &white_view[first]
+        self.t.leaf_mirror_hack = &mirror_hack_view[first]
+        self._lane = lane
+
+    @property
+    def num_lanes(self):
+        """How many leaf batches this tree can have in flight at once (each up to max_batch_capacity leaves)."""
+        return self._num_lanes
+
+    @property
+    def lane(self):
+        return self._lane
+
+    def select_lane(self, int lane):
+        """Make ``lane`` the batch that collect / apply / abandon and the buffer properties work on. The other
+        lane's waiting leaves stay pending (their nodes blocked, their virtual losses in place)."""
+        if not 0 <= lane < self._num_lanes:
+            raise IndexError(f"lane {lane} of {self._num_lanes}")
+        if lane == self._lane:
+            return
+        self._lane_leaves[self._lane] = self.t.num_leaves
+        self._point_at_lane(lane)
+        self.t.num_leaves = self._lane_leaves[lane]
+
+    def _lane_rows(self, array):
+        first = self._lane * self.t.max_batch
+        return array[first:first + self.t.max_batch]
 
     def __dealloc__(self):
         cdef int i
         free_all_nodes(&self.t)
         if self.t.has_root_hist:
             history_free(&self.t.root_hist)
-        for i in range(self.t.max_batch):
-            free(self.t.leaves[i].path)
-            free(self.t.leaves[i].slots)
-            free(self.t.leaves[i].counted)
-        free(self.t.leaves)
+        for i in range(self._num_lanes * self.t.max_batch):
+            free(self._all_leaves[i].path)
+            free(self._all_leaves[i].slots)
+            free(self._all_leaves[i].counted)
+        free(self._all_leaves)
         free(self.t.scratch)
         free(self.t.root_priors)
         svb_reset(&self.t)
@@ -454,32 +489,32 @@ cdef class SearchTree:
 
     @property
     def spatial(self):
-        return self._spatial
+        return self._lane_rows(self._spatial)
 
     @property
     def global_features(self):
-        return self._global
+        return self._lane_rows(self._global)
 
     @property
     def legal(self):
-        return self._legal
+        return self._lane_rows(self._legal)
 
     @property
     def cache_keys(self):
         """[max_batch, 2] uint64: each leaf's NN cache key, low word first (leaf_info's int)."""
-        return self._keys
+        return self._lane_rows(self._keys)
 
     @property
     def leaf_is_root(self):
-        return self._is_root
+        return self._lane_rows(self._is_root)
 
     @property
     def leaf_white(self):
-        return self._white
+        return self._lane_rows(self._white)
 
     @property
     def leaf_mirror_hack(self):
-        return self._mirror_hack
+        return self._lane_rows(self._mirror_hack)
 
     def leaf_needs_ownership(self, int i):
         """Whether batch leaf i's evaluation must include the ownership map (root, every node keeps it, or the
@@ -709,6 +744,13 @@ cdef class SearchTree:
                 ls.path[ls.depth].state = NODE_EXPANDED if ls.kind == LEAF_REINIT else NODE_UNEVALUATED
             undo_virtual_losses(ls)
         self.t.num_leaves = 0
+
+    def abandon_all(self):
+        """abandon() every lane's waiting leaves; lane 0 is current afterwards."""
+        cdef int lane
+        for lane in range(self._num_lanes - 1, -1, -1):
+            self.select_lane(lane)
+            self.abandon()
 
     # -- root priors (noise / temperature applied in Python) ------------------------------------------
     def root_edges(self):

@@ -137,6 +137,13 @@ class NetworkLeafEvaluator:
     def evaluate_arrays(self, tree, num_leaves: int, params) -> Optional[NNBatchOutput]:
         """The batch's answers as whole arrays (the fast path), or None where it does not apply: an
         evaluator without evaluate_batch, a human-SL net to consult, or a root averaged over symmetries."""
+        batch = self.prepare_arrays(tree, num_leaves, params)
+        return None if batch is None else self.run_arrays(batch)
+
+    def prepare_arrays(self, tree, num_leaves: int, params) -> Optional[NNBatch]:
+        """The tree's waiting leaves as one NNBatch (views of the tree's buffers for its current lane), or
+        None where the array path does not apply (see evaluate_arrays). Call with the tree locked;
+        run_arrays may then run on another thread while the tree collects another lane."""
         if self._evaluate_batch is None:
             return None
         n = num_leaves
@@ -163,10 +170,13 @@ class NetworkLeafEvaluator:
             board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, policy_optimism=optimism,
             include_ownership=include_ownership, policy_temperature=params.nn_policy_temperature,
             enable_passing_hacks=params.enable_passing_hacks, cache_keys=tree.cache_keys[:n], meta=meta)
-        result = self._evaluate_batch(batch)
         self.num_evals += n
         self.num_batches += 1
-        return result
+        return batch
+
+    def run_arrays(self, batch: NNBatch) -> NNBatchOutput:
+        """The network's answers for a batch from prepare_arrays."""
+        return self._evaluate_batch(batch)
 
 
 class _MetadataRows:

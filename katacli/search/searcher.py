@@ -36,6 +36,7 @@ from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
+from katacli.search.pipeline import PIPELINE_LANES, LanePipeline, lane_capacity, pipelining_applies
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.root_policy import (
     choose_index_with_temperature, dirichlet_noised, interpolate_early, tempered, with_hint,
@@ -86,7 +87,7 @@ class Searcher:
     def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
                  nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
                  seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None,
-                 eval_cache: Optional[EvalCache] = None):
+                 eval_cache: Optional[EvalCache] = None, pipeline: Optional[bool] = None):
         """
         state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
         evaluate leaves by random playouts. human_evaluator: a human-SL net (KataGo's -human-model) whose
@@ -95,6 +96,8 @@ class Searcher:
         pass_alive_suicide_override: features' pass-alive mode (-1 follow the state, 0/1 force), from the net.
         eval_cache: the table searches with useEvalCache share (an engine's); None: this searcher makes its own
         when its parameters ask for one (katacli.search.eval_cache).
+        pipeline: keep two batches in flight, one evaluated while the next is collected (katacli.search.pipeline);
+        None: where it pays (a network on CUDA), True / False: always / never (where the array path exists).
         """
         if nogo and evaluator is not None:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
@@ -124,17 +127,29 @@ class Searcher:
         self._root_hint: tuple[bool, object] = NO_ROOT_HINT
         self.last_stats = SearchStats()
         self._eval_cache = eval_cache
+        self._pipeline_wanted = pipeline
         # Shapes to avoid from SGFs or earlier games (KataGo's externalPatternBonusTable), or None.
         self.external_pattern_table: Optional[PatternBonusTable] = None
         self._make_tree(state)
 
     # ---- setup -------------------------------------------------------------------------------
+    def _lanes(self) -> int:
+        """Leaf batches in flight at once: 2 when pipelined, else 1."""
+        return PIPELINE_LANES if pipelining_applies(self.evaluator, self.human_evaluator, self.params.num_search_threads,
+                                                    self._pipeline_wanted) else 1
+
     def _batch_capacity(self) -> int:
-        return max(1, int(self.params.num_search_threads))
+        """Leaves per batch: numSearchThreads, split over the lanes when pipelined."""
+        return lane_capacity(self.params.num_search_threads, self._lanes())
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether searches keep two batches in flight (katacli.search.pipeline)."""
+        return self.tree.num_lanes > 1
 
     def _make_tree(self, state: GameState) -> None:
         self._root_human = None
-        self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity())
+        self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity(), self._lanes())
         self._configure_tree()
         self.tree.seed(self._seed)
         self.tree.set_root(state)
@@ -168,7 +183,7 @@ class Searcher:
         with self._lock:
             old = self.params
             self.params = params
-            if params.num_search_threads > self.tree.max_batch_capacity:
+            if self._lanes() != self.tree.num_lanes or self._batch_capacity() > self.tree.max_batch_capacity:
                 self._make_tree(self.tree.root_state())
             else:
                 self._configure_tree()
@@ -319,17 +334,21 @@ class Searcher:
             non_playout_visits = self.tree.root_visits - stats.playouts
             below_root_before = self.tree.playouts_below_root
         batch_size = self._batch_capacity()
+        pipeline = self._new_pipeline() if self.pipelined else None
         if p.min_playouts_per_thread > 0.0:
             new_playouts = min(max_visits - non_playout_visits, max_playouts)
             cap = new_playouts / p.min_playouts_per_thread
-            if cap < batch_size:
-                batch_size = max(1, int(math.floor(cap)))
+            if cap < batch_size * self.tree.num_lanes:
+                # Fewer leaves in flight than numSearchThreads (KataGo's minPlayoutsPerThread): one lane.
+                batch_size = max(1, min(batch_size, int(math.floor(cap))))
+                pipeline = None
         has_max_time = max_time < 1.0e12
         has_tc = time_controls is not None and not pondering and not time_controls.is_effectively_unlimited()
         tc_limit = 1e30
         last_time_check = -1.0
         next_callback = callback_period if (callback is not None and callback_period is not None) else None
         idle_steps = 0
+        failed = True
         try:
             while True:
                 elapsed = time.monotonic() - start
@@ -350,27 +369,42 @@ class Searcher:
                         break
                 budget = int(min(max_playouts - stats.playouts, max_visits - non_playout_visits - stats.playouts,
                                  MAX_STEP_BUDGET))
+                if pipeline is not None and pipeline.busy:
+                    budget -= pipeline.leaves_in_flight   # each leaf in flight becomes a playout
+                    if budget <= 0:
+                        pipeline.finish()
+                        stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
+                        continue
                 if self.evaluator is None:
                     step = min(budget, ROLLOUT_PLAYOUTS_PER_STEP)
                     with self._lock:
                         n, done = self.tree.collect(1, step, step)
                 else:
                     with self._lock:
+                        if pipeline is not None:
+                            self.tree.select_lane(pipeline.collect_lane)
                         n, done = self.tree.collect(min(batch_size, budget), budget)
-                stats.playouts = (self.tree.root_visits - non_playout_visits
-                                  + self.tree.playouts_below_root - below_root_before)
+                stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
+                if n == 0 and pipeline is not None and pipeline.busy:
+                    pipeline.finish()   # every descent ran into the lane in flight: its answers unblock them
+                    stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
+                    continue
                 idle_steps = idle_steps + 1 if n == 0 and done == 0 else 0
                 if idle_steps >= MAX_IDLE_STEPS:
                     stats.stopped_by = "nothing"
                     break
                 if n == 0:
                     continue
-                self._evaluate_batch(n)
-                stats.playouts = (self.tree.root_visits - non_playout_visits
-                                  + self.tree.playouts_below_root - below_root_before)
+                if pipeline is None or not pipeline.submit(n):
+                    self._evaluate_batch(n)
+                stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
                 stats.batches += 1
                 stats.leaves_evaluated += n
+            failed = False
         finally:
+            if pipeline is not None:
+                pipeline.drain(failed)
+                stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
             with self._lock:
                 stats.seconds = time.monotonic() - start
                 stats.visits = self.tree.root_visits
@@ -382,6 +416,18 @@ class Searcher:
         if callback is not None and callback_period is not None:
             callback(self)
         return stats
+
+    def _playouts_since(self, non_playout_visits: int, below_root_before: int) -> int:
+        """Playouts of this search so far: root-visit growth plus the counted ones that stopped below the root."""
+        return self.tree.root_visits - non_playout_visits + self.tree.playouts_below_root - below_root_before
+
+    def _new_pipeline(self) -> LanePipeline:
+        tree, params = self.tree, self.params
+        return LanePipeline(tree, self._lock,
+                            prepare=lambda n: self._leaf_evaluator.prepare_arrays(tree, n, params),
+                            evaluate=self._leaf_evaluator.run_arrays,
+                            store=lambda output: self._store(output, None, None),
+                            abandon=tree.abandon)
 
     def _pass_search_factor(self) -> float:
         moves = self.tree.root_state().moves

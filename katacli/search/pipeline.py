@@ -1,0 +1,154 @@
+"""Two leaf batches of one search in flight: the network evaluates one while the tree collects the other.
+
+A search that waits for each batch leaves the GPU idle while the CPU descends the tree, stores the
+answers and backs them up, and the CPU idle while the GPU runs. Pipelined, the tree keeps two lanes of
+waiting leaves (``SearchTree(num_lanes=2)``): one lane's batch is evaluated on a worker thread while the
+search thread collects the other's, and the first batch's answers are stored as soon as the second is
+on its way. The leaves of the lane in flight stay pending with their virtual losses, exactly as the
+leaves of one batch do for each other, so numSearchThreads keeps KataGo's meaning, the number of
+leaves in flight (one per search thread there), split over the two lanes.
+
+Used where it pays: a network on a GPU (the evaluator's device is CUDA). On the CPU the network and the
+tree compete for the same cores, and numSearchThreads = 1 stays KataGo's sequential search exactly.
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from katacli.nn.batch import accepts_batches
+
+# Lanes of leaves a pipelined tree keeps (the core's MAX_LANES).
+PIPELINE_LANES = 2
+# Below this many leaves in flight, batches are too small for overlapping them to pay.
+MIN_PIPELINED_LEAVES = 8
+# Worker threads evaluating batches, shared by every pipelined search of the process: each search has
+# at most one batch on a worker at a time, so this many searches run side by side without waiting.
+EVAL_WORKERS = 8
+
+_pool: Optional[ThreadPoolExecutor] = None
+_pool_lock = threading.Lock()
+
+
+def _eval_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=EVAL_WORKERS, thread_name_prefix="katacli-eval")
+        return _pool
+
+
+def pipelining_applies(evaluator, human_evaluator, num_search_threads: int, wanted: Optional[bool]) -> bool:
+    """Whether a search with these settings runs two lanes. ``wanted``: True / False forces it (where the
+    array path exists), None decides: a network on CUDA, no human-SL net, enough leaves in flight."""
+    if evaluator is None or human_evaluator is not None or not accepts_batches(evaluator):
+        return False
+    if num_search_threads < 2:
+        return False
+    if wanted is not None:
+        return bool(wanted)
+    device = getattr(evaluator, "device", None)
+    return num_search_threads >= MIN_PIPELINED_LEAVES and getattr(device, "type", None) == "cuda"
+
+
+def lane_capacity(num_search_threads: int, lanes: int) -> int:
+    """Leaves per lane: numSearchThreads split over the lanes (rounded up)."""
+    return max(1, -(-int(num_search_threads) // lanes))
+
+
+@dataclass
+class _InFlight:
+    lane: int
+    leaves: int
+    future: Future
+
+
+class LanePipeline:
+    """One search's two lanes (see the module docstring). The search thread calls, in a loop:
+    ``collect_lane`` (the lane to collect into, with the tree locked), then ``submit(n)`` for what it
+    collected, which also stores the answers of the batch sent before; ``finish()`` stores the batch in
+    flight at once (nothing more to collect), ``drain()`` at the end stores it, or after an error waits
+    for it and gives its leaves up.
+
+    ``prepare(n)`` -> NNBatch or None and ``store(output)`` run with ``lock`` held on the search thread;
+    ``evaluate(batch)`` runs on a worker; ``abandon()`` gives up the current lane's leaves."""
+
+    def __init__(self, tree, lock, prepare: Callable, evaluate: Callable, store: Callable, abandon: Callable):
+        self.tree = tree
+        self.lock = lock
+        self._prepare = prepare
+        self._evaluate = evaluate
+        self._store = store
+        self._abandon = abandon
+        self.collect_lane = 0
+        self._in_flight: Optional[_InFlight] = None
+
+    @property
+    def busy(self) -> bool:
+        return self._in_flight is not None
+
+    @property
+    def leaves_in_flight(self) -> int:
+        return self._in_flight.leaves if self._in_flight is not None else 0
+
+    def submit(self, n: int) -> bool:
+        """Send the n leaves just collected in collect_lane to a worker and store the batch sent before.
+        False (nothing sent) where the array path does not apply: the caller evaluates them itself."""
+        with self.lock:
+            self.tree.select_lane(self.collect_lane)
+            batch = self._prepare(n)
+        if batch is None:
+            return False
+        future = _eval_pool().submit(self._evaluate, batch)
+        previous, self._in_flight = self._in_flight, _InFlight(self.collect_lane, n, future)
+        self.collect_lane = (self.collect_lane + 1) % PIPELINE_LANES
+        if previous is not None:
+            self._finish(previous)
+        return True
+
+    def finish(self) -> None:
+        """Wait for the batch in flight and store its answers."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            self.collect_lane = in_flight.lane
+            self._finish(in_flight)
+
+    def drain(self, failed: bool) -> None:
+        """End of the search: store the batch in flight, or (failed) let it end and give every waiting
+        leaf up (the lane in flight and one collected but not sent)."""
+        if not failed:
+            self.finish()
+            return
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            _wait_quietly(in_flight.future)
+        with self.lock:
+            self.tree.abandon_all()
+
+    def _finish(self, in_flight: _InFlight) -> None:
+        try:
+            output = in_flight.future.result()
+        except BaseException:
+            _wait_quietly(in_flight.future)   # interrupted while waiting: the worker still reads the lane
+            with self.lock:
+                self.tree.select_lane(in_flight.lane)
+                self._abandon()
+            raise
+        with self.lock:
+            self.tree.select_lane(in_flight.lane)
+            try:
+                self._store(output)
+            except BaseException:
+                self._abandon()
+                raise
+
+
+def _wait_quietly(future: Future) -> None:
+    """Wait until a worker's batch has ended, however it ended (a second Ctrl-C included)."""
+    while not future.done():
+        try:
+            wait([future])
+        except BaseException:
+            pass

@@ -1,0 +1,175 @@
+"""Pipelined search (katacli.search.pipeline): two lanes of leaves, one evaluated while the other is collected.
+
+On a GPU it is on by default; here it is forced on with the bundled tiny net on the CPU, which runs
+the same code (the worker thread, the lanes, the stores). Checked: the tree's lanes keep their leaves
+apart, a pipelined search stops at its visit limit exactly and leaves a consistent tree with no
+virtual loss behind, a failing network leaves no pending leaf, and the default is off on the CPU.
+"""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from katacli._core.history import GameState
+from katacli._core.search_tree import SearchTree
+from katacli.nn.evaluator import NNEvaluator
+from katacli.search import Searcher, SearchParams
+from katacli.search.evaluation import NetworkLeafEvaluator
+from katacli.search.pipeline import lane_capacity, pipelining_applies
+
+from support.paths import BUNDLED_TINY_MODEL
+
+
+@pytest.fixture(scope="module")
+def tiny_net():
+    return NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=16, seed=5)
+
+
+def _params(threads: int, visits: int) -> SearchParams:
+    return SearchParams.defaults("gtp").replace(num_search_threads=threads, max_visits=visits)
+
+
+def _opening(size: int = 9) -> GameState:
+    state = GameState(size, size)
+    for move in [(2, 2), (6, 6), (2, 6), (6, 2)]:
+        state.play(move, state.next_player)
+    return state
+
+
+class _FailingNet:
+    """The tiny net's array path, failing on the given call (counted from 1)."""
+
+    def __init__(self, net: NNEvaluator, fail_on: int):
+        self.net, self.fail_on, self.calls = net, fail_on, 0
+        self.device = net.device
+
+    def evaluate_batch(self, batch):
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("network failed")
+        return self.net.evaluate_batch(batch)
+
+    def evaluate(self, requests):
+        return self.net.evaluate(requests)
+
+    def __getattr__(self, name):
+        return getattr(self.net, name)
+
+
+@pytest.mark.parametrize("threads, lanes, expected", [(16, 2, 8), (17, 2, 9), (2, 2, 1), (16, 1, 16), (1, 1, 1)])
+def test_lane_capacity_splits_the_leaves_in_flight(threads, lanes, expected):
+    assert lane_capacity(threads, lanes) == expected
+
+
+def test_pipelining_is_on_for_cuda_networks_only_and_never_for_one_thread(tiny_net):
+    assert not pipelining_applies(tiny_net, None, 16, None)          # a CPU network: off by default
+    assert pipelining_applies(tiny_net, None, 16, True)              # forced
+    assert not pipelining_applies(tiny_net, None, 1, True)           # one leaf in flight: KataGo's sequential search
+    assert not pipelining_applies(None, None, 16, True)              # rollouts
+    assert not pipelining_applies(tiny_net, tiny_net, 16, True)      # a human-SL net goes by requests
+
+    class CudaNet:
+        device = type("Device", (), {"type": "cuda"})()
+
+        def evaluate_batch(self, batch):
+            raise AssertionError
+
+    assert pipelining_applies(CudaNet(), None, 16, None)
+    assert not pipelining_applies(CudaNet(), None, 4, None)          # too few leaves to overlap
+
+
+def test_a_trees_lanes_keep_their_waiting_leaves_apart(tiny_net):
+    searcher = Searcher(_opening(), _params(8, 100), tiny_net, seed=3, pipeline=True)
+    searcher.run(max_visits=1)   # the root evaluated
+    tree = searcher.tree
+    assert (tree.num_lanes, tree.max_batch_capacity) == (2, 4)
+    first, _ = tree.collect(4, 100)
+    keys_first = tree.cache_keys[:first].copy()
+    tree.select_lane(1)
+    assert tree.num_leaves == 0
+    second, _ = tree.collect(4, 100)
+    assert first == 4 and second == 4
+    # Lane 0's leaves are pending: lane 1 found other positions.
+    assert not set(map(tuple, tree.cache_keys[:second].tolist())) & set(map(tuple, keys_first.tolist()))
+    tree.select_lane(0)
+    assert tree.num_leaves == first
+    assert (tree.cache_keys[:first] == keys_first).all()
+    for lane in (0, 1):
+        tree.select_lane(lane)
+        out = tiny_net.evaluate_batch(_batch_of(tree, tree.num_leaves, tiny_net))
+        tree.apply_batch(out.values, out.policy, out.policy_pass, out.ownership, out.ownership_rows.view("uint8"))
+    assert tree.total_virtual_losses() == 0
+    assert tree.root_visits == 1 + first + second
+    assert tree.check_invariants()
+
+
+def _batch_of(tree, n, net):
+    return NetworkLeafEvaluator(net).prepare_arrays(tree, n, _params(8, 100))
+
+
+@pytest.mark.parametrize("threads, visits", [(16, 400), (7, 123), (2, 50)])
+def test_a_pipelined_search_stops_at_its_visit_limit_with_a_consistent_tree(tiny_net, threads, visits):
+    searcher = Searcher(_opening(), _params(threads, visits), tiny_net, seed=11, pipeline=True)
+    assert searcher.pipelined
+    stats = searcher.run()
+    assert stats.visits == visits
+    assert stats.stopped_by == "visits"
+    assert searcher.tree.total_virtual_losses() == 0
+    assert searcher.tree.check_invariants()
+    assert stats.batches >= 2
+    # The tree goes on from there: a second search on the same tree.
+    more = searcher.run(max_visits=visits + 100)
+    assert more.visits == visits + 100
+    assert searcher.tree.total_virtual_losses() == 0
+
+
+def test_the_default_search_on_the_cpu_is_not_pipelined(tiny_net):
+    searcher = Searcher(_opening(), _params(16, 100), tiny_net, seed=11)
+    assert not searcher.pipelined
+    assert searcher.tree.max_batch_capacity == 16
+
+
+def test_a_pipelined_and_a_plain_search_agree_on_a_clear_best_move(tiny_net):
+    """Same net, same visits: the two lanes change the order leaves are evaluated in, not what is found."""
+    best = []
+    for pipeline in (False, True):
+        searcher = Searcher(_opening(), _params(8, 600), tiny_net, seed=2, pipeline=pipeline)
+        searcher.run()
+        children = sorted(searcher.child_results(), key=lambda c: -c.visits)
+        best.append({c.move for c in children[:3]})
+    assert best[0] & best[1]
+
+
+def test_a_network_failing_mid_search_leaves_no_pending_leaf(tiny_net):
+    failing = _FailingNet(tiny_net, fail_on=4)
+    searcher = Searcher(_opening(), _params(16, 400), failing, seed=7, pipeline=True)
+    with pytest.raises(RuntimeError, match="network failed"):
+        searcher.run()
+    assert searcher.tree.total_virtual_losses() == 0
+    assert searcher.tree.check_invariants()
+    for lane in (0, 1):
+        searcher.tree.select_lane(lane)
+        assert searcher.tree.num_leaves == 0
+    stats = searcher.run(max_visits=300)   # the next search on the same tree works
+    assert stats.visits == 300
+
+
+def test_analysis_from_another_thread_during_a_pipelined_search(tiny_net):
+    searcher = Searcher(_opening(), _params(16, 3000), tiny_net, seed=9, pipeline=True)
+    snapshots, stop = [], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            snapshots.append(searcher.analysis(max_pv_len=3))
+            stop.wait(0.002)   # as kata-analyze reports: now and then, not in a busy loop
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        stats = searcher.run()
+    finally:
+        stop.set()
+        watcher.join()
+    assert stats.visits == 3000
+    assert snapshots and searcher.tree.total_virtual_losses() == 0
