@@ -12,7 +12,6 @@ import threading
 import pytest
 
 from katacli._core.history import GameState
-from katacli._core.search_tree import SearchTree
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
 from katacli.search.evaluation import NetworkLeafEvaluator
