@@ -40,8 +40,14 @@ fi
 if want nn; then step "network throughput"; timeout 100 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1; fi
 BENCH="kata benchmark -v 3200 -n 3"
 if want search; then
-  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t 64,128,256,512 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
-  step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = [0-9]+:|Peak"
+  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t 64,128,256,512 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
+  step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
+  # Two batches in flight (searchPipelining, katacli.search.pipeline): on an H100 on 2026-11-26 it lost below
+  # 128 leaves and tied above; the same settings side by side show whether a change turned that around.
+  step "search, pipelined (searchPipelining=true)"
+  for spec in "/tmp/b18.bin.gz:128,256,512" "$G170:64,128,256"; do
+    timeout 80 $BENCH -model "${spec%%:*}" -t "${spec##*:}" -override-config searchPipelining=true 2>&1 | grep -E "numSearchThreads = *[0-9]+:"
+  done
 fi
 if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log

@@ -1,9 +1,9 @@
 """Pipelined search (katacli.search.pipeline): two lanes of leaves, one evaluated while the other is collected.
 
-On a GPU it is on by default; here it is forced on with the bundled tiny net on the CPU, which runs
-the same code (the worker thread, the lanes, the stores). Checked: the tree's lanes keep their leaves
+It is meant for a GPU (the searchPipelining key); here the bundled tiny net on the CPU runs the same
+code (the worker thread, the lanes, the stores). Checked: the tree's lanes keep their leaves
 apart, a pipelined search stops at its visit limit exactly and leaves a consistent tree with no
-virtual loss behind, a failing network leaves no pending leaf, and the default is off on the CPU.
+virtual loss behind, a failing network leaves no pending leaf, and the key turns it on and off.
 """
 from __future__ import annotations
 
@@ -61,21 +61,24 @@ def test_lane_capacity_splits_the_leaves_in_flight(threads, lanes, expected):
     assert lane_capacity(threads, lanes) == expected
 
 
-def test_pipelining_is_on_for_cuda_networks_only_and_never_for_one_thread(tiny_net):
-    assert not pipelining_applies(tiny_net, None, 16, None)          # a CPU network: off by default
-    assert pipelining_applies(tiny_net, None, 16, True)              # forced
-    assert not pipelining_applies(tiny_net, None, 1, True)           # one leaf in flight: KataGo's sequential search
-    assert not pipelining_applies(None, None, 16, True)              # rollouts
-    assert not pipelining_applies(tiny_net, tiny_net, 16, True)      # a human-SL net goes by requests
+def test_pipelining_needs_a_network_array_path_and_two_leaves_in_flight(tiny_net):
+    assert pipelining_applies(tiny_net, None, 16)
+    assert pipelining_applies(tiny_net, None, 2)
+    assert not pipelining_applies(tiny_net, None, 1)          # one leaf in flight: KataGo's sequential search
+    assert not pipelining_applies(None, None, 16)             # rollouts
+    assert not pipelining_applies(tiny_net, tiny_net, 16)     # a human-SL net goes by requests
 
-    class CudaNet:
-        device = type("Device", (), {"type": "cuda"})()
 
-        def evaluate_batch(self, batch):
-            raise AssertionError
-
-    assert pipelining_applies(CudaNet(), None, 16, None)
-    assert not pipelining_applies(CudaNet(), None, 4, None)          # too few leaves to overlap
+def test_the_search_pipelining_key_turns_it_on_and_off(tiny_net):
+    off = Searcher(_opening(), _params(16, 100), tiny_net, seed=11)
+    assert not off.pipelined and off.tree.max_batch_capacity == 16     # the default
+    on = Searcher(_opening(), _params(16, 100).replace(search_pipelining=True), tiny_net, seed=11)
+    assert on.pipelined and on.tree.max_batch_capacity == 8
+    assert on.run().visits == 100
+    on.set_params(_params(16, 200))                                    # turned off again: one lane
+    assert not on.pipelined and on.run().visits == 200
+    assert not Searcher(_opening(), _params(16, 100).replace(search_pipelining=True), tiny_net,
+                        pipeline=False).pipelined                      # the argument wins
 
 
 def test_a_trees_lanes_keep_their_waiting_leaves_apart(tiny_net):
@@ -121,12 +124,6 @@ def test_a_pipelined_search_stops_at_its_visit_limit_with_a_consistent_tree(tiny
     more = searcher.run(max_visits=visits + 100)
     assert more.visits == visits + 100
     assert searcher.tree.total_virtual_losses() == 0
-
-
-def test_the_default_search_on_the_cpu_is_not_pipelined(tiny_net):
-    searcher = Searcher(_opening(), _params(16, 100), tiny_net, seed=11)
-    assert not searcher.pipelined
-    assert searcher.tree.max_batch_capacity == 16
 
 
 def test_a_pipelined_and_a_plain_search_agree_on_a_clear_best_move(tiny_net):

@@ -87,6 +87,10 @@ THREAD_KEYS = section("Threads", [
               mode_defaults=for_modes(INTERACTIVE_MODES, 8.0)),
     float_key("numVirtualLossesPerThread", 1.0, 0.01, 1000.0,
               "Virtual losses a thread adds on its path, to spread threads over different lines."),
+    bool_key("searchPipelining", False,
+             "katacli only, for a network on a GPU: keep two batches of leaves in flight, one on the network "
+             "while the search collects the other (numSearchThreads split between them). Off by default: on an "
+             "H100 it has not yet beaten one batch at a time."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
             "Log2 of the number of lock shards in the node table; fixed after startup.",
             unsupported=Unsupported("katacli's node table is not sharded: one thread at a time changes the search graph")),

@@ -8,8 +8,12 @@ on its way. The leaves of the lane in flight stay pending with their virtual los
 leaves of one batch do for each other, so numSearchThreads keeps KataGo's meaning, the number of
 leaves in flight (one per search thread there), split over the two lanes.
 
-Used where it pays: a network on a GPU (the evaluator's device is CUDA). On the CPU the network and the
-tree compete for the same cores, and numSearchThreads = 1 stays KataGo's sequential search exactly.
+Asked for with the searchPipelining key (off by default). It is meant for a network on a GPU: on the
+CPU the network and the tree compete for the same cores. With a simulated GPU (a network call that waits
+with the GIL released; benchmarks/bench_search_overhead.py --gpu-latency-ms) it gains 1.1-1.6x, but on an
+H100 (2026-11-26) it was slower than one batch at a time below 128 leaves and no faster above: the
+worker's Python and the search's contend for the GIL, and the device runner captures CUDA graphs for each
+of the two lanes. numSearchThreads = 1 never pipelines: KataGo's sequential search exactly.
 """
 from __future__ import annotations
 
@@ -22,8 +26,6 @@ from katacli.nn.batch import accepts_batches
 
 # Lanes of leaves a pipelined tree keeps (the core's MAX_LANES).
 PIPELINE_LANES = 2
-# Below this many leaves in flight, batches are too small for overlapping them to pay.
-MIN_PIPELINED_LEAVES = 8
 # Worker threads evaluating batches, shared by every pipelined search of the process: each search has
 # at most one batch on a worker at a time, so this many searches run side by side without waiting.
 EVAL_WORKERS = 8
@@ -40,17 +42,11 @@ def _eval_pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def pipelining_applies(evaluator, human_evaluator, num_search_threads: int, wanted: Optional[bool]) -> bool:
-    """Whether a search with these settings runs two lanes. ``wanted``: True / False forces it (where the
-    array path exists), None decides: a network on CUDA, no human-SL net, enough leaves in flight."""
-    if evaluator is None or human_evaluator is not None or not accepts_batches(evaluator):
-        return False
-    if num_search_threads < 2:
-        return False
-    if wanted is not None:
-        return bool(wanted)
-    device = getattr(evaluator, "device", None)
-    return num_search_threads >= MIN_PIPELINED_LEAVES and getattr(device, "type", None) == "cuda"
+def pipelining_applies(evaluator, human_evaluator, num_search_threads: int) -> bool:
+    """Whether a search asked to pipeline can: a network with the array path (not rollouts), no human-SL net
+    (its leaves go as requests), at least one leaf per lane."""
+    return (evaluator is not None and human_evaluator is None and accepts_batches(evaluator)
+            and num_search_threads >= PIPELINE_LANES)
 
 
 def lane_capacity(num_search_threads: int, lanes: int) -> int:

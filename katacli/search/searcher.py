@@ -96,8 +96,8 @@ class Searcher:
         pass_alive_suicide_override: features' pass-alive mode (-1 follow the state, 0/1 force), from the net.
         eval_cache: the table searches with useEvalCache share (an engine's); None: this searcher makes its own
         when its parameters ask for one (katacli.search.eval_cache).
-        pipeline: keep two batches in flight, one evaluated while the next is collected (katacli.search.pipeline);
-        None: where it pays (a network on CUDA), True / False: always / never (where the array path exists).
+        pipeline: keep two batches in flight, one evaluated while the next is collected (katacli.search.pipeline):
+        True / False, or None to follow params.search_pipelining (the searchPipelining key).
         """
         if nogo and evaluator is not None:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
@@ -135,8 +135,9 @@ class Searcher:
     # ---- setup -------------------------------------------------------------------------------
     def _lanes(self) -> int:
         """Leaf batches in flight at once: 2 when pipelined, else 1."""
-        return PIPELINE_LANES if pipelining_applies(self.evaluator, self.human_evaluator, self.params.num_search_threads,
-                                                    self._pipeline_wanted) else 1
+        wanted = self.params.search_pipelining if self._pipeline_wanted is None else self._pipeline_wanted
+        return PIPELINE_LANES if wanted and pipelining_applies(self.evaluator, self.human_evaluator,
+                                                               self.params.num_search_threads) else 1
 
     def _batch_capacity(self) -> int:
         """Leaves per batch: numSearchThreads, split over the lanes when pipelined."""
