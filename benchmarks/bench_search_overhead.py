@@ -185,7 +185,8 @@ def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,
     total_visits, elapsed, cpu = 0, 0.0, 0.0
     for state in positions:
         evaluator.cache.clear()
-        searcher = Searcher(state, params, evaluator, seed=1, pipeline=pipeline)
+        # (pipeline only when asked: older builds, measured side by side from a copy, have no such argument)
+        searcher = Searcher(state, params, evaluator, seed=1, **({"pipeline": True} if pipeline else {}))
         started, cpu_started = time.perf_counter(), time.process_time()
         total_visits += searcher.run().visits
         elapsed += time.perf_counter() - started

@@ -60,8 +60,9 @@ if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   fi
 fi
 if want profile; then
-  step "where a g170 search spends its time (cProfile of the main thread, 64 leaves per batch)"
-  timeout 60 python3 -m cProfile -s tottime -m katacli.cli benchmark -model "$G170" -t 64 -v 3200 -n 2 2>&1 | grep -A28 "Ordered by"
+  step "where a search's time goes, stage by stage (benchmarks/profile_search_stages.py)"
+  timeout 90 python3 benchmarks/profile_search_stages.py --model "$G170" --threads 16,64,128 --visits 3200
+  timeout 90 python3 benchmarks/profile_search_stages.py --model /tmp/b18.bin.gz --threads 128,256 --visits 3200
 fi
 if want selfplay; then
   step "self-play 9x9, g170-b6c96, 100 visits, the GPU config"; mkdir -p /tmp/spm && cp "$G170" /tmp/spm/
