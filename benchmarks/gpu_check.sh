@@ -68,6 +68,12 @@ if want selfplay; then
   step "self-play 9x9, g170-b6c96, 100 visits, the GPU config"; mkdir -p /tmp/spm && cp "$G170" /tmp/spm/
   timeout 90 kata selfplay -config configs/selfplay_gpu_example.cfg -models-dir /tmp/spm -output-dir /tmp/sp -max-games-total 256 --quiet \
     -override-config "bSizes=9,bSizeRelProbs=1,maxVisits=100,cheapSearchVisits=20,reducedVisitsMin=20,maxAsymmetricRatio=1" 2>&1 | tail -6
+  # Steady-state windows (bench_selfplay_gpu.py: 5 s warm-up, 20 s measured) of the shipped config and of 128
+  # games a process: on an H100 the short run above gave batches of 54 / 90 at 576 / 378 moves/s.
+  for games in 512 1024; do
+    timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds 20 \
+      --override "numGameThreads=$games,nnMaxBatchSize=$games" 2>&1 | tail -4
+  done
 fi
 if want train; then step "training throughput"; timeout 100 python3 benchmarks/bench_train.py --cuda-only --seconds 3; fi
 if want analysis; then
