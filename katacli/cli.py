@@ -12,6 +12,7 @@ without it (:mod:`katacli.launch_line`), as typer alone costs ~0.2 s of start-up
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import sys
 
@@ -91,7 +92,26 @@ def _build_app():
     def _version_command() -> None:
         typer.echo(_version_text())
 
+    for command in app.registered_commands:
+        text = command.help if command.help is not None else (command.callback.__doc__ if command.callback else None)
+        if text:
+            command.help = reflow_help(text)
     return app
+
+
+def reflow_help(text: str) -> str:
+    """A command's help with each prose paragraph on one line, so the terminal wraps it (typer keeps the
+    source's line breaks, which at a narrower terminal leave one-word lines). Paragraphs that are laid out
+    by hand stay as they are: those starting with \\b (click's verbatim mark) and those with indented,
+    bulleted or option lines."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        laid_out = paragraph.startswith("\b") or any(
+            line.startswith((" ", "\t", "- ", "* ", "|")) for line in lines[1:])
+        out.append(paragraph if laid_out else " ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
 
 
 def __getattr__(name: str):
