@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from katacli.nn.batch import NNBatch
 from katacli.nn.evaluator import NNEvaluator, NNRequest, set_cpu_threads
 from katacli.nn.torch_model import KataGoModel, load_model
 
@@ -74,11 +75,14 @@ def bench_cpu(model: KataGoModel, seconds: float, precision: str) -> None:
 
 def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
     """Per precision and batch: the runner alone (numpy in and out: copies, graphs, the net), the whole
-    evaluator (plus symmetries and postprocessing), and for comparison the eager net under autocast,
-    which is how katacli ran FP16 before the device runner (device tensors in, nothing copied)."""
+    evaluator as the search calls it (one NNBatch of arrays: random symmetries gathered, the runner,
+    postprocessing; no cache), the same through per-position request objects (as `kata-raw-nn` and the
+    human-SL path call it), and for comparison the eager net under autocast, which is how katacli ran
+    FP16 before the device runner (device tensors in, nothing copied)."""
     model = KataGoModel.from_config(config, seed=0)
     print(f"\nCUDA ({torch.cuda.get_device_name()}), random-init {config}, {BOARD}x{BOARD}, channels-last; evals/s")
-    print(f"{'precision':>9} {'batch':>6} {'runner':>9} {'runner no graphs':>17} {'evaluator':>10} {'eager autocast':>15}")
+    print(f"{'precision':>9} {'batch':>6} {'runner':>9} {'runner no graphs':>17} {'evaluator':>10} "
+          f"{'requests':>9} {'eager autocast':>15}")
     request = empty_board_request()
     for precision in ("float16", "float32"):
         evaluators = {graphs: NNEvaluator(model, device="cuda", precision=precision, channels_last=True,
@@ -100,12 +104,22 @@ def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
                 torch.cuda.synchronize()
 
             requests = [request] * batch
+            arrays = search_batch(spatial, global_features)
             rates = [timed_rate(lambda e=evaluators[g]: e.runner(spatial, global_features, None, True), batch, seconds)
                      for g in (True, False)]
+            rates.append(timed_rate(lambda: evaluators[True].evaluate_batch(arrays), batch, seconds))
             rates.append(timed_rate(lambda: evaluators[True].evaluate_uncached(requests), batch, seconds))
             rates.append(timed_rate(eager_autocast, batch, seconds))
-            print(f"{precision:>9} {batch:>6} {rates[0]:>9.0f} {rates[1]:>17.0f} {rates[2]:>10.0f} {rates[3]:>15.0f}",
-                  flush=True)
+            print(f"{precision:>9} {batch:>6} {rates[0]:>9.0f} {rates[1]:>17.0f} {rates[2]:>10.0f} {rates[3]:>9.0f} "
+                  f"{rates[4]:>15.0f}", flush=True)
+
+
+def search_batch(spatial: np.ndarray, global_features: np.ndarray) -> NNBatch:
+    """The arrays a search hands the evaluator for these positions (Black to move, all legal, no cache)."""
+    n = spatial.shape[0]
+    return NNBatch(spatial=spatial, global_features=global_features,
+                   legal_mask=np.ones((n, BOARD * BOARD + 1), bool), board_x=BOARD, board_y=BOARD,
+                   white_to_move=np.zeros(n, bool), policy_optimism=np.zeros(n), include_ownership=np.zeros(n, bool))
 
 
 def main() -> None:
