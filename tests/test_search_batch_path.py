@@ -133,10 +133,12 @@ class _PerRequestOnly:
 
 @pytest.mark.parametrize("threads", [1, 8])
 def test_search_results_are_the_same_on_both_paths(threads):
+    # One fixed orientation (5: flipped and transposed) for every position on both paths: with random
+    # ones the array path's tree draws its own (test_tree_symmetries.py), the request path the network's.
     state = _positions(1, seed=9)[0]
     params = SearchParams().replace(num_search_threads=threads, max_visits=150)
     results = []
-    for evaluator in (_evaluator(), _PerRequestOnly(_evaluator())):
+    for evaluator in (_evaluator(default_symmetry=5), _PerRequestOnly(_evaluator(default_symmetry=5))):
         searcher = Searcher(state, params, evaluator, seed=3)
         searcher.run()
         results.append([(c.move, c.visits, c.weight, c.utility, c.score_mean) for c in searcher.child_results()])

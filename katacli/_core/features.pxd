@@ -31,6 +31,9 @@ cdef struct FeatureParams:
     double playout_doubling_advantage
     int max_history                           # KataGo's default: 1000
     int pass_alive_suicide_override           # -1 follow the history, 0/1 force
+    # Where each point's features go: spatial plane index of point y * nn_x_len + x (a board symmetry
+    # applied while filling, so no separate gather is needed); NULL: the point itself.
+    const int* pos_map
 
 cdef void default_feature_params(FeatureParams* p) noexcept nogil
 

@@ -66,10 +66,11 @@ cdef void default_feature_params(FeatureParams* p) noexcept nogil:
     p.playout_doubling_advantage = 0.0
     p.max_history = 1000
     p.pass_alive_suicide_override = -1
+    p.pos_map = NULL
 
 
-cdef inline void _set(float* spatial, int channel, int plane_size, int pos) noexcept nogil:
-    spatial[channel * plane_size + pos] = 1.0
+cdef inline void _set(float* spatial, int channel, int plane_size, int pos, const int* pos_map) noexcept nogil:
+    spatial[channel * plane_size + (pos_map[pos] if pos_map != NULL else pos)] = 1.0
 
 
 cdef inline int _pos(Loc loc, int x_size, int nn_x_len) noexcept nogil:
@@ -131,35 +132,35 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
         for x in range(x_size):
             pos = y * nn_x_len + x
             loc = loc_of(x, y, x_size)
-            _set(spatial, F_ON_BOARD, plane, pos)
+            _set(spatial, F_ON_BOARD, plane, pos, p.pos_map)
             stone = b.colors[loc]
             if stone == pla:
-                _set(spatial, F_PLA_STONE, plane, pos)
+                _set(spatial, F_PLA_STONE, plane, pos, p.pos_map)
             elif stone == opp:
-                _set(spatial, F_OPP_STONE, plane, pos)
+                _set(spatial, F_OPP_STONE, plane, pos, p.pos_map)
             if stone == pla or stone == opp:
                 libs = board_num_liberties(b, loc)
                 if 1 <= libs <= 3:
-                    _set(spatial, F_LIBS_1 + libs - 1, plane, pos)
+                    _set(spatial, F_LIBS_1 + libs - 1, plane, pos, p.pos_map)
 
     # Ko bans.
     banned = history_superko_banned(h)
     if h.encore_phase == 0:
         if b.ko_loc != NULL_LOC:
-            _set(spatial, F_KO_BAN, plane, _pos(b.ko_loc, x_size, nn_x_len))
+            _set(spatial, F_KO_BAN, plane, _pos(b.ko_loc, x_size, nn_x_len), p.pos_map)
         for y in range(y_size):
             for x in range(x_size):
                 loc = loc_of(x, y, x_size)
                 if banned[loc] and loc != b.ko_loc:
-                    _set(spatial, F_KO_BAN, plane, y * nn_x_len + x)
+                    _set(spatial, F_KO_BAN, plane, y * nn_x_len + x, p.pos_map)
     else:
         for y in range(y_size):
             for x in range(x_size):
                 loc = loc_of(x, y, x_size)
                 if banned[loc]:
-                    _set(spatial, F_KO_BAN, plane, y * nn_x_len + x)
+                    _set(spatial, F_KO_BAN, plane, y * nn_x_len + x, p.pos_map)
                 if h.ko_recap_blocked[loc]:
-                    _set(spatial, F_KO_RECAP_BLOCKED, plane, y * nn_x_len + x)
+                    _set(spatial, F_KO_RECAP_BLOCKED, plane, y * nn_x_len + x, p.pos_map)
 
     # Area: what would count for each side now; territory rules show it only once scoring is near.
     if h.rules.scoring_rule == SCORING_AREA and h.rules.tax_rule == TAX_NONE:
@@ -186,18 +187,18 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
                 loc = loc_of(x, y, x_size)
                 pos = y * nn_x_len + x
                 if area[loc] == pla:
-                    _set(spatial, F_PLA_AREA, plane, pos)
+                    _set(spatial, F_PLA_AREA, plane, pos, p.pos_map)
                     board_score_for_pla += 1
                 elif area[loc] == opp:
-                    _set(spatial, F_OPP_AREA, plane, pos)
+                    _set(spatial, F_OPP_AREA, plane, pos, p.pos_map)
                     board_score_for_pla -= 1
                 elif h.rules.scoring_rule == SCORING_TERRITORY:
                     # Stones that survived from the start of the second encore count as owned.
                     if b.colors[loc] == pla and h.second_encore_start_colors[loc] == pla:
-                        _set(spatial, F_PLA_AREA, plane, pos)
+                        _set(spatial, F_PLA_AREA, plane, pos, p.pos_map)
                         board_score_for_pla += 1
                     elif b.colors[loc] == opp and h.second_encore_start_colors[loc] == opp:
-                        _set(spatial, F_OPP_AREA, plane, pos)
+                        _set(spatial, F_OPP_AREA, plane, pos, p.pos_map)
                         board_score_for_pla -= 1
         self_komi = history_current_self_komi(h, pla, p.draw_equivalent_wins_for_white)
         if board_score_for_pla + self_komi <= 0.0:
@@ -227,7 +228,7 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
         if prev_loc == PASS_LOC:
             global_[G_PREV_PASS_1 + i] = 1.0
         elif prev_loc != NULL_LOC:
-            _set(spatial, F_PREV_MOVE_1 + i, plane, _pos(prev_loc, x_size, nn_x_len))
+            _set(spatial, F_PREV_MOVE_1 + i, plane, _pos(prev_loc, x_size, nn_x_len), p.pos_map)
 
     # Ladders: now, one move ago and two moves ago.
     # A search tree lends its workspace (no allocation per leaf); otherwise one for this call.
@@ -241,21 +242,21 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
             loc = loc_of(x, y, x_size)
             pos = y * nn_x_len + x
             if laddered[loc]:
-                _set(spatial, F_LADDERED, plane, pos)
+                _set(spatial, F_LADDERED, plane, pos, p.pos_map)
             if working[loc]:
-                _set(spatial, F_LADDER_WORKING_MOVE, plane, pos)
+                _set(spatial, F_LADDER_WORKING_MOVE, plane, pos, p.pos_map)
     prev_board = b if num_turns_included < 1 else history_recent_board(h, 1)
     ladder_features_cached(prev_board, opp, laddered, NULL, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
             if laddered[loc_of(x, y, x_size)]:
-                _set(spatial, F_LADDERED_PREV_1, plane, y * nn_x_len + x)
+                _set(spatial, F_LADDERED_PREV_1, plane, y * nn_x_len + x, p.pos_map)
     prev_prev_board = prev_board if num_turns_included < 2 else history_recent_board(h, 2)
     ladder_features_cached(prev_prev_board, opp, laddered, NULL, ws, ladder_cache)
     for y in range(y_size):
         for x in range(x_size):
             if laddered[loc_of(x, y, x_size)]:
-                _set(spatial, F_LADDERED_PREV_2, plane, y * nn_x_len + x)
+                _set(spatial, F_LADDERED_PREV_2, plane, y * nn_x_len + x, p.pos_map)
     if own_ws:
         ladder_workspace_free(ws)
 
@@ -265,9 +266,9 @@ cdef void fill_features_v7(const History* h, Color pla, const FeatureParams* p,
                 loc = loc_of(x, y, x_size)
                 pos = y * nn_x_len + x
                 if h.second_encore_start_colors[loc] == pla:
-                    _set(spatial, F_PLA_SECOND_ENCORE_STONE, plane, pos)
+                    _set(spatial, F_PLA_SECOND_ENCORE_STONE, plane, pos, p.pos_map)
                 elif h.second_encore_start_colors[loc] == opp:
-                    _set(spatial, F_OPP_SECOND_ENCORE_STONE, plane, pos)
+                    _set(spatial, F_OPP_SECOND_ENCORE_STONE, plane, pos, p.pos_map)
 
     # Globals.
     self_komi = history_current_self_komi(h, pla, p.draw_equivalent_wins_for_white)
@@ -344,13 +345,16 @@ cdef void fill_legal_mask(const History* h, Color pla, int nn_x_len, int nn_y_le
 def encode_v7(GameState state, int next_player=0, float[:, :, ::1] spatial=None, float[::1] global_=None,
               unsigned char[::1] legal=None, double draw_equivalent_wins_for_white=0.5,
               bint conservative_pass_and_is_root=False, bint enable_passing_hacks=False,
-              double playout_doubling_advantage=0.0, int max_history=1000, int pass_alive_suicide_override=-1):
+              double playout_doubling_advantage=0.0, int max_history=1000, int pass_alive_suicide_override=-1,
+              const int[::1] pos_map=None):
     """Fill V7 features (and optionally the legal-move mask) for state, as KataGo's NN input.
 
     spatial: float32 [22, H, W] with H >= y_size, W >= x_size; global_: float32 [19];
     legal: uint8 [H * W + 1]. next_player defaults to the player to move, and must
     be the player to move (KataGo evaluates only that player; change it with
-    GameState.set_next_player first, which rebuilds ko bans).
+    GameState.set_next_player first, which rebuilds ko bans). pos_map: int32 [H * W], where each point's
+    features go (a board symmetry applied while filling, as a search tree does; see
+    katacli.nn.symmetry.symmetry_pos_maps); None: in place.
     """
     cdef FeatureParams p
     cdef Color pla = <Color>(next_player or state.h.presumed_next_pla)
@@ -372,6 +376,10 @@ def encode_v7(GameState state, int next_player=0, float[:, :, ::1] spatial=None,
     p.max_history = max_history
     p.pass_alive_suicide_override = pass_alive_suicide_override
     cdef int nn_y = spatial.shape[1], nn_x = spatial.shape[2]
+    if pos_map is not None:
+        if pos_map.shape[0] != nn_x * nn_y or not all(0 <= v < nn_x * nn_y for v in pos_map):
+            raise ValueError("pos_map must give a plane index for each of the H * W points")
+        p.pos_map = &pos_map[0]
     with nogil:
         fill_features_v7(&state.h, pla, &p, nn_x, nn_y, &spatial[0, 0, 0], &global_[0], NULL)
         if legal is not None:

@@ -17,7 +17,7 @@ from katacli._core.features cimport (
     FeatureParams, NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, fill_features_v7, fill_legal_mask,
 )
 from katacli._core.search_values cimport eval_weight
-from katacli._core.playout cimport playout_area_score
+from katacli._core.playout cimport playout_area_score, rng_next
 from katacli._core.nogo cimport nogo_legal_moves, nogo_rollout
 from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, node_set_policy,
@@ -125,6 +125,11 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
         fp.max_history = 0
     elif t.ignore_pre_root_history:
         fp.max_history = 0 if is_root else h.num_moves - t.root_hist.num_moves
+    cdef int symmetry = -1
+    if t.sym_pos_maps != NULL and not is_root:
+        symmetry = <int>(rng_next(&t.sym_rng) >> 61)   # uniform over the 8 symmetries
+        fp.pos_map = t.sym_pos_maps + symmetry * plane
+    t.leaf_symmetry[slot] = <signed char>symmetry
     fill_features_v7(h, pla, &fp, t.x_size, t.y_size,
                      t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
                      t.global_features + slot * NUM_GLOBAL_FEATURES_V7, &t.ladder_cache)

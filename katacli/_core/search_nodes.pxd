@@ -272,6 +272,11 @@ cdef struct TreeCore:
     double mirror_advantage     # points the mirroring side wins by if the mirror holds to the end
     double mirror_center_symmetry_error
     unsigned char* leaf_mirror_hack   # [max_batch]: the leaf's eval gets the centre-ownership shift
+    # Leaf symmetries drawn by the tree (SearchTree.set_leaf_symmetries): a non-root leaf's features are
+    # filled already in a random one of the 8 orientations, so the evaluator gathers nothing. NULL: off.
+    const int* sym_pos_maps           # [8][area]: where point p's features go under each symmetry
+    signed char* leaf_symmetry        # [max_batch]: the orientation a leaf's features are in, -1 canonical
+    Rng sym_rng
     # Pattern avoidance (search_patterns): this search's bonus table, NULL when off. Owned by the
     # SearchTree's Python PatternBonusTable object; set between searches only.
     const PatternTable* pattern_table

@@ -28,6 +28,8 @@ cdef class SearchTree:
     cdef object _is_root
     cdef object _white
     cdef object _mirror_hack
+    cdef object _leaf_symmetry
+    cdef object _sym_pos_maps           # int32 [8, area] while the tree draws leaf symmetries, else None
     cdef LeafSlot* _all_leaves          # num_lanes * t.max_batch slots; t.leaves points at the current lane's
     cdef int _num_lanes
     cdef int _lane                      # the lane t's batch pointers and t.num_leaves belong to

@@ -82,6 +82,8 @@ cdef class SearchTree:
         self._is_root = np.zeros(rows, np.uint8)
         self._white = np.zeros(rows, np.uint8)
         self._mirror_hack = np.zeros(rows, np.uint8)
+        self._leaf_symmetry = np.full(rows, -1, np.int8)
+        self._sym_pos_maps = None
         self._point_at_lane(0)
         default_feature_params(&self.t.feature_params)
         rng_seed(&self.t.rng, 0x1234567)
@@ -97,6 +99,7 @@ cdef class SearchTree:
         cdef unsigned char[::1] is_root_view = self._is_root
         cdef unsigned char[::1] white_view = self._white
         cdef unsigned char[::1] mirror_hack_view = self._mirror_hack
+        cdef signed char[::1] symmetry_view = self._leaf_symmetry
         self.t.leaves = self._all_leaves + first
         self.t.spatial = &spatial_view[first, 0, 0, 0]
         self.t.global_features = &global_view[first, 0]
@@ -105,6 +108,7 @@ cdef class SearchTree:
         self.t.leaf_is_root = &is_root_view[first]
         self.t.leaf_white = &white_view[first]
         self.t.leaf_mirror_hack = &mirror_hack_view[first]
+        self.t.leaf_symmetry = &symmetry_view[first]
         self._lane = lane
 
     @property
@@ -126,6 +130,35 @@ cdef class SearchTree:
         self._lane_leaves[self._lane] = self.t.num_leaves
         self._point_at_lane(lane)
         self.t.num_leaves = self._lane_leaves[lane]
+
+    def set_leaf_symmetries(self, pos_maps, seed=0):
+        """Draw each non-root leaf's orientation here and fill its features already transformed (the
+        evaluator then gathers nothing; ``leaf_symmetry`` says which). ``pos_maps``: int32 [8, area], row s
+        giving where each point goes under symmetry s (the evaluator's convention); None: off (canonical
+        features, the evaluator picks orientations)."""
+        cdef const int[:, ::1] maps
+        if pos_maps is None:
+            self._sym_pos_maps = None
+            self.t.sym_pos_maps = NULL
+            return
+        arr = np.ascontiguousarray(pos_maps, np.int32)
+        if arr.shape != (NUM_SYMMETRIES, self.t.area):
+            raise ValueError(f"pos_maps must be [{NUM_SYMMETRIES}, {self.t.area}], got {arr.shape}")
+        if not all(sorted(row) == list(range(self.t.area)) for row in arr.tolist()):
+            raise ValueError("each pos_maps row must be a permutation of the board's points")
+        self._sym_pos_maps = arr
+        maps = arr
+        self.t.sym_pos_maps = &maps[0, 0]
+        rng_seed(&self.t.sym_rng, <uint64_t>seed)
+
+    @property
+    def draws_leaf_symmetries(self):
+        return self.t.sym_pos_maps != NULL
+
+    @property
+    def leaf_symmetry(self):
+        """int8 per batch leaf: the orientation its features were filled in (-1: canonical)."""
+        return self._lane_rows(self._leaf_symmetry)
 
     def _lane_rows(self, array):
         first = self._lane * self.t.max_batch

@@ -38,10 +38,11 @@ GTP_ENGINE_PARAMS: tuple[str, ...] = (
 ENGINE_STATE_KEYS: tuple[str, ...] = ("allowResignation", "ponderingEnabled", "delayMoveScale", "delayMoveMax")
 # SearchParams fields KataGo leaves out of its report: special GTP handling
 # (antiMirror, avoidRepeatedPatternUtility, humanSLProfile), fixed at startup,
-# or not a parameter at all (avoidMYTDaggerHackPla).
+# or not a parameter at all (avoidMYTDaggerHackPla); and katacli's own (searchPipelining), so that
+# kata-list-params and kata-get-param answer exactly as KataGo's do.
 _UNREPORTED_SEARCH_FIELDS = frozenset({
     "avoidMYTDaggerHackPla", "avoidRepeatedPatternUtility", "antiMirror", "humanSLProfile",
-    "useEvalCache", "evalCacheMinVisits", "nodeTableShardsPowerOfTwo",
+    "useEvalCache", "evalCacheMinVisits", "nodeTableShardsPowerOfTwo", "searchPipelining",
 })
 REPORTED_SEARCH_PARAMS: tuple[str, ...] = tuple(sorted(
     key for key in SearchParams().to_key_dict() if key not in _UNREPORTED_SEARCH_FIELDS

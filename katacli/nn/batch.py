@@ -38,6 +38,9 @@ class NNBatch:
     ``policy_temperature`` and ``enable_passing_hacks`` hold for the whole batch. ``cache_keys``
     uint64 ``[n, 2]`` (low word, high word) or None to bypass the cache. ``meta`` ``[n, M]`` for
     nets that take SGF metadata. ``symmetry`` None: the evaluator's choice per position.
+    ``applied_symmetries`` int8 ``[n]``: the orientation each row's spatial features are already in (a
+    search tree that fills them so, sparing the evaluator the gather), -1 for a row in the real board's
+    orientation (the evaluator picks one); None: every row is in the real board's orientation.
     """
 
     spatial: np.ndarray
@@ -53,6 +56,7 @@ class NNBatch:
     cache_keys: Optional[np.ndarray] = None
     meta: Optional[np.ndarray] = None
     symmetry: Optional[int] = None
+    applied_symmetries: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return self.spatial.shape[0]
@@ -82,7 +86,7 @@ class NNBatch:
         return NNBatch(self.spatial[indices], self.global_features[indices], self.legal_mask[indices], self.board_x,
                        self.board_y, self.white_to_move[indices], self.policy_optimism[indices],
                        self.include_ownership[indices], self.policy_temperature, self.enable_passing_hacks,
-                       take(self.cache_keys), take(self.meta), self.symmetry)
+                       take(self.cache_keys), take(self.meta), self.symmetry, take(self.applied_symmetries))
 
     def slice(self, start: int, end: int) -> "NNBatch":
         """Rows start:end (views)."""

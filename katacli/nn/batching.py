@@ -430,9 +430,13 @@ def join_batches(batches: list) -> NNBatch:
         arrays = [getattr(b, name) for b in batches]
         return None if arrays[0] is None else np.concatenate(arrays)
 
+    applied = None
+    if any(b.applied_symmetries is not None for b in batches):
+        applied = np.concatenate([b.applied_symmetries if b.applied_symmetries is not None
+                                  else np.full(len(b), -1, np.int8) for b in batches])
     return NNBatch(cat("spatial"), cat("global_features"), cat("legal_mask"), first.board_x, first.board_y,
                    cat("white_to_move"), cat("policy_optimism"), cat("include_ownership"), first.policy_temperature,
-                   first.enable_passing_hacks, cat("cache_keys"), cat("meta"), first.symmetry)
+                   first.enable_passing_hacks, cat("cache_keys"), cat("meta"), first.symmetry, applied)
 
 
 def output_rows(output: NNBatchOutput, start: int, end: int) -> NNBatchOutput:

@@ -236,13 +236,16 @@ class NNEvaluator:
                 self.store_cache(requests[i], result)
         return results
 
+    # NNBatch.applied_symmetries is honoured (a search tree may fill features already transformed).
+    accepts_applied_symmetries = True
+
     def evaluate_batch(self, batch: NNBatch) -> NNBatchOutput:
         """Evaluate a whole batch given as arrays (the search's path: no object per position). Thread-safe.
 
         Cache hits are copied in; the rest run through the network in batches of at most
         max_batch_size (split over parallel_threads on the CPU) and are stored in the cache as rows."""
         plan = self.plan_batch(batch)
-        block = self._run_rows(plan.rows, plan.symmetries) if plan.misses else None
+        block = self._run_rows(plan.rows, plan.symmetries, plan.input_symmetries) if plan.misses else None
         return self.finish_batch(plan, block)
 
     def plan_batch(self, batch: NNBatch) -> "BatchPlan":
@@ -253,8 +256,26 @@ class NNEvaluator:
                              f"got shape {batch.spatial.shape}")
         hits, misses, keys, settings = self._batch_cache_hits(batch)
         rows = batch if len(misses) == len(batch) else batch.rows(misses)
-        symmetries = self._batch_symmetries(len(misses), batch.symmetry) if misses else None
-        return BatchPlan(batch, hits, misses, keys, settings, rows, symmetries)
+        symmetries = input_symmetries = None
+        if misses:
+            symmetries, input_symmetries = self._row_symmetries(rows, batch.symmetry)
+        return BatchPlan(batch, hits, misses, keys, settings, rows, symmetries, input_symmetries)
+
+    def _row_symmetries(self, rows: NNBatch, symmetry: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(the orientation each row is evaluated in, the one its features must still be transformed by):
+        rows the tree already filled in an orientation (applied_symmetries >= 0) need no transform."""
+        applied = rows.applied_symmetries
+        if applied is None:
+            symmetries = self._batch_symmetries(len(rows), symmetry)
+            return symmetries, symmetries
+        applied = applied.astype(np.int64)
+        canonical = applied < 0
+        symmetries, input_symmetries = applied.copy(), np.zeros(len(rows), np.int64)
+        if canonical.any():
+            drawn = self._batch_symmetries(int(canonical.sum()), symmetry)
+            symmetries[canonical] = drawn
+            input_symmetries[canonical] = drawn
+        return symmetries, input_symmetries
 
     def finish_batch(self, plan: "BatchPlan", block: Optional[NNBatchOutput]) -> NNBatchOutput:
         """The batch's answers: ``block`` (the network's answers for plan.rows) stored in the cache and
@@ -336,8 +357,12 @@ class NNEvaluator:
                 drawn.append(r)
         return np.array(drawn, np.int64)
 
-    def _run_rows(self, batch: NNBatch, symmetries: np.ndarray) -> NNBatchOutput:
-        """Network calls for every row, max_batch_size at a time, each split over parallel_threads on the CPU."""
+    def _run_rows(self, batch: NNBatch, symmetries: np.ndarray,
+                  input_symmetries: Optional[np.ndarray] = None) -> NNBatchOutput:
+        """Network calls for every row, max_batch_size at a time, each split over parallel_threads on the CPU.
+        ``input_symmetries``: the transform each row's features still need (None: ``symmetries``)."""
+        if input_symmetries is None:
+            input_symmetries = symmetries
         n = len(batch)
         self.require_metadata(batch.meta)
         pieces = []
@@ -352,7 +377,8 @@ class NNEvaluator:
             start, end = bound
             rows = batch if (start, end) == (0, n) else batch.slice(start, end)
             return self._run_arrays(rows.spatial, rows.global_features, rows.meta, rows.legal_mask, batch.board_x,
-                                    batch.board_y, symmetries=symmetries[start:end], **rows.postprocess_args())
+                                    batch.board_y, symmetries=symmetries[start:end],
+                                    input_symmetries=input_symmetries[start:end], **rows.postprocess_args())
 
         if len(bounds) == 1:
             return run(bounds[0])
@@ -506,10 +532,13 @@ class NNEvaluator:
         return block.outputs()
 
     def _run_arrays(self, raw_spatial, global_features, meta, legal, board_x: int, board_y: int, *, white, optimism,
-                    temperature, hacks, allow_no_result, want_ownership, symmetries) -> NNBatchOutput:
-        """One network call on n rows of one shape, postprocessed as whole arrays (see NNBatchOutput)."""
+                    temperature, hacks, allow_no_result, want_ownership, symmetries,
+                    input_symmetries=None) -> NNBatchOutput:
+        """One network call on n rows of one shape, postprocessed as whole arrays (see NNBatchOutput).
+        The rows' features are transformed by ``input_symmetries`` (None: ``symmetries``), the outputs undone
+        by ``symmetries``."""
         n = raw_spatial.shape[0]
-        spatial = apply_symmetries(raw_spatial, symmetries)
+        spatial = apply_symmetries(raw_spatial, symmetries if input_symmetries is None else input_symmetries)
         mask_full = spatial.shape[2] * spatial.shape[3] == board_x * board_y
         raw = self._forward(spatial, global_features, meta, mask_full)
         with self._stats_lock:
@@ -603,8 +632,10 @@ class BatchPlan:
     """One NNBatch between :meth:`NNEvaluator.plan_batch` and :meth:`NNEvaluator.finish_batch`: cache hits as
     (row, entry), the rows to run (``rows``, with ``symmetries``), their indices in the batch, cache keys."""
 
-    __slots__ = ("batch", "hits", "misses", "keys", "settings", "rows", "symmetries")
+    __slots__ = ("batch", "hits", "misses", "keys", "settings", "rows", "symmetries", "input_symmetries")
 
-    def __init__(self, batch, hits, misses, keys, settings, rows, symmetries):
+    def __init__(self, batch, hits, misses, keys, settings, rows, symmetries, input_symmetries=None):
         self.batch, self.hits, self.misses, self.keys, self.settings = batch, hits, misses, keys, settings
         self.rows, self.symmetries = rows, symmetries
+        # the transform the rows' features still need (rows a tree filled in their orientation need none)
+        self.input_symmetries = symmetries if input_symmetries is None else input_symmetries

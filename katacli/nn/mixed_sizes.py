@@ -56,7 +56,7 @@ def _run_padded(evaluator, plans, canvas: Optional[tuple[int, int]]) -> list[np.
         rows = plan.rows
         n, (h, w) = len(rows), rows.spatial.shape[2:]
         spatial[start:start + n, :, :h, :w] = apply_symmetries(rows.spatial.astype(np.float32, copy=False),
-                                                              plan.symmetries)
+                                                              plan.input_symmetries)
         start += n
     global_features = np.concatenate([plan.rows.global_features for plan in plans]).astype(np.float32, copy=False)
     metas = [plan.rows.meta for plan in plans]

@@ -137,6 +137,16 @@ def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
     return table
 
 
+def symmetry_pos_maps(height: int, width: int) -> np.ndarray:
+    """``[8, H*W]`` int32: row ``s`` gives, for each flattened input point, where :func:`apply_symmetry` puts
+    it (the inverse of :func:`gather_indices`): what a search tree needs to fill features already transformed."""
+    table = gather_indices(height, width)
+    maps = np.empty(table.shape, np.int32)
+    for s in range(table.shape[0]):
+        maps[s, table[s]] = np.arange(table.shape[1], dtype=np.int32)
+    return maps
+
+
 def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
     """``batch[i]`` transformed by ``symmetries[i]`` for a whole ``[N, C, H, W]`` batch (a new array).
 

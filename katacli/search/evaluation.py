@@ -105,6 +105,9 @@ class NetworkLeafEvaluator:
 
         ``root_human_only``: evaluate just the human net, for the (already evaluated) root.
         """
+        if tree.draws_leaf_symmetries and (tree.leaf_symmetry[:num_leaves] >= 0).any():
+            # Requests carry real-board features; Searcher.tree_draws_symmetries keeps trees off this path.
+            raise RuntimeError("leaves filled in a drawn orientation cannot go to the network as requests")
         human_usable = human_net_usable(self.human_evaluator, params)
         human_everywhere = human_net_needed_in_tree(self.human_evaluator, params)
         meta_rows = _MetadataRows(params, tree.x_size * tree.y_size)
@@ -169,7 +172,8 @@ class NetworkLeafEvaluator:
             spatial=tree.spatial[:n], global_features=tree.global_features[:n], legal_mask=tree.legal[:n].view(np.bool_),
             board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, policy_optimism=optimism,
             include_ownership=include_ownership, policy_temperature=params.nn_policy_temperature,
-            enable_passing_hacks=params.enable_passing_hacks, cache_keys=tree.cache_keys[:n], meta=meta)
+            enable_passing_hacks=params.enable_passing_hacks, cache_keys=tree.cache_keys[:n], meta=meta,
+            applied_symmetries=tree.leaf_symmetry[:n] if tree.draws_leaf_symmetries else None)
         self.num_evals += n
         self.num_batches += 1
         return batch

@@ -33,6 +33,7 @@ from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
 from katacli.heap_trim import maybe_trim_heap, trim_heap_after_search
 from katacli.game.coords import flat_index, point_of_flat
 from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN
+from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
@@ -157,8 +158,18 @@ class Searcher:
         self._apply_restrictions()
         self.tree.set_root_hint(self._root_hint[1], self._root_hint[0])
 
+    def _tree_draws_symmetries(self) -> bool:
+        """Whether the tree fills leaves' features already in a random orientation (sparing the evaluator its
+        gather): a network that takes such rows and picks orientations at random, and every batch going
+        as arrays (no human-SL net, the root not averaged over orientations)."""
+        return (getattr(self.evaluator, "accepts_applied_symmetries", False)
+                and getattr(self.evaluator, "default_symmetry", 0) is None
+                and self.human_evaluator is None and self.params.root_num_symmetries_to_sample <= 1)
+
     def _configure_tree(self) -> None:
         self.tree.configure(self.params, self.pass_alive_suicide_override, self._nn_has_shortterm_error)
+        maps = symmetry_pos_maps(self.tree.y_size, self.tree.x_size) if self._tree_draws_symmetries() else None
+        self.tree.set_leaf_symmetries(maps, self._seed)
         self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
                            keep_ownership=self.keep_ownership)
         if eval_cache_active(self.params):
