@@ -4,9 +4,10 @@ writes each point's features where the symmetry puts them, so the evaluator gath
 Checked: the features filled through a position map equal the real board's features transformed by
 apply_symmetry (every symmetry, square and rectangular boards, with ko, ladders and history); the
 evaluator answers a row given in its orientation exactly as it answers the real-board row evaluated in
-that orientation; and a search whose tree draws orientations leaves a consistent tree, draws all eight,
-and is switched off where batches may go as requests (human-SL net, root symmetry averaging) or the
-orientation is fixed.
+that orientation, alone or padded among other board sizes (a GPU's shared batches); and a search whose
+tree draws orientations (through the network or a BatchingEvaluator in front of it) leaves a consistent
+tree, draws all eight, and is switched off where batches may go as requests (human-SL net, root symmetry
+averaging) or the orientation is fixed.
 """
 from __future__ import annotations
 
@@ -132,3 +133,44 @@ def test_trees_do_not_draw_orientations_where_rows_may_go_as_requests_or_the_ori
     assert searcher.tree.draws_leaf_symmetries
     searcher.set_params(base.replace(root_num_symmetries_to_sample=2))           # turned off with the setting
     assert not searcher.tree.draws_leaf_symmetries
+
+
+@pytest.mark.parametrize("symmetry", [3, 6])
+def test_rows_in_an_orientation_padded_with_other_board_sizes_answer_as_real_board_rows(tiny_net, symmetry):
+    """A GPU's BatchingEvaluator pads boards of several sizes into one call (katacli.nn.mixed_sizes)."""
+    from katacli.nn.mixed_sizes import evaluate_mixed
+
+    rng = random.Random(symmetry)
+    shapes = [(9, 9), (7, 7), (9, 7)]
+    canonical, applied = [], []
+    for x_size, y_size in shapes:
+        states = [_random_state(rng, x_size, y_size, 10) for _ in range(2)]
+        spatial = np.stack([_features(s) for s in states])
+        n, area = len(states), x_size * y_size
+
+        def batch(rows, **kw):
+            return NNBatch(spatial=rows, global_features=np.zeros((n, 19), np.float32),
+                           legal_mask=np.ones((n, area + 1), bool), board_x=x_size, board_y=y_size,
+                           white_to_move=np.zeros(n, bool), policy_optimism=np.zeros(n),
+                           include_ownership=np.ones(n, bool), **kw)
+
+        canonical.append(batch(spatial, symmetry=symmetry))
+        transformed = np.stack([np.ascontiguousarray(apply_symmetry(row, symmetry)) for row in spatial])
+        applied.append(batch(transformed, applied_symmetries=np.full(n, symmetry, np.int8)))
+    want = evaluate_mixed(tiny_net, canonical, (9, 9))
+    got = evaluate_mixed(tiny_net, applied, (9, 9))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.policy, w.policy)
+        np.testing.assert_array_equal(g.values, w.values)
+        np.testing.assert_array_equal(g.ownership, w.ownership)
+
+
+def test_searches_sharing_a_batching_evaluator_draw_orientations_too(tiny_net):
+    from katacli.nn.batching import BatchingEvaluator
+
+    with BatchingEvaluator(tiny_net, max_batch_size=64) as shared:
+        searcher = Searcher(_opening(), SearchParams.defaults("analysis").replace(num_search_threads=4,
+                                                                                  max_visits=200), shared, seed=2)
+        assert searcher.tree.draws_leaf_symmetries
+        assert searcher.run().visits == 200
+        assert searcher.tree.total_virtual_losses() == 0 and searcher.tree.check_invariants()

@@ -231,6 +231,17 @@ class BatchingEvaluator:
         evaluator it wraps has the array API (stand-ins in tests may take requests only)."""
         return accepts_batches(self.evaluator)
 
+    @property
+    def accepts_applied_symmetries(self) -> bool:
+        """Whether rows may come already in an orientation (NNBatch.applied_symmetries): when the evaluator
+        it wraps takes them (joined batches and padded mixed sizes carry them through)."""
+        return bool(getattr(self.evaluator, "accepts_applied_symmetries", False))
+
+    @property
+    def default_symmetry(self):
+        """The wrapped evaluator's orientation for positions asked without one (None: random)."""
+        return getattr(self.evaluator, "default_symmetry", 0)
+
     def evaluate_batch(self, batch: NNBatch) -> NNBatchOutput:
         """One caller's positions as arrays (a search's leaves: no object per position), batched with
         the other callers' positions of the same board size; the evaluator looks up and fills its cache."""
