@@ -144,7 +144,7 @@ cdef class SearchTree:
         arr = np.ascontiguousarray(pos_maps, np.int32)
         if arr.shape != (NUM_SYMMETRIES, self.t.area):
             raise ValueError(f"pos_maps must be [{NUM_SYMMETRIES}, {self.t.area}], got {arr.shape}")
-        if not all(sorted(row) == list(range(self.t.area)) for row in arr.tolist()):
+        if not (np.sort(arr, axis=1) == np.arange(self.t.area, dtype=np.int32)).all():
             raise ValueError("each pos_maps row must be a permutation of the board's points")
         self._sym_pos_maps = arr
         maps = arr

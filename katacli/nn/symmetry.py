@@ -140,11 +140,19 @@ def gather_indices(height: int, width: int, undo: bool = False) -> np.ndarray:
 def symmetry_pos_maps(height: int, width: int) -> np.ndarray:
     """``[8, H*W]`` int32: row ``s`` gives, for each flattened input point, where :func:`apply_symmetry` puts
     it (the inverse of :func:`gather_indices`): what a search tree needs to fill features already transformed."""
-    table = gather_indices(height, width)
-    maps = np.empty(table.shape, np.int32)
-    for s in range(table.shape[0]):
-        maps[s, table[s]] = np.arange(table.shape[1], dtype=np.int32)
+    maps = _POS_MAP_CACHE.get((height, width))
+    if maps is None:
+        table = gather_indices(height, width)
+        maps = np.empty(table.shape, np.int32)
+        for s in range(table.shape[0]):
+            maps[s, table[s]] = np.arange(table.shape[1], dtype=np.int32)
+        maps.flags.writeable = False
+        _POS_MAP_CACHE[(height, width)] = maps
     return maps
+
+
+# (height, width) -> symmetry_pos_maps: made once per board shape (every new search tree asks).
+_POS_MAP_CACHE: dict[tuple[int, int], np.ndarray] = {}
 
 
 def apply_symmetries(batch: np.ndarray, symmetries, undo: bool = False) -> np.ndarray:
