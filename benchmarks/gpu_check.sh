@@ -6,9 +6,13 @@
 #   bash benchmarks/prepare_katago_cuda.sh KATAGO_SRC .gpu-katago   # optional: KataGo's CUDA build beside
 #
 # then on the GPU machine:  STEPS="build parity tests nn search" bash benchmarks/gpu_check.sh
-# Steps (all by default, in this order): build parity nn search katago selfplay train analysis testgpuerror tests
-# profile. Each has its own
-# time limit; the log is also written to $OUT/gpu-check.txt.
+# (device call: carry [".gpu-carry", ".gpu-katago"]). Steps, in the order they run: build parity nn search
+# katago profile selfplay train analysis testgpuerror tests; "build" always runs. Each has its own time
+# limit; the log is also written to $OUT/gpu-check.txt. What the steps took on an H100 (2026-11-26, the
+# machine's start ~30 s not included): build 58 s, parity 104 s, nn 65 s, search 46 s (plus ~60 s for
+# the pipelined runs added since), katago 74 s (its build runs in the background from the start),
+# selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s, analysis 56 s,
+# testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no longer fits one 600 s call: pick.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
