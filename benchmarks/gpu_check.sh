@@ -11,7 +11,8 @@
 # limit; the log is also written to $OUT/gpu-check.txt. What the steps took on an H100 (2026-11-26, the
 # machine's start ~30 s not included): build 58 s, parity 104 s, nn 65 s, search 46 s (plus ~60 s for
 # the pipelined runs added since), katago 74 s (its build runs in the background from the start),
-# selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s, analysis 56 s,
+# selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s (plus the torch.compile
+# row added since), analysis 56 s,
 # testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no longer fits one 600 s call: pick.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
@@ -79,7 +80,10 @@ if want selfplay; then
       --override "numGameThreads=$games,nnMaxBatchSize=$games" 2>&1 | tail -4
   done
 fi
-if want train; then step "training throughput"; timeout 100 python3 benchmarks/bench_train.py --cuda-only --seconds 3; fi
+if want train; then
+  # --compile adds a torch.compile row of the last case (b18c384nbt bf16): its compile takes a minute or two.
+  step "training throughput"; timeout 240 python3 benchmarks/bench_train.py --cuda-only --seconds 3 --compile
+fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
   timeout 80 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | tail -6
