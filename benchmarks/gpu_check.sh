@@ -12,8 +12,8 @@
 # machine's start ~30 s not included): build 58 s, parity 104 s, nn 65 s, search 46 s (plus ~60 s for
 # the pipelined runs added since), katago 74 s (its build runs in the background from the start),
 # selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s (plus the torch.compile
-# row added since), analysis 56 s,
-# testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no longer fits one 600 s call: pick.
+# row added since), analysis 56 s, testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no
+# longer fits one 600 s call: pick.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
