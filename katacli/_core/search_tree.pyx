@@ -116,10 +116,6 @@ cdef class SearchTree:
         """How many leaf batches this tree can have in flight at once (each up to max_batch_capacity leaves)."""
         return self._num_lanes
 
-    @property
-    def lane(self):
-        return self._lane
-
     def select_lane(self, int lane):
         """Make ``lane`` the batch that collect / apply / abandon and the buffer properties work on. The other
         lane's waiting leaves stay pending (their nodes blocked, their virtual losses in place)."""

@@ -357,12 +357,9 @@ class NNEvaluator:
                 drawn.append(r)
         return np.array(drawn, np.int64)
 
-    def _run_rows(self, batch: NNBatch, symmetries: np.ndarray,
-                  input_symmetries: Optional[np.ndarray] = None) -> NNBatchOutput:
+    def _run_rows(self, batch: NNBatch, symmetries: np.ndarray, input_symmetries: np.ndarray) -> NNBatchOutput:
         """Network calls for every row, max_batch_size at a time, each split over parallel_threads on the CPU.
-        ``input_symmetries``: the transform each row's features still need (None: ``symmetries``)."""
-        if input_symmetries is None:
-            input_symmetries = symmetries
+        ``input_symmetries``: the transform each row's features still need (see BatchPlan)."""
         n = len(batch)
         self.require_metadata(batch.meta)
         pieces = []
@@ -634,8 +631,8 @@ class BatchPlan:
 
     __slots__ = ("batch", "hits", "misses", "keys", "settings", "rows", "symmetries", "input_symmetries")
 
-    def __init__(self, batch, hits, misses, keys, settings, rows, symmetries, input_symmetries=None):
+    def __init__(self, batch, hits, misses, keys, settings, rows, symmetries, input_symmetries):
         self.batch, self.hits, self.misses, self.keys, self.settings = batch, hits, misses, keys, settings
-        self.rows, self.symmetries = rows, symmetries
-        # the transform the rows' features still need (rows a tree filled in their orientation need none)
-        self.input_symmetries = symmetries if input_symmetries is None else input_symmetries
+        # the orientation each row runs in, and the transform its features still need (none for rows a
+        # tree filled in their orientation)
+        self.rows, self.symmetries, self.input_symmetries = rows, symmetries, input_symmetries

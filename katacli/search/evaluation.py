@@ -106,7 +106,7 @@ class NetworkLeafEvaluator:
         ``root_human_only``: evaluate just the human net, for the (already evaluated) root.
         """
         if tree.draws_leaf_symmetries and (tree.leaf_symmetry[:num_leaves] >= 0).any():
-            # Requests carry real-board features; Searcher.tree_draws_symmetries keeps trees off this path.
+            # Requests carry real-board features; Searcher._tree_draws_symmetries keeps trees off this path.
             raise RuntimeError("leaves filled in a drawn orientation cannot go to the network as requests")
         human_usable = human_net_usable(self.human_evaluator, params)
         human_everywhere = human_net_needed_in_tree(self.human_evaluator, params)

@@ -69,15 +69,14 @@ class LanePipeline:
     for it and gives its leaves up.
 
     ``prepare(n)`` -> NNBatch or None and ``store(output)`` run with ``lock`` held on the search thread;
-    ``evaluate(batch)`` runs on a worker; ``abandon()`` gives up the current lane's leaves."""
+    ``evaluate(batch)`` runs on a worker. A batch that fails is given up (``tree.abandon``)."""
 
-    def __init__(self, tree, lock, prepare: Callable, evaluate: Callable, store: Callable, abandon: Callable):
+    def __init__(self, tree, lock, prepare: Callable, evaluate: Callable, store: Callable):
         self.tree = tree
         self.lock = lock
         self._prepare = prepare
         self._evaluate = evaluate
         self._store = store
-        self._abandon = abandon
         self.collect_lane = 0
         self._in_flight: Optional[_InFlight] = None
 
@@ -130,14 +129,14 @@ class LanePipeline:
             _wait_quietly(in_flight.future)   # interrupted while waiting: the worker still reads the lane
             with self.lock:
                 self.tree.select_lane(in_flight.lane)
-                self._abandon()
+                self.tree.abandon()
             raise
         with self.lock:
             self.tree.select_lane(in_flight.lane)
             try:
                 self._store(output)
             except BaseException:
-                self._abandon()
+                self.tree.abandon()
                 raise
 
 

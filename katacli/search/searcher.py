@@ -164,8 +164,10 @@ class Searcher(SearchViews):
 
     def _configure_tree(self) -> None:
         self.tree.configure(self.params, self.pass_alive_suicide_override, self._nn_has_shortterm_error)
-        maps = symmetry_pos_maps(self.tree.y_size, self.tree.x_size) if self._tree_draws_symmetries() else None
-        self.tree.set_leaf_symmetries(maps, self._seed)
+        draws = self._tree_draws_symmetries()
+        if draws != self.tree.draws_leaf_symmetries:   # the maps depend on the board only: set when it changes
+            self.tree.set_leaf_symmetries(symmetry_pos_maps(self.tree.y_size, self.tree.x_size) if draws else None,
+                                          self._seed)
         self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
                            keep_ownership=self.keep_ownership)
         if eval_cache_active(self.params):
@@ -434,8 +436,7 @@ class Searcher(SearchViews):
         return LanePipeline(tree, self._lock,
                             prepare=lambda n: self._leaf_evaluator.prepare_arrays(tree, n, params),
                             evaluate=self._leaf_evaluator.run_arrays,
-                            store=lambda output: self._store(output, None, None),
-                            abandon=tree.abandon)
+                            store=lambda output: self._store(output, None, None))
 
     def _pass_search_factor(self) -> float:
         moves = self.tree.root_state().moves
