@@ -32,6 +32,7 @@ from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine
 from katacli.config import Config
 from katacli.game.coords import format_color, format_vertex
+from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
 from katacli.setup.engine_settings import AnalysisSettings, NNSettings
@@ -99,7 +100,8 @@ class CountingSink:
 
 
 def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int, analysis_threads: int,
-                search_threads: int) -> dict:
+                search_threads: int, one_server: bool = False) -> dict:
+    """``one_server``: one network server thread, as on a GPU (a CPU network gets one per core)."""
     network.cache.clear()
     rows_before, batches_before = network.num_positions_evaluated, network.num_batches
     cfg = Config({"numAnalysisThreads": analysis_threads, "numSearchThreadsPerAnalysisThread": search_threads,
@@ -109,6 +111,9 @@ def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int
     batch_size = max(8, analysis_threads * search_threads)
     info = ModelInfo(str(model_path), network.model_name, batch_size, False, int(network.version), "auto")
     backend = AnalysisBackend(network, info, max_batch_size=batch_size)
+    if one_server:
+        backend.evaluator.close()
+        backend.evaluator = BatchingEvaluator(network, max_batch_size=batch_size, server_per_cpu_core=False)
     turns = list(range(len(moves) + 1))
     sink = CountingSink(len(turns))
     engine = build_engine(cfg, settings, backend, JsonLineWriter(sink))
@@ -136,6 +141,10 @@ def main() -> None:
     parser.add_argument("--settings", default=DEFAULT_SETTINGS,
                         help="comma-separated numAnalysisThreads x numSearchThreadsPerAnalysisThread")
     parser.add_argument("--torch-threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--simulated-gpu", metavar="MS,US", default=None,
+                        help="replace the network by a zero-cost one that waits MS milliseconds a call plus US "
+                             "microseconds a position with the GIL released, as a GPU call does (e.g. 1,100 for "
+                             "b18c384nbt on an H100): what the engine feeds a GPU, measured without one")
     args = parser.parse_args()
     if not args.model.exists():
         raise SystemExit(f"model not found: {args.model} (pass --model)")
@@ -145,7 +154,14 @@ def main() -> None:
     options = NNSettings.from_config(Config({}, mode="analysis")).evaluator_options()
     options["cache_size_power_of_two"] = NN_CACHE_POWER
     device, precision = options["device"], options["precision"]
-    network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
+    if args.simulated_gpu:
+        from bench_search_overhead import ZeroCostEvaluator
+
+        latency_ms, per_position_us = (float(v) for v in args.simulated_gpu.split(","))
+        network = ZeroCostEvaluator(args.model, latency_ms / 1000.0, per_position_us / 1e6)
+        device, precision = f"simulated GPU ({latency_ms} ms + {per_position_us} us a position)", "zero-cost"
+    else:
+        network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
     moves = play_game(network, args.moves)
     print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
@@ -156,7 +172,8 @@ def main() -> None:
           f"{'avg batch':>10} {'seconds':>8}")
     for setting in args.settings.split(","):
         analysis_threads, search_threads = (int(v) for v in setting.lower().split("x"))
-        result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads)
+        result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads,
+                             one_server=bool(args.simulated_gpu))
         seconds = result["seconds"]
         print(f"{f'{analysis_threads} x {search_threads}':>26} {result['positions'] / seconds:12.2f} "
               f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "

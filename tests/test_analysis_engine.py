@@ -10,7 +10,7 @@ import pytest
 
 from katacli.analysis import worker as worker_module
 from katacli.analysis.backend import AnalysisBackend
-from support.fakes import MaterialEvaluator
+from support.fakes import MaterialEvaluator, row_by_row_tiny_net
 
 from support.analysis import ENDLESS_VISITS, query_line, running_engine, send, wait_until
 
@@ -310,3 +310,36 @@ def test_rules_a_network_cannot_represent_are_replaced_with_a_warning():
         send(engine, query_line("s", rules={"ko": "SPIGHT", "scoring": "AREA"}, maxVisits=5))
         out.wait_finals(1)
     assert not any("warning" in o for o in out.objects)
+
+
+@pytest.mark.parametrize("searches, has_network, capacities", [
+    (1, True, [1]), (2, True, [1, 1]), (4, True, [1, 1, 1, 1]), (6, True, [2, 2, 1, 1]),
+    (64, True, [16, 16, 16, 16]), (100, True, [15, 15, 14, 14, 14, 14, 14]), (0, True, [1]),
+    (3, False, [1, 1, 1]),
+])
+def test_worker_capacities_share_the_searches_out(searches, has_network, capacities):
+    assert worker_module.worker_capacities(searches, has_network) == capacities
+
+
+@pytest.mark.parametrize("make_network", [MaterialEvaluator, row_by_row_tiny_net], ids=["requests", "arrays"])
+def test_many_single_leaf_searches_share_rounds_and_answer_as_one_thread_does(make_network):
+    queries = [query_line(f"g{index}", boardXSize=7, boardYSize=7, maxVisits=60,
+                          moves=[["B", "D4"], ["W", f"C{index % 5 + 2}"]] if index % 2 else [],
+                          overrideSettings={"wideRootNoise": 0.0})
+               for index in range(24)]
+
+    def answers(threads: int):
+        network = make_network()
+        settings = {"numAnalysisThreads": threads, "numSearchThreadsPerAnalysisThread": 1}
+        with running_engine(settings, backend=AnalysisBackend(network, max_batch_size=64)) as (engine, out):
+            for line in queries:
+                send(engine, line)
+            finals = out.wait_finals(len(queries))
+        by_id = {f["id"]: [(m["move"], m["visits"], m["winrate"]) for m in f["moveInfos"]] for f in finals}
+        return by_id, network.num_positions_evaluated / network.num_batches, engine
+
+    alone, _, _ = answers(1)
+    grouped, average_batch, engine = answers(24)
+    assert [w.capacity for w in engine.workers] == [6, 6, 6, 6]
+    assert grouped == alone
+    assert average_batch > 4, f"single-leaf searches were not batched together: {average_batch:.2f}"

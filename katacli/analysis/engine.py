@@ -78,13 +78,14 @@ class AnalysisEngine:
                 loading.when_done(self.queue.release)  # a failed load too: the workers then report it
             # The search modules are imported here, after "ready" (~20-50 ms on two cores): no query can be
             # searched before the network is loaded, which takes longer, so no answer comes later for it.
-            from katacli.analysis.worker import AnalysisWorker
+            from katacli.analysis.worker import AnalysisWorker, worker_capacities
 
+            capacities = worker_capacities(len(self._worker_seeds), self.backend.evaluator is not None)
             self.workers = [
                 AnalysisWorker(index, self.queue, self.backend.evaluator, self.writer.write, self.log, worker_seed,
                                self._log_search_info, human_evaluator=self.backend.human_evaluator,
-                               eval_cache=self.eval_cache, pattern_table=self._pattern_table)
-                for index, worker_seed in enumerate(self._worker_seeds)
+                               eval_cache=self.eval_cache, pattern_table=self._pattern_table, capacity=capacity)
+                for index, (worker_seed, capacity) in enumerate(zip(self._worker_seeds, capacities))
             ]
             self.backend.start_loading()
             for worker in self.workers:

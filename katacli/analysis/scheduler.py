@@ -43,9 +43,9 @@ class RequestQueue:
                 heapq.heappush(self._heap, (-request.priority, next(self._arrival), request))
                 self._cond.notify()
 
-    def pop(self) -> Optional[AnalysisRequest]:
-        """The next request to analyse, marked RUNNING; blocks (also while held); None once the queue is closed
-        and empty."""
+    def pop(self, block: bool = True) -> Optional[AnalysisRequest]:
+        """The next request to analyse, marked RUNNING. Blocks (also while held) until there is one, or
+        returns None once the queue is closed and empty; with ``block=False`` None also when none is ready."""
         with self._cond:
             while True:
                 while self._heap and not self._held:
@@ -53,7 +53,7 @@ class RequestQueue:
                     if request.status is RequestStatus.QUEUED:
                         request.status = RequestStatus.RUNNING
                         return request
-                if self._closed and not self._heap:
+                if (self._closed and not self._heap) or not block:
                     return None
                 self._cond.wait()
 

@@ -249,6 +249,29 @@ class BatchingEvaluator:
             return self.evaluator.evaluate_batch(batch)
         return self._enqueue(_Group(batch)).wait()
 
+    def evaluate_batches(self, batches: Sequence[NNBatch]) -> list:
+        """Several callers' batches at once (one thread stepping many searches): all are queued together,
+        so they share network calls as the batches of as many threads would. Answers in order; a batch
+        that failed has its exception in its place."""
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("BatchingEvaluator is closed")
+            groups = []
+            for batch in batches:
+                group = _Group(batch) if len(batch) else None
+                groups.append(group)
+                if group is not None:
+                    self._pending.append(_Part(group, 0, len(batch)))
+                    self._pending_requests += len(batch)
+            self._cv.notify_all()
+        answers: list = []
+        for batch, group in zip(batches, groups):
+            try:
+                answers.append(group.wait() if group is not None else self.evaluator.evaluate_batch(batch))
+            except Exception as exc:  # noqa: BLE001 -- that caller's answer is its error
+                answers.append(exc)
+        return answers
+
     def submit(self, request) -> "Future[NNOutput]":
         future: Future = Future()
         cached = self.evaluator.lookup_cache(request) if not self._closed else None

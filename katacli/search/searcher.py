@@ -19,7 +19,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Generator, Optional, Union
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from katacli._core import search_results as sr
 from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
 from katacli.heap_trim import maybe_trim_heap, trim_heap_after_search
 from katacli.game.coords import flat_index
-from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN
+from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN, NNBatch
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.params import SearchParams
@@ -45,6 +45,11 @@ from katacli.search.timecontrol import (
     TimeBudgetInputs, TimeControls, search_time_limit, upper_bound_visits_left,
 )
 from katacli._core.constants import BLACK, WHITE  # noqa: F401  (the core's numbers, defined once)
+
+# A search's network work, as run_steps yields it: an NNBatch of arrays (answered by the evaluator's
+# evaluate_batch, and joinable with other searches' batches), or a call that does the work itself and
+# returns (outputs, human outputs) (the per-request path: a human-SL net, root symmetry averaging).
+EvaluationWork = Union[NNBatch, Callable[[], tuple]]
 
 RESIGN = "resign"
 # Time limits cannot stop a search before it has this many playouts (KataGo's).
@@ -308,18 +313,44 @@ class Searcher(SearchViews):
         callback(searcher) runs every callback_period seconds (between batches); returning True stops.
         stop_event / stop() end the search after the batch in flight.
         """
+        steps = self._steps(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
+                            time_controls, pondering, search_factor)
         # A running search keeps coming back to a shared batching evaluator: register as its client
         # so batches wait for this search's leaves instead of running without them.
         client = getattr(self.evaluator, "client", None)
         if client is None:
-            return self._run(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
-                             time_controls, pondering, search_factor)
+            return self._drive_alone(steps)
         with client():
-            return self._run(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
-                             time_controls, pondering, search_factor)
+            return self._drive_alone(steps)
 
-    def _run(self, max_visits, max_playouts, max_time, stop_event, callback, callback_period, time_controls,
-             pondering, search_factor) -> SearchStats:
+    def run_steps(self, max_visits: Optional[int] = None, max_playouts: Optional[int] = None,
+                  max_time: Optional[float] = None, *, stop_event: Optional[threading.Event] = None,
+                  callback: Optional[Callable[["Searcher"], Optional[bool]]] = None,
+                  callback_period: Optional[float] = None, time_controls: Optional[TimeControls] = None,
+                  pondering: bool = False, search_factor: float = 1.0) -> Generator[EvaluationWork, object, SearchStats]:
+        """run() as a generator, for a driver that steps many searches from one thread
+        (:class:`katacli.search.stepping.SearchGroup`): it yields each batch of network work (see
+        :data:`EvaluationWork`), expects that work's answer back through ``send`` (or its error through
+        ``throw``), and returns the SearchStats. The caller registers as the evaluator's client."""
+        return self._steps(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
+                           time_controls, pondering, search_factor)
+
+    def _drive_alone(self, steps) -> SearchStats:
+        """Step one search to its end, doing its network work here."""
+        try:
+            work = next(steps)
+            while True:
+                try:
+                    answer = work() if callable(work) else self._leaf_evaluator.run_arrays(work)
+                except BaseException as exc:
+                    work = steps.throw(exc)   # the search gives up its leaves and raises it again
+                    continue
+                work = steps.send(answer)
+        except StopIteration as finished:
+            return finished.value
+
+    def _steps(self, max_visits, max_playouts, max_time, stop_event, callback, callback_period, time_controls,
+               pondering, search_factor) -> Generator[EvaluationWork, object, SearchStats]:
         p = self.params
         if max_visits is None:
             max_visits = p.max_visits_pondering if pondering else p.max_visits
@@ -337,7 +368,7 @@ class Searcher(SearchViews):
                 max_visits = int(math.ceil(min(cap, max_visits * search_factor)))
                 max_playouts = int(math.ceil(min(cap, max_playouts * search_factor)))
                 max_time = max_time * search_factor
-            stats.playouts = self._begin(pondering)
+            stats.playouts = yield from self._begin(pondering)
             # Every counted playout adds one root visit (uncounted ones, KataGo's passing-hack
             # playouts, stop short of the root), so playouts are counted as root-visit growth, plus
             # the counted playouts that stopped at a weightless human-SL step below the root.
@@ -406,7 +437,7 @@ class Searcher(SearchViews):
                 if n == 0:
                     continue
                 if pipeline is None or not pipeline.submit(n):
-                    self._evaluate_batch(n)
+                    yield from self._evaluation(n)
                 stats.playouts = self._playouts_since(non_playout_visits, below_root_before)
                 stats.batches += 1
                 stats.leaves_evaluated += n
@@ -461,20 +492,24 @@ class Searcher(SearchViews):
             return "stop"
         return ""
 
-    def _evaluate_batch(self, n: int) -> None:
-        """Evaluate the tree's n waiting leaves without holding the lock, then apply them."""
+    def _evaluation(self, n: int) -> Generator[EvaluationWork, object, None]:
+        """The tree's n waiting leaves as network work to yield (evaluated without the lock held unless
+        the caller holds it), then their answers applied; on any error the leaves are given up."""
         try:
-            batch = self._leaf_evaluator.evaluate_arrays(self.tree, n, self.params)
-            outputs = human_outputs = None
-            if batch is None:
-                outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, n, self.params)
+            batch = self._leaf_evaluator.prepare_arrays(self.tree, n, self.params)
+            answer = outputs = human_outputs = None
+            if batch is not None:
+                answer = yield batch
+            else:
+                tree, params = self.tree, self.params
+                outputs, human_outputs = yield lambda: self._leaf_evaluator.evaluate_with_human(tree, n, params)
         except BaseException:
             with self._lock:
                 self.tree.abandon()
             raise
         with self._lock:
             try:
-                self._store(batch, outputs, human_outputs)
+                self._store(answer, outputs, human_outputs)
             except BaseException:
                 self.tree.abandon()
                 raise
@@ -502,8 +537,9 @@ class Searcher(SearchViews):
             self._nn_has_shortterm_error = True
             self.tree.set_nn_has_shortterm_error(True)
 
-    def _begin(self, pondering: bool) -> int:
-        """Root setup for a new search (KataGo's beginSearch). Returns playouts done (1 if the root was evaluated)."""
+    def _begin(self, pondering: bool) -> Generator[EvaluationWork, object, int]:
+        """Root setup for a new search (KataGo's beginSearch), yielding the root's evaluation if it needs
+        one. Returns playouts done (1 if the root was evaluated)."""
         tree = self.tree
         if tree.update_mirroring():
             # The opponent started or stopped mirroring: grow a new tree with the anti-mirror settings (KataGo).
@@ -529,11 +565,11 @@ class Searcher(SearchViews):
         playouts = 0
         if not tree.root_evaluated:
             if tree.prepare_root_eval():
-                self._evaluate_root()
+                yield from self._evaluation(1)
             playouts = 1
         elif self.evaluator is not None and self._root_needs_reevaluation():
             tree.prepare_root_eval()
-            self._evaluate_root()
+            yield from self._evaluation(1)
         if self._root_human is None and human_net_usable(self.human_evaluator, self.params):
             self._evaluate_root_human()
         tree.mark_root_current()
@@ -541,16 +577,6 @@ class Searcher(SearchViews):
         self._apply_root_noise_and_temperature()
         return playouts
 
-    def _evaluate_root(self) -> None:
-        try:
-            batch = self._leaf_evaluator.evaluate_arrays(self.tree, 1, self.params)
-            outputs = human_outputs = None
-            if batch is None:
-                outputs, human_outputs = self._leaf_evaluator.evaluate_with_human(self.tree, 1, self.params)
-            self._store(batch, outputs, human_outputs)
-        except BaseException:
-            self.tree.abandon()
-            raise
 
     def _evaluate_root_human(self) -> None:
         """The human-SL net on the (evaluated) root alone: a reused root was grown without it."""

@@ -79,3 +79,21 @@ class MaterialEvaluator:
             policy_pass=float(pass_w / total) if pass_legal else -1.0, white_ownership=ownership,
             board_x=request.board_x, board_y=request.board_y, symmetry=0,
         )
+
+
+def row_by_row_tiny_net(symmetry=0):
+    """The bundled tiny net as an NNEvaluator that runs one row per forward pass: its answers do not depend
+    on what shares a batch, so batched and lone searches can be compared bit for bit. ``symmetry`` None:
+    random orientations (which search trees then draw themselves)."""
+    from katacli.nn.evaluator import NNEvaluator
+    from support.paths import BUNDLED_TINY_MODEL
+
+    class RowByRowEvaluator(NNEvaluator):
+        def _forward(self, spatial, global_features, meta, mask_full):
+            rows = [super(RowByRowEvaluator, self)._forward(
+                spatial[i:i + 1], global_features[i:i + 1], None if meta is None else meta[i:i + 1], mask_full)
+                for i in range(spatial.shape[0])]
+            return [np.concatenate(parts) for parts in zip(*rows)]
+
+    return RowByRowEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", seed=3, default_symmetry=symmetry,
+                                       cache_size_power_of_two=None)

@@ -1,0 +1,140 @@
+"""Many searches stepped from one thread, their leaves sent to the network together.
+
+A search that runs in its own thread (``Searcher.run``) hands each batch of leaves to a
+shared :class:`~katacli.nn.batching.BatchingEvaluator` and waits: with many small
+searches (the analysis engine's concurrent queries, one or a few leaves each) every
+visit then pays a thread hand-off and a wake-up, and the threads contend for the GIL,
+so the batches the network sees stay far below the number of searches.
+
+A :class:`SearchGroup` steps its searches as generators (``Searcher.run_steps``)
+instead. One *round* takes the pending network work of every search, sends all the
+array batches to the evaluator at once (``evaluate_batches``: one queueing, one wait),
+gives each search its answer and lets it collect its next leaves (nogil, in the core).
+So a round costs one hand-off whatever the number of searches. Work that cannot go
+as arrays (a human-SL net, root symmetry averaging) runs on a small thread pool in
+the same round, so such searches do not hold the others up.
+
+Each search keeps its own limits, time checks, stop event and callbacks (they run
+in the driver's thread, between rounds). ``on_done(stats, error)`` is called once per
+search, in the driver's thread, when it finishes or fails; a failure of one search
+(or of its batch) ends that search only.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from katacli.nn.batch import NNBatch
+
+# Threads for the searches' non-array work (per-request evaluations), per group, by default.
+CALL_WORKERS = 8
+
+OnDone = Callable[[Optional[object], Optional[BaseException]], None]
+
+
+@dataclass(eq=False)   # identity: a run is found in the list by itself
+class _Run:
+    searcher: object
+    steps: object                    # the generator from Searcher.run_steps
+    on_done: OnDone
+    work: object = field(default=None)   # what it waits for: an NNBatch or a call
+
+
+def evaluate_batches(evaluator, batches: list) -> list:
+    """Answers for several searches' NNBatches, in order, a failed batch's exception in its place: in one
+    go where the evaluator can (a BatchingEvaluator), else one call each."""
+    many = getattr(evaluator, "evaluate_batches", None)
+    if many is not None:
+        return many(batches)
+    answers: list = []
+    for batch in batches:
+        try:
+            answers.append(evaluator.evaluate_batch(batch))
+        except Exception as exc:  # noqa: BLE001 -- that search's answer is its error
+            answers.append(exc)
+    return answers
+
+
+class SearchGroup:
+    """Searches sharing one evaluator, stepped round by round from the thread that calls :meth:`step`."""
+
+    def __init__(self, evaluator, max_calls: int = CALL_WORKERS):
+        """``max_calls``: threads for work that is not an array batch (one per search that may need one)."""
+        self.evaluator = evaluator
+        self._max_calls = max(1, max_calls)
+        self._runs: list[_Run] = []
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self.rounds = 0
+        self.leaves = 0
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def add(self, searcher, on_done: OnDone, **run_kwargs) -> None:
+        """Start a search (``run_kwargs`` as for Searcher.run); it runs up to its first network work now."""
+        if searcher.evaluator is not self.evaluator:
+            raise ValueError("a SearchGroup steps searches of its own evaluator only")
+        run = _Run(searcher, searcher.run_steps(**run_kwargs), on_done)
+        self._resume(run, lambda: next(run.steps))
+
+    def step(self) -> None:
+        """One round: every search's pending work evaluated, the answers given back, each search advanced
+        to its next work (or its end)."""
+        runs = list(self._runs)
+        if not runs:
+            return
+        arrays = [run for run in runs if isinstance(run.work, NNBatch)]
+        calls = [run for run in runs if not isinstance(run.work, NNBatch)]
+        futures = [self._call_pool().submit(run.work) for run in calls]
+        try:
+            answers: list = evaluate_batches(self.evaluator, [run.work for run in arrays]) if arrays else []
+        except Exception as exc:  # noqa: BLE001 -- every search of the failed round gets the error
+            answers = [exc] * len(arrays)
+        self.rounds += 1
+        self.leaves += sum(len(run.work) for run in arrays)
+        for run, answer in zip(arrays, answers):
+            self._answer(run, answer)
+        for run, future in zip(calls, futures):
+            exc = future.exception()
+            self._answer(run, exc if exc is not None else future.result())
+
+    def close(self) -> None:
+        """Stop every search still running (each gives up its leaves; on_done is not called) and the pool."""
+        for run in self._runs:
+            run.steps.close()
+        self._runs.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    # ---- helpers
+    def _answer(self, run: _Run, answer) -> None:
+        if isinstance(answer, BaseException):
+            self._resume(run, lambda: run.steps.throw(answer))
+        else:
+            self._resume(run, lambda: run.steps.send(answer))
+
+    def _resume(self, run: _Run, advance: Callable[[], object]) -> None:
+        """Advance a search to its next work; on its end or failure, drop it and report."""
+        try:
+            run.work = advance()
+        except StopIteration as finished:
+            self._drop(run)
+            run.on_done(finished.value, None)
+            return
+        except Exception as exc:  # noqa: BLE001 -- one search's failure ends that search only
+            self._drop(run)
+            run.on_done(None, exc)
+            return
+        if run not in self._runs:
+            self._runs.append(run)
+
+    def _drop(self, run: _Run) -> None:
+        if run in self._runs:
+            self._runs.remove(run)
+
+    def _call_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._max_calls, thread_name_prefix="search-group-call")
+        return self._pool
