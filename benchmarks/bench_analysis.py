@@ -20,6 +20,7 @@ import platform
 import random
 import shutil
 import threading
+import sys
 import time
 from pathlib import Path
 
@@ -30,6 +31,9 @@ from katacli._core.history import GameState
 from katacli.analysis.backend import AnalysisBackend, ModelInfo
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine
+# Sibling scripts (bench_search_overhead's zero-cost network), even under PYTHONSAFEPATH.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from katacli.config import Config
 from katacli.game.coords import format_color, format_vertex
 from katacli.nn.batching import BatchingEvaluator

@@ -158,10 +158,13 @@ POSITION_MOVES = (30, 90)
 class ZeroCostEvaluator(NNEvaluator):
     """An NNEvaluator whose network answers instantly: one recorded answer, repeated over the batch."""
 
-    def __init__(self, path: Path, gpu_latency_s: float = 0.0, gpu_per_position_s: float = 0.0):
+    def __init__(self, model, gpu_latency_s: float = 0.0, gpu_per_position_s: float = 0.0, **options):
+        """``model``: a model file's path or a loaded KataGoModel; ``options``: NNEvaluator's."""
         from katacli.nn.torch_model import load_model
 
-        super().__init__(load_model(path), device="cpu", trace=False)
+        if isinstance(model, (str, Path)):
+            model = load_model(model)
+        super().__init__(model, device="cpu", trace=False, **options)
         self._answers: dict[tuple, list[np.ndarray]] = {}
         # A simulated GPU: each network call sleeps this long (the GIL released, as a CUDA call's wait).
         self.gpu_latency_s, self.gpu_per_position_s = gpu_latency_s, gpu_per_position_s

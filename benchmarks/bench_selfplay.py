@@ -56,7 +56,8 @@ def run_once(device: str, args) -> dict:
     handle = manager.install(name, model)
     evaluator = handle.net.evaluator.evaluator
     with tempfile.TemporaryDirectory() as out:
-        run = SelfplayRun(settings, manager, out, max_games_total=args.games, seed=args.seed)
+        run = SelfplayRun(settings, manager, out, max_games_total=args.games, seed=args.seed,
+                          search_drivers=args.search_drivers)
         start = time.perf_counter()
         stats = run.run(handle_signals=False)
         seconds = time.perf_counter() - start
@@ -79,6 +80,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64, help="nnMaxBatchSize")
     parser.add_argument("--cpu-threads", type=int, default=1, help="torch intra-op threads on CPU")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--search-drivers", type=int, default=None,
+                        help="threads stepping the games' searches (0: each game thread searches; default: "
+                             "as kata selfplay chooses)")
     args = parser.parse_args()
     devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
     if "cuda" in devices and not torch.cuda.is_available():

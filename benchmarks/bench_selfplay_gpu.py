@@ -27,8 +27,12 @@ import logging
 import os
 import shutil
 import tempfile
+import sys
 import time
 from pathlib import Path
+
+# Sibling scripts (bench_search_overhead's zero-cost network), even under PYTHONSAFEPATH.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from katacli.config import Config
 from katacli.selfplay.settings import SelfplaySettings
@@ -95,7 +99,7 @@ class Window:
 
 
 def run_in_process(cfg: Config, device: str, window: Window, label: str, evaluator_factory=None,
-                   threads: int | None = None) -> dict:
+                   threads: int | None = None, search_drivers: int | None = None) -> dict:
     """One self-play process (as `kata selfplay` runs with one process) for the window."""
     from katacli.nn.configs import random_description
     from katacli.nn.torch_model import KataGoModel, load_model
@@ -112,7 +116,7 @@ def run_in_process(cfg: Config, device: str, window: Window, label: str, evaluat
         manager.install(f"random-{FALLBACK_NET}", KataGoModel(random_description(FALLBACK_NET, seed=1)))
     try:
         with tempfile.TemporaryDirectory() as out:
-            run = SelfplayRun(settings, manager, out, seed=1)
+            run = SelfplayRun(settings, manager, out, seed=1, search_drivers=search_drivers)
 
             def on_tick(stats: RunStats) -> None:
                 if window.tick(stats):
@@ -124,7 +128,8 @@ def run_in_process(cfg: Config, device: str, window: Window, label: str, evaluat
     return window.result(label)
 
 
-def run_processes(cfg: Config, window: Window, label: str, device: str = "cuda") -> dict:
+def run_processes(cfg: Config, window: Window, label: str, device: str = "cuda",
+                  search_drivers: int | None = None) -> dict:
     """The config's worker processes on the GPU for the window (the real `kata selfplay` path)."""
     from katacli.selfplay.processes import ProcessRun, make_jobs
 
@@ -141,7 +146,7 @@ def run_processes(cfg: Config, window: Window, label: str, device: str = "cuda")
         jobs = make_jobs(settings, min(num_processes(cfg), settings.runner.num_game_threads), nn=nn, cpu_threads=1,
                          pass_alive=settings_pass_alive(cfg), models_dir=str(models), output_dir=str(out),
                          poll_seconds=3600.0, seed=1, random_init=random_init, random_init_seed=1,
-                         log_path=str(Path(tmp) / "selfplay.log"), device=device)
+                         log_path=str(Path(tmp) / "selfplay.log"), device=device, search_drivers=search_drivers)
         run = ProcessRun(jobs, None)
 
         def on_tick(stats: RunStats) -> None:
@@ -182,6 +187,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="length of the measuring window")
     parser.add_argument("--latency-ms", type=float, default=2.0, help="sim: the GPU call's fixed cost")
     parser.add_argument("--per-position-us", type=float, default=5.0, help="sim: its cost per position")
+    parser.add_argument("--sim-network", choices=["requests", "arrays"], default="arrays",
+                        help="sim: a stand-in answering per request (selfplay.simulated_gpu) or the real "
+                             "NNEvaluator's array path with a zero-cost network, as a search on a GPU runs")
+    parser.add_argument("--search-drivers", type=int, default=None,
+                        help="driver threads per process stepping the searches (0: each game thread searches; "
+                             "default: as kata selfplay chooses on a GPU)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
 
@@ -196,9 +207,21 @@ def main() -> None:
         batch = cfg.get("nnMaxBatchSize", "selfplay")
         print(f"simulated GPU ({args.latency_ms:g} ms + {args.per_position_us:g} us per position), "
               f"one process of {describe(cfg, processes)}: {threads} game threads", flush=True)
-        show(run_in_process(cfg, "cpu", Window(args.warmup, args.seconds), "sim",
-                            lambda model: SimulatedGpuEvaluator(args.latency_ms / 1000, args.per_position_us / 1e6,
-                                                                max_batch_size=batch), threads=threads))
+        latency_s, per_position_s = args.latency_ms / 1000, args.per_position_us / 1e6
+        if args.sim_network == "arrays":
+            from bench_search_overhead import ZeroCostEvaluator
+
+            def factory(model):
+                return ZeroCostEvaluator(model, latency_s, per_position_s, max_batch_size=batch)
+        else:
+            def factory(model):
+                return SimulatedGpuEvaluator(latency_s, per_position_s, max_batch_size=batch)
+        from katacli.selfplay.runner import default_search_drivers
+
+        drivers = default_search_drivers(threads, "cuda") if args.search_drivers is None else args.search_drivers
+        show(run_in_process(cfg, "cpu", Window(args.warmup, args.seconds),
+                            f"sim {args.sim_network}, {drivers} search drivers", factory,
+                            threads=threads, search_drivers=drivers))
     if args.mode in ("cuda", "all"):
         if not torch.cuda.is_available():
             print("CUDA not available: no GPU runs")
@@ -212,7 +235,8 @@ def main() -> None:
             show(run_in_process(base, "cuda", Window(args.warmup, args.seconds), "baseline"))
         if args.cuda_runs in ("config", "both"):
             print(f" {args.config.name}: {describe(cfg, processes)}", flush=True)
-            show(run_processes(cfg, Window(args.warmup, args.seconds), "gpu config"))
+            label = "gpu config" if args.search_drivers is None else f"gpu config, {args.search_drivers} search drivers"
+            show(run_processes(cfg, Window(args.warmup, args.seconds), label, search_drivers=args.search_drivers))
 
 
 if __name__ == "__main__":

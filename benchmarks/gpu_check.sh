@@ -74,11 +74,14 @@ if want selfplay; then
   timeout 90 kata selfplay -config configs/selfplay_gpu_example.cfg -models-dir /tmp/spm -output-dir /tmp/sp -max-games-total 256 --quiet \
     -override-config "bSizes=9,bSizeRelProbs=1,maxVisits=100,cheapSearchVisits=20,reducedVisitsMin=20,maxAsymmetricRatio=1" 2>&1 | tail -6
   # Steady-state windows (bench_selfplay_gpu.py: 5 s warm-up, 20 s measured) of the shipped config and of 128
-  # games a process: on an H100 the short run above gave batches of 54 / 90 at 576 / 378 moves/s.
+  # games a process: on an H100 (before search drivers) the short run above gave batches of 54 / 90 at
+  # 576 / 378 moves/s. The last row: the shipped config with each game thread searching itself (no drivers).
   for games in 512 1024; do
     timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds 20 \
       --override "numGameThreads=$games,nnMaxBatchSize=$games" 2>&1 | tail -4
   done
+  timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds 20 \
+    --search-drivers 0 2>&1 | tail -2
 fi
 if want train; then
   # --compile adds a torch.compile row of the last case (b18c384nbt bf16): its compile takes a minute or two.

@@ -164,3 +164,50 @@ def test_close_gives_back_the_leaves_of_unfinished_searches():
     group.close()
     assert not finished and len(group) == 0
     assert searcher.run(max_visits=50).visits == 50
+
+
+def test_a_driver_steps_searches_handed_over_by_other_threads():
+    import threading
+
+    from katacli.search.stepping import SearchDrivers
+
+    params = _params(2, visits=30)
+    expected = []
+    for i in range(6):
+        searcher = Searcher(_position((9, 9), i), params, _evaluator(), seed=5)
+        searcher.run()
+        expected.append(_summary(searcher))
+    with BatchingEvaluator(_evaluator(), max_batch_size=64, server_per_cpu_core=False) as shared:
+        drivers = SearchDrivers(shared, 2)
+        searchers = [Searcher(_position((9, 9), i), params, shared, seed=5, driver=drivers) for i in range(6)]
+        results = {}
+
+        def play(i):
+            results[i] = searchers[i].run()   # blocks until a driver thread has stepped it to its end
+
+        threads = [threading.Thread(target=play, args=(i,)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        drivers.close()
+    assert all(results[i].visits == 30 for i in range(6))
+    assert [_summary(s) for s in searchers] == expected
+    # The searches overlapped: a round carried more than one search's batch of 2 leaves on average.
+    rounds = sum(d.rounds for d in drivers.drivers)
+    assert sum(d.leaves for d in drivers.drivers) / rounds > 2.0
+
+
+def test_a_search_failing_on_a_driver_raises_in_its_callers_thread():
+    from katacli.search.stepping import SearchDriver
+
+    evaluator = FailsOnShape(_evaluator(), bad_width=13)
+    driver = SearchDriver(evaluator)
+    good = Searcher(_position((9, 9), 1), _params(1, visits=20), evaluator, seed=5, driver=driver)
+    bad = Searcher(_position((13, 13), 1), _params(1, visits=20), evaluator, seed=5, driver=driver)
+    with pytest.raises(RuntimeError, match="simulated device failure"):
+        bad.run()
+    assert good.run().visits == 20
+    driver.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        good.run(max_visits=30)

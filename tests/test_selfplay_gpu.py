@@ -142,6 +142,6 @@ def test_gpu_benchmark_runs_against_the_simulated_gpu():
          "--seconds", "1", "--override", "maxMovesPerGame=12,initGamesWithPolicy=false"],
         capture_output=True, text=True, timeout=180, env=subprocess_env())
     assert result.returncode == 0, result.stderr
-    line = next(text for text in result.stdout.splitlines() if text.strip().startswith("sim:"))
+    line = next(text for text in result.stdout.splitlines() if text.strip().startswith("sim "))
     average = float(line.split("average batch ")[1].split()[0])
     assert average >= MIN_GPU_AVERAGE_BATCH and " rows/s" in line, result.stdout

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from katacli.data import GT, TrainingFile, join_game_hash, list_training_files
 from katacli.nn.export import write_model_file
 from katacli.nn.configs import random_description
 from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_model
-from katacli.selfplay.runner import SelfplayRun
+from katacli.selfplay.runner import SelfplayRun, default_search_drivers
 from katacli.setup.engine_settings import NNSettings
 
 from support.selfplay import (
@@ -91,6 +92,33 @@ def test_in_process_run_writes_whole_games(tmp_path):
     games, rows = check_output_dir(tmp_path / "out")
     assert games == 4 and rows == stats.rows_written == stats.rows_produced
     assert sgf_lines(tmp_path / "out") == 4
+
+
+def test_searches_stepped_by_driver_threads_write_whole_games(tmp_path):
+    """As a GPU run steps them: each game thread hands its searches to a driver and waits per search."""
+    cfg = tiny_config(ALL_ROWS + ",numGameThreads=5")
+    from katacli.selfplay.settings import SelfplaySettings
+    settings = SelfplaySettings.from_config(cfg)
+    manager = ModelManager(NNSettings.from_config(cfg, "selfplay"), device="cpu")
+    manager.install("random-b2c16", random_model("b2c16", 4))
+    run = SelfplayRun(settings, manager, tmp_path / "out", max_games_total=6, seed=1, search_drivers=2)
+    driver = manager.acquire().net.driver
+    assert manager.search_drivers == 2 and len(driver.drivers) == 2
+    stats = run.run(handle_signals=False)
+    rounds = sum(d.rounds for d in driver.drivers)
+    manager.close()
+    assert stats.games_finished == 6
+    games, rows = check_output_dir(tmp_path / "out")
+    assert games == 6 and rows == stats.rows_written == stats.rows_produced
+    # Every search went through the drivers, several to a round.
+    assert rounds > 0 and stats.nn_positions / stats.nn_batches > 1.0
+    assert not any(thread.name.startswith("search-driver") for thread in threading.enumerate())
+
+
+def test_search_drivers_by_device():
+    assert default_search_drivers(8, "cpu") == 0
+    assert default_search_drivers(64, "cuda") == 4
+    assert default_search_drivers(2, "cuda") == 2
 
 
 def test_model_directory_watching(tmp_path):

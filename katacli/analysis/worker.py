@@ -3,7 +3,7 @@
 ``numAnalysisThreads`` positions are searched concurrently (KataGo's meaning), each
 keeping ``numSearchThreads`` leaves in flight per batch, all going to the one shared
 evaluator. They are not one OS thread each: a worker steps up to
-``SEARCHES_PER_WORKER`` searches from its thread as a
+``SEARCHES_PER_DRIVER`` searches from its thread as a
 :class:`~katacli.search.stepping.SearchGroup`, so that a round of all their leaves costs
 one hand-off to the network instead of one per search (with many single-leaf
 searches, per-search threads fed a GPU batches of under half the searches). A few
@@ -17,7 +17,6 @@ query asked for them.
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import threading
 import time
@@ -31,26 +30,16 @@ from katacli.analysis.responses import analysis_response, no_results_response
 from katacli.analysis.scheduler import RequestQueue
 from katacli.game.coords import format_vertex
 from katacli.search import Searcher
-from katacli.search.stepping import SearchGroup
+from katacli.search.stepping import SearchGroup, search_shares
 
 # Longest gap between checks of the report schedule while a search runs, seconds.
 REPORT_CHECK_SECONDS = 0.05
-# Searches one worker thread steps at most. With 64 single-leaf searches on a simulated GPU (1 ms + 100 us
-# a position, two CPU cores) 4 workers of 16 did 6.4k visits/s, 2 of 32 5.2k, 8 of 8 5.9k, 64 threads 4.1k.
-SEARCHES_PER_WORKER = 16
-# Up to this many requests get a worker each: with few searches, overlap beats grouping.
-MIN_WORKERS = 4
-
-
 def worker_capacities(num_searches: int, has_network: bool) -> list[int]:
     """How many searches each worker thread steps: ``num_searches`` in all (numAnalysisThreads). Without
     a network (rollouts) a search never waits for anything, so each gets its own thread."""
-    num_searches = max(1, num_searches)
     if not has_network:
-        return [1] * num_searches
-    workers = min(num_searches, max(MIN_WORKERS, math.ceil(num_searches / SEARCHES_PER_WORKER)))
-    base, extra = divmod(num_searches, workers)
-    return [base + (1 if i < extra else 0) for i in range(workers)]
+        return [1] * max(1, num_searches)
+    return search_shares(num_searches)
 
 
 class DuringSearchReporter:
@@ -145,7 +134,7 @@ class AnalysisWorker:
         try:
             # A network given while it loads is loaded by now (the queue is held until then).
             evaluator = loaded_evaluator(self.evaluator)
-            if self._group is None or self._group.evaluator is not evaluator:
+            if self._group is None or (not len(self._group) and self._group.evaluator is not evaluator):
                 self._group = SearchGroup(evaluator, max_calls=self.capacity)
             searcher = Searcher(request.state, request.params, evaluator,
                                 keep_ownership=request.report.wants_tree_ownership,
@@ -165,6 +154,8 @@ class AnalysisWorker:
                             stop_event=request.stop_event, callback=callback, callback_period=period)
         except Exception as exc:  # noqa: BLE001 -- keep serving; the client still gets its one final response
             self._end(request, None, None, exc)
+        if not self._running():
+            self._client.close()   # it ended at once: batches must not wait for this thread while it idles
 
     def _end(self, request: AnalysisRequest, searcher: Optional[Searcher], stats, exc: Optional[BaseException]) -> None:
         """A search finished (stats) or failed (exc): write its final response and release the request."""

@@ -89,7 +89,7 @@ class Searcher(SearchViews):
     def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
                  nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
                  seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None,
-                 eval_cache: Optional[EvalCache] = None, pipeline: Optional[bool] = None):
+                 eval_cache: Optional[EvalCache] = None, pipeline: Optional[bool] = None, driver=None):
         """
         state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
         evaluate leaves by random playouts. human_evaluator: a human-SL net (KataGo's -human-model) whose
@@ -100,6 +100,8 @@ class Searcher(SearchViews):
         when its parameters ask for one (katacli.search.eval_cache).
         pipeline: keep two batches in flight, one evaluated while the next is collected (katacli.search.pipeline):
         True / False, or None to follow params.search_pipelining (the searchPipelining key).
+        driver: a :class:`katacli.search.stepping.SearchDriver` (or SearchDrivers) of ``evaluator`` that
+        run() hands each search to, stepped there with other threads' searches (self-play's game threads).
         """
         if nogo and evaluator is not None:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
@@ -130,6 +132,7 @@ class Searcher(SearchViews):
         self.last_stats = SearchStats()
         self._eval_cache = eval_cache
         self._pipeline_wanted = pipeline
+        self._driver = driver
         # Shapes to avoid from SGFs or earlier games (KataGo's externalPatternBonusTable), or None.
         self.external_pattern_table: Optional[PatternBonusTable] = None
         self._make_tree(state)
@@ -313,6 +316,10 @@ class Searcher(SearchViews):
         callback(searcher) runs every callback_period seconds (between batches); returning True stops.
         stop_event / stop() end the search after the batch in flight.
         """
+        if self._driver is not None:
+            return self._driver.run(self, max_visits=max_visits, max_playouts=max_playouts, max_time=max_time,
+                                    stop_event=stop_event, callback=callback, callback_period=callback_period,
+                                    time_controls=time_controls, pondering=pondering, search_factor=search_factor)
         steps = self._steps(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
                             time_controls, pondering, search_factor)
         # A running search keeps coming back to a shared batching evaluator: register as its client
@@ -332,8 +339,9 @@ class Searcher(SearchViews):
         (:class:`katacli.search.stepping.SearchGroup`): it yields each batch of network work (see
         :data:`EvaluationWork`), expects that work's answer back through ``send`` (or its error through
         ``throw``), and returns the SearchStats. The caller registers as the evaluator's client."""
+        # (never pipelined: a group already keeps the network busy with other searches' leaves)
         return self._steps(max_visits, max_playouts, max_time, stop_event, callback, callback_period,
-                           time_controls, pondering, search_factor)
+                           time_controls, pondering, search_factor, allow_pipeline=False)
 
     def _drive_alone(self, steps) -> SearchStats:
         """Step one search to its end, doing its network work here."""
@@ -350,7 +358,7 @@ class Searcher(SearchViews):
             return finished.value
 
     def _steps(self, max_visits, max_playouts, max_time, stop_event, callback, callback_period, time_controls,
-               pondering, search_factor) -> Generator[EvaluationWork, object, SearchStats]:
+               pondering, search_factor, allow_pipeline: bool = True) -> Generator[EvaluationWork, object, SearchStats]:
         p = self.params
         if max_visits is None:
             max_visits = p.max_visits_pondering if pondering else p.max_visits
@@ -375,7 +383,7 @@ class Searcher(SearchViews):
             non_playout_visits = self.tree.root_visits - stats.playouts
             below_root_before = self.tree.playouts_below_root
         batch_size = self._batch_capacity()
-        pipeline = self._new_pipeline() if self.pipelined else None
+        pipeline = self._new_pipeline() if self.pipelined and allow_pipeline else None
         if p.min_playouts_per_thread > 0.0:
             new_playouts = min(max_visits - non_playout_visits, max_playouts)
             cap = new_playouts / p.min_playouts_per_thread

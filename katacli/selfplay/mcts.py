@@ -61,7 +61,8 @@ class MctsSelfplaySearch:
         """Point the searcher at ``state``; True if an existing tree was kept."""
         searcher = self._searcher
         if searcher is None:
-            self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS))
+            self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS),
+                                      driver=getattr(self.net, "driver", None))
             if self.pattern_table is not None:
                 self._searcher.set_external_pattern_table(self.pattern_table)
             return False

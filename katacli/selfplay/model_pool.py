@@ -19,6 +19,7 @@ from katacli.config import Enabled
 from katacli.nn.batching import BatchClients, BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
 from katacli.nn.torch_model import KataGoModel, load_model
+from katacli.search.stepping import SearchDrivers
 from katacli.setup.engine_settings import NNSettings
 from katacli.selfplay.game import ModelHandle
 from katacli.selfplay.latest_model import ModelFile, NoModelError, find_latest_model
@@ -64,6 +65,24 @@ class ModelManager:
         self.clients = BatchClients()
         # Positions and batches of the models already closed (network_counts adds the loaded ones).
         self._retired_counts = [0, 0]
+        self._search_drivers = 0   # driver threads per model stepping the games' searches (0: none)
+
+    def use_search_drivers(self, count: int) -> None:
+        """Step the games' searches on ``count`` driver threads per model (katacli.search.stepping), every
+        round of them one batch for the network, instead of each in its game thread."""
+        with self._lock:
+            self._search_drivers = max(0, count)
+            for loaded in self._models.values():
+                self._attach_drivers(loaded)
+
+    @property
+    def search_drivers(self) -> int:
+        return self._search_drivers
+
+    def _attach_drivers(self, loaded: "LoadedModel") -> None:
+        net = loaded.handle.net
+        if self._search_drivers and getattr(net, "driver", None) is None:
+            net.driver = SearchDrivers(loaded.batcher, self._search_drivers)
 
     # ---- loading
     def _make_evaluator(self, model: KataGoModel) -> NNEvaluator:
@@ -86,6 +105,7 @@ class ModelManager:
         with self._lock:
             previous = self._latest
             self._models[name] = LoadedModel(handle, batcher)
+            self._attach_drivers(self._models[name])
             self._latest = name
             if previous is not None and previous != name:
                 self._close_if_unused(previous)
@@ -201,7 +221,11 @@ def _counts(loaded: LoadedModel) -> tuple[int, int]:
 
 
 def _close_loaded(loaded: LoadedModel) -> None:
-    """Stop a model's batcher and log KataGo's end-of-run network figures: positions, batches, average batch."""
+    """Stop a model's search drivers and batcher and log KataGo's end-of-run network figures: positions,
+    batches, average batch."""
+    driver = getattr(loaded.handle.net, "driver", None)
+    if driver is not None:
+        driver.close()
     loaded.batcher.close()
     positions, batches = _counts(loaded)
     if batches:

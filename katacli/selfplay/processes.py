@@ -60,6 +60,7 @@ class WorkerJob:
     random_init_seed: int
     log_path: str
     device: Optional[str] = None
+    search_drivers: Optional[int] = None   # SelfplayRun's (None: its default for the device)
 
 
 class SharedGameCounter:
@@ -105,7 +106,8 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
                                pass_alive_setting=job.pass_alive)
         manager.load_first(job.models_dir, job.random_init, job.random_init_seed)
         run = SelfplayRun(job.settings, manager, job.output_dir, models_dir=job.models_dir,
-                          poll_seconds=job.poll_seconds, seed=job.seed, claim_game=counter.claim)
+                          poll_seconds=job.poll_seconds, seed=job.seed, claim_game=counter.claim,
+                          search_drivers=job.search_drivers)
         last = [0.0]
 
         def report(stats: RunStats) -> None:

@@ -45,9 +45,12 @@ class Policy:
 class NetEvaluator:
     """Evaluates GameStates with one network (through a batching front end or directly)."""
 
-    def __init__(self, evaluator: Union[BatchingEvaluator, NNEvaluator], model_name: str = ""):
+    def __init__(self, evaluator: Union[BatchingEvaluator, NNEvaluator], model_name: str = "", driver=None):
+        """``driver``: the SearchDriver(s) that step searches on this net (katacli.search.stepping), or None:
+        searches run in the threads that ask for them."""
         self.evaluator = evaluator
         self.model_name = model_name
+        self.driver = driver
 
     def request(self, state: GameState, *, draw_equivalent_wins_for_white: float = 0.5,
                 playout_doubling_advantage: float = 0.0) -> NNRequest:
