@@ -168,16 +168,56 @@ class ZeroCostEvaluator(NNEvaluator):
         self._answers: dict[tuple, list[np.ndarray]] = {}
         # A simulated GPU: each network call sleeps this long (the GIL released, as a CUDA call's wait).
         self.gpu_latency_s, self.gpu_per_position_s = gpu_latency_s, gpu_per_position_s
+        if gpu_latency_s or gpu_per_position_s:
+            # ... and, as a CUDA net, lets a pipelined search launch a batch and wait for it later.
+            self.runner = _SimulatedDevice(self, self.runner)
 
     def _forward(self, spatial, global_features, meta, mask_full):
+        outputs = self.zero_cost_outputs(spatial, global_features, meta, mask_full)
+        if self.gpu_latency_s or self.gpu_per_position_s:
+            time.sleep(self.gpu_latency_s + spatial.shape[0] * self.gpu_per_position_s)
+        return outputs
+
+    def zero_cost_outputs(self, spatial, global_features, meta, mask_full):
         shape = spatial.shape[1:]
         if shape not in self._answers:  # the real net once, on a blank input of this shape
             blank = np.zeros((1,) + shape, np.float32)
             self._answers[shape] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
-        n = spatial.shape[0]
-        if self.gpu_latency_s or self.gpu_per_position_s:
-            time.sleep(self.gpu_latency_s + n * self.gpu_per_position_s)
-        return [np.repeat(a, n, axis=0) for a in self._answers[shape]]
+        return [np.repeat(a, spatial.shape[0], axis=0) for a in self._answers[shape]]
+
+
+class _SimulatedDevice:
+    """The device runner of a simulated GPU: ``launch`` starts a call and returns at once; waiting for it
+    sleeps until the call would have finished. Calls overlap as the waited-for calls of several threads
+    do here (each on its own lane's stream on a real GPU), so both pipelines meet the same device."""
+
+    is_cuda = cuda_graphs = True
+
+    def __init__(self, evaluator: ZeroCostEvaluator, runner):
+        self._evaluator, self._runner = evaluator, runner
+
+    def __call__(self, *args):
+        return self._runner(*args)
+
+    def __getattr__(self, name):   # everything else (describe, precision) is the real runner's
+        return getattr(self._runner, name)
+
+    def launch(self, spatial, global_features, meta, mask_full):
+        e = self._evaluator
+        outputs = e.zero_cost_outputs(spatial, global_features, meta, mask_full)
+        return _SimulatedCall(outputs, time.monotonic() + e.gpu_latency_s + spatial.shape[0] * e.gpu_per_position_s)
+
+
+class _SimulatedCall:
+    def __init__(self, outputs, ready_at: float):
+        self._outputs, self._ready_at = outputs, ready_at
+
+    def wait(self):
+        self.settle()
+        return self._outputs
+
+    def settle(self) -> None:
+        time.sleep(max(0.0, self._ready_at - time.monotonic()))
 
 
 def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,

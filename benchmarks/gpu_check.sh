@@ -47,8 +47,9 @@ BENCH="kata benchmark -v 3200 -n 3"
 if want search; then
   step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t 64,128,256,512 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
   step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
-  # Two batches in flight (searchPipelining, katacli.search.pipeline): on an H100 on 2026-11-26 it lost below
-  # 128 leaves and tied above; the same settings side by side show whether a change turned that around.
+  # Two batches in flight (searchPipelining, katacli.search.pipeline): on an H100 on 2026-11-26 (a worker
+  # thread evaluating one lane) it lost below 128 leaves and tied above; since then a CUDA net's batches
+  # are launched from the search thread itself. The same settings side by side say whether that pays.
   step "search, pipelined (searchPipelining=true)"
   for spec in "/tmp/b18.bin.gz:128,256,512" "$G170:64,128,256"; do
     timeout 80 $BENCH -model "${spec%%:*}" -t "${spec##*:}" -override-config searchPipelining=true 2>&1 | grep -E "numSearchThreads = *[0-9]+:"
@@ -68,6 +69,9 @@ if want profile; then
   step "where a search's time goes, stage by stage (benchmarks/profile_search_stages.py)"
   timeout 90 python3 benchmarks/profile_search_stages.py --model "$G170" --threads 16,64,128 --visits 3200
   timeout 90 python3 benchmarks/profile_search_stages.py --model /tmp/b18.bin.gz --threads 128,256 --visits 3200
+  # Pipelined, the batch launched from the search thread against a worker thread evaluating it.
+  timeout 120 python3 benchmarks/profile_search_stages.py --model "$G170" --threads 64,128 --visits 3200 \
+    --pipeline launch,worker 2>&1 | grep -E "numSearchThreads|device call|descents"
 fi
 if want selfplay; then
   step "self-play 9x9, g170-b6c96, 100 visits, the GPU config"; mkdir -p /tmp/spm && cp "$G170" /tmp/spm/

@@ -2,7 +2,7 @@
 """Where a search's time goes, stage by stage, with a real network (on the GPU when there is one).
 
     python3 benchmarks/profile_search_stages.py --model NET.bin.gz [--threads 16,64] [--visits 3200]
-        [--positions 3] [--cprofile] [--override KEY=VALUE,...]
+        [--positions 3] [--cprofile] [--override KEY=VALUE,...] [--pipeline off,launch,worker]
 
 The network is loaded as `kata benchmark` loads it (the config's device and precision: FP16 on a GPU with
 tensor cores), warmed up, then each setting searches `kata benchmark`'s positions (fresh tree and empty
@@ -33,6 +33,7 @@ from katacli.config import Config  # noqa: E402
 from katacli.nn import evaluator as evaluator_module  # noqa: E402
 from katacli.nn.evaluator import NNEvaluator  # noqa: E402
 from katacli.search import Searcher  # noqa: E402
+from katacli.search.evaluation import NetworkLeafEvaluator  # noqa: E402
 from katacli.search.benchmark_positions import benchmark_positions  # noqa: E402
 from katacli.search.params import SearchParams  # noqa: E402
 from katacli.search.speed_benchmark import benchmark_params  # noqa: E402
@@ -47,7 +48,22 @@ STAGES = [
     ("evaluator: merge, cache store", NNEvaluator, "finish_batch"),
     ("search: store + back up", Searcher, "_store"),
 ]
-SEARCH_EVALUATE = (Searcher, "_evaluate_batch")
+# The search's whole network call (the stages above but the store); with the store, "evaluate + store".
+SEARCH_EVALUATE = (NetworkLeafEvaluator, "run_arrays")
+EVALUATE_AND_STORE = ("search: evaluator call (all)", "search: store + back up")
+
+
+class _TimedRunner:
+    """The network's device runner with its calls timed (launch and the rest pass through)."""
+
+    def __init__(self, runner, timed_call):
+        self._runner, self._timed_call = runner, timed_call
+
+    def __call__(self, *args):
+        return self._timed_call(*args)
+
+    def __getattr__(self, name):
+        return getattr(self._runner, name)
 
 
 class StageTimer:
@@ -79,18 +95,26 @@ class StageTimer:
 def install_timers(timer: StageTimer, network: NNEvaluator) -> None:
     for label, owner, name in STAGES:
         if owner is None:   # the network's runner: an attribute of this evaluator
-            network.runner = timer.wrap(label, network.runner)
+            network.runner = _TimedRunner(network.runner, timer.wrap(label, network.runner))
         else:
             setattr(owner, name, timer.wrap(label, getattr(owner, name)))
     owner, name = SEARCH_EVALUATE
-    setattr(owner, name, timer.wrap("search: evaluate + store (all)", getattr(owner, name)))
+    setattr(owner, name, timer.wrap(EVALUATE_AND_STORE[0], getattr(owner, name)))
 
 
-def search_all(network, positions, params) -> tuple[int, float]:
+# --pipeline modes: one batch at a time; two lanes with the batch launched from the search thread (what a
+# CUDA net does when pipelined); two lanes with a worker thread evaluating one (the path before launches).
+PIPELINE_MODES = ("off", "launch", "worker")
+
+
+def search_all(network, positions, params, mode: str = "off") -> tuple[int, float]:
     visits, seconds = 0, 0.0
+    # The worker path: hide the evaluator's launches, as for a net that cannot launch (benchmark only).
+    NetworkLeafEvaluator.launches_async = property(
+        lambda self: mode == "launch" and bool(getattr(self.evaluator, "launches_async", False)))
     for state in positions:
         network.cache.clear()
-        searcher = Searcher(state, params, network, seed=1)
+        searcher = Searcher(state, params, network, seed=1, pipeline=mode != "off")
         start = time.perf_counter()
         visits += searcher.run().visits
         seconds += time.perf_counter() - start
@@ -106,7 +130,13 @@ def main() -> None:
     parser.add_argument("--boardsize", type=int, default=19)
     parser.add_argument("--override", default="", help="config keys KEY=VALUE,... (e.g. searchPipelining=true)")
     parser.add_argument("--cprofile", action="store_true", help="also print cProfile's top functions")
+    parser.add_argument("--pipeline", default="off",
+                        help=f"comma-separated: {', '.join(PIPELINE_MODES)} (two lanes of leaves: the batch launched "
+                             "from the search thread, as a CUDA net does, or evaluated by a worker thread)")
     args = parser.parse_args()
+    modes = args.pipeline.split(",")
+    if not set(modes) <= set(PIPELINE_MODES):
+        raise SystemExit(f"--pipeline takes {', '.join(PIPELINE_MODES)}")
     if not args.model.exists():
         raise SystemExit(f"model not found: {args.model}")
     overrides = dict(kv.split("=", 1) for kv in args.override.split(",") if kv)
@@ -118,24 +148,24 @@ def main() -> None:
     base = SearchParams.from_config(cfg)
     timer = StageTimer()
     install_timers(timer, network)
-    for threads in (int(t) for t in args.threads.split(",")):
+    for threads, mode in ((int(t), mode) for t in args.threads.split(",") for mode in modes):
         params = benchmark_params(base, args.visits, threads)
-        search_all(network, positions[:1], benchmark_params(base, min(args.visits, 400), threads))  # warm up
+        search_all(network, positions[:1], benchmark_params(base, min(args.visits, 400), threads), mode)  # warm up
         timer.reset()
         profiler = cProfile.Profile() if args.cprofile else None
         if profiler is not None:
             profiler.enable()
-        visits, seconds = search_all(network, positions, params)
+        visits, seconds = search_all(network, positions, params, mode)
         if profiler is not None:
             profiler.disable()
         per_visit = 1e6 / max(visits, 1)
-        print(f"\nnumSearchThreads = {threads}: {visits} visits in {seconds:.2f} s, {visits / seconds:.0f} visits/s "
+        pipelined = "" if mode == "off" else f", pipelined ({mode})"
+        print(f"\nnumSearchThreads = {threads}{pipelined}: {visits} visits in {seconds:.2f} s, {visits / seconds:.0f} visits/s "
               f"({per_visit * seconds:.1f} us a visit)")
         print(f"{'stage':<36} {'calls':>7} {'share':>7} {'us/visit':>9}")
-        evaluate_all = timer.seconds.get("search: evaluate + store (all)", 0.0)
+        evaluate_all = sum(timer.seconds.get(label, 0.0) for label in EVALUATE_AND_STORE)
         rows = [(label, timer.calls.get(label, 0), timer.seconds.get(label, 0.0)) for label, _, _ in STAGES]
-        rows.append(("search: evaluate + store (all)", timer.calls.get("search: evaluate + store (all)", 0),
-                     evaluate_all))
+        rows.append(("search: evaluate + store (all)", timer.calls.get(EVALUATE_AND_STORE[0], 0), evaluate_all))
         rows.append(("search: descents, loop (the rest)", 0, max(0.0, seconds - evaluate_all)))
         for label, calls, spent in rows:
             print(f"{label:<36} {calls:>7} {100 * spent / seconds:6.1f}% {spent * per_visit:9.2f}")

@@ -212,3 +212,41 @@ def test_cuda_human_net_runs_with_metadata():
     for r in requests:
         r.meta = meta
     assert _max_policy_diff(cpu.evaluate_uncached(requests), gpu.evaluate_uncached(requests)) < 1e-4
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_launched_calls_answer_as_waited_calls_and_overlap():
+    """DeviceRunner.launch queues a call and returns; two launches in flight on one thread each get
+    their own lane and their own answers, the same as calls waited for."""
+    net = NNEvaluator.from_file(model_path(G170_B6), device="cuda", cache_size_power_of_two=None)
+    runner = net.runner
+    assert net.launches_async
+    batches = []
+    for seed, n in ((1, 5), (2, 16)):
+        rng = np.random.default_rng(seed)
+        spatial = np.zeros((n, 22, 19, 19), np.float32)
+        spatial[:, 0] = 1.0
+        spatial[:, 1] = rng.random((n, 19, 19)) < 0.1
+        batches.append((spatial, np.zeros((n, 19), np.float32)))
+    waited = [runner(s, g, None, True) for s, g in batches]
+    first = runner.launch(*batches[0], None, True)
+    second = runner.launch(*batches[1], None, True)   # while the first is still queued
+    for launched, want in ((second, waited[1]), (first, waited[0])):
+        for got, expected in zip(launched.wait(), want):
+            np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_pipelined_search_launches_on_its_own_thread():
+    from katacli._core.history import GameState
+    from katacli.search import SearchParams, Searcher
+
+    net = NNEvaluator.from_file(model_path(G170_B6), device="cuda")
+    params = SearchParams.defaults("gtp").replace(num_search_threads=32, max_visits=1000)
+    searcher = Searcher(GameState(19, 19), params, net, seed=1, pipeline=True)
+    assert searcher.pipelined
+    stats = searcher.run()
+    assert stats.visits == 1000 and searcher.tree.total_virtual_losses() == 0
+    assert searcher.tree.check_invariants()

@@ -7,7 +7,10 @@ virtual loss behind, a failing network leaves no pending leaf, and the key turns
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
+
+import numpy as np
 
 import pytest
 
@@ -169,3 +172,96 @@ def test_analysis_from_another_thread_during_a_pipelined_search(tiny_net):
         watcher.join()
     assert stats.visits == 3000
     assert snapshots and searcher.tree.total_virtual_losses() == 0
+
+
+class _LaunchingNet:
+    """The tiny net as a device that queues calls (a CUDA net's NNEvaluator.submit_batch): the inputs are
+    read at launch, the network runs when the answer is asked for, on the search's own thread. Fails on
+    the given launch's answer (counted from 1)."""
+
+    launches_async = True
+
+    def __init__(self, net: NNEvaluator, fail_on: int = 0):
+        self.net, self.fail_on = net, fail_on
+        self.launched = self.answered = self.settled = 0
+        self.threads: set = set()
+
+    def submit_batch(self, batch):
+        from katacli.nn.evaluator import PendingBatch
+
+        self.launched += 1
+        number = self.launched
+        frozen = dataclasses.replace(batch, **{f.name: getattr(batch, f.name).copy() for f in dataclasses.fields(batch)
+                                               if isinstance(getattr(batch, f.name), np.ndarray)})
+
+        def finish():
+            self.threads.add(threading.get_ident())
+            if number == self.fail_on:
+                raise RuntimeError("device failed")
+            self.answered += 1
+            return self.net.evaluate_batch(frozen)
+
+        def settle():
+            self.settled += 1
+
+        return PendingBatch(finish=finish, settle=settle)
+
+    def __getattr__(self, name):
+        return getattr(self.net, name)
+
+
+def _fresh_net() -> NNEvaluator:
+    return NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=16, seed=5)
+
+
+def test_a_launched_pipeline_searches_as_the_worker_pipeline_does_on_one_thread():
+    """Same batches in the same order, stored at the same moments: the same tree, without a worker thread."""
+    results = []
+    for net in (_fresh_net(), _LaunchingNet(_fresh_net())):
+        searcher = Searcher(_opening(), _params(8, 300), net, seed=3, pipeline=True)
+        stats = searcher.run()
+        assert stats.visits == 300 and searcher.tree.total_virtual_losses() == 0
+        results.append([(c.move, c.visits, c.win_loss) for c in searcher.child_results()])
+    assert results[0] == results[1]
+    assert net.launched >= 2 and net.answered == net.launched and net.threads == {threading.get_ident()}
+
+
+def test_a_launched_batch_failing_leaves_no_pending_leaf_and_settles_the_one_in_flight():
+    net = _LaunchingNet(_fresh_net(), fail_on=4)
+    searcher = Searcher(_opening(), _params(16, 400), net, seed=7, pipeline=True)
+    with pytest.raises(RuntimeError, match="device failed"):
+        searcher.run()
+    assert net.settled == 1   # launch 5 was on the device when launch 4's answer failed
+    assert searcher.tree.total_virtual_losses() == 0 and searcher.tree.check_invariants()
+    for lane in (0, 1):
+        searcher.tree.select_lane(lane)
+        assert searcher.tree.num_leaves == 0
+    net.fail_on = 0
+    assert searcher.run(max_visits=300).visits == 300
+
+
+def test_submit_batch_answers_as_evaluate_batch(tiny_net):
+    searcher = Searcher(_opening(), _params(8, 50), tiny_net, seed=1)
+    searcher.run()
+    tree = searcher.tree
+    n, _ = tree.collect(8, 8)
+    assert n > 1
+    batch = _batch_of(tree, n, tiny_net)
+    by_submit = _fresh_net().submit_batch(batch).result()
+    by_evaluate = _fresh_net().evaluate_batch(batch)
+    tree.abandon()
+    assert not tiny_net.launches_async   # the CPU runs a submitted batch at once
+    for name in ("values", "policy", "policy_pass", "symmetry"):
+        np.testing.assert_array_equal(getattr(by_submit, name), getattr(by_evaluate, name))
+
+
+def test_a_device_runners_launch_on_the_cpu_runs_the_call_at_once(tiny_net):
+    runner = tiny_net.runner
+    spatial = np.zeros((2, 22, 9, 9), np.float32)
+    spatial[:, 0] = 1.0
+    global_features = np.zeros((2, 19), np.float32)
+    expected = runner(spatial, global_features, None, True)
+    launched = runner.launch(spatial, global_features, None, True)
+    for got, want in zip(launched.wait(), expected):
+        np.testing.assert_array_equal(got, want)
+    launched.settle()   # nothing left to wait for

@@ -17,7 +17,10 @@ On the CPU it runs the network through TorchScript traces (:mod:`katacli.nn.trac
   Inputs travel through pinned host buffers.
 * Several callers (BatchingEvaluator server threads) may run at once: each takes a *lane*, with
   its own stream, graphs and buffers, so one batch's copies and host work overlap another's
-  compute.
+  compute. Lanes are made as needed (two to start with).
+* :meth:`DeviceRunner.launch` queues a call without waiting for it (``LaunchedCall.wait`` does): a
+  pipelined search (katacli.search.pipeline) collects its next leaves on the same thread while the GPU
+  runs the last ones.
 """
 from __future__ import annotations
 
@@ -99,6 +102,41 @@ class _Lane:
         self.pool = torch.cuda.graph_pool_handle()
 
 
+def _graph_outputs(graph: "_Graph", rows: int) -> list[np.ndarray]:
+    """A finished replay's outputs for its first ``rows`` rows (copies: the pinned buffers are reused)."""
+    return [host.numpy()[:rows].copy() for host in graph.host_outputs]
+
+
+class LaunchedCall:
+    """A network call :meth:`DeviceRunner.launch` queued (or ran at once): ``wait()`` -> its outputs;
+    ``settle()`` waits for the device and gives the lane back without reading them (after an error)."""
+
+    def __init__(self, outputs: Optional[list] = None, lane: Optional[_Lane] = None, graph=None, rows: int = 0,
+                 lanes: Optional[queue.Queue] = None):
+        self._outputs = outputs
+        self._lane, self._graph, self._rows, self._lanes = lane, graph, rows, lanes
+
+    def wait(self) -> list[np.ndarray]:
+        if self._lane is not None:
+            try:
+                self._lane.stream.synchronize()   # releases the GIL while the GPU finishes
+                self._outputs = _graph_outputs(self._graph, self._rows)
+            finally:
+                self._release()
+        return self._outputs
+
+    def settle(self) -> None:
+        if self._lane is not None:
+            try:
+                self._lane.stream.synchronize()
+            finally:
+                self._release()
+
+    def _release(self) -> None:
+        lane, self._lane = self._lane, None
+        self._lanes.put(lane)
+
+
 class DeviceRunner:
     """``runner(spatial, global_features, meta, mask_full)`` -> [policy, policy_pass, value, score, ownership]
     as float32 numpy arrays (see the module docstring). Thread-safe."""
@@ -170,9 +208,40 @@ class DeviceRunner:
                 outputs = self._run_plain(spatial, global_features, meta, mask_full)
             return outputs
 
+    def launch(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray],
+               mask_full: bool) -> "LaunchedCall":
+        """Queue a call and return at once where the device allows it (CUDA graphs: the copies in, the
+        replay and the copies out queued on a lane's stream, the inputs already copied into its pinned
+        buffers); ``wait()`` then gives what __call__ would have. Elsewhere the call runs now.
+        The lane stays taken until the call is waited for or settled."""
+        if not (self.is_cuda and self.cuda_graphs):
+            return LaunchedCall(outputs=self(spatial, global_features, meta, mask_full))
+        lane = self._take_lane()
+        try:
+            with torch.inference_mode():
+                graph = self._enqueue_graph(lane, spatial, global_features, meta, mask_full)
+        except _CaptureFailed as failure:
+            self._lanes.put(lane)
+            log.warning("could not capture a CUDA graph of the network (%s); running it without graphs",
+                        failure.__cause__)
+            self.cuda_graphs = False
+            return LaunchedCall(outputs=self(spatial, global_features, meta, mask_full))
+        except BaseException:
+            lane.stream.synchronize()   # nothing queued may still read the buffers when the lane is reused
+            self._lanes.put(lane)
+            raise
+        return LaunchedCall(lane=lane, graph=graph, rows=spatial.shape[0], lanes=self._lanes)
+
+    def _take_lane(self) -> _Lane:
+        """A free lane, or a new one: a caller holding a launched call's lane must never wait for another."""
+        try:
+            return self._lanes.get_nowait()
+        except queue.Empty:
+            return _Lane(self.device)
+
     @contextmanager
     def _lane(self) -> Iterator[_Lane]:
-        lane = self._lanes.get()
+        lane = self._take_lane()
         try:
             yield lane
         finally:
@@ -205,6 +274,13 @@ class DeviceRunner:
             return [t.cpu().numpy() for t in out]
 
     def _run_graph(self, lane: _Lane, spatial, global_features, meta, mask_full) -> list[np.ndarray]:
+        graph = self._enqueue_graph(lane, spatial, global_features, meta, mask_full)
+        lane.stream.synchronize()
+        return _graph_outputs(graph, spatial.shape[0])
+
+    def _enqueue_graph(self, lane: _Lane, spatial, global_features, meta, mask_full) -> "_Graph":
+        """Copy a batch into its graph's pinned buffers and queue the copies in, the replay and the copies
+        out on the lane's stream (not waited for)."""
         n = spatial.shape[0]
         bucket = graph_bucket(n, self.max_batch_size)
         key = (bucket, spatial.shape[1:], global_features.shape[1:], None if meta is None else meta.shape[1:],
@@ -230,8 +306,7 @@ class DeviceRunner:
             graph.graph.replay()
             for host, out in zip(graph.host_outputs, graph.outputs):
                 host.copy_(out, non_blocking=True)
-        lane.stream.synchronize()
-        return [host.numpy()[:n].copy() for host in graph.host_outputs]
+        return graph
 
     def _capture(self, lane: _Lane, key, spatial, global_features, meta, mask_full) -> _Graph:
         bucket = key[0]

@@ -248,6 +248,37 @@ class NNEvaluator:
         block = self._run_rows(plan.rows, plan.symmetries, plan.input_symmetries) if plan.misses else None
         return self.finish_batch(plan, block)
 
+    @property
+    def launches_async(self) -> bool:
+        """Whether :meth:`submit_batch` returns before the network has run (a CUDA net with graphs), so that
+        the caller can work meanwhile on the same thread."""
+        return bool(getattr(self.runner, "is_cuda", False) and getattr(self.runner, "cuda_graphs", False))
+
+    def submit_batch(self, batch: NNBatch) -> "PendingBatch":
+        """evaluate_batch in two halves: the network call is queued now (see launches_async; elsewhere the
+        whole batch is evaluated here and now), ``result()`` waits for it and finishes the answers."""
+        plan = self.plan_batch(batch)
+        rows = plan.rows
+        if not plan.misses or not self.launches_async or len(rows) > self.max_batch_size:
+            block = self._run_rows(rows, plan.symmetries, plan.input_symmetries) if plan.misses else None
+            return PendingBatch(answer=self.finish_batch(plan, block))
+        self.require_metadata(rows.meta)
+        spatial = apply_symmetries(rows.spatial, plan.input_symmetries)
+        mask_full = spatial.shape[2] * spatial.shape[3] == batch.board_x * batch.board_y
+        with self._stats_lock:
+            self.num_batches += 1
+        launched = self.runner.launch(spatial, rows.global_features, rows.meta, mask_full)
+
+        def finish() -> NNBatchOutput:
+            raw = launched.wait()
+            with self._stats_lock:
+                self.num_positions_evaluated += len(rows)
+            block = self.postprocess_arrays(raw, rows.legal_mask, batch.board_x, batch.board_y,
+                                            symmetries=plan.symmetries, **rows.postprocess_args())
+            return self.finish_batch(plan, block)
+
+        return PendingBatch(finish=finish, settle=launched.settle)
+
     def plan_batch(self, batch: NNBatch) -> "BatchPlan":
         """What of a batch the cache answers and what must run through the network (with its symmetries)."""
         if batch.spatial.ndim != 4 or not (0 < batch.board_y <= batch.spatial.shape[2]
@@ -623,6 +654,27 @@ def _validate(request: NNRequest) -> None:
     area = request.board_x * request.board_y
     if request.legal_mask.shape not in ((area,), (area + 1,)):
         raise ValueError(f"legal mask must have {area} or {area + 1} entries, got shape {request.legal_mask.shape}")
+
+
+class PendingBatch:
+    """A batch :meth:`NNEvaluator.submit_batch` started: ``result()`` (once) gives its NNBatchOutput or
+    raises its error; ``settle()`` ends it without the answers (after an error elsewhere)."""
+
+    __slots__ = ("_answer", "_finish", "_settle")
+
+    def __init__(self, answer: Optional[NNBatchOutput] = None, finish=None, settle=None):
+        self._answer, self._finish, self._settle = answer, finish, settle
+
+    def result(self) -> NNBatchOutput:
+        if self._finish is not None:
+            finish, self._finish, self._settle = self._finish, None, None
+            self._answer = finish()
+        return self._answer
+
+    def settle(self) -> None:
+        if self._settle is not None:
+            settle, self._finish, self._settle = self._settle, None, None
+            settle()
 
 
 class BatchPlan:

@@ -182,6 +182,15 @@ class NetworkLeafEvaluator:
         """The network's answers for a batch from prepare_arrays."""
         return self._evaluate_batch(batch)
 
+    @property
+    def launches_async(self) -> bool:
+        """Whether the evaluator can queue a batch and return at once (launch_arrays)."""
+        return bool(getattr(self.evaluator, "launches_async", False)) and hasattr(self.evaluator, "submit_batch")
+
+    def launch_arrays(self, batch: NNBatch):
+        """Queue a batch from prepare_arrays on the device; the returned PendingBatch's result() answers it."""
+        return self.evaluator.submit_batch(batch)
+
 
 class _MetadataRows:
     """The SGF-metadata rows of a batch (one per side to move), built only for nets that take them."""

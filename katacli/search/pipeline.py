@@ -12,13 +12,17 @@ Asked for with the searchPipelining key (off by default). It is meant for a netw
 CPU the network and the tree compete for the same cores. With a simulated GPU (a network call that waits
 with the GIL released; benchmarks/bench_search_overhead.py --gpu-latency-ms) it gains 1.1-1.6x, but on an
 H100 (2026-11-26) it was slower than one batch at a time below 128 leaves and no faster above: the
-worker's Python and the search's contend for the GIL, and the device runner captures CUDA graphs for each
-of the two lanes. numSearchThreads = 1 never pipelines: KataGo's sequential search exactly.
+worker's Python and the search's contend for the GIL (a likely cause, not verified). So where the
+evaluator can queue a batch and return (a CUDA net with graphs: ``NNEvaluator.submit_batch``, the
+device runner's ``launch``) there is no worker any more: the search thread launches a lane's batch,
+collects the other lane while the GPU runs, then waits for the first and stores it -- one Python
+thread, the GPU's work overlapped all the same (not yet measured on a GPU). numSearchThreads = 1 never
+pipelines: KataGo's sequential search exactly.
 """
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -58,7 +62,7 @@ def lane_capacity(num_search_threads: int, lanes: int) -> int:
 class _InFlight:
     lane: int
     leaves: int
-    future: Future
+    future: object   # a Future (worker) or a PendingBatch (launched on the device)
 
 
 class LanePipeline:
@@ -71,11 +75,16 @@ class LanePipeline:
     ``prepare(n)`` -> NNBatch or None and ``store(output)`` run with ``lock`` held on the search thread;
     ``evaluate(batch)`` runs on a worker. A batch that fails is given up (``tree.abandon``)."""
 
-    def __init__(self, tree, lock, prepare: Callable, evaluate: Callable, store: Callable):
+    def __init__(self, tree, lock, prepare: Callable, evaluate: Callable, store: Callable,
+                 launch: Optional[Callable] = None):
+        """``launch(batch)``: where the evaluator queues a batch and returns at once (a CUDA net,
+        ``NNEvaluator.submit_batch``), it is used instead of a worker: the search thread collects the next
+        lane while the GPU runs, without a second Python thread to share the GIL with."""
         self.tree = tree
         self.lock = lock
         self._prepare = prepare
         self._evaluate = evaluate
+        self._launch = launch
         self._store = store
         self.collect_lane = 0
         self._in_flight: Optional[_InFlight] = None
@@ -96,7 +105,7 @@ class LanePipeline:
             batch = self._prepare(n)
         if batch is None:
             return False
-        future = _eval_pool().submit(self._evaluate, batch)
+        future = self._launch(batch) if self._launch is not None else _eval_pool().submit(self._evaluate, batch)
         previous, self._in_flight = self._in_flight, _InFlight(self.collect_lane, n, future)
         self.collect_lane = (self.collect_lane + 1) % PIPELINE_LANES
         if previous is not None:
@@ -140,8 +149,16 @@ class LanePipeline:
                 raise
 
 
-def _wait_quietly(future: Future) -> None:
-    """Wait until a worker's batch has ended, however it ended (a second Ctrl-C included)."""
+def _wait_quietly(future) -> None:
+    """Wait until a worker's (or the device's) batch has ended, however it ended (a second Ctrl-C included)."""
+    settle = getattr(future, "settle", None)
+    if settle is not None:   # a launched batch (NNEvaluator.submit_batch): the device finishes, its lane freed
+        while True:
+            try:
+                settle()
+                return
+            except BaseException:
+                pass
     while not future.done():
         try:
             wait([future])

@@ -472,10 +472,12 @@ class Searcher(SearchViews):
 
     def _new_pipeline(self) -> LanePipeline:
         tree, params = self.tree, self.params
+        leaf_evaluator = self._leaf_evaluator
         return LanePipeline(tree, self._lock,
-                            prepare=lambda n: self._leaf_evaluator.prepare_arrays(tree, n, params),
-                            evaluate=self._leaf_evaluator.run_arrays,
-                            store=lambda output: self._store(output, None, None))
+                            prepare=lambda n: leaf_evaluator.prepare_arrays(tree, n, params),
+                            evaluate=leaf_evaluator.run_arrays,
+                            store=lambda output: self._store(output, None, None),
+                            launch=leaf_evaluator.launch_arrays if leaf_evaluator.launches_async else None)
 
     def _pass_search_factor(self) -> float:
         moves = self.tree.root_state().moves
