@@ -24,7 +24,11 @@ from katacli._core.board cimport Board, Loc, Color, Hash128, MAX_ARR_SIZE
 from katacli._core.rules cimport Rules
 
 cdef enum:
-    NUM_RECENT_BOARDS = 6
+    # The boards kept: the current one and the two before it, all that is ever read (the V7 features'
+    # ladder planes and pattern hashes look back at most two moves). KataGo keeps six; every move copies
+    # the board into this ring and every descent's restore copies back the slots it overwrote, so each
+    # slot not needed costs a board copy (~7 KB) per visit.
+    NUM_RECENT_BOARDS = 3
 
 cdef struct Move:
     Loc loc
