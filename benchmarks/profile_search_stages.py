@@ -160,7 +160,8 @@ def main() -> None:
             profiler.disable()
         per_visit = 1e6 / max(visits, 1)
         pipelined = "" if mode == "off" else f", pipelined ({mode})"
-        print(f"\nnumSearchThreads = {threads}{pipelined}: {visits} visits in {seconds:.2f} s, {visits / seconds:.0f} visits/s "
+        print(f"\nnumSearchThreads = {threads}{pipelined}: {visits} visits in {seconds:.2f} s, "
+              f"{visits / seconds:.0f} visits/s "
               f"({per_visit * seconds:.1f} us a visit)")
         print(f"{'stage':<36} {'calls':>7} {'share':>7} {'us/visit':>9}")
         evaluate_all = sum(timer.seconds.get(label, 0.0) for label in EVALUATE_AND_STORE)

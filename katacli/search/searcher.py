@@ -334,7 +334,8 @@ class Searcher(SearchViews):
                   max_time: Optional[float] = None, *, stop_event: Optional[threading.Event] = None,
                   callback: Optional[Callable[["Searcher"], Optional[bool]]] = None,
                   callback_period: Optional[float] = None, time_controls: Optional[TimeControls] = None,
-                  pondering: bool = False, search_factor: float = 1.0) -> Generator[EvaluationWork, object, SearchStats]:
+                  pondering: bool = False,
+                  search_factor: float = 1.0) -> Generator[EvaluationWork, object, SearchStats]:
         """run() as a generator, for a driver that steps many searches from one thread
         (:class:`katacli.search.stepping.SearchGroup`): it yields each batch of network work (see
         :data:`EvaluationWork`), expects that work's answer back through ``send`` (or its error through

@@ -40,6 +40,7 @@ SEARCHES_PER_DRIVER = 16
 # Up to this many searches get a driver each: with few searches, overlap beats grouping.
 MIN_DRIVERS = 4
 
+
 def search_shares(num_searches: int) -> list[int]:
     """How many of ``num_searches`` concurrent searches each driver thread steps (one entry per driver)."""
     num_searches = max(1, num_searches)
