@@ -3,7 +3,7 @@
 ``numAnalysisThreads`` positions are searched concurrently (KataGo's meaning), each
 keeping ``numSearchThreads`` leaves in flight per batch, all going to the one shared
 evaluator. They are not one OS thread each: a worker steps up to
-``SEARCHES_PER_DRIVER`` searches from its thread as a
+``katacli.search.stepping.SEARCHES_PER_DRIVER`` searches from its thread as a
 :class:`~katacli.search.stepping.SearchGroup`, so that a round of all their leaves costs
 one hand-off to the network instead of one per search (with many single-leaf
 searches, per-search threads fed a GPU batches of under half the searches). A few
@@ -34,6 +34,8 @@ from katacli.search.stepping import SearchGroup, search_shares
 
 # Longest gap between checks of the report schedule while a search runs, seconds.
 REPORT_CHECK_SECONDS = 0.05
+
+
 def worker_capacities(num_searches: int, has_network: bool) -> list[int]:
     """How many searches each worker thread steps: ``num_searches`` in all (numAnalysisThreads). Without
     a network (rollouts) a search never waits for anything, so each gets its own thread."""
