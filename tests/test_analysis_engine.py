@@ -343,3 +343,15 @@ def test_many_single_leaf_searches_share_rounds_and_answer_as_one_thread_does(ma
     assert [w.capacity for w in engine.workers] == [6, 6, 6, 6]
     assert grouped == alone
     assert average_batch > 4, f"single-leaf searches were not batched together: {average_batch:.2f}"
+
+
+def test_searches_in_a_worker_group_keep_every_leaf_in_one_lane():
+    """searchPipelining=true does not halve a grouped search's batches (groups never pipeline)."""
+    network = row_by_row_tiny_net()
+    settings = {"numAnalysisThreads": 1, "numSearchThreadsPerAnalysisThread": 8, "searchPipelining": "true"}
+    with running_engine(settings, backend=AnalysisBackend(network, max_batch_size=64)) as (engine, out):
+        send(engine, query_line("p", boardXSize=9, boardYSize=9, maxVisits=200))
+        out.wait_finals(1)
+    # One lane: ~3.9 network rows a call here (cache hits and transpositions take the rest of the 8);
+    # split over two lanes it was 2.0.
+    assert network.num_positions_evaluated / network.num_batches > 3.0

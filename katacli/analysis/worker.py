@@ -138,10 +138,12 @@ class AnalysisWorker:
             evaluator = loaded_evaluator(self.evaluator)
             if self._group is None or (not len(self._group) and self._group.evaluator is not evaluator):
                 self._group = SearchGroup(evaluator, max_calls=self.capacity)
+            # (never pipelined: a group keeps the network busy with the other searches' leaves, and a
+            # pipelined tree would split numSearchThreads over two lanes)
             searcher = Searcher(request.state, request.params, evaluator,
                                 keep_ownership=request.report.wants_tree_ownership,
                                 seed=self._rng.getrandbits(63), human_evaluator=self.human_evaluator,
-                                eval_cache=self.eval_cache)
+                                eval_cache=self.eval_cache, pipeline=False)
             if request.restrictions is not None:
                 searcher.set_restrictions(request.restrictions)
             searcher.set_external_pattern_table(self.pattern_table)

@@ -61,8 +61,10 @@ class MctsSelfplaySearch:
         """Point the searcher at ``state``; True if an existing tree was kept."""
         searcher = self._searcher
         if searcher is None:
+            driver = getattr(self.net, "driver", None)
+            # A driver's searches are never pipelined (a pipelined tree would split its leaves over two lanes).
             self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS),
-                                      driver=getattr(self.net, "driver", None))
+                                      driver=driver, pipeline=False if driver is not None else None)
             if self.pattern_table is not None:
                 self._searcher.set_external_pattern_table(self.pattern_table)
             return False
