@@ -13,7 +13,10 @@
 # the pipelined runs added since), katago 74 s (its build runs in the background from the start),
 # selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s (plus the torch.compile
 # row added since), analysis 56 s, testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no
-# longer fits one 600 s call: pick.
+# longer fits one 600 s call: pick. Not yet measured on a GPU (2026-11-26, sixth session): the search
+# launching its own batches (search + profile steps), self-play search drivers (selfplay), analysis
+# workers stepping 16 searches each (analysis). A first call for those, about 7-8 minutes:
+#   STEPS="build profile search analysis" ...; then STEPS="build selfplay train tests" ...
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
