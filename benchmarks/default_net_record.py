@@ -7,6 +7,10 @@ that trained it: the command and seed, the budget, the machine, and the Elo curv
                                                                           # katacli/nets/default.json and
                                                                           # benchmarks/default_net.md
 
+    python3 benchmarks/default_net_record.py --base-record benchmarks/default_net_part2.json \
+        --net distilled.bin.gz --refinement distill-log.json --install   # a net refined from the recorded one
+                                                                          # by examples/distill_openings.py
+
 RUN is the loop's --work-dir (progress.json, models/, elo/; results.json once finished). The loop's
 options come from progress.json (the loop records each start) or --loop-args; they are checked
 against the configs the run wrote, so the recorded command is the one that made the network.
@@ -52,6 +56,9 @@ LOOP_CONFIGS = ("selfplay-loop.cfg", "gatekeeper.cfg", "match.cfg")
 STRENGTH_FILES = {"vs_rollouts": REPO / "benchmarks" / "default_net_vs_rollouts.json",
                   "vs_gnugo": REPO / "benchmarks" / "default_net_vs_gnugo.json"}
 SECONDS_PER_HOUR = 3600.0
+# A refined network (--base-record): the log examples/distill_openings.py wrote, as the command names it.
+REFINEMENT_LOG = "distill-log.json"
+REFINEMENT_ROWS = "distill-rows.json"
 
 
 class RecordError(Exception):
@@ -277,6 +284,47 @@ def continued(record: dict, previous: dict, args) -> dict:
     return record
 
 
+def refined_record(base: dict, base_name: str, net: Path, log: dict, machine_note: Optional[str] = None) -> dict:
+    """The record of a network made from the one ``base`` records by examples/distill_openings.py (whose
+    --log-out is ``log``): the run's record (curve, budget), this file's facts and what was done to it."""
+    try:
+        header = check_model_file(net)
+    except ModelFileError as exc:
+        raise RecordError(str(exc)) from None
+    before = base["network"]
+    data = net.read_bytes()
+    record = json.loads(json.dumps(base))   # a deep copy
+    record["network"] = dict(before, name=header.name, trained_as=net.name, model_version=header.version,
+                             bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    options, generated = log["options"], log["generated_by"]
+    source = f"{base['reproduce'].get('work_dir', PUBLIC_WORK_DIR)}/models/{before['trained_as']}"
+    script = ["python3", "examples/distill_openings.py", "--model", source]
+    train = ["--epochs", str(options["epochs"]), "--lr", str(options["lr"]), "--seed", str(options["seed"])]
+    if options["train_sizes"]:
+        train += ["--train-sizes", options["train_sizes"]]
+    search = ["--sizes", generated["sizes"], "--positions", str(generated["positions"]), "--visits",
+              str(generated["visits"]), "--seed", str(generated["seed"]), "--processes", str(generated["processes"])]
+    if options["rows_in"]:   # generated first, trained on from the saved rows
+        commands = [shlex.join([*script, "--out", "unused.bin.gz", *search, "--rows-out", REFINEMENT_ROWS]),
+                    shlex.join([*script, "--out", net.name, "--rows-in", REFINEMENT_ROWS, *train,
+                                "--log-out", REFINEMENT_LOG])]
+    else:
+        commands = [shlex.join([*script, "--out", net.name, *search, *train, "--log-out", REFINEMENT_LOG])]
+    command = "\n    ".join(commands)
+    record["refinement"] = {
+        "from": {"name": before["name"], "sha256": before["sha256"]},
+        "command": command, "positions": log["positions"], "visits": generated["visits"],
+        "sizes": sorted({int(size) for size in (options["train_sizes"] or generated["sizes"]).split(",")}),
+        "epochs": options["epochs"],
+        "lr": options["lr"], "seed": options["seed"], "hours": round(log["seconds"] / SECONDS_PER_HOUR, 2),
+        "losses": log["epochs"], "policy_by_line": log["policy_by_line"], "machine": machine_facts(machine_note)}
+    record["reproduce"]["refine"] = command
+    record["reproduce"]["then"] = (f"python3 benchmarks/default_net_record.py --base-record benchmarks/{base_name} "
+                                   f"--net {net.name} --refinement {REFINEMENT_LOG} --install")
+    record["strength"] = strength(header.name)
+    return record
+
+
 def build_record(work: Path, net: Path, loop_args: Optional[str], wall_hours: Optional[float],
                  machine_note: Optional[str], pauses: Optional[list[tuple[int, float]]] = None,
                  previous: Optional[dict] = None) -> dict:
@@ -382,6 +430,7 @@ def strength_lines(found: dict) -> list[str]:
 
 def markdown(record: dict) -> str:
     net, budget, machine = record["network"], record["budget"], record["machine"]
+    refinement = record.get("refinement")
     state = "finished" if budget["run_finished"] else "not finished: no results.json yet"
     return "\n".join([
         "# katacli's default network",
@@ -391,13 +440,17 @@ def markdown(record: dict) -> str:
         f"`katacli/nets/{net['file']}` is `{net['name']}` ({net['architecture']}, model version "
         f"{net['model_version']}, {net['bytes'] / 1024:.0f} KiB, sha256 `{net['sha256'][:16]}...`), the net "
         f"accepted in generation {net['generation']} of an `examples/training_loop.py` run from random weights "
-        "on katacli's own self-play, no other network's data. `kata gtp`, `kata analysis`, `kata benchmark`, "
+        "on katacli's own self-play, no other network's data"
+        + (", then refined by `examples/distill_openings.py` (its own searches of opening positions distilled "
+           "into its policy; see Refinement)" if refinement else "")
+        + ". `kata gtp`, `kata analysis`, `kata benchmark`, "
         "`kata genconfig` and `kata evalsgf` use it when given no `-model`; `-model rollouts` picks the "
         "network-free rollout engine.",
         "",
         "## Reproduce",
         "",
         *("    " + command for command in record["reproduce"].get("parts", [record["reproduce"]["command"]])),
+        *(["    " + record["reproduce"]["refine"]] if refinement else []),
         "    " + record["reproduce"]["then"],
         "",
         *(["The run was made in parts: each continues from the network the part before it accepted last "
@@ -419,6 +472,9 @@ def markdown(record: dict) -> str:
         f"- gating: {budget['gating_games']} games per candidate; Elo: {budget['elo_games_per_opponent']} games "
         "per opponent per accepted generation",
         f"- wall time of the run: {budget['wall_time_hours']} hours ({budget['wall_time_from']})",
+        *([f"- refinement: {refinement['positions']} opening positions searched at {refinement['visits']} visits "
+           f"(boards {', '.join(map(str, sorted(set(refinement['sizes']))))}), {refinement['epochs']} epochs; "
+           f"{refinement['hours']} hours"] if refinement else []),
         f"- machine: {machine['cpu']}, {machine['cpu_cores']} cores"
         + (f", {machine['gpu']}" if machine["gpu"] else ", no GPU")
         + f"; torch {machine['torch']}, Python {machine['python']}, katacli {machine['katacli']}"
@@ -430,8 +486,27 @@ def markdown(record: dict) -> str:
         "",
         record["elo_method"] + ".",
         "",
+        *(refinement_lines(refinement) if refinement else []),
         *strength_lines(record["strength"]),
     ])
+
+
+def refinement_lines(refinement: dict) -> list[str]:
+    """The refinement's section: what was done and the empty-board policy by line before and after."""
+    lines = ["## Refinement", "",
+             f"From `{refinement['from']['name']}` (the run's net above): {refinement['positions']} positions of "
+             "random openings (up to 12 moves, each sampled from the search) searched by the net itself at "
+             f"{refinement['visits']} visits; its policy trained towards those searches' visits for "
+             f"{refinement['epochs']} epochs (learning rate {refinement['lr']:g}), its value, score and "
+             "ownership outputs held to the original's. The empty board's policy by line (1 = the edge), "
+             "before -> after:", "",
+             "| board | line 1 | line 2 | line 3 | line 4 | line 5 |", "|---|---:|---:|---:|---:|---:|"]
+    for size, profile in sorted(refinement["policy_by_line"].items(), key=lambda item: -int(item[0])):
+        before, after = profile["before"], profile["after"]
+        cells = [f"{100 * before[str(line)]:.0f}% -> {100 * after[str(line)]:.0f}%" for line in range(1, 6)
+                 if str(line) in before]
+        lines.append(f"| {size}x{size} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def write_text(path: Path, text: str) -> None:
@@ -464,7 +539,7 @@ def install(net: Path) -> Path:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work-dir", required=True, type=Path, help="the training_loop.py run")
+    parser.add_argument("--work-dir", type=Path, help="the training_loop.py run")
     parser.add_argument("--net", type=Path,
                         help="the network to record (default: the run's newest accepted one, in WORK/models)")
     parser.add_argument("--install", action="store_true",
@@ -481,20 +556,26 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--previous-part", type=Path, metavar="RECORD.json",
                         help="the run continued an earlier one (training_loop.py --start-from): that part's "
                              "record (e.g. benchmarks/default_net_part1.json); the record covers both parts")
+    parser.add_argument("--base-record", type=Path, metavar="RECORD.json",
+                        help="record a network refined from the one this record describes (with --net and "
+                             "--refinement) instead of a run's network")
+    parser.add_argument("--refinement", type=Path, metavar="LOG.json",
+                        help="with --base-record: what examples/distill_openings.py --log-out wrote")
     args = parser.parse_args(argv)
+    if args.base_record is None and args.work_dir is None:
+        parser.error("give --work-dir (a training_loop.py run) or --base-record (a refined network)")
+    if args.base_record is not None and (args.net is None or args.refinement is None):
+        parser.error("--base-record needs --net (the refined network) and --refinement (its log)")
     work = args.work_dir
     try:
-        progress = read_json(work / "progress.json")
-        if args.net:
+        if args.base_record is not None:
+            if not args.net.is_file():
+                raise RecordError(f"network not found: {args.net}")
             net = args.net
-        elif args.write and not args.install:
-            net = run_file_of_packaged_net(work)
+            record = refined_record(read_json(args.base_record), args.base_record.name, net,
+                                    read_json(args.refinement), args.machine_note)
         else:
-            net = work / "models" / newest_accepted(progress["rows"])["model"]
-        if not net.is_file():
-            raise RecordError(f"network not found: {net}")
-        previous = read_json(args.previous_part) if args.previous_part else None
-        record = build_record(work, net, args.loop_args, args.wall_hours, args.machine_note, args.pause, previous)
+            net, record = run_record(work, args)
         if args.install:
             install(net)
         if args.install or args.write:
@@ -512,6 +593,22 @@ def main(argv: Optional[list[str]] = None) -> int:
               f"benchmarks/{MARKDOWN.name}" + (f"; installed {net.name} as katacli/nets/{DEFAULT_NET_FILE}"
                                                if args.install else ""))
     return 0
+
+
+def run_record(work: Path, args) -> tuple[Path, dict]:
+    """The network of a training_loop.py run to record (--net, the packaged one, or the newest accepted) and
+    its record."""
+    progress = read_json(work / "progress.json")
+    if args.net:
+        net = args.net
+    elif args.write and not args.install:
+        net = run_file_of_packaged_net(work)
+    else:
+        net = work / "models" / newest_accepted(progress["rows"])["model"]
+    if not net.is_file():
+        raise RecordError(f"network not found: {net}")
+    previous = read_json(args.previous_part) if args.previous_part else None
+    return net, build_record(work, net, args.loop_args, args.wall_hours, args.machine_note, args.pause, previous)
 
 
 if __name__ == "__main__":

@@ -69,13 +69,14 @@ def match_config(net: str, size: int, games: int, seconds: float, komi: float, p
 def play(net: str, size: int, args, work: Path) -> dict:
     """One `kata match` on one board size; the net's result against the rollout engine."""
     cfg = work / f"vs-rollouts-{size}x{size}.cfg"
-    cfg.write_text(match_config(net, size, args.games, args.seconds, args.komi, args.processes,
+    cfg.write_text(match_config(net, size, args.games_by_board[size], args.seconds, args.komi, args.processes,
                                 args.net_leaves, args.rollout_leaves))
     command = [sys.executable, "-P", "-m", "katacli.cli", "match", "-config", str(cfg), "--json", "--quiet",
                "-seed", str(args.seed + size)]
     if args.sgf_dir:
         command += ["-sgf-output-dir", str(Path(args.sgf_dir) / f"{size}x{size}")]
-    print(f"{size}x{size}: {args.games} games at {args.seconds:g} s per move ...", file=sys.stderr, flush=True)
+    print(f"{size}x{size}: {args.games_by_board[size]} games at {args.seconds:g} s per move ...", file=sys.stderr,
+          flush=True)
     # Ctrl-C reaches kata match too: it finishes with the games played so far (exit status 130 and its
     # JSON), which this script keeps; so it ignores the signal itself while the match runs.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -127,7 +128,7 @@ def tally_sgfs(folder: Path, size: int, args) -> dict:
         results.add(black, white, winner_of(outcome))
     if not files:
         raise SystemExit(f"error: no games in {folder}")
-    report = {"pairs": [t.as_dict() for t in results.pairs.values()], "interrupted": len(files) < args.games}
+    report = {"pairs": [t.as_dict() for t in results.pairs.values()], "interrupted": len(files) < args.games_by_board[size]}
     return dict(board_result(report, size, args), from_sgfs=True)
 
 
@@ -162,7 +163,9 @@ def board_list(text: str) -> list[int]:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--boards", type=board_list, default=list(DEFAULT_BOARDS), help="board sizes, e.g. 9,13")
-    parser.add_argument("--games", type=int, default=20, help="games per board size (colours alternate)")
+    parser.add_argument("--games", default="20",
+                        help="games per board size (colours alternate): one number, or one per --boards entry "
+                             "(e.g. --boards 9,13,19 --games 20,20,10)")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per move for both bots")
     parser.add_argument("--komi", type=float, default=DEFAULT_KOMI)
     parser.add_argument("--model", help="the network (default: katacli's default network)")
@@ -178,7 +181,16 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="play nothing: recount the games an earlier run saved with --sgf-dir DIR (e.g. one "
                              "stopped with Ctrl-C); --games is the number that run planned per board")
     args = parser.parse_args(argv)
-    if args.games < 2 or args.seconds <= 0:
+    try:
+        games = [int(g) for g in str(args.games).split(",")]
+    except ValueError:
+        parser.error(f"--games takes numbers separated by commas, got {args.games!r}")
+    if len(games) == 1:
+        games *= len(args.boards)
+    if len(games) != len(args.boards):
+        parser.error(f"--games gives {len(games)} numbers for {len(args.boards)} board sizes")
+    args.games_by_board = dict(zip(args.boards, games))
+    if min(games) < 2 or args.seconds <= 0:
         parser.error("--games must be at least 2 (one per colour) and --seconds above 0")
     if args.net_leaves < 1 or args.rollout_leaves < 1:
         parser.error("--net-leaves and --rollout-leaves must be at least 1")

@@ -126,7 +126,7 @@ def test_winrate_plot_writes_a_png(tmp_path):
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize("name", ["quickstart.py", "batch_evaluate_sgf.py", "custom_search_hook.py",
+@pytest.mark.parametrize("name", ["quickstart.py", "batch_evaluate_sgf.py", "custom_search_hook.py", "distill_openings.py",
                                   "winrate_plot.py"])
 def test_examples_explain_themselves(name):
     assert "usage:" in run_example(name, "--help").stdout

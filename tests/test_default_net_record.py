@@ -124,3 +124,55 @@ def test_a_run_that_did_not_start_from_the_earlier_part_is_refused(record, tmp_p
     other = earlier_part(record, tiny_net(tmp_path / "other.bin.gz", seed=3))
     with pytest.raises(record.RecordError, match="did not continue that part"):
         record.build_record(work, work / "models" / "late.bin.gz", None, None, None, previous=other)
+
+
+def _refinement_log() -> dict:
+    line = {str(k): v for k, v in {1: 0.07, 2: 0.45, 3: 0.2, 4: 0.1, 5: 0.07}.items()}
+    after = {str(k): v for k, v in {1: 0.05, 2: 0.26, 3: 0.4, 4: 0.15, 5: 0.05}.items()}
+    return {"options": {"model": "/training/machine/default.bin.gz", "out": "/tmp/x.bin.gz", "sizes": "19,13",
+                        "positions": 3000, "visits": 600, "epochs": 4, "lr": 0.0003, "seed": 2026, "processes": 2,
+                        "rows_in": "/tmp/rows.json", "train_sizes": "19"},
+            "generated_by": {"model": "/training/machine/default.bin.gz", "sizes": "19,19,13", "positions": 3000,
+                             "visits": 600, "seed": 2026, "processes": 2},
+            "positions": 3001, "generate_seconds": 540.0, "seconds": 600.0,
+            "epochs": [{"policy": 3.1, "value": 0.003, "score": 0.02}],
+            "policy_by_line": {"19": {"before": line, "after": after}, "13": {"before": line, "after": after}}}
+
+
+def test_a_refined_network_is_recorded_on_top_of_the_run_that_made_its_source(record, tmp_path):
+    import hashlib
+    import shutil
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    base = record.read_json(REPO / "benchmarks" / "default_net_part2.json")
+    net = tmp_path / "distilled.bin.gz"
+    shutil.copy(BUNDLED_TINY_MODEL, net)
+    refined = record.refined_record(base, "default_net_part2.json", net, _refinement_log())
+    assert refined["network"]["sha256"] == hashlib.sha256(net.read_bytes()).hexdigest()
+    assert refined["network"]["generation"] == base["network"]["generation"]   # the run's accepted net, refined
+    assert refined["refinement"]["from"]["sha256"] == base["network"]["sha256"]
+    assert refined["elo_curve"] == base["elo_curve"] and refined["budget"] == base["budget"]
+    command = refined["reproduce"]["refine"]
+    generate, train = command.split("\n    ")
+    assert generate.startswith("python3 examples/distill_openings.py --model default-net-run-part2/models/")
+    assert "--sizes 19,19,13 --positions 3000 --visits 600" in generate and "--rows-out distill-rows.json" in generate
+    assert "--rows-in distill-rows.json" in train and "--train-sizes 19" in train and "--log-out distill-log.json" in train
+    assert "/training/machine" not in command and "/tmp" not in command
+    assert refined["refinement"]["sizes"] == [19]
+    assert "--base-record benchmarks/default_net_part2.json" in refined["reproduce"]["then"]
+    text = record.markdown(refined)
+    assert "then refined by `examples/distill_openings.py`" in text and "## Refinement" in text
+    assert "| 19x19 | 7% -> 5% | 45% -> 26% | 20% -> 40% | 10% -> 15% | 7% -> 5% |" in text
+    assert text.index("| 19x19 |") < text.index("| 13x13 |")
+    assert "    " + command in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "give --work-dir"),
+    (["--base-record", "benchmarks/default_net_part2.json"], "needs --net"),
+])
+def test_refinement_options_come_together(record, argv, message, capsys):
+    with pytest.raises(SystemExit):
+        record.main(argv)
+    assert message in capsys.readouterr().err

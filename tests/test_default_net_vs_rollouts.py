@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-ARGS = Namespace(games=4, seconds=0.5, net_leaves=16, rollout_leaves=1)
+ARGS = Namespace(games="4", games_by_board={9: 4}, seconds=0.5, net_leaves=16, rollout_leaves=1)
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +55,11 @@ def test_a_folder_that_is_not_this_benchmarks_is_refused(bench, tmp_path, games,
         save_game(folder, i, black, white, result)
     with pytest.raises(SystemExit, match=message):
         bench.tally_sgfs(folder, 9, ARGS)
+
+
+@pytest.mark.parametrize("games, error", [("20,10", "gives 2 numbers for 3 board sizes"), ("20,x,1", "separated by commas"),
+                                          ("20,20,1", "at least 2")])
+def test_games_per_board_must_fit_the_boards(bench, games, error, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--boards", "9,13,19", "--games", games, "--seconds", "0.5"])
+    assert error in capsys.readouterr().err
