@@ -211,3 +211,17 @@ def test_a_search_failing_on_a_driver_raises_in_its_callers_thread():
     driver.close()
     with pytest.raises(RuntimeError, match="closed"):
         good.run(max_visits=30)
+
+
+def test_the_stepping_thread_is_a_batch_client_only_while_its_group_has_searches():
+    with BatchingEvaluator(_evaluator(), max_batch_size=64, server_per_cpu_core=False) as shared:
+        group = SearchGroup(shared)
+        assert shared.clients.count == 0
+        group.add(Searcher(_position((9, 9), 1), _params(1, visits=8), shared, seed=5), lambda *_: None)
+        assert shared.clients.count == 1
+        while len(group):
+            group.step()
+        assert shared.clients.count == 0
+        group.add(Searcher(_position((9, 9), 2), _params(1, visits=200), shared, seed=5), lambda *_: None)
+        group.close()
+        assert shared.clients.count == 0

@@ -16,7 +16,6 @@ query asked for them.
 """
 from __future__ import annotations
 
-import contextlib
 import random
 import threading
 import time
@@ -98,7 +97,6 @@ class AnalysisWorker:
         self.capacity = max(1, capacity)
         self._rng = random.Random(seed)
         self._group: Optional[SearchGroup] = None
-        self._client = contextlib.ExitStack()   # registered as the evaluator's client while searching
         self.thread = threading.Thread(target=self._loop, name=f"analysis-{index}", daemon=True)
 
     def start(self) -> None:
@@ -121,10 +119,7 @@ class AnalysisWorker:
                         break
                     self._begin(request)
                 self._group.step()
-                if not len(self._group):
-                    self._client.close()   # no search left: batches must not wait for this thread
         finally:
-            self._client.close()
             if self._group is not None:
                 self._group.close()
 
@@ -152,14 +147,10 @@ class AnalysisWorker:
                 reporter = DuringSearchReporter(request, self.emit, evaluator is not None)
                 reporter.arm(searcher)
                 callback, period = reporter, reporter.period
-            if not len(self._group) and evaluator is not None:
-                self._client.enter_context(evaluator.client())
             self._group.add(searcher, lambda stats, exc: self._end(request, searcher, stats, exc),
                             stop_event=request.stop_event, callback=callback, callback_period=period)
         except Exception as exc:  # noqa: BLE001 -- keep serving; the client still gets its one final response
             self._end(request, None, None, exc)
-        if not self._running():
-            self._client.close()   # it ended at once: batches must not wait for this thread while it idles
 
     def _end(self, request: AnalysisRequest, searcher: Optional[Searcher], stats, exc: Optional[BaseException]) -> None:
         """A search finished (stats) or failed (exc): write its final response and release the request."""

@@ -263,8 +263,7 @@ class NNEvaluator:
             block = self._run_rows(rows, plan.symmetries, plan.input_symmetries) if plan.misses else None
             return PendingBatch(answer=self.finish_batch(plan, block))
         self.require_metadata(rows.meta)
-        spatial = apply_symmetries(rows.spatial, plan.input_symmetries)
-        mask_full = spatial.shape[2] * spatial.shape[3] == batch.board_x * batch.board_y
+        spatial, mask_full = _network_input(rows.spatial, plan.input_symmetries, batch.board_x, batch.board_y)
         with self._stats_lock:
             self.num_batches += 1
         launched = self.runner.launch(spatial, rows.global_features, rows.meta, mask_full)
@@ -566,8 +565,8 @@ class NNEvaluator:
         The rows' features are transformed by ``input_symmetries`` (None: ``symmetries``), the outputs undone
         by ``symmetries``."""
         n = raw_spatial.shape[0]
-        spatial = apply_symmetries(raw_spatial, symmetries if input_symmetries is None else input_symmetries)
-        mask_full = spatial.shape[2] * spatial.shape[3] == board_x * board_y
+        spatial, mask_full = _network_input(raw_spatial, symmetries if input_symmetries is None else input_symmetries,
+                                            board_x, board_y)
         raw = self._forward(spatial, global_features, meta, mask_full)
         with self._stats_lock:
             self.num_positions_evaluated += n
@@ -603,6 +602,12 @@ class NNEvaluator:
         return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
                              ownership_rows=want_ownership, symmetry=symmetries,
                              policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
+
+
+def _network_input(raw_spatial: np.ndarray, symmetries, board_x: int, board_y: int) -> tuple[np.ndarray, bool]:
+    """Rows' features transformed by ``symmetries``, and whether the board fills the input (no mask needed)."""
+    spatial = apply_symmetries(raw_spatial, symmetries)
+    return spatial, spatial.shape[2] * spatial.shape[3] == board_x * board_y
 
 
 def _float32(array) -> np.ndarray:

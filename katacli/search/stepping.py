@@ -15,7 +15,9 @@ as arrays (a human-SL net, root symmetry averaging) runs on a small thread pool 
 the same round, so such searches do not hold the others up.
 
 Each search keeps its own limits, time checks, stop event and callbacks (they run
-in the driver's thread, between rounds). ``on_done(stats, error)`` is called once per
+in the driver's thread, between rounds). While a group has searches, the thread
+stepping it is registered as the evaluator's client (a batch waits for its leaves);
+an idle group's thread is not, so batches never wait for it. ``on_done(stats, error)`` is called once per
 search, in the driver's thread, when it finishes or fails; a failure of one search
 (or of its batch) ends that search only.
 """
@@ -54,7 +56,6 @@ OnDone = Callable[[Optional[object], Optional[BaseException]], None]
 
 @dataclass(eq=False)   # identity: a run is found in the list by itself
 class _Run:
-    searcher: object
     steps: object                    # the generator from Searcher.run_steps
     on_done: OnDone
     work: object = field(default=None)   # what it waits for: an NNBatch or a call
@@ -84,6 +85,8 @@ class SearchGroup:
         self._max_calls = max(1, max_calls)
         self._runs: list[_Run] = []
         self._pool: Optional[ThreadPoolExecutor] = None
+        # The stepping thread's registration as the evaluator's client, held while searches run.
+        self._registration = contextlib.ExitStack()
         self.rounds = 0
         self.leaves = 0
 
@@ -94,8 +97,12 @@ class SearchGroup:
         """Start a search (``run_kwargs`` as for Searcher.run); it runs up to its first network work now."""
         if searcher.evaluator is not self.evaluator:
             raise ValueError("a SearchGroup steps searches of its own evaluator only")
-        run = _Run(searcher, searcher.run_steps(**run_kwargs), on_done)
+        run = _Run(searcher.run_steps(**run_kwargs), on_done)
+        if not self._runs:
+            self._register()
         self._resume(run, lambda: next(run.steps))
+        if not self._runs:
+            self._registration.close()   # it ended at once
 
     def step(self) -> None:
         """One round: every search's pending work evaluated, the answers given back, each search advanced
@@ -123,6 +130,7 @@ class SearchGroup:
         for run in self._runs:
             run.steps.close()
         self._runs.clear()
+        self._registration.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -130,6 +138,7 @@ class SearchGroup:
     def fail_all(self, error: BaseException) -> None:
         """End every search still running with ``error`` (each gives up its leaves; on_done gets the error)."""
         runs, self._runs = self._runs, []
+        self._registration.close()
         for run in runs:
             run.steps.close()
             run.on_done(None, error)
@@ -159,6 +168,13 @@ class SearchGroup:
     def _drop(self, run: _Run) -> None:
         if run in self._runs:
             self._runs.remove(run)
+            if not self._runs:
+                self._registration.close()   # idle: batches must not wait for this thread
+
+    def _register(self) -> None:
+        client = getattr(self.evaluator, "client", None)   # (rollouts and plain evaluators have none)
+        if client is not None:
+            self._registration.enter_context(client())
 
     def _call_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -187,7 +203,7 @@ class SearchDriver:
     ``run(searcher, ...)`` blocks its caller until that search ends, like ``Searcher.run``, but the
     search is stepped here, round by round with every other search handed over: a self-play game
     thread then wakes once per move instead of once per network batch. The driver is its
-    evaluator's client only while it has searches.
+    evaluator's client only while it has searches (its group's registration).
     """
 
     def __init__(self, evaluator, name: str = "search-driver", max_calls: int = CALL_WORKERS):
@@ -236,8 +252,6 @@ class SearchDriver:
         self._thread.join()
 
     def _loop(self) -> None:
-        client = getattr(self.evaluator, "client", None)
-        registration = contextlib.ExitStack()
         try:
             while True:
                 with self._cv:
@@ -247,14 +261,9 @@ class SearchDriver:
                         return
                     new = list(self._incoming)
                     self._incoming.clear()
-                if new and not len(self._group) and client is not None:
-                    registration.enter_context(client())
                 for handoff in new:
                     self._group.add(handoff.searcher, handoff.finish, **handoff.run_kwargs)
-                if len(self._group):
-                    self._group.step()
-                if not len(self._group):
-                    registration.close()   # idle: batches must not wait for this thread
+                self._group.step()
         except BaseException as exc:  # a bug here must not leave callers waiting forever
             with self._cv:
                 self._closed = True
@@ -266,7 +275,6 @@ class SearchDriver:
                 handoff.finish(None, failure)
             raise
         finally:
-            registration.close()
             self._group.close()
 
 
