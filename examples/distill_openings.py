@@ -18,7 +18,9 @@ policy on the 2nd line while its search, 200 to 1,500 visits, spends most visits
 
 It prints the empty-board policy by line (distance from the edge) before and after. Generated rows
 can be kept (--rows-out) and reused (--rows-in) to try other training settings, e.g. on the big boards
-only (--train-sizes 15,17,19). Uses only the network's own search: no other network's data.
+only (--train-sizes 15,17,19), with the small boards' positions held to the original net's policy
+(--anchor-sizes 9,13: the trunk is shared, so a change learnt on 19x19 can move 13x13 play too).
+Uses only the network's own search: no other network's data.
 """
 from __future__ import annotations
 
@@ -72,8 +74,9 @@ def _generate_share(args: tuple) -> list[dict]:
     return generate(*args)
 
 
-def encode(rows: list[dict]) -> dict[int, list[tuple]]:
-    """Rows as network inputs and target vectors (board points then pass), grouped by board size."""
+def encode(rows: list[dict], anchor_sizes: frozenset[int] = frozenset()) -> dict[int, list[tuple]]:
+    """Rows as network inputs, target vectors (board points then pass) and whether the row is an anchor
+    (its target is then the original net's own policy, filled in while training), grouped by board size."""
     import katacli
     from katacli._core.features import encode_v7
     from katacli.game.coords import flat_index, parse_vertex
@@ -92,12 +95,16 @@ def encode(rows: list[dict]) -> dict[int, list[tuple]]:
         for move, share in row["target"]:
             index = size * size if move in (None, "pass") else flat_index(parse_vertex(move, size, size), size, size)
             target[index] += share
-        by_size.setdefault(size, []).append((spatial, global_features, legal.astype(bool), target))
+        anchor = np.bool_(size in anchor_sizes)
+        by_size.setdefault(size, []).append((spatial, global_features, legal.astype(bool), target, anchor))
     return by_size
 
 
-def fine_tune(model_path: str, rows: list[dict], out: str, epochs: int, lr: float, seed: int) -> list[dict]:
-    """Train the policy on the rows' targets, the other outputs held to the original's; write ``out``.
+def fine_tune(model_path: str, rows: list[dict], out: str, epochs: int, lr: float, seed: int,
+              anchor_sizes: frozenset[int] = frozenset(), policy_head_only: bool = False) -> list[dict]:
+    """Train the policy on the rows' targets (the original net's policy on ``anchor_sizes``' rows), the
+    other outputs held to the original's; write ``out``. With ``policy_head_only`` only the policy head's
+    weights train (the trunk, so the value, score and ownership, stay exactly as they were).
     Returns the per-epoch mean losses."""
     import torch
 
@@ -106,9 +113,10 @@ def fine_tune(model_path: str, rows: list[dict], out: str, epochs: int, lr: floa
 
     torch.manual_seed(seed)
     model, original = load_model(model_path), load_model(model_path)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    trained = model.policy_head.parameters() if policy_head_only else model.parameters()
+    optimizer = torch.optim.Adam(trained, lr=lr)
     batches = []
-    for size, items in encode(rows).items():
+    for size, items in encode(rows, anchor_sizes).items():
         random.Random(seed + size).shuffle(items)
         for start in range(0, len(items), BATCH):
             batches.append(tuple(torch.from_numpy(np.stack(x)) for x in zip(*items[start:start + BATCH])))
@@ -116,13 +124,13 @@ def fine_tune(model_path: str, rows: list[dict], out: str, epochs: int, lr: floa
     for epoch in range(epochs):
         random.Random(seed + epoch).shuffle(batches)
         sums = {"policy": 0.0, "value": 0.0, "score": 0.0}
-        for spatial, global_features, legal, target in batches:
-            n = spatial.shape[0]
+        for spatial, global_features, legal, target, anchor in batches:
             new = model(spatial, global_features, None, mask_full=True)
             with torch.no_grad():
                 old = original(spatial, global_features, None, mask_full=True)
-            logits = torch.cat([new.policy[:, 0].reshape(n, -1), new.policy_pass[:, :1]], 1)
-            logits = logits.masked_fill(~legal, -1e9)
+            logits = policy_logits(new, legal)
+            if anchor.any():
+                target = torch.where(anchor[:, None], torch.softmax(policy_logits(old, legal), 1), target)
             policy_loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
             value_loss = torch.nn.functional.kl_div(torch.log_softmax(new.value, 1), torch.softmax(old.value, 1),
                                                     reduction="batchmean")
@@ -139,6 +147,14 @@ def fine_tune(model_path: str, rows: list[dict], out: str, epochs: int, lr: floa
               f"{history[-1]['value']:.5f}, score/ownership drift {history[-1]['score']:.5f}", flush=True)
     export_model(model.eval(), out, name=f"{original.name}{NAME_SUFFIX}")
     return history
+
+
+def policy_logits(output, legal):
+    """The main policy channel's logits over board points then pass, illegal moves masked out."""
+    import torch
+
+    n = output.policy.shape[0]
+    return torch.cat([output.policy[:, 0].reshape(n, -1), output.policy_pass[:, :1]], 1).masked_fill(~legal, -1e9)
 
 
 def line_profile(model: str, size: int) -> dict[int, float]:
@@ -169,14 +185,21 @@ def main() -> None:
     parser.add_argument("--rows-in", help="train on rows generated before (a --rows-out file) instead of generating")
     parser.add_argument("--train-sizes", help="train only on the positions of these board sizes (e.g. 15,17,19: "
                                               "leave the small boards' policy as it is)")
+    parser.add_argument("--anchor-sizes", help="also train on these boards' positions, towards the original net's own "
+                                               "policy (e.g. 9,13: hold the small boards' play where it is)")
+    parser.add_argument("--policy-head-only", action="store_true",
+                        help="train the policy head's weights only (value, score and ownership stay exactly)")
     parser.add_argument("--log-out", help="write what was done here (JSON: the options, times, losses, the "
                                           "empty-board policy by line before and after)")
     args = parser.parse_args()
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
         train_sizes = {int(s) for s in args.train_sizes.split(",")} if args.train_sizes else None
+        anchor_sizes = frozenset(int(s) for s in args.anchor_sizes.split(",")) if args.anchor_sizes else frozenset()
     except ValueError:
-        sys.exit("--sizes and --train-sizes take board sizes separated by commas")
+        sys.exit("--sizes, --train-sizes and --anchor-sizes take board sizes separated by commas")
+    if train_sizes is not None and train_sizes & anchor_sizes:
+        sys.exit("a board size is either trained on (--train-sizes) or held (--anchor-sizes), not both")
     if not Path(args.model).is_file():
         sys.exit(f"model not found: {args.model}")
     started = time.monotonic()
@@ -198,9 +221,11 @@ def main() -> None:
         if args.rows_out:
             Path(args.rows_out).write_text(json.dumps({"options": generated_by, "rows": rows}))
     if train_sizes is not None:
-        rows = [row for row in rows if row["size"] in train_sizes]
-        print(f"training on the {len(rows)} positions of boards {sorted(train_sizes)}", flush=True)
-    history = fine_tune(args.model, rows, args.out, args.epochs, args.lr, args.seed)
+        rows = [row for row in rows if row["size"] in train_sizes | anchor_sizes]
+        print(f"training on the {len(rows)} positions of boards {sorted(train_sizes | anchor_sizes)}"
+              + (f" ({sorted(anchor_sizes)} held to the original policy)" if anchor_sizes else ""), flush=True)
+    history = fine_tune(args.model, rows, args.out, args.epochs, args.lr, args.seed, anchor_sizes,
+                         args.policy_head_only)
     lines = {}
     for size in sorted(set(sizes), reverse=True):
         before, after = line_profile(args.model, size), line_profile(args.out, size)
