@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.analysis.backend import AnalysisBackend, ModelInfo
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine

@@ -6,7 +6,7 @@ import random
 
 from kata_env import REPO  # noqa: F401  (makes katacli importable from a checkout)
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 
 BLACK, WHITE = 1, 2
 

@@ -11,7 +11,7 @@ from katacli.analysis.protocol import QueryError, dumps, loads, round_dynamic, r
 from katacli.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
 from katacli.analysis.responses import pv_length_up_to_phase_end
 from katacli.game.rules import Rules
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.analysis.scheduler import RequestQueue
 from katacli.search import SearchParams
 

@@ -6,7 +6,7 @@ Moves are written as (x, y) with the same orientation.
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.rules import Rules
 
 B, W = 1, 2

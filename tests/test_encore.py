@@ -12,7 +12,7 @@ Diagrams: 'X' black, 'O' white, '.' empty; the first row is the top (y = 0).
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule
 
 B, W, EMPTY = 1, 2, 0

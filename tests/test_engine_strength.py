@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.rules import Rules
 from katacli.search import SearchParams, Searcher
 

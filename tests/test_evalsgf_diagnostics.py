@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from katacli._core import search_results as sr
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.cli import app, normalize_argv
 from katacli.search import Searcher
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.cli import app, normalize_argv
 from katacli.config import Config, ConfigError
 from katacli.game.coords import BLACK

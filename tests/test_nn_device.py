@@ -240,7 +240,7 @@ def test_cuda_launched_calls_answer_as_waited_calls_and_overlap():
 @pytest.mark.cuda
 @pytest.mark.needs_shared
 def test_cuda_pipelined_search_launches_on_its_own_thread():
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.search import SearchParams, Searcher
 
     net = NNEvaluator.from_file(model_path(G170_B6), device="cuda")

@@ -5,7 +5,7 @@ import gc
 import numpy as np
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core.policy_rows import policy_block_references, shared_policy
 from katacli._core.search_tree import SearchTree
 from katacli.nn.batch import NNBatch

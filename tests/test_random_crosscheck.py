@@ -23,7 +23,7 @@ import time
 import pytest
 from sgfmill import boards as sgf_boards
 
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.rules import KoRule, Rules
 
 B, W, EMPTY = 1, 2, 0

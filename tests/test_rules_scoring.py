@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.rules import KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonus
 
 B, W = 1, 2

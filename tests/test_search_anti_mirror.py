@@ -4,7 +4,7 @@ mirror answers searched hard), the centre-ownership shift of leaf evaluations, a
 with the key off or without a mirroring opponent."""
 import random
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import search_results as sr
 from katacli.search import Searcher
 from support.fakes import MaterialEvaluator

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from katacli._core.features import encode_v7
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.nn.batch import VALUE_COLUMNS, NNBatch
 from katacli.nn.evaluator import NNEvaluator, NNRequest
 from katacli.search import SearchParams, Searcher

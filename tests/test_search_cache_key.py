@@ -3,7 +3,7 @@ moves. KataGo shares one evaluation between transpositions whose move histories 
 made kata evaluate such a transposition again, and its value (from other history features) then differed from
 the one KataGo's search used (found by benchmarks/compare_katago_search.py on 9x9-tromp-m44 at 46 visits:
 F1 E1 G1 H1 was evaluated first, G1 H1 F1 E1 reused it in KataGo and was evaluated anew in kata)."""
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core.search_tree import SearchTree
 from katacli.search import SearchParams
 

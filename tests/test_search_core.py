@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import search_results as sr
 
 from katacli.game.rules import Rules

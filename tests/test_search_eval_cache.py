@@ -3,7 +3,7 @@ how a later search of the same (or a transposed) position uses it, when it is re
 that with the key off (or graph search off) nothing changes."""
 import math
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import search_results as sr
 from katacli.search import Searcher
 from katacli.search.eval_cache import EvalCache, params_hash

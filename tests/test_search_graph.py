@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import search_results as sr
 
 from katacli.config import Config

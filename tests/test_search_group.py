@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.nn.batching import BatchingEvaluator
 from katacli.search import SearchParams, Searcher
 from katacli.search.stepping import SearchGroup

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 
 from katacli.game.rules import Rules
 from katacli.search import SearchParams, Searcher

@@ -9,7 +9,7 @@ import pytest
 
 from katacli._core import search_results as sr
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.config import Config
 from katacli.search import Searcher
 from katacli.search.auto_pattern_avoidance import AutoAvoidSettings, load_and_prune

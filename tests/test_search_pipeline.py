@@ -14,7 +14,7 @@ import numpy as np
 
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
 from katacli.search.evaluation import NetworkLeafEvaluator

@@ -4,7 +4,7 @@ import random
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import nogo
 
 from katacli.game.rules import Rules

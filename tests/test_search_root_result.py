@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from katacli._core import search_results as sr
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import point_of_flat
 from katacli.search import SearchParams, Searcher
 from katacli.search.results import ChildResult, RootResult

@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core import search_values
 
 from katacli.gtp.resign import ResignSettings, ResignTracker, initial_black_advantage

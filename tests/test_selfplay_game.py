@@ -9,7 +9,7 @@ import pytest
 
 from katacli._core.area import area_map
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.data import GT
 from katacli.data.schema import MODE_CLEANUP, MODE_FORK, MODE_HANDICAP
 from katacli.game.coords import BLACK, WHITE

@@ -12,7 +12,7 @@ import pytest
 
 from katacli._core import search_results
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.data.schema import GT, MODE_CLEANUP, MODE_HINTFORK, MODE_HINTPOS, MODE_SGFPOS
 from katacli.data.files import TrainingFile, list_training_files
 from katacli.game.coords import BLACK, WHITE

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from katacli._core.features import encode_v7
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.nn.batch import NNBatch
 from katacli.nn.evaluator import NNEvaluator
 from katacli.nn.symmetry import apply_symmetry, symmetry_pos_maps

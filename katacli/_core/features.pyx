@@ -11,10 +11,11 @@ from katacli._core.rules cimport (
     KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY, TAX_NONE, TAX_SEKI, TAX_ALL,
 )
 from katacli._core.history cimport (
-    History, GameState, history_is_legal, history_pass_would_end_game, history_pass_would_end_phase,
+    History, history_is_legal, history_pass_would_end_game, history_pass_would_end_phase,
     history_should_suppress_end_game_from_friendly_pass, history_current_self_komi, history_recent_board,
     history_superko_banned,
 )
+from katacli._core.game_state cimport GameState
 from katacli._core.area cimport area_calculate, area_independent_life
 from katacli._core.ladder cimport (
     LadderCache, LadderWorkspace, ladder_workspace_new, ladder_workspace_free, ladder_features_cached,

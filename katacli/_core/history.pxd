@@ -108,6 +108,8 @@ cdef void history_restore(History* dst, const History* src) noexcept nogil
 # Settings.
 cdef void history_set_komi(History* h, float komi) noexcept nogil
 cdef void history_set_assume_multiple_starting_black_moves_are_handicap(History* h, bint value) noexcept nogil
+# Hand the turn to pla without a move (GTP's loose turn order); the superko bans follow the new player.
+cdef void history_set_presumed_next_player(History* h, Color pla) noexcept nogil
 
 # Queries.
 cdef bint history_is_legal(const History* h, Loc loc, Color pla) noexcept nogil
@@ -140,13 +142,3 @@ cdef bint history_play_tolerant(History* h, Loc loc, Color pla, bint prevent_enc
 cdef void history_end_and_score_now(History* h, Color* area) noexcept nogil
 cdef void history_end_game_if_all_pass_alive(History* h) noexcept nogil
 cdef void history_set_winner_by_resignation(History* h, Color winner) noexcept nogil
-
-
-cdef class GameState:
-    """Python handle on a History (the engine protocols and tests use this). Among its Python methods,
-    suicide_legal_for_pass_alive() and white_komi_adjustment_for_draws(dew) expose the two
-    functions above of the same names to Python (self-play's final targets use them)."""
-    cdef History h
-    cdef bint _initialised
-    cdef Loc _loc(self, xy) except? -1
-    cdef _xy(self, Loc loc)

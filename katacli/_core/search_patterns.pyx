@@ -9,8 +9,9 @@ from katacli._core.board cimport (
     loc_of, loc_x, loc_y, opp_of, hash_xor, board_num_liberties, board_would_be_ko_capture,
 )
 from katacli._core.history cimport (
-    History, GameState, history_init, history_free, history_play_tolerant, history_recent_board,
+    History, history_init, history_free, history_play_tolerant, history_recent_board,
 )
+from katacli._core.game_state cimport GameState
 from katacli._core.playout cimport Rng, rng_seed, rng_next
 
 cdef int PATTERN_AREA = PATTERN_LEN * PATTERN_LEN

@@ -18,9 +18,10 @@ from katacli._core.board cimport (
 )
 from katacli._core.rules cimport KO_SIMPLE
 from katacli._core.history cimport (
-    History, GameState, history_copy, history_free, history_is_legal_tolerant, history_make_move_assume_legal,
+    History, history_copy, history_free, history_is_legal_tolerant, history_make_move_assume_legal,
     history_pass_would_end_phase, history_pass_would_end_game,
 )
+from katacli._core.game_state cimport GameState
 from katacli._core.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
 from katacli._core.search_values cimport SearchConfig
 from katacli._core.playout cimport rng_seed

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.analysis.fields import (
     read_bool, read_int, read_int_list, read_locations, read_moves, read_number, read_player,

@@ -54,7 +54,7 @@ class AnalysisRequest:
     query_id: str
     turn_number: int
     priority: int
-    state: object                       # katacli._core.history.GameState at this turn (owned by the request)
+    state: object                       # katacli._core.game_state.GameState at this turn (owned by the request)
     params: SearchParams
     report: ReportOptions
     restrictions: Optional[MoveRestrictions] = None

@@ -42,7 +42,7 @@ EXPORTS = {
     "MoveChoice": "katacli.api.engine",
     "SettingError": "katacli.api.args",
     # The errors a user mistake raises, to catch by name (all but ModelFileError are ValueErrors).
-    "IllegalMoveError": "katacli._core.history",
+    "IllegalMoveError": "katacli._core.game_state",
     "CoordError": "katacli.game.coords",
     "RulesError": "katacli.game.rules",
     "SgfError": "katacli.game.sgf",

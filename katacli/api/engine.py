@@ -72,7 +72,7 @@ class Engine:
     >>> engine.play("W", "C3")
     Traceback (most recent call last):
     ...
-    katacli._core.history.IllegalMoveError: illegal move: W C3 (the point is taken, or it is suicide)
+    katacli._core.game_state.IllegalMoveError: illegal move: W C3 (the point is taken, or it is suicide)
     """
 
     def __init__(self, net: "Network | None" = None, config: ConfigLike = None, *, size: Union[int, tuple] = 19,

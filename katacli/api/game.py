@@ -12,7 +12,7 @@ from typing import Iterable, Sequence, Union
 
 import numpy as np
 
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, format_vertex
@@ -53,7 +53,7 @@ class Game:
     >>> game.play("B", "E5")
     Traceback (most recent call last):
     ...
-    katacli._core.history.IllegalMoveError: illegal move: B E5 (the point is taken, or it is suicide)
+    katacli._core.game_state.IllegalMoveError: illegal move: B E5 (the point is taken, or it is suicide)
     """
 
     def __init__(self, size: Size = DEFAULT_SIZE, rules: Union[str, Rules] = DEFAULT_RULES,

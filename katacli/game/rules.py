@@ -13,7 +13,7 @@ Everything here reproduces KataGo 1.17.2's user-visible behaviour:
 
 The integer values of the ko, scoring and tax enums are KataGo's own; see
 WhiteHandicapBonus for its codes. ``to_core_tuple`` is what the Cython core
-(katacli._core.history) takes.
+(katacli._core.game_state.GameState) takes.
 """
 from __future__ import annotations
 

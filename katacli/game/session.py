@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.rules import Rules

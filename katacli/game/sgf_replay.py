@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.coords import BLACK, Point, format_vertex, opponent
 from katacli.game.rules import KoRule, Rules
 from katacli.game.sgf import SgfError

@@ -13,7 +13,7 @@ Before any search there is no tree, and only the board is shown.
 """
 from __future__ import annotations
 
-from katacli._core.history import IllegalMoveError
+from katacli._core.game_state import IllegalMoveError
 
 from katacli.game.board_text import board_diagram
 from katacli.game.coords import BLACK, WHITE, CoordError, flat_index, parse_vertex

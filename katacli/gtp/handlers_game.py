@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 
-from katacli._core.history import IllegalMoveError
+from katacli._core.game_state import IllegalMoveError
 
 from katacli.engine_common import network_supported_rules
 from katacli.game.board_text import showboard_text

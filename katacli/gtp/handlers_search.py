@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from katacli._core.history import IllegalMoveError
+from katacli._core.game_state import IllegalMoveError
 
 from katacli.game.coords import BLACK, WHITE, format_vertex
 from katacli.game.nogo import nogo_has_legal_move, nogo_is_legal

@@ -64,7 +64,7 @@ def _nogo_result(engine) -> tuple[int, float]:
 
 def _area_count_without_dead_stones(engine, state) -> tuple[int, float]:
     """A finished area-scoring game counted after removing the chains the network judges dead."""
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
 
     alive = alive_stones(engine)
     board = state.board()

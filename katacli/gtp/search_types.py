@@ -16,7 +16,7 @@ SnapshotCallback = Callable[[object], None]
 class SearchRequest:
     """One search: the position (a GameState the search may keep), for whom, with what limits."""
 
-    state: object  # katacli._core.history.GameState, ``pla`` to move
+    state: object  # katacli._core.game_state.GameState, ``pla`` to move
     pla: int
     params: SearchParams
     clock: TimeControls | None = None  # None: only the params' visit/playout/time limits apply

@@ -4,7 +4,7 @@ Public API (what the GTP engine, the analysis engine and selfplay use)::
 
     from katacli.search import Searcher, SearchParams, TimeControls, MoveRestrictions, RESIGN
 
-    searcher = Searcher(state, params, evaluator)        # state: katacli._core.history.GameState (copied)
+    searcher = Searcher(state, params, evaluator)        # state: katacli._core.game_state.GameState (copied)
     # evaluator: NNEvaluator or a shared BatchingEvaluator; None = random-playout ("rollout") engine
     # Searcher(state, params, None, nogo=True) plays NoGo (rollouts only)
 

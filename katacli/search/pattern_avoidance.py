@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core.search_patterns import PatternBonusTable, move_pattern_hash
 from katacli.config_keys import default_value
 from katacli.game.coords import BLACK, WHITE

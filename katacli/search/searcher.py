@@ -23,7 +23,7 @@ from typing import Callable, Generator, Optional, Union
 
 import numpy as np
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core.search_tree import SearchTree
 from katacli._core import search_results as sr
 

@@ -76,7 +76,7 @@ def generated_config() -> str:
 @check("search.rollouts", "the rollout engine (no network) finds the key point of a local fight")
 def rollout_search() -> str:
     from katacli._core.board import GoBoard
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.game.rules import Rules
     from katacli.search import Searcher, SearchParams
 
@@ -92,7 +92,7 @@ def rollout_search() -> str:
 
 @check("search.network", "a batched search with the tiny network runs to its visit limit")
 def network_search() -> str:
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.search import Searcher, SearchParams
     from katacli.selfcheck.reference_checks import tiny_evaluator
 
@@ -113,7 +113,7 @@ def network_search() -> str:
 @check("network.default", "katacli's default network (what the engines use without -model) is installed and plays "
                           "legal moves on 5x5 and 19x19")
 def default_network() -> str:
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.nets import default_net_path, packaged_default_net
     from katacli.nn.evaluator import NNEvaluator
     from katacli.search import Searcher, SearchParams

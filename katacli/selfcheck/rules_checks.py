@@ -46,7 +46,7 @@ SPLIT_BOARD_WHITE_LEAD = 5
 
 def _state(diagram: str, rules_name: str, next_player: int = BLACK, komi: float | None = None):
     from katacli._core.board import GoBoard
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.game.rules import Rules
 
     rules = Rules.preset(rules_name)

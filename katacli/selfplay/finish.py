@@ -13,7 +13,7 @@ import random
 import numpy as np
 
 from katacli._core.area import area_map
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import TaxRule
 from katacli.selfplay.records import TurnRecord, ValueTargets

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule
 from katacli.data.schema import (

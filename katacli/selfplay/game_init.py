@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, ScoringRule, round_and_clip_komi
 from katacli.search.params import SearchParams

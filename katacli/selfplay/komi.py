@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import WHITE
 from katacli.game.rules import round_and_clip_komi
 from katacli.search.fair_komi import CachedProbe, lead_by_komi, naive_even_komi, noiseless_params

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.search import Searcher
 from katacli.search.params import SearchParams
 from katacli.selfplay.raw_policy import NetEvaluator, Policy, RawEval

@@ -9,7 +9,7 @@ import random
 from typing import Optional
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli._core.rules_value import CoreRules
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import ScoringRule

@@ -15,7 +15,7 @@ from typing import Optional, Union
 import numpy as np
 
 from katacli._core.features import encode_v7
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import WHITE, point_of_flat
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator, NNRequest

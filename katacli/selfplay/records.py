@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 
 Move = Optional[tuple[int, int]]
 

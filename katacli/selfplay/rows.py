@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from katacli._core.features import encode_v7
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.c_numbers import round_half_away
 from katacli.data.schema import (
     DATA_FORMAT_VERSION,

@@ -20,7 +20,7 @@ from typing import Optional, Protocol
 
 import numpy as np
 
-from katacli._core.history import GameState
+from katacli._core.game_state import GameState
 from katacli.game.coords import WHITE
 from katacli.search.params import SearchParams
 from katacli.selfplay.raw_policy import NetEvaluator, RawEval, choose_with_temperature, raw_eval_of

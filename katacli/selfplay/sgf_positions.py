@@ -20,7 +20,7 @@ from collections import deque
 from typing import Callable
 
 from katacli._core.board import GoBoard
-from katacli._core.history import GameState, IllegalMoveError
+from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.coords import BLACK, WHITE, format_vertex, opponent
 from katacli.game.rules import KoRule, Rules
 from katacli.game.sgf import EMPTY, SgfError

@@ -44,7 +44,7 @@ def _random_policy(rng: np.random.Generator, legal: np.ndarray, width: int) -> n
 def synthetic_rows(num_rows: int, board_size: int = 9, pos_len: Optional[int] = None, seed: int = 0) -> R.RowBlock:
     """``num_rows`` rows of ``board_size`` games stored at ``pos_len`` (default: the board size)."""
     from katacli._core.features import encode_v7
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
 
     pos_len = pos_len or board_size
     if pos_len < board_size:

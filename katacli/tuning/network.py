@@ -82,7 +82,7 @@ def default_visits(evaluator) -> int:
 
 def warm_up(evaluator, params, board_x: int, board_y: int, seed: Optional[int] = None) -> None:
     """A tiny search on an empty board, so the first timed search does not pay start-up costs."""
-    from katacli._core.history import GameState
+    from katacli._core.game_state import GameState
     from katacli.search import Searcher
 
     if evaluator is None:
