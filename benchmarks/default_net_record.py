@@ -7,7 +7,7 @@ that trained it: the command and seed, the budget, the machine, and the Elo curv
                                                                           # katacli/nets/default.json and
                                                                           # benchmarks/default_net.md
 
-    python3 benchmarks/default_net_record.py --base-record benchmarks/default_net_part2.json \
+    python3 benchmarks/default_net_record.py --base-record benchmarks/default_net_part2.json \\
         --net distilled.bin.gz --refinement distill-log.json --install   # a net refined from the recorded one
                                                                           # by examples/distill_openings.py
 
