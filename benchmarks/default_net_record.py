@@ -302,6 +302,10 @@ def refined_record(base: dict, base_name: str, net: Path, log: dict, machine_not
     train = ["--epochs", str(options["epochs"]), "--lr", str(options["lr"]), "--seed", str(options["seed"])]
     if options["train_sizes"]:
         train += ["--train-sizes", options["train_sizes"]]
+    if options.get("anchor_sizes"):
+        train += ["--anchor-sizes", options["anchor_sizes"]]
+    if options.get("policy_head_only"):
+        train += ["--policy-head-only"]
     search = ["--sizes", generated["sizes"], "--positions", str(generated["positions"]), "--visits",
               str(generated["visits"]), "--seed", str(generated["seed"]), "--processes", str(generated["processes"])]
     if options["rows_in"]:   # generated first, trained on from the saved rows
@@ -315,7 +319,8 @@ def refined_record(base: dict, base_name: str, net: Path, log: dict, machine_not
         "from": {"name": before["name"], "sha256": before["sha256"]},
         "command": command, "positions": log["positions"], "visits": generated["visits"],
         "sizes": sorted({int(size) for size in (options["train_sizes"] or generated["sizes"]).split(",")}),
-        "epochs": options["epochs"],
+        "anchor_sizes": sorted(int(size) for size in (options.get("anchor_sizes") or "").split(",") if size),
+        "policy_head_only": bool(options.get("policy_head_only")), "epochs": options["epochs"],
         "lr": options["lr"], "seed": options["seed"], "hours": round(log["seconds"] / SECONDS_PER_HOUR, 2),
         "losses": log["epochs"], "policy_by_line": log["policy_by_line"], "machine": machine_facts(machine_note)}
     record["reproduce"]["refine"] = command
@@ -496,10 +501,15 @@ def refinement_lines(refinement: dict) -> list[str]:
     lines = ["## Refinement", "",
              f"From `{refinement['from']['name']}` (the run's net above): {refinement['positions']} positions of "
              "random openings (up to 12 moves, each sampled from the search) searched by the net itself at "
-             f"{refinement['visits']} visits; its policy trained towards those searches' visits for "
-             f"{refinement['epochs']} epochs (learning rate {refinement['lr']:g}), its value, score and "
-             "ownership outputs held to the original's. The empty board's policy by line (1 = the edge), "
-             "before -> after:", "",
+             f"{refinement['visits']} visits; its policy trained towards those searches' visits on boards "
+             f"{', '.join(f'{n}x{n}' for n in refinement['sizes'])} for {refinement['epochs']} epochs (learning "
+             f"rate {refinement['lr']:g})"
+             + (f", the positions of boards {', '.join(f'{n}x{n}' for n in refinement['anchor_sizes'])} held to "
+                "the original net's own policy" if refinement.get("anchor_sizes") else "")
+             + ("; only the policy head's weights trained, so the value, score and ownership outputs are "
+                "exactly the original's" if refinement.get("policy_head_only")
+                else ", its value, score and ownership outputs held to the original's")
+             + ". The empty board's policy by line (1 = the edge), before -> after:", "",
              "| board | line 1 | line 2 | line 3 | line 4 | line 5 |", "|---|---:|---:|---:|---:|---:|"]
     for size, profile in sorted(refinement["policy_by_line"].items(), key=lambda item: -int(item[0])):
         before, after = profile["before"], profile["after"]

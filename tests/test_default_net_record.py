@@ -131,7 +131,8 @@ def _refinement_log() -> dict:
     after = {str(k): v for k, v in {1: 0.05, 2: 0.26, 3: 0.4, 4: 0.15, 5: 0.05}.items()}
     return {"options": {"model": "/training/machine/default.bin.gz", "out": "/tmp/x.bin.gz", "sizes": "19,13",
                         "positions": 3000, "visits": 600, "epochs": 4, "lr": 0.0003, "seed": 2026, "processes": 2,
-                        "rows_in": "/tmp/rows.json", "train_sizes": "19"},
+                        "rows_in": "/tmp/rows.json", "train_sizes": "19", "anchor_sizes": "13",
+                        "policy_head_only": True},
             "generated_by": {"model": "/training/machine/default.bin.gz", "sizes": "19,19,13", "positions": 3000,
                              "visits": 600, "seed": 2026, "processes": 2},
             "positions": 3001, "generate_seconds": 540.0, "seconds": 600.0,
@@ -158,11 +159,14 @@ def test_a_refined_network_is_recorded_on_top_of_the_run_that_made_its_source(re
     assert generate.startswith("python3 examples/distill_openings.py --model default-net-run-part2/models/")
     assert "--sizes 19,19,13 --positions 3000 --visits 600" in generate and "--rows-out distill-rows.json" in generate
     assert "--rows-in distill-rows.json" in train and "--train-sizes 19" in train and "--log-out distill-log.json" in train
+    assert "--anchor-sizes 13 --policy-head-only" in train
     assert "/training/machine" not in command and "/tmp" not in command
-    assert refined["refinement"]["sizes"] == [19]
+    assert refined["refinement"]["sizes"] == [19] and refined["refinement"]["anchor_sizes"] == [13]
     assert "--base-record benchmarks/default_net_part2.json" in refined["reproduce"]["then"]
     text = record.markdown(refined)
     assert "then refined by `examples/distill_openings.py`" in text and "## Refinement" in text
+    assert "boards 19x19 for 4 epochs" in text and "boards 13x13 held to the original net's own policy" in text
+    assert "only the policy head's weights trained" in text
     assert "| 19x19 | 7% -> 5% | 45% -> 26% | 20% -> 40% | 10% -> 15% | 7% -> 5% |" in text
     assert text.index("| 19x19 |") < text.index("| 13x13 |")
     assert "    " + command in text
