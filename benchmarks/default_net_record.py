@@ -321,7 +321,11 @@ def refined_record(base: dict, base_name: str, net: Path, log: dict, machine_not
         "sizes": sorted({int(size) for size in (options["train_sizes"] or generated["sizes"]).split(",")}),
         "anchor_sizes": sorted(int(size) for size in (options.get("anchor_sizes") or "").split(",") if size),
         "policy_head_only": bool(options.get("policy_head_only")), "epochs": options["epochs"],
-        "lr": options["lr"], "seed": options["seed"], "hours": round(log["seconds"] / SECONDS_PER_HOUR, 2),
+        "lr": options["lr"], "seed": options["seed"],
+        "hours": round((log["seconds"] - log.get("generate_seconds", 0.0)) / SECONDS_PER_HOUR, 2),
+        "generate_hours": (round(log["generate_seconds"] / SECONDS_PER_HOUR, 2) if log.get("generate_seconds")
+                           else round(generated["seconds"] / SECONDS_PER_HOUR, 2) if generated.get("seconds")
+                           else None),
         "losses": log["epochs"], "policy_by_line": log["policy_by_line"], "machine": machine_facts(machine_note)}
     record["reproduce"]["refine"] = command
     record["reproduce"]["then"] = (f"python3 benchmarks/default_net_record.py --base-record benchmarks/{base_name} "
@@ -407,7 +411,8 @@ def percent_interval(value: float, interval: list) -> str:
     return f"{100 * value:.0f}% [{100 * interval[0]:.0f}-{100 * interval[1]:.0f}]"
 
 
-def strength_lines(found: dict) -> list[str]:
+def strength_lines(found: dict, rewrite_command: str = "python3 benchmarks/default_net_record.py --work-dir RUN "
+                                                     "--write") -> list[str]:
     lines = ["## Strength", ""]
     rollouts = found.get("vs_rollouts")
     if rollouts:
@@ -429,7 +434,7 @@ def strength_lines(found: dict) -> list[str]:
         lines += ["Not measured for this network yet: "
                   + " and ".join(f"`python3 benchmarks/default_net_{key}.py --json-out "
                                  f"benchmarks/default_net_{key}.json`" for key in STRENGTH_FILES if key not in found)
-                  + ", then `python3 benchmarks/default_net_record.py --work-dir RUN --write`.", ""]
+                  + f", then `{rewrite_command}`.", ""]
     return lines
 
 
@@ -477,9 +482,7 @@ def markdown(record: dict) -> str:
         f"- gating: {budget['gating_games']} games per candidate; Elo: {budget['elo_games_per_opponent']} games "
         "per opponent per accepted generation",
         f"- wall time of the run: {budget['wall_time_hours']} hours ({budget['wall_time_from']})",
-        *([f"- refinement: {refinement['positions']} opening positions searched at {refinement['visits']} visits "
-           f"(boards {', '.join(map(str, sorted(set(refinement['sizes']))))}), {refinement['epochs']} epochs; "
-           f"{refinement['hours']} hours"] if refinement else []),
+        *([refinement_budget(refinement)] if refinement else []),
         f"- machine: {machine['cpu']}, {machine['cpu_cores']} cores"
         + (f", {machine['gpu']}" if machine["gpu"] else ", no GPU")
         + f"; torch {machine['torch']}, Python {machine['python']}, katacli {machine['katacli']}"
@@ -492,8 +495,21 @@ def markdown(record: dict) -> str:
         record["elo_method"] + ".",
         "",
         *(refinement_lines(refinement) if refinement else []),
-        *strength_lines(record["strength"]),
+        *strength_lines(record["strength"], *([record["reproduce"]["then"].replace("--install", "--write")]
+                                               if refinement else [])),
     ])
+
+
+def refinement_budget(refinement: dict) -> str:
+    """The refinement's line of the budget: positions, boards, epochs and time."""
+    held = refinement.get("anchor_sizes") or []
+    generated = refinement.get("generate_hours")
+    return (f"- refinement: {refinement['positions']} opening positions searched at {refinement['visits']} visits "
+            f"(trained on boards {', '.join(map(str, refinement['sizes']))}"
+            + (f"; boards {', '.join(map(str, held))} held" if held else "") + f"), {refinement['epochs']} epochs; "
+            + (f"{generated} hours generating the positions, " if generated is not None
+               else "the positions' generation time not recorded, ")
+            + f"{refinement['hours']} hours training")
 
 
 def refinement_lines(refinement: dict) -> list[str]:

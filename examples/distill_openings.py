@@ -217,7 +217,7 @@ def main() -> None:
         generate_seconds = time.monotonic() - started
         print(f"{len(rows)} positions searched at {args.visits} visits in {generate_seconds:.0f} s", flush=True)
         generated_by = {"model": args.model, "sizes": args.sizes, "positions": args.positions, "visits": args.visits,
-                        "seed": args.seed, "processes": args.processes}
+                        "seed": args.seed, "processes": args.processes, "seconds": round(generate_seconds, 1)}
         if args.rows_out:
             Path(args.rows_out).write_text(json.dumps({"options": generated_by, "rows": rows}))
     if train_sizes is not None:

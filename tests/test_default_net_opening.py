@@ -54,3 +54,13 @@ def test_bad_visit_counts_are_refused_with_a_message(capsys):
     with pytest.raises(SystemExit):
         opening_bench.main(["--search-visits", "0"])
     assert "visit counts must be at least 1" in capsys.readouterr().err
+
+
+def test_the_packaged_default_net_opens_19x19_on_the_third_or_fourth_line():
+    """The default net was trained on boards 7-13; its refinement (benchmarks/default_net.md) moved its
+    19x19 opening off the 2nd line: the best point and the largest share by line are on lines 3-4."""
+    result = opening_bench.opening(katacli.load_default_network(), 19)
+    assert result["best_line"] in (3, 4) and result["sane"]
+    lines = result["policy_per_line"]
+    assert max(lines, key=lines.get) in (3, 4)
+    assert lines[3] + lines[4] > 1.5 * lines[2]

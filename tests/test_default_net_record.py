@@ -167,6 +167,9 @@ def test_a_refined_network_is_recorded_on_top_of_the_run_that_made_its_source(re
     assert "then refined by `examples/distill_openings.py`" in text and "## Refinement" in text
     assert "boards 19x19 for 4 epochs" in text and "boards 13x13 held to the original net's own policy" in text
     assert "only the policy head's weights trained" in text
+    assert ("- refinement: 3001 opening positions searched at 600 visits (trained on boards 19; boards 13 held), "
+            "4 epochs; 0.15 hours generating the positions, 0.02 hours training") in text
+    assert "default_net_record.py --base-record benchmarks/default_net_part2.json" in text.split("## Strength")[1]
     assert "| 19x19 | 7% -> 5% | 45% -> 26% | 20% -> 40% | 10% -> 15% | 7% -> 5% |" in text
     assert text.index("| 19x19 |") < text.index("| 13x13 |")
     assert "    " + command in text
