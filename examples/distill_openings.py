@@ -29,7 +29,8 @@ import json
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +62,9 @@ def generate(model: str, sizes: list[int], count: int, visits: int, seed: int) -
             visited = [(m.move, m.visits) for m in result.moves if m.visits > 0]
             total = sum(v for _, v in visited)
             rows.append({"size": size, "moves": list(moves), "target": [[m, v / total] for m, v in visited]})
+            if _searched is not None:
+                with _searched.get_lock():
+                    _searched.value += 1
             move = rng.choices([m for m, _ in visited], weights=[v for _, v in visited])[0]
             if move is None or move == "pass" or len(rows) >= count:
                 break
@@ -70,8 +74,35 @@ def generate(model: str, sizes: list[int], count: int, visits: int, seed: int) -
     return rows
 
 
-def _generate_share(args: tuple) -> list[dict]:
-    return generate(*args)
+# Seconds between progress lines while positions are searched.
+PROGRESS_PERIOD = 30.0
+_searched = None   # a worker's shared count of positions searched (set by _count_into)
+
+
+def _count_into(counter) -> None:
+    global _searched
+    _searched = counter
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle: it stops the workers
+
+
+def generate_in_processes(jobs: list[tuple], total: int, started: float) -> list[dict]:
+    """generate() over the jobs in one process each, a progress line every PROGRESS_PERIOD seconds."""
+    counter = multiprocessing.Value("i", 0)
+    pool = multiprocessing.Pool(len(jobs), initializer=_count_into, initargs=(counter,))
+    try:
+        parts = [pool.apply_async(generate, job) for job in jobs]
+        while not all(part.ready() for part in parts):
+            parts[[part.ready() for part in parts].index(False)].wait(PROGRESS_PERIOD)
+            elapsed, done = time.monotonic() - started, counter.value
+            if not all(part.ready() for part in parts):
+                left = f", about {elapsed * (total - done) / done / 60:.0f} min left" if done else ""
+                print(f"searched {done} of {total} positions ({elapsed / 60:.1f} min{left})", flush=True)
+        rows = [row for part in parts for row in part.get()]
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"after {counter.value} of {total} positions searched") from None
+    finally:
+        pool.terminate()
+    return rows
 
 
 def encode(rows: list[dict], anchor_sizes: frozenset[int] = frozenset()) -> dict[int, list[tuple]]:
@@ -212,8 +243,7 @@ def main() -> None:
         shares = [args.positions // args.processes + (i < args.positions % args.processes)
                   for i in range(args.processes)]
         jobs = [(args.model, sizes, share, args.visits, args.seed * 1000 + i) for i, share in enumerate(shares)]
-        with ProcessPoolExecutor(args.processes) as pool:
-            rows = [row for part in pool.map(_generate_share, jobs) for row in part]
+        rows = generate_in_processes(jobs, args.positions, started)
         generate_seconds = time.monotonic() - started
         print(f"{len(rows)} positions searched at {args.visits} visits in {generate_seconds:.0f} s", flush=True)
         generated_by = {"model": args.model, "sizes": args.sizes, "positions": args.positions, "visits": args.visits,
@@ -243,4 +273,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as stop:
+        sys.exit(f"interrupted{' ' + str(stop) if str(stop) else ''}: no network written (rows already saved "
+                 "with --rows-out stay)")
