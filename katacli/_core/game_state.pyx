@@ -11,7 +11,7 @@ from katacli._core.rules cimport (
     TAX_NONE, TAX_SEKI, TAX_ALL, WHB_ZERO, WHB_N_MINUS_ONE, WHB_N,
 )
 from katacli._core.history cimport (
-    History, history_init, history_clear, history_free, history_copy, history_set_komi,
+    history_init, history_clear, history_free, history_copy, history_set_komi,
     history_set_assume_multiple_starting_black_moves_are_handicap, history_set_presumed_next_player,
     history_is_legal, history_is_pass_for_ko, history_pass_would_end_phase, history_pass_would_end_game,
     history_current_self_komi, history_white_komi_adjustment_for_draws, history_compute_num_handicap_stones,

@@ -9,23 +9,22 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset, memcpy
 
 from katacli._core.board cimport (
-    Board, Loc, Color, Hash128, ChainData, C_EMPTY, C_BLACK, C_WHITE, C_WALL, MAX_ARR_SIZE, MAX_LEN,
-    NULL_LOC, PASS_LOC, loc_of, loc_x, loc_y, opp_of, hash_eq, hash_xor,
+    Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE,
+    NULL_LOC, PASS_LOC, loc_of, opp_of, hash_eq, hash_xor,
     zobrist_player, zobrist_ko, zobrist_aux, zobrist_encore, zobrist_ko_mark, zobrist_second_encore,
-    board_init, board_is_on_board, board_is_legal_ignoring_ko, board_is_suicide, board_is_illegal_suicide,
+    board_is_on_board, board_is_legal_ignoring_ko, board_is_suicide, board_is_illegal_suicide,
     board_ko_capture_loc, board_chain_size, board_num_liberties, board_play_assume_legal,
-    board_pos_hash_after_move, board_set_stone, board_regen_chains, GoBoard,
+    board_pos_hash_after_move,
 )
 from katacli._core.rules cimport (
-    Rules, KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY,
-    TAX_NONE, TAX_SEKI, TAX_ALL, WHB_ZERO, WHB_N_MINUS_ONE, WHB_N, rules_game_result_will_be_integer,
+    Rules, KO_SIMPLE, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY,
+    TAX_NONE, TAX_ALL, WHB_ZERO, WHB_N, rules_game_result_will_be_integer,
 )
 from katacli._core.area cimport area_calculate, area_independent_life
 from katacli._core.katago_hash cimport (
     murmur_mix, basic_lcong, ko_rule_hash, scoring_rule_hash, tax_rule_hash, multi_stone_suicide_hash, button_hash,
     friendly_pass_ok_hash,
 )
-from katacli._core.rules_value import CoreRules
 
 # Auxiliary Zobrist tables from board.pyx, by purpose (the situation hash uses KataGo's own tables).
 cdef enum:
