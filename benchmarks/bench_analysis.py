@@ -27,12 +27,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from katacli._core.game_state import GameState
 from katacli.analysis.backend import AnalysisBackend, ModelInfo
 from katacli.analysis.output import JsonLineWriter
 from katacli.analysis.startup import build_engine
 # Sibling scripts (bench_search_overhead's zero-cost network), even under PYTHONSAFEPATH.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from random_positions import GameState  # (either build's)
 
 from katacli.config import Config
 from katacli.game.coords import format_color, format_vertex

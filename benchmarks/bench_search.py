@@ -46,7 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from katacli._core.game_state import GameState  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))   # sibling scripts, even under PYTHONSAFEPATH
+from random_positions import GameState  # noqa: E402  (either build's)
 
 from katacli.game.coords import parse_vertex  # noqa: E402
 from katacli.nn.evaluator import NNEvaluator, set_cpu_threads  # noqa: E402
