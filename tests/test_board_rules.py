@@ -236,6 +236,11 @@ def test_retaking_after_passes_depends_on_superko(rules_name, banned):
     state.play(None, B)
     assert ((1, 1) in state.superko_banned_points()) == banned
     assert state.is_legal((1, 1), W) == (not banned)
+    # The ban is part of the situation (KataGo's NN cache key): the same stones without the history differ.
+    fresh = state.copy()
+    fresh.reset_history_keep_board(W)
+    assert fresh.superko_banned_points() == [] and fresh.ko_point is None
+    assert (state.situation_hash() != fresh.situation_hash()) == banned
 
 
 # ---- history: game end, button, handicap ----------------------------------------------
