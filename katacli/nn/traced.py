@@ -28,6 +28,10 @@ log = logging.getLogger("katacli.nn")
 TRACE_BATCH_SIZE = 2
 CHECK_BATCH_SIZE = 3
 CHECK_TOLERANCE = 1e-4
+# warnings.catch_warnings swaps the process-wide filter list: two nets tracing at once on two threads
+# (a match's two players) could restore each other's filters mid-trace and let torch's deprecation
+# warnings through. Tracing happens once per input shape, so all of it takes turns.
+_TRACING = threading.Lock()
 
 
 class _Wrapped(torch.nn.Module):
@@ -70,7 +74,7 @@ class TracedForward:
             wrapped = _Wrapped(self.net, bool(mask_full), meta is not None).eval()
             present = [t for t in (spatial, global_features, meta) if t is not None]
             try:
-                with warnings.catch_warnings():
+                with _TRACING, warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # TracerWarnings about shape constants: intended
                     traced = torch.jit.freeze(torch.jit.trace(wrapped, tuple(_example(t, TRACE_BATCH_SIZE) for t in present),
                                                               check_trace=False))
