@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
+import signal
 import sys
 import time
-import multiprocessing
-import signal
 from pathlib import Path
 
 import numpy as np
@@ -91,12 +91,13 @@ def generate_in_processes(jobs: list[tuple], total: int, started: float) -> list
     pool = multiprocessing.Pool(len(jobs), initializer=_count_into, initargs=(counter,))
     try:
         parts = [pool.apply_async(generate, job) for job in jobs]
-        while not all(part.ready() for part in parts):
-            parts[[part.ready() for part in parts].index(False)].wait(PROGRESS_PERIOD)
-            elapsed, done = time.monotonic() - started, counter.value
-            if not all(part.ready() for part in parts):
+        for part in parts:
+            part.wait(PROGRESS_PERIOD)
+            while not part.ready():
+                elapsed, done = time.monotonic() - started, counter.value
                 left = f", about {elapsed * (total - done) / done / 60:.0f} min left" if done else ""
                 print(f"searched {done} of {total} positions ({elapsed / 60:.1f} min{left})", flush=True)
+                part.wait(PROGRESS_PERIOD)
         rows = [row for part in parts for row in part.get()]
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"after {counter.value} of {total} positions searched") from None
