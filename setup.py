@@ -21,7 +21,9 @@ CORE_MODULES = sorted(
     name[:-4] for name in os.listdir(os.path.join(HERE, "katacli", "_core")) if name.endswith(".pyx")
 )
 
-COMPILE_ARGS = ["-O3", "-fno-strict-aliasing"]
+# -pthread: leaf_workers runs helper threads (POSIX threads).
+COMPILE_ARGS = ["-O3", "-fno-strict-aliasing", "-pthread"]
+LINK_ARGS = ["-pthread"]
 if os.environ.get("KATACLI_NATIVE", "") == "1":
     COMPILE_ARGS.append("-march=native")
 
@@ -30,6 +32,7 @@ extensions = [
         f"katacli._core.{name}",
         [f"katacli/_core/{name}.pyx"],
         extra_compile_args=COMPILE_ARGS,
+        extra_link_args=LINK_ARGS,
         language="c",
     )
     for name in CORE_MODULES

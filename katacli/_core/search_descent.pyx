@@ -19,7 +19,12 @@ from katacli._core.search_nodes cimport (
 from katacli._core.search_graph cimport graph_hash_after_move, graph_find_or_new
 from katacli._core.search_select cimport select_child
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, add_terminal_value, backup, undo_virtual_losses
-from katacli._core.search_leaf cimport set_terminal_result, set_nogo_terminal, fill_leaf_features, rollout_evaluate
+from katacli._core.search_leaf cimport (
+    set_terminal_result, set_nogo_terminal, draw_leaf_symmetry, fill_leaf_features, rollout_evaluate,
+)
+from katacli._core.leaf_workers cimport (
+    LeafWorkers, leaf_workers_begin, leaf_workers_history, leaf_workers_publish, leaf_workers_finish,
+)
 from katacli._core.search_mirror cimport mirror_eval_difficult
 from katacli._core.search_patterns cimport pattern_hash
 
@@ -172,26 +177,56 @@ cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil:
         n = child
 
 
-cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents, int* playouts_done) noexcept nogil:
+cdef inline void _mark_leaf(TreeCore* t, LeafSlot* ls, const History* h) noexcept nogil:
+    """The leaf's marks drawn on the search thread, in leaf order: root or not, orientation, mirror hack."""
+    draw_leaf_symmetry(t, t.num_leaves, ls.path[ls.depth] == t.root)
+    t.leaf_mirror_hack[t.num_leaves] = mirror_eval_difficult(t, h)
+
+
+cdef inline bint _count_outcome(TreeCore* t, LeafSlot* ls, int outcome, int* playouts_done) noexcept nogil:
+    """Count a descent that ended without a leaf; False if it found one."""
+    if outcome == DESCENT_LEAF:
+        return False
+    if outcome == DESCENT_DONE:
+        playouts_done[0] += 1
+        if ls.stops_below_root:
+            t.playouts_below_root += 1
+    return True
+
+
+cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents, int* playouts_done,
+                       LeafWorkers* workers) noexcept nogil:
     """Descend until max_leaves leaves wait for evaluation, max_playouts playouts finished, or max_descents tried."""
     cdef History h
-    cdef int descents = 0, outcome, leaf_index
+    cdef History* slot_h
+    cdef int descents = 0, outcome
     cdef LeafSlot* ls
     playouts_done[0] = 0
     t.num_leaves = 0
+    if max_leaves > 1 and leaf_workers_begin(workers):
+        # Each leaf descends on its slot's own history and is handed to the helpers as it is found.
+        while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
+            descents += 1
+            ls = &t.leaves[t.num_leaves]
+            slot_h = leaf_workers_history(workers, t.num_leaves)
+            outcome = descend(t, slot_h, ls)
+            if _count_outcome(t, ls, outcome, playouts_done):
+                history_restore(slot_h, &t.root_hist)
+            else:
+                _mark_leaf(t, ls, slot_h)
+                leaf_workers_publish(workers, t.num_leaves)
+                t.num_leaves += 1
+        leaf_workers_finish(workers)
+        return t.num_leaves
     history_copy(&h, &t.root_hist)
     while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
         descents += 1
         ls = &t.leaves[t.num_leaves]
         outcome = descend(t, &h, ls)
-        if outcome == DESCENT_LEAF:
-            fill_leaf_features(t, t.num_leaves, &h, ls.path[ls.depth] == t.root)
-            t.leaf_mirror_hack[t.num_leaves] = mirror_eval_difficult(t, &h)
+        if not _count_outcome(t, ls, outcome, playouts_done):
+            _mark_leaf(t, ls, &h)
+            fill_leaf_features(t, t.num_leaves, &h, &t.ladder_cache)
             t.num_leaves += 1
-        elif outcome == DESCENT_DONE:
-            playouts_done[0] += 1
-            if ls.stops_below_root:
-                t.playouts_below_root += 1
         history_restore(&h, &t.root_hist)
     history_free(&h)
     return t.num_leaves

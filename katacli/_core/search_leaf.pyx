@@ -23,6 +23,7 @@ from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, MAX_EDGES, NODE_EXPANDED, node_set_policy,
 )
 from katacli._core.policy_rows cimport PolicyRows, policy_rows_new, policy_rows_release
+from katacli._core.ladder cimport LadderCache
 from katacli._core.katago_hash cimport (
     basic_lcong, basic_lcong2, split_mix64, rrmxmx, pass_alive_under_suicide_hash, pass_ends_phase_hash,
     conservative_pass_hash, friendly_pass_hash, passing_hacks_hash, game_is_over_hash, zero_history_hash,
@@ -111,11 +112,23 @@ cdef Hash128 _nn_cache_key(const TreeCore* t, const History* h, Color pla, const
     return key
 
 
-cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_root) noexcept nogil:
+cdef void draw_leaf_symmetry(TreeCore* t, int slot, bint is_root) noexcept nogil:
+    """The leaf's orientation (with leaf symmetries on; -1 canonical), drawn in leaf order so that the
+    rows do not depend on which thread fills them."""
+    cdef signed char symmetry = -1
+    if t.sym_pos_maps != NULL and not is_root:
+        symmetry = <signed char>(rng_next(&t.sym_rng) >> 61)   # uniform over the 8 symmetries
+    t.leaf_symmetry[slot] = symmetry
+    t.leaf_is_root[slot] = is_root
+
+
+cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, LadderCache* ladder_cache) noexcept nogil:
     cdef FeatureParams fp = t.feature_params
     cdef Color pla = h.presumed_next_pla
     cdef Color pda_pla
     cdef int plane = t.area
+    cdef bint is_root = t.leaf_is_root[slot]
+    cdef int symmetry = t.leaf_symmetry[slot]
     cdef Hash128 key
     fp.conservative_pass_and_is_root = t.cfg.conservative_pass and is_root
     if t.playout_doubling_advantage != 0.0:
@@ -125,19 +138,15 @@ cdef void fill_leaf_features(TreeCore* t, int slot, const History* h, bint is_ro
         fp.max_history = 0
     elif t.ignore_pre_root_history:
         fp.max_history = 0 if is_root else h.num_moves - t.root_hist.num_moves
-    cdef int symmetry = -1
-    if t.sym_pos_maps != NULL and not is_root:
-        symmetry = <int>(rng_next(&t.sym_rng) >> 61)   # uniform over the 8 symmetries
+    if symmetry >= 0:
         fp.pos_map = t.sym_pos_maps + symmetry * plane
-    t.leaf_symmetry[slot] = <signed char>symmetry
     fill_features_v7(h, pla, &fp, t.x_size, t.y_size,
                      t.spatial + slot * NUM_SPATIAL_FEATURES_V7 * plane,
-                     t.global_features + slot * NUM_GLOBAL_FEATURES_V7, &t.ladder_cache)
+                     t.global_features + slot * NUM_GLOBAL_FEATURES_V7, ladder_cache)
     fill_legal_mask(h, pla, t.x_size, t.y_size, t.legal + slot * (plane + 1))
     key = _nn_cache_key(t, h, pla, &fp, is_root)
     t.cache_keys[2 * slot] = key.h0
     t.cache_keys[2 * slot + 1] = key.h1
-    t.leaf_is_root[slot] = is_root
     t.leaf_white[slot] = pla == C_WHITE
 
 

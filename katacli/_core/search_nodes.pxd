@@ -212,6 +212,7 @@ cdef struct TreeCore:
     Node* root
     History root_hist
     bint has_root_hist
+    uint64_t root_version       # +1 whenever root_hist changes (leaf_workers' slot copies follow it)
     int search_age
     Rng rng
     # Modes

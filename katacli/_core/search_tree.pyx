@@ -42,7 +42,8 @@ from katacli._core.search_evalcache cimport EvalCache
 from katacli._core.search_patterns cimport PatternBonusTable
 from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
-from katacli._core.search_leaf cimport fill_leaf_features, store_human_priors, rollout_evaluate
+from katacli._core.search_leaf cimport draw_leaf_symmetry, fill_leaf_features, store_human_priors, rollout_evaluate
+from katacli._core.leaf_workers cimport leaf_workers_new, leaf_workers_free
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
 from katacli._core.search_descent cimport leaf_slot_start, collect_batch
 from katacli._core.search_apply cimport apply_leaf_rows, NUM_VALUE_COLUMNS
@@ -112,6 +113,32 @@ cdef class SearchTree:
         self.t.leaf_symmetry = &symmetry_view[first]
         self._lane = lane
 
+    def set_leaf_threads(self, int count):
+        """Helper threads that fill the leaves' network inputs while the search thread descends to the next
+        leaf (katacli.search's numLeafFeatureThreads); 0 stops them. The batches and the tree are the same
+        either way. Returns the number running (0 if threads could not start, or batches hold one leaf)."""
+        if count < 0:
+            raise ValueError("the number of leaf threads cannot be negative")
+        if self._leaf_workers != NULL and self._leaf_workers.num_threads == count:
+            return count
+        with nogil:
+            leaf_workers_free(self._leaf_workers)
+        self._leaf_workers = NULL
+        if count > 0 and self.t.max_batch > 1:
+            with nogil:
+                self._leaf_workers = leaf_workers_new(&self.t, count)
+        return self.leaf_threads
+
+    @property
+    def leaf_threads(self):
+        """Helper threads running (set_leaf_threads)."""
+        return self._leaf_workers.num_threads if self._leaf_workers != NULL else 0
+
+    @property
+    def leaves_filled_by_helpers(self):
+        """Leaves whose inputs the helper threads filled since they started (the rest: the search thread)."""
+        return self._leaf_workers.by_helpers.value if self._leaf_workers != NULL else 0
+
     @property
     def num_lanes(self):
         """How many leaf batches this tree can have in flight at once (each up to max_batch_capacity leaves)."""
@@ -163,6 +190,9 @@ cdef class SearchTree:
 
     def __dealloc__(self):
         cdef int i
+        with nogil:
+            leaf_workers_free(self._leaf_workers)   # first: its helpers read t
+        self._leaf_workers = NULL
         free_all_nodes(&self.t)
         if self.t.has_root_hist:
             history_free(&self.t.root_hist)
@@ -330,6 +360,7 @@ cdef class SearchTree:
             history_free(&self.t.root_hist)
         history_copy(&self.t.root_hist, &state.h)
         self.t.has_root_hist = True
+        self.t.root_version += 1
         if state.h.board.x_size != self.t.x_size or state.h.board.y_size != self.t.y_size:
             raise ValueError("state board size differs from the tree's")
         if self.t.nogo:
@@ -443,6 +474,7 @@ cdef class SearchTree:
             raise ValueError("advance() plays the player to move only; use set_root for other changes")
         old_bonus = self.t.root_hist.white_handicap_bonus_score
         history_make_move_assume_legal(&self.t.root_hist, loc, <Color>pla, prevent_encore and not self.t.nogo)
+        self.t.root_version += 1
         self.t.root_graph_hash = graph_hash_after_move(self.t.root_graph_hash, &self.t.root_hist,
                                                        self.t.root_hist.presumed_next_pla, self.t.graph_rep_bound)
         free(self.t.root_priors)
@@ -607,7 +639,8 @@ cdef class SearchTree:
         if self.t.root.state != NODE_EXPANDED:
             self.t.root.state = NODE_PENDING
         with nogil:
-            fill_leaf_features(&self.t, 0, &self.t.root_hist, True)
+            draw_leaf_symmetry(&self.t, 0, True)
+            fill_leaf_features(&self.t, 0, &self.t.root_hist, &self.t.ladder_cache)
             self.t.leaf_mirror_hack[0] = mirror_eval_difficult(&self.t, &self.t.root_hist)
         self.t.num_leaves = 1
         return 1
@@ -641,7 +674,7 @@ cdef class SearchTree:
         if max_descents < 0:
             max_descents = 4 * max_leaves + 8 if not self.t.rollouts else max_playouts
         with nogil:
-            n = collect_batch(&self.t, max_leaves, max_playouts, max_descents, &done)
+            n = collect_batch(&self.t, max_leaves, max_playouts, max_descents, &done, self._leaf_workers)
         return n, done
 
     def apply(self, outputs, human_outputs=None):

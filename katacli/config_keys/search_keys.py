@@ -32,6 +32,11 @@ from katacli.config_keys.spec import (
 
 # Upper bounds KataGo puts on a few "practically unbounded" knobs.
 MAX_SEARCH_THREADS = 4096
+# numLeafFeatureThreads: -1 picks a count (katacli.search.params.leaf_feature_threads); a helper fills
+# leaves only while the search thread descends, so one keeps up with it and more rarely pay.
+AUTO_LEAF_FEATURE_THREADS = -1
+AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES = 2
+MAX_LEAF_FEATURE_THREADS = 64
 MAX_CHOSEN_MOVE_VISIT_ADJUST = 1.0e10
 NO_NOISE_PRUNING_CAP = 1.0e50
 HUMAN_SL_PIKL_LAMBDA_OFF = 1.0e9
@@ -91,6 +96,11 @@ THREAD_KEYS = section("Threads", [
              "katacli only, for a network on a GPU: keep two batches of leaves in flight, one on the network "
              "while the search collects the other (numSearchThreads split between them). Off by default: on an "
              "H100 it has not yet beaten one batch at a time."),
+    int_key("numLeafFeatureThreads", AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS, MAX_LEAF_FEATURE_THREADS,
+            "katacli only: helper threads that build the leaves' network inputs (ladders, pass-alive areas, "
+            "feature planes) while the search thread descends to the next leaf of the batch. -1 (auto): 1 when "
+            f"numSearchThreads >= {AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES} and the process may use 2 or more CPU "
+            "cores, else 0; 0: the search thread does it all. The search is the same either way, only faster."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
             "Log2 of the number of lock shards in the node table; fixed after startup.",
             unsupported=Unsupported("katacli's node table is not sharded: one thread at a time changes the search graph")),

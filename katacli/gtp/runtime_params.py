@@ -38,11 +38,12 @@ GTP_ENGINE_PARAMS: tuple[str, ...] = (
 ENGINE_STATE_KEYS: tuple[str, ...] = ("allowResignation", "ponderingEnabled", "delayMoveScale", "delayMoveMax")
 # SearchParams fields KataGo leaves out of its report: special GTP handling
 # (antiMirror, avoidRepeatedPatternUtility, humanSLProfile), fixed at startup,
-# or not a parameter at all (avoidMYTDaggerHackPla); and katacli's own (searchPipelining), so that
-# kata-list-params and kata-get-param answer exactly as KataGo's do.
+# or not a parameter at all (avoidMYTDaggerHackPla); and katacli's own (searchPipelining,
+# numLeafFeatureThreads), so that kata-list-params and kata-get-param answer exactly as KataGo's do.
 _UNREPORTED_SEARCH_FIELDS = frozenset({
     "avoidMYTDaggerHackPla", "avoidRepeatedPatternUtility", "antiMirror", "humanSLProfile",
     "useEvalCache", "evalCacheMinVisits", "nodeTableShardsPowerOfTwo", "searchPipelining",
+    "numLeafFeatureThreads",
 })
 REPORTED_SEARCH_PARAMS: tuple[str, ...] = tuple(sorted(
     key for key in SearchParams().to_key_dict() if key not in _UNREPORTED_SEARCH_FIELDS

@@ -33,7 +33,7 @@ from katacli.game.coords import flat_index
 from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN, NNBatch
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
-from katacli.search.params import SearchParams
+from katacli.search.params import SearchParams, leaf_feature_threads
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
 from katacli.search.pipeline import PIPELINE_LANES, LanePipeline, lane_capacity, pipelining_applies
 from katacli.search.restrictions import MoveRestrictions
@@ -178,6 +178,9 @@ class Searcher(SearchViews):
                                           self._seed)
         self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
                            keep_ownership=self.keep_ownership)
+        # Rollouts evaluate each leaf where the descent stops: no batch inputs to fill.
+        self.tree.set_leaf_threads(0 if self.evaluator is None
+                                   else leaf_feature_threads(self.params, self._batch_capacity()))
         if eval_cache_active(self.params):
             if self._eval_cache is None:
                 self._eval_cache = EvalCache()

@@ -1,0 +1,217 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Helper threads that build a batch's leaf inputs while the search thread descends (contract:
+leaf_workers.pxd)."""
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset
+
+from katacli._core.history cimport History, history_copy, history_free, history_restore
+from katacli._core.ladder cimport LadderCache, ladder_cache_release
+from katacli._core.search_nodes cimport TreeCore
+from katacli._core.search_leaf cimport fill_leaf_features
+
+cdef extern from "<pthread.h>" nogil:
+    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_join(pthread_t thread, void** retval)
+    int pthread_mutex_init(pthread_mutex_t* m, const void* attr)
+    int pthread_mutex_destroy(pthread_mutex_t* m)
+    int pthread_mutex_lock(pthread_mutex_t* m)
+    int pthread_mutex_unlock(pthread_mutex_t* m)
+    int pthread_cond_init(pthread_cond_t* c, const void* attr)
+    int pthread_cond_destroy(pthread_cond_t* c)
+    int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m)
+    int pthread_cond_broadcast(pthread_cond_t* c)
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
+
+cdef extern from "<unistd.h>" nogil:
+    long getpid()
+
+# Sequentially consistent atomics on 64-bit counters (GCC and Clang builtins), and the spin-wait hint.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    static inline int64_t katacli_atomic_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+    static inline void katacli_atomic_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+    static inline int64_t katacli_atomic_add(int64_t* p, int64_t v) {
+        return __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST);
+    }
+    static inline int katacli_atomic_cas(int64_t* p, int64_t expected, int64_t desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+    #if defined(__x86_64__) || defined(__i386__)
+    static inline void katacli_spin_pause(void) { __builtin_ia32_pause(); }
+    #elif defined(__aarch64__)
+    static inline void katacli_spin_pause(void) { __asm__ __volatile__("yield"); }
+    #else
+    static inline void katacli_spin_pause(void) { }
+    #endif
+    """
+    int64_t atomic_load "katacli_atomic_load"(int64_t* p) noexcept nogil
+    void atomic_store "katacli_atomic_store"(int64_t* p, int64_t v) noexcept nogil
+    int64_t atomic_add "katacli_atomic_add"(int64_t* p, int64_t v) noexcept nogil
+    bint atomic_cas "katacli_atomic_cas"(int64_t* p, int64_t expected, int64_t desired) noexcept nogil
+    void spin_pause "katacli_spin_pause"() noexcept nogil
+
+cdef enum:
+    # Empty polls a thread spins through before it yields its core on each further one: about 20 us,
+    # longer than a descent, so a helper waiting for the next leaf keeps its core on an idle machine
+    # but gives it up where threads outnumber cores.
+    SPIN_POLLS_BEFORE_YIELD = 2000
+
+
+cdef struct _HelperArg:
+    LeafWorkers* w
+    int index
+
+
+cdef void _fill_slot(LeafWorkers* w, int slot, LadderCache* cache) noexcept nogil:
+    cdef History* h = &w.slot_hists[slot]
+    fill_leaf_features(w.t, slot, h, cache)
+    history_restore(h, &w.t.root_hist)
+
+
+cdef bint _claim_and_fill(LeafWorkers* w, LadderCache* cache, bint helper) noexcept nogil:
+    """Fill one published leaf nobody has taken; False if there is none just now."""
+    cdef int64_t c = atomic_load(&w.claimed.value)
+    if c >= atomic_load(&w.published.value) or not atomic_cas(&w.claimed.value, c, c + 1):
+        return False
+    # Leaf c is this batch's: the batch cannot end (and the next move `first`) before c is done.
+    _fill_slot(w, <int>(c - atomic_load(&w.first.value)), cache)
+    if helper:
+        atomic_add(&w.by_helpers.value, 1)
+    atomic_add(&w.done.value, 1)
+    return True
+
+
+cdef void* _helper_main(void* arg) noexcept nogil:
+    cdef _HelperArg* a = <_HelperArg*>arg
+    cdef LeafWorkers* w = a.w
+    cdef LadderCache* cache = &w.caches[a.index]
+    cdef int seen = 0, polls
+    free(a)
+    while True:
+        pthread_mutex_lock(&w.mutex)
+        while w.generation == seen and not w.shutdown:
+            pthread_cond_wait(&w.wake, &w.mutex)
+        seen = w.generation
+        if w.shutdown:
+            pthread_mutex_unlock(&w.mutex)
+            return NULL
+        pthread_mutex_unlock(&w.mutex)
+        # A batch is on: take leaves as they come until the search thread closes it.
+        polls = 0
+        while True:
+            if _claim_and_fill(w, cache, True):
+                polls = 0
+                continue
+            if atomic_load(&w.closed.value) >= seen:
+                break
+            polls += 1
+            if polls > SPIN_POLLS_BEFORE_YIELD:
+                sched_yield()
+            else:
+                spin_pause()
+
+
+cdef LeafWorkers* leaf_workers_new(TreeCore* t, int num_threads) noexcept nogil:
+    cdef LeafWorkers* w
+    cdef _HelperArg* a
+    cdef int i
+    if num_threads <= 0:
+        return NULL
+    w = <LeafWorkers*>calloc(1, sizeof(LeafWorkers))
+    if w == NULL:
+        return NULL
+    w.t = t
+    w.owner_pid = getpid()
+    w.num_slots = t.max_batch
+    w.slot_hists = <History*>calloc(w.num_slots, sizeof(History))
+    w.slot_version = <uint64_t*>calloc(w.num_slots, sizeof(uint64_t))
+    w.caches = <LadderCache*>calloc(num_threads, sizeof(LadderCache))
+    w.threads = <pthread_t*>calloc(num_threads, sizeof(pthread_t))
+    if w.slot_hists == NULL or w.slot_version == NULL or w.caches == NULL or w.threads == NULL:
+        leaf_workers_free(w)
+        return NULL
+    pthread_mutex_init(&w.mutex, NULL)
+    pthread_cond_init(&w.wake, NULL)
+    for i in range(num_threads):
+        a = <_HelperArg*>calloc(1, sizeof(_HelperArg))
+        if a == NULL:
+            break
+        a.w = w
+        a.index = i
+        if pthread_create(&w.threads[i], NULL, _helper_main, a) != 0:
+            free(a)
+            break
+        w.num_threads += 1
+    if w.num_threads == 0:
+        leaf_workers_free(w)
+        return NULL
+    return w
+
+
+cdef void leaf_workers_free(LeafWorkers* w) noexcept nogil:
+    cdef int i
+    if w == NULL:
+        return
+    # A forked child has none of the helpers, and must not touch the mutex and condition variable they
+    # were using at the fork (destroying a condition variable waits for its waiters: forever there).
+    if w.threads != NULL and w.num_threads > 0 and w.owner_pid == getpid():
+        pthread_mutex_lock(&w.mutex)
+        w.shutdown = True
+        pthread_cond_broadcast(&w.wake)
+        pthread_mutex_unlock(&w.mutex)
+        for i in range(w.num_threads):
+            pthread_join(w.threads[i], NULL)
+        pthread_cond_destroy(&w.wake)
+        pthread_mutex_destroy(&w.mutex)
+    if w.slot_hists != NULL and w.slot_version != NULL:
+        for i in range(w.num_slots):
+            if w.slot_version[i] != 0:
+                history_free(&w.slot_hists[i])
+    if w.caches != NULL:
+        for i in range(w.num_threads):
+            ladder_cache_release(&w.caches[i])
+    free(w.slot_hists)
+    free(w.slot_version)
+    free(w.caches)
+    free(w.threads)
+    free(w)
+
+
+cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil:
+    cdef int i
+    if w == NULL or w.owner_pid != getpid() or not w.t.has_root_hist:
+        return False
+    for i in range(w.num_slots):
+        if w.slot_version[i] != w.t.root_version:
+            if w.slot_version[i] != 0:
+                history_free(&w.slot_hists[i])
+            history_copy(&w.slot_hists[i], &w.t.root_hist)
+            w.slot_version[i] = w.t.root_version
+    # Every leaf so far is done (finish waited for it): this batch's slot 0 is the next leaf.
+    atomic_store(&w.first.value, atomic_load(&w.published.value))
+    pthread_mutex_lock(&w.mutex)
+    w.generation += 1
+    pthread_cond_broadcast(&w.wake)
+    pthread_mutex_unlock(&w.mutex)
+    return True
+
+
+cdef History* leaf_workers_history(LeafWorkers* w, int slot) noexcept nogil:
+    return &w.slot_hists[slot]
+
+
+cdef void leaf_workers_publish(LeafWorkers* w, int slot) noexcept nogil:
+    atomic_store(&w.published.value, w.first.value + slot + 1)
+
+
+cdef void leaf_workers_finish(LeafWorkers* w) noexcept nogil:
+    cdef int64_t total = atomic_load(&w.published.value)
+    atomic_store(&w.closed.value, w.generation)
+    while _claim_and_fill(w, &w.t.ladder_cache, False):
+        pass
+    while atomic_load(&w.done.value) < total:
+        spin_pause()
