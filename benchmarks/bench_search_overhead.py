@@ -9,11 +9,14 @@ from positions of a random game; ``numSearchThreads`` is the number of leaves pe
 Usage::
 
     python benchmarks/bench_search_overhead.py [--sizes 19,9] [--threads 1,16,64] [--visits 1600] [--repeat 5]
+        [--leaf-threads 0,1]
 
 Prints the median visits/s with the min-max spread over the repeats, per wall-clock second and per
 CPU second of the process (the figure to compare on a machine shared with other work), and the CPU
-model. Only the main thread works (the zero-cost net starts no torch threads), so on an idle machine
-both agree.
+model. The zero-cost net starts no torch threads; the search's own helper threads (numLeafFeatureThreads,
+one by default for batches of several leaves) fill leaf inputs beside the search thread and spin while
+they wait for its next leaf, so with them a visit costs less wall time but more CPU time, and the wall
+figure is the one to compare, on an idle machine. ``--leaf-threads 0,1`` gives a row for each count.
 
 Baseline, before the array batch path (one NNRequest and one NNOutput object per leaf), AMD EPYC,
 2 cores shared with other work (load average 0.2 at the start), --visits 1600 --positions 2 --repeat 5,
@@ -138,6 +141,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -221,10 +225,13 @@ class _SimulatedCall:
 
 
 def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,
-             pipeline: bool = False) -> tuple[float, float]:
+             pipeline: bool = False, leaf_threads: Optional[int] = None) -> tuple[float, float]:
     """(visits per wall second, visits per CPU second of this process) over the positions; pipeline: two
-    batches in flight (katacli.search.pipeline), as on a GPU."""
+    batches in flight (katacli.search.pipeline), as on a GPU; leaf_threads: numLeafFeatureThreads (None:
+    the build's default; older builds, measured from a copy, have no such key)."""
     params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
+    if leaf_threads is not None:
+        params = params.replace(num_leaf_feature_threads=leaf_threads)
     total_visits, elapsed, cpu = 0, 0.0, 0.0
     for state in positions:
         evaluator.cache.clear()
@@ -253,30 +260,38 @@ def main() -> None:
     parser.add_argument("--gpu-per-position-us", type=float, default=0.0, help="and this much per position")
     parser.add_argument("--pipeline", choices=["off", "on", "both"], default="off",
                         help="two batches in flight (what a CUDA network gets by default); both: a row of each")
+    parser.add_argument("--leaf-threads", default="default",
+                        help="numLeafFeatureThreads to try, e.g. 0,1 (a row each; auto = -1); default: the "
+                             "build's default, the only choice for builds older than the key")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
     evaluator = ZeroCostEvaluator(TINY_NET, args.gpu_latency_ms / 1000.0, args.gpu_per_position_us / 1e6)
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.pipeline]
+    leaf_options = [None] if args.leaf_threads == "default" else [
+        -1 if value.strip() == "auto" else int(value) for value in args.leaf_threads.split(",")]
     if args.gpu_latency_ms or args.gpu_per_position_us:
         print(f"simulated GPU: {args.gpu_latency_ms} ms + {args.gpu_per_position_us} us per position per call")
     print(f"CPU: {cpu_model()} ({len(os.sched_getaffinity(0))} usable cores); "
           f"{args.visits} visits, {args.positions} positions, {args.repeat} repeats")
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
-    print(f"{'size':>6} {'threads':>8} {'pipelined':>9}   visits/s: wall (median, min-max)   per CPU second (median, min-max)")
+    print(f"{'size':>6} {'threads':>8} {'pipelined':>9} {'helpers':>7}   visits/s: wall (median, min-max)   "
+          "per CPU second (median, min-max)")
     for size in sizes:
         rng = random.Random(size)
         positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
                      for i in range(args.positions)]
         run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
-        settings = [(t, m) for t in thread_counts for m in modes if not (m and t < 2)]
+        settings = [(t, m, h) for t in thread_counts for m in modes for h in leaf_options if not (m and t < 2)]
         rates: dict[tuple, list[tuple[float, float]]] = {key: [] for key in settings}
         for _ in range(args.repeat):  # settings alternate, so a change in load hits all alike
-            for threads, pipeline in settings:
-                rates[threads, pipeline].append(run_once(evaluator, positions, threads, args.visits, pipeline))
-        for threads, pipeline in settings:
-            wall, cpu = zip(*rates[threads, pipeline])
-            print(f"{size:>6} {threads:>8} {'yes' if pipeline else 'no':>9}   {_spread(list(wall)):>24}   "
+            for threads, pipeline, helpers in settings:
+                rates[threads, pipeline, helpers].append(
+                    run_once(evaluator, positions, threads, args.visits, pipeline, helpers))
+        for threads, pipeline, helpers in settings:
+            wall, cpu = zip(*rates[threads, pipeline, helpers])
+            shown = "-" if helpers is None else ("auto" if helpers < 0 else str(helpers))
+            print(f"{size:>6} {threads:>8} {'yes' if pipeline else 'no':>9} {shown:>7}   {_spread(list(wall)):>24}   "
                   f"{_spread(list(cpu)):>24}", flush=True)
 
 if __name__ == "__main__":

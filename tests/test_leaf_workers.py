@@ -16,8 +16,8 @@ from katacli.config import Config, ConfigError
 from katacli.nn.evaluator import NNEvaluator
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search import SearchParams, Searcher
-from katacli.search import params as params_module
-from katacli.search.params import leaf_feature_threads
+from katacli.search import leaf_threads as leaf_threads_module
+from katacli.search.leaf_threads import leaf_feature_threads
 from support.paths import BUNDLED_TINY_MODEL
 
 BLACK, WHITE = 1, 2
@@ -176,14 +176,27 @@ def test_set_leaf_threads_starts_stops_and_checks():
 def test_auto_threads_follow_batch_size_and_cores(monkeypatch):
     auto = SearchParams()
     assert auto.num_leaf_feature_threads == -1
-    monkeypatch.setattr(params_module, "usable_cpu_count", lambda: 8)
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 8)
     assert leaf_feature_threads(auto, 1) == 0
     assert leaf_feature_threads(auto, 16) == 1
     assert leaf_feature_threads(auto.replace(num_leaf_feature_threads=3), 16) == 3
     assert leaf_feature_threads(auto.replace(num_leaf_feature_threads=3), 1) == 0
     assert leaf_feature_threads(auto.replace(num_leaf_feature_threads=0), 16) == 0
-    monkeypatch.setattr(params_module, "usable_cpu_count", lambda: 1)
+    # One of many searches at once (self-play's games, analysis groups): no helpers unless asked.
+    assert leaf_feature_threads(auto, 16, solo=False) == 0
+    assert leaf_feature_threads(auto.replace(num_leaf_feature_threads=2), 16, solo=False) == 2
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 1)
     assert leaf_feature_threads(auto, 16) == 0
+
+
+def test_searchers_run_alone_get_a_helper_and_a_drivers_none(monkeypatch):
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 4)
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", seed=1)
+    params = SearchParams().replace(num_search_threads=8)
+    assert Searcher(GameState(9), params, evaluator).tree.leaf_threads == 1
+    assert Searcher(GameState(9), params, evaluator, solo=False).tree.leaf_threads == 0
+    assert Searcher(GameState(9), params.replace(num_search_threads=1), evaluator).tree.leaf_threads == 0
+    assert Searcher(GameState(9), params, None).tree.leaf_threads == 0   # rollouts: nothing to fill
 
 
 def test_config_key_reads_and_rejects_bad_values():

@@ -33,8 +33,16 @@ def _rates(text: str, row: str) -> list[float]:
 def test_zero_cost_search_benchmark_with_a_simulated_gpu_and_both_pipelines():
     out = _run("bench_search_overhead.py", "--sizes", "9", "--threads", "8", "--visits", "60", "--positions", "1",
                "--repeat", "1", "--gpu-latency-ms", "0.2", "--gpu-per-position-us", "5", "--pipeline", "both")
-    plain, pipelined = _rates(out, r"9\s+8\s+no"), _rates(out, r"9\s+8\s+yes")
+    plain, pipelined = _rates(out, r"9\s+8\s+no\s+-"), _rates(out, r"9\s+8\s+yes\s+-")
     assert len(plain) == len(pipelined) == 1 and plain[0] > 0 and pipelined[0] > 0, out
+
+
+@pytest.mark.subprocess
+def test_zero_cost_search_benchmark_rows_with_and_without_leaf_helpers():
+    out = _run("bench_search_overhead.py", "--sizes", "9", "--threads", "8", "--visits", "60", "--positions", "1",
+               "--repeat", "1", "--leaf-threads", "0,auto")
+    alone, helped = _rates(out, r"9\s+8\s+no\s+0"), _rates(out, r"9\s+8\s+no\s+auto")
+    assert len(alone) == len(helped) == 1 and alone[0] > 0 and helped[0] > 0, out
 
 
 @pytest.mark.subprocess

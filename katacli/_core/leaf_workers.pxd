@@ -3,11 +3,12 @@
 
 A batch's leaves cost two kinds of work: the descent (selection, moves, virtual losses: it changes the
 tree, so one thread does it) and the leaf's network inputs (ladders, pass-alive areas, feature planes,
-legal mask, NN cache key: they read only the leaf's own history). With helpers, each leaf slot of the
-batch has a history of its own (a copy of the root's, brought back to it after use); the search thread
-descends on the next free slot's history and publishes the slot, a helper claims it, fills its rows and
-restores its history, and at the end of the batch the search thread claims what is left and waits for
-the rest. The search thread draws the leaf's symmetry and mirror mark before publishing, in the same
+legal mask, NN cache key: they read only the leaf's own history). With helpers, the search thread
+descends on one of a small ring of histories (copies of the root's, brought back to it after use) and
+publishes the leaf; a helper claims it, fills its rows and restores the history for a later leaf. When
+the next history is still in use the search thread fills waiting leaves itself, and at the end of the
+batch it claims what is left and waits for the rest. A ring rather than a history per slot: a 256-leaf
+batch would otherwise walk 10 MB of histories, out of the caches. The search thread draws the leaf's symmetry and mirror mark before publishing, in the same
 order as without helpers, and every thread keeps its own ladder cache (a memo), so the batch's rows and
 the tree are exactly those of a search without helpers.
 
@@ -40,10 +41,12 @@ cdef struct LeafWorkers:
     pthread_t* threads
     LadderCache* caches              # [num_threads]: each helper's ladder cache
     long owner_pid                   # the process that made the pool (a forked child does not use it)
-    # Per-slot histories: copies of t.root_hist at version slot_version[i] (t.root_version).
-    History* slot_hists              # [max_batch]
-    uint64_t* slot_version           # [max_batch]; 0: not yet copied
-    int num_slots
+    # The ring of histories (leaf slot s uses entry s % num_hists): copies of t.root_hist at version
+    # hist_version[i] (t.root_version), busy[i] from the leaf's publication until its history is restored.
+    History* hists
+    uint64_t* hist_version           # 0: not yet copied
+    int64_t* busy                    # atomics
+    int num_hists
     # Waking helpers for a batch
     pthread_mutex_t mutex
     pthread_cond_t wake
@@ -62,9 +65,10 @@ cdef struct LeafWorkers:
 # A pool of num_threads helpers for t's batches (max_batch slots), or NULL if threads cannot start.
 cdef LeafWorkers* leaf_workers_new(TreeCore* t, int num_threads) noexcept nogil
 cdef void leaf_workers_free(LeafWorkers* w) noexcept nogil   # stops and joins the helpers; NULL is fine
-# Start a batch: slot histories brought up to the root's version, helpers woken. False: do not use the
-# pool for this batch (a forked child, or memory ran out); nothing was started.
+# Start a batch: the histories brought up to the root's version, helpers woken. False: do not use the
+# pool for this batch (a forked child); nothing was started.
 cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil
+# The history to descend on for leaf slot `slot` (equal to the root's; waits, filling leaves, while busy).
 cdef History* leaf_workers_history(LeafWorkers* w, int slot) noexcept nogil
 # Slot `slot` (the next in order) holds a leaf: its is_root, symmetry and mirror mark are set.
 cdef void leaf_workers_publish(LeafWorkers* w, int slot) noexcept nogil

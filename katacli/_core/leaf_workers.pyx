@@ -55,6 +55,9 @@ cdef extern from *:
     void spin_pause "katacli_spin_pause"() noexcept nogil
 
 cdef enum:
+    # Histories in the ring per thread (helpers and the search thread): enough that the search thread
+    # rarely finds the next one busy, few enough (40 KB each) to stay in the caches.
+    HISTORIES_PER_THREAD = 16
     # Empty polls a thread spins through before it yields its core on each further one: about 20 us,
     # longer than a descent, so a helper waiting for the next leaf keeps its core on an idle machine
     # but gives it up where threads outnumber cores.
@@ -67,9 +70,11 @@ cdef struct _HelperArg:
 
 
 cdef void _fill_slot(LeafWorkers* w, int slot, LadderCache* cache) noexcept nogil:
-    cdef History* h = &w.slot_hists[slot]
+    cdef int entry = slot % w.num_hists
+    cdef History* h = &w.hists[entry]
     fill_leaf_features(w.t, slot, h, cache)
     history_restore(h, &w.t.root_hist)
+    atomic_store(&w.busy[entry], 0)
 
 
 cdef bint _claim_and_fill(LeafWorkers* w, LadderCache* cache, bint helper) noexcept nogil:
@@ -126,12 +131,13 @@ cdef LeafWorkers* leaf_workers_new(TreeCore* t, int num_threads) noexcept nogil:
         return NULL
     w.t = t
     w.owner_pid = getpid()
-    w.num_slots = t.max_batch
-    w.slot_hists = <History*>calloc(w.num_slots, sizeof(History))
-    w.slot_version = <uint64_t*>calloc(w.num_slots, sizeof(uint64_t))
+    w.num_hists = min(t.max_batch, HISTORIES_PER_THREAD * (num_threads + 1))
+    w.hists = <History*>calloc(w.num_hists, sizeof(History))
+    w.hist_version = <uint64_t*>calloc(w.num_hists, sizeof(uint64_t))
+    w.busy = <int64_t*>calloc(w.num_hists, sizeof(int64_t))
     w.caches = <LadderCache*>calloc(num_threads, sizeof(LadderCache))
     w.threads = <pthread_t*>calloc(num_threads, sizeof(pthread_t))
-    if w.slot_hists == NULL or w.slot_version == NULL or w.caches == NULL or w.threads == NULL:
+    if w.hists == NULL or w.hist_version == NULL or w.busy == NULL or w.caches == NULL or w.threads == NULL:
         leaf_workers_free(w)
         return NULL
     pthread_mutex_init(&w.mutex, NULL)
@@ -167,15 +173,16 @@ cdef void leaf_workers_free(LeafWorkers* w) noexcept nogil:
             pthread_join(w.threads[i], NULL)
         pthread_cond_destroy(&w.wake)
         pthread_mutex_destroy(&w.mutex)
-    if w.slot_hists != NULL and w.slot_version != NULL:
-        for i in range(w.num_slots):
-            if w.slot_version[i] != 0:
-                history_free(&w.slot_hists[i])
+    if w.hists != NULL and w.hist_version != NULL:
+        for i in range(w.num_hists):
+            if w.hist_version[i] != 0:
+                history_free(&w.hists[i])
     if w.caches != NULL:
         for i in range(w.num_threads):
             ladder_cache_release(&w.caches[i])
-    free(w.slot_hists)
-    free(w.slot_version)
+    free(w.hists)
+    free(w.hist_version)
+    free(w.busy)
     free(w.caches)
     free(w.threads)
     free(w)
@@ -185,12 +192,12 @@ cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil:
     cdef int i
     if w == NULL or w.owner_pid != getpid() or not w.t.has_root_hist:
         return False
-    for i in range(w.num_slots):
-        if w.slot_version[i] != w.t.root_version:
-            if w.slot_version[i] != 0:
-                history_free(&w.slot_hists[i])
-            history_copy(&w.slot_hists[i], &w.t.root_hist)
-            w.slot_version[i] = w.t.root_version
+    for i in range(w.num_hists):   # none is busy: the last batch finished them all
+        if w.hist_version[i] != w.t.root_version:
+            if w.hist_version[i] != 0:
+                history_free(&w.hists[i])
+            history_copy(&w.hists[i], &w.t.root_hist)
+            w.hist_version[i] = w.t.root_version
     # Every leaf so far is done (finish waited for it): this batch's slot 0 is the next leaf.
     atomic_store(&w.first.value, atomic_load(&w.published.value))
     pthread_mutex_lock(&w.mutex)
@@ -201,10 +208,15 @@ cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil:
 
 
 cdef History* leaf_workers_history(LeafWorkers* w, int slot) noexcept nogil:
-    return &w.slot_hists[slot]
+    cdef int entry = slot % w.num_hists
+    while atomic_load(&w.busy[entry]):
+        if not _claim_and_fill(w, &w.t.ladder_cache, False):
+            spin_pause()   # a helper is finishing it
+    return &w.hists[entry]
 
 
 cdef void leaf_workers_publish(LeafWorkers* w, int slot) noexcept nogil:
+    atomic_store(&w.busy[slot % w.num_hists], 1)
     atomic_store(&w.published.value, w.first.value + slot + 1)
 
 

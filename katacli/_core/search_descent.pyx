@@ -204,7 +204,7 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
     playouts_done[0] = 0
     t.num_leaves = 0
     if max_leaves > 1 and leaf_workers_begin(workers):
-        # Each leaf descends on its slot's own history and is handed to the helpers as it is found.
+        # Each leaf descends on a history of the helpers' ring and is handed to them as it is found.
         while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
             descents += 1
             ls = &t.leaves[t.num_leaves]

@@ -138,7 +138,8 @@ class AnalysisWorker:
             searcher = Searcher(request.state, request.params, evaluator,
                                 keep_ownership=request.report.wants_tree_ownership,
                                 seed=self._rng.getrandbits(63), human_evaluator=self.human_evaluator,
-                                eval_cache=self.eval_cache, pipeline=False)
+                                eval_cache=self.eval_cache, pipeline=False,
+                                solo=self.capacity <= 1)   # (no helper threads for each of many searches)
             if request.restrictions is not None:
                 searcher.set_restrictions(request.restrictions)
             searcher.set_external_pattern_table(self.pattern_table)

@@ -18,7 +18,6 @@ still parsed and validated so that KataGo configs behave the same.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,6 @@ from katacli.config_keys.fields import (
     keys_read_by,
     read_config_fields,
 )
-from katacli.config_keys.search_keys import AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES
 from katacli.nn.human_profile import HumanProfile, HumanProfileError, parse_human_profile
 
 # The mode whose defaults the bare dataclass uses.
@@ -261,27 +259,6 @@ def config_key_of(field_name: str) -> str:
         return _KEY_BY_FIELD[field_name]
     except KeyError:
         raise KeyError(f"{field_name!r} is not a SearchParams field") from None
-
-
-def usable_cpu_count() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def leaf_feature_threads(params: SearchParams, leaves_per_batch: int) -> int:
-    """Helper threads a search runs to fill leaf inputs: numLeafFeatureThreads, its auto value resolved
-    (one helper when batches hold several leaves and a second core is there), none for one-leaf batches."""
-    wanted = params.num_leaf_feature_threads
-    if leaves_per_batch <= 1:
-        return 0
-    if wanted != AUTO_LEAF_FEATURE_THREADS:
-        return wanted
-    if leaves_per_batch >= AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES and usable_cpu_count() >= 2:
-        return 1
-    return 0
 
 
 def gtp_search_params(cfg: Config, *, has_human_model: bool = False) -> tuple[SearchParams, SearchParams]:

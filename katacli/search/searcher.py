@@ -33,7 +33,8 @@ from katacli.game.coords import flat_index
 from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN, NNBatch
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
-from katacli.search.params import SearchParams, leaf_feature_threads
+from katacli.search.leaf_threads import leaf_feature_threads
+from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
 from katacli.search.pipeline import PIPELINE_LANES, LanePipeline, lane_capacity, pipelining_applies
 from katacli.search.restrictions import MoveRestrictions
@@ -89,7 +90,8 @@ class Searcher(SearchViews):
     def __init__(self, state: GameState, params: Optional[SearchParams] = None, evaluator=None, *,
                  nogo: bool = False, rollouts_per_leaf: int = 1, keep_ownership: bool = False,
                  seed: Optional[int] = None, pass_alive_suicide_override: int = -1, human_evaluator=None,
-                 eval_cache: Optional[EvalCache] = None, pipeline: Optional[bool] = None, driver=None):
+                 eval_cache: Optional[EvalCache] = None, pipeline: Optional[bool] = None, driver=None,
+                 solo: bool = True):
         """
         state: the position to search (copied). evaluator: an NNEvaluator / BatchingEvaluator, or None to
         evaluate leaves by random playouts. human_evaluator: a human-SL net (KataGo's -human-model) whose
@@ -102,6 +104,9 @@ class Searcher(SearchViews):
         True / False, or None to follow params.search_pipelining (the searchPipelining key).
         driver: a :class:`katacli.search.stepping.SearchDriver` (or SearchDrivers) of ``evaluator`` that
         run() hands each search to, stepped there with other threads' searches (self-play's game threads).
+        solo: False where this search is one of many running at once (self-play's games, the analysis
+        engine's groups; a driver implies it): numLeafFeatureThreads' auto value then gives it no helper
+        threads, which would be a thread and a ladder cache per game for little gain.
         """
         if nogo and evaluator is not None:
             raise ValueError("NoGo is searched with rollouts only; pass evaluator=None")
@@ -133,6 +138,7 @@ class Searcher(SearchViews):
         self._eval_cache = eval_cache
         self._pipeline_wanted = pipeline
         self._driver = driver
+        self._solo = solo and driver is None
         # Shapes to avoid from SGFs or earlier games (KataGo's externalPatternBonusTable), or None.
         self.external_pattern_table: Optional[PatternBonusTable] = None
         self._make_tree(state)
@@ -180,7 +186,7 @@ class Searcher(SearchViews):
                            keep_ownership=self.keep_ownership)
         # Rollouts evaluate each leaf where the descent stops: no batch inputs to fill.
         self.tree.set_leaf_threads(0 if self.evaluator is None
-                                   else leaf_feature_threads(self.params, self._batch_capacity()))
+                                   else leaf_feature_threads(self.params, self._batch_capacity(), self._solo))
         if eval_cache_active(self.params):
             if self._eval_cache is None:
                 self._eval_cache = EvalCache()

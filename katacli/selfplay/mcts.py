@@ -64,7 +64,8 @@ class MctsSelfplaySearch:
             driver = getattr(self.net, "driver", None)
             # A driver's searches are never pipelined (a pipelined tree would split its leaves over two lanes).
             self._searcher = Searcher(state, params, self.net.evaluator, seed=self.rng.getrandbits(SEED_BITS),
-                                      driver=driver, pipeline=False if driver is not None else None)
+                                      driver=driver, pipeline=False if driver is not None else None,
+                                      solo=False)   # one of the process's many games
             if self.pattern_table is not None:
                 self._searcher.set_external_pattern_table(self.pattern_table)
             return False

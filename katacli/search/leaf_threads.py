@@ -1,0 +1,34 @@
+"""How many helper threads a search runs to fill its leaves' network inputs (numLeafFeatureThreads).
+
+The helpers themselves are the core's (katacli/_core/leaf_workers); this is the policy: what the key's
+auto value means for a search, given its batch size, the cores the process may use and whether the
+search runs alone or as one of many.
+"""
+from __future__ import annotations
+
+import os
+
+from katacli.config_keys.search_keys import AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES
+from katacli.search.params import SearchParams
+
+
+def usable_cpu_count() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def leaf_feature_threads(params: SearchParams, leaves_per_batch: int, solo: bool = True) -> int:
+    """Helper threads a search runs to fill leaf inputs: numLeafFeatureThreads, its auto value resolved
+    (one helper when batches hold several leaves, a second core is there and the search runs alone, not
+    as one of many), none for one-leaf batches."""
+    wanted = params.num_leaf_feature_threads
+    if leaves_per_batch <= 1:
+        return 0
+    if wanted != AUTO_LEAF_FEATURE_THREADS:
+        return wanted
+    if solo and leaves_per_batch >= AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES and usable_cpu_count() >= 2:
+        return 1
+    return 0
