@@ -131,6 +131,25 @@ round (a sixth round at a load spike: 1 leaf 17430 -> 16861, 16 leaves 21599 -> 
 That is about 1 us less thread CPU per visit (16 leaves ~43 -> ~42 us, 64 leaves ~29.4 -> ~28.2 us):
 the copy was a small part of a descent. pow(p, 0.25) in the value weighting cannot become
 sqrt(sqrt(p)): they differ in the last bit for ~12% of p in (0, 1) (glibc, 2e8 random doubles).
+
+Then helper threads fill the leaves' inputs (katacli/_core/leaf_workers, numLeafFeatureThreads; one by
+default for a search alone with several leaves a batch): the search thread descends on a ring of 32
+histories and publishes each leaf, the helper fills and restores it. Against dbe8c1e (built in place
+in a copy, PYTHONPATH), two alternating rounds, idle (load 0.7-0.8), AMD EPYC 2 cores, --repeat 3,
+wall-clock visits/s, HEAD with --leaf-threads 0,1:
+
+    size  threads   dbe8c1e         HEAD, no helper     HEAD, 1 helper      gain (with the helper)
+      19        1    5546 /  5772   17507 / 17585       17506 / 17635       3.0-3.2x
+      19       16    6446 /  6778   25791 / 25491       34937 / 33284       4.9-5.4x
+      19       64    7870 /  8046   40205 / 40215       53768 / 51991       6.5-6.8x
+       9        1    5428 /  5662   15355 / 15388       15321 / 15438       2.7-2.8x
+       9       16   16185 / 16806   52506 / 52323       64213 / 64297       3.8-4.0x
+       9       64   20012 / 20541   68370 / 68463       88804 / 88236       4.3-4.4x
+
+Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35,522, 64 leaves
+27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
+search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
+histories for 256 slots fall out of the caches).
 """
 from __future__ import annotations
 
