@@ -15,7 +15,8 @@
 # row added since), analysis 56 s, testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no
 # longer fits one 600 s call: pick. Not yet measured on a GPU (2026-11-26, sixth session): the search
 # launching its own batches (search + profile steps), self-play search drivers (selfplay), analysis
-# workers stepping 16 searches each (analysis). A first call for those, about 7-8 minutes:
+# workers stepping 16 searches each (analysis); since 2026-11-27 the leaf helper thread (search step,
+# ~100 s more). A first call for those, about 8-9 minutes:
 #   STEPS="build profile search analysis" ...; then STEPS="build selfplay train tests" ...
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
@@ -57,6 +58,14 @@ if want search; then
   for spec in "/tmp/b18.bin.gz:128,256,512" "$G170:64,128,256"; do
     timeout 80 $BENCH -model "${spec%%:*}" -t "${spec##*:}" -override-config searchPipelining=true 2>&1 | grep -E "numSearchThreads = *[0-9]+:"
   done
+  # The leaf helper thread (numLeafFeatureThreads, on by default since 2026-11-27): the runs above have it;
+  # g170's search is CPU-bound, so the same counts without it say what it buys on this machine, and the
+  # zero-cost search (no network) with 0, 1 and 2 helpers bounds every figure here.
+  step "search g170-b6c96 without the leaf helper (numLeafFeatureThreads=0)"
+  timeout 80 $BENCH -model "$G170" -t 16,64,128,256 -override-config numLeafFeatureThreads=0 2>&1 | grep -E "numSearchThreads = *[0-9]+:"
+  step "zero-cost search (benchmarks/bench_search_overhead.py), 0 / 1 / 2 leaf helpers"
+  timeout 90 python3 benchmarks/bench_search_overhead.py --sizes 19 --threads 16,64,256 --visits 6400 --repeat 2 \
+    --leaf-threads 0,1,2 2>&1 | tail -10
 fi
 if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log
