@@ -345,13 +345,24 @@ def test_many_single_leaf_searches_share_rounds_and_answer_as_one_thread_does(ma
     assert average_batch > 4, f"single-leaf searches were not batched together: {average_batch:.2f}"
 
 
-def test_searches_in_a_worker_group_keep_every_leaf_in_one_lane():
+def test_searches_in_a_worker_group_keep_every_leaf_in_one_lane(monkeypatch):
     """searchPipelining=true does not halve a grouped search's batches (groups never pipeline)."""
+    from katacli.search import stepping
+
+    # The search's batches as the group hands them to the network, before the batching server splits
+    # them over its threads (its calls depend on timing).
+    sizes = []
+    evaluate_batches = stepping.evaluate_batches
+
+    def recording(evaluator, batches):
+        sizes.extend(len(batch) for batch in batches)
+        return evaluate_batches(evaluator, batches)
+
+    monkeypatch.setattr(stepping, "evaluate_batches", recording)
     network = row_by_row_tiny_net()
     settings = {"numAnalysisThreads": 1, "numSearchThreadsPerAnalysisThread": 8, "searchPipelining": "true"}
     with running_engine(settings, backend=AnalysisBackend(network, max_batch_size=64)) as (engine, out):
         send(engine, query_line("p", boardXSize=9, boardYSize=9, maxVisits=200))
         out.wait_finals(1)
-    # One lane: ~3.9 network rows a call here (cache hits and transpositions take the rest of the 8);
-    # split over two lanes it was 2.0.
-    assert network.num_positions_evaluated / network.num_batches > 3.0
+    # One lane: 8 leaves a batch but for the root's evaluation and the last; two lanes would give 4.
+    assert len(sizes) > 10 and max(sizes) == 8 and sorted(sizes)[len(sizes) // 2] == 8, sizes
