@@ -6,11 +6,13 @@ that grows: the rows and the trees are compared bit for bit with and without hel
 """
 import os
 import random
+import threading
 
 import numpy as np
 import pytest
 
 from katacli._core.game_state import GameState
+from katacli._core.leaf_workers import LeafHelpers
 from katacli._core.search_tree import SearchTree
 from katacli.config import Config, ConfigError
 from katacli.nn.evaluator import NNEvaluator
@@ -55,7 +57,8 @@ def _answers(tree: SearchTree, n: int):
     return values, np.ascontiguousarray(policy[:, :-1], np.float32), np.ascontiguousarray(policy[:, -1], np.float32)
 
 
-def _make_tree(state: GameState, helpers: int, batch: int = 16, graph: bool = False, symmetries: bool = True):
+def _make_tree(state: GameState, helpers, batch: int = 16, graph: bool = False, symmetries: bool = True):
+    """A tree for state with `helpers` threads of its own, or sharing a LeafHelpers."""
     params = SearchParams().replace(num_search_threads=batch, use_graph_search=graph, root_symmetry_pruning=False,
                                     chosen_move_temperature=0.0, chosen_move_temperature_early=0.0)
     tree = SearchTree(state.x_size, state.y_size, batch)
@@ -63,7 +66,11 @@ def _make_tree(state: GameState, helpers: int, batch: int = 16, graph: bool = Fa
     tree.seed(7)
     if symmetries:
         tree.set_leaf_symmetries(symmetry_pos_maps(state.y_size, state.x_size), 3)
-    assert tree.set_leaf_threads(helpers) == helpers
+    if isinstance(helpers, LeafHelpers):
+        tree.set_leaf_helpers(helpers)
+        assert tree.leaf_helpers is helpers
+    else:
+        assert tree.set_leaf_threads(helpers) == helpers
     tree.set_root(state)
     return tree
 
@@ -147,6 +154,70 @@ def test_same_tree_in_graph_search_with_canonical_rows_and_after_the_root_moves(
     _assert_same(_grow(state, 0, advance_after=300), _grow(state, 1, advance_after=300))
 
 
+def _interleaved(states, helpers, visits: int = 400):
+    """One search per state, their batches taken in turn from this thread (as a group or driver steps
+    them); returns each search's rows and root as _grow does."""
+    trees = [_make_tree(state, helpers) for state in states]
+    rows = [[] for _ in trees]
+    searches = [_stepped_search(tree, visits, r) for tree, r in zip(trees, rows)]
+    while searches:
+        searches = [s for s in searches if next(s, StopIteration) is not StopIteration]
+    return [(r, t.node_count(), t.root_visits, *t.root_edges()) for r, t in zip(rows, trees)]
+
+
+def _stepped_search(tree, visits, rows):
+    """_search, yielding after each batch."""
+    def evaluate(n):
+        rows.append([np.array(a[:n]) for a in (tree.spatial, tree.global_features, tree.legal, tree.cache_keys,
+                                               tree.leaf_is_root, tree.leaf_symmetry)])
+        tree.apply_batch(*_answers(tree, n))
+
+    tree.next_search_age()
+    if not tree.root_evaluated and tree.prepare_root_eval():
+        evaluate(1)
+    tree.mark_root_current()
+    tree.begin_search()
+    while tree.root_visits < visits:
+        n, _ = tree.collect(tree.max_batch_capacity, visits - tree.root_visits)
+        if n:
+            evaluate(n)
+        yield
+
+
+def test_trees_stepped_in_turn_share_one_set_of_helpers():
+    """Several trees (different boards) on one LeafHelpers, batch by batch in turn: each grows as alone."""
+    states = [_position(19, 60, seed=2), _position(9, 25, seed=3), _position(19, 120, seed=4)]
+    alone = _interleaved(states, 0)
+    shared = LeafHelpers(1)
+    for _ in range(5):   # until the helper has taken leaves (a starved helper proves nothing)
+        together = _interleaved(states, shared)
+        for a, b in zip(alone, together):
+            _assert_same(a, b)
+        if shared.leaves_filled > 0:
+            break
+    assert shared.leaves_filled > 0
+
+
+def test_shared_helpers_used_from_two_threads_at_once():
+    """Two threads collecting for trees that share helpers: one batch holds them, the other fills its own
+    leaves; both searches come out as they would alone."""
+    states = [_position(19, 70, seed=5), _position(19, 30, seed=6)]
+    expected = [_grow(state, 0) for state in states]
+    shared = LeafHelpers(1)
+    results = [None, None]
+
+    def run(i):
+        results[i] = _grow(states[i], shared)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(expected, results):
+        _assert_same(a, b)
+
+
 def test_searcher_results_match_with_and_without_helpers():
     """Through the Searcher with the real (tiny) network: the same search, root and children."""
     state = _position(19, 50, seed=9)
@@ -164,11 +235,19 @@ def test_searcher_results_match_with_and_without_helpers():
 
 def test_set_leaf_threads_starts_stops_and_checks():
     tree = SearchTree(9, 9, 8)
-    assert tree.leaf_threads == 0
+    assert tree.leaf_threads == 0 and tree.leaf_helpers is None
     assert tree.set_leaf_threads(2) == 2 and tree.leaf_threads == 2
     assert tree.set_leaf_threads(0) == 0 and tree.leaf_threads == 0
     with pytest.raises(ValueError):
         tree.set_leaf_threads(-1)
+    with pytest.raises(ValueError):
+        LeafHelpers(0)
+    shared = LeafHelpers(2)
+    tree.set_leaf_helpers(shared)
+    assert tree.leaf_threads == 2 and tree.leaf_helpers is shared
+    tree.set_leaf_helpers(None)
+    assert tree.leaf_threads == 0
+    del shared   # the helpers stop with their last holder
     # One-leaf batches have nothing to overlap: no helper starts.
     assert SearchTree(9, 9, 1).set_leaf_threads(1) == 0
 
@@ -225,3 +304,33 @@ def test_a_forked_child_searches_without_the_parents_helpers():
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     _assert_same(expected, _grow(state, 1, visits=200, tree=inherited))
+
+
+def test_a_groups_searches_share_its_helper_unless_they_opt_out(monkeypatch):
+    from katacli.search.stepping import SearchGroup
+
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 4)
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", seed=1)
+    group = SearchGroup(evaluator)
+    params = SearchParams().replace(num_search_threads=8, max_visits=60)
+    searchers = [Searcher(_position(9, 10 * i, seed=i), params, evaluator, seed=i, solo=False) for i in range(3)]
+    opted_out = Searcher(GameState(9), params.replace(num_leaf_feature_threads=0), evaluator, solo=False)
+    assert all(s.tree.leaf_helpers is None for s in searchers + [opted_out])
+    done = []
+    for s in searchers + [opted_out]:
+        group.add(s, lambda stats, exc: done.append(exc))
+    shared = group.leaf_helpers
+    assert shared is not None and shared.threads == 1
+    assert all(s.tree.leaf_helpers is shared for s in searchers) and opted_out.tree.leaf_helpers is None
+    while len(group):
+        group.step()
+    assert done == [None] * 4
+    group.close()
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 1)
+    lone = SearchGroup(evaluator)
+    lone.add(Searcher(GameState(9), params, evaluator, solo=False), lambda stats, exc: None)
+    assert lone.leaf_helpers is None
+    while len(lone):
+        lone.step()
+    lone.close()
+

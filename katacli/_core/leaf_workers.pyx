@@ -70,11 +70,14 @@ cdef struct _HelperArg:
 
 
 cdef void _fill_slot(LeafWorkers* w, int slot, LadderCache* cache) noexcept nogil:
-    cdef int entry = slot % w.num_hists
-    cdef History* h = &w.hists[entry]
+    # w.t and w.ring were set before the batch published its first leaf, so after a claim they are this
+    # batch's even for a helper that went on polling from the batch before.
+    cdef LeafRing* ring = w.ring
+    cdef int entry = slot % ring.num_hists
+    cdef History* h = &ring.hists[entry]
     fill_leaf_features(w.t, slot, h, cache)
     history_restore(h, &w.t.root_hist)
-    atomic_store(&w.busy[entry], 0)
+    atomic_store(&ring.busy[entry], 0)
 
 
 cdef bint _claim_and_fill(LeafWorkers* w, LadderCache* cache, bint helper) noexcept nogil:
@@ -120,7 +123,7 @@ cdef void* _helper_main(void* arg) noexcept nogil:
                 spin_pause()
 
 
-cdef LeafWorkers* leaf_workers_new(TreeCore* t, int num_threads) noexcept nogil:
+cdef LeafWorkers* leaf_workers_new(int num_threads) noexcept nogil:
     cdef LeafWorkers* w
     cdef _HelperArg* a
     cdef int i
@@ -129,15 +132,10 @@ cdef LeafWorkers* leaf_workers_new(TreeCore* t, int num_threads) noexcept nogil:
     w = <LeafWorkers*>calloc(1, sizeof(LeafWorkers))
     if w == NULL:
         return NULL
-    w.t = t
     w.owner_pid = getpid()
-    w.num_hists = min(t.max_batch, HISTORIES_PER_THREAD * (num_threads + 1))
-    w.hists = <History*>calloc(w.num_hists, sizeof(History))
-    w.hist_version = <uint64_t*>calloc(w.num_hists, sizeof(uint64_t))
-    w.busy = <int64_t*>calloc(w.num_hists, sizeof(int64_t))
     w.caches = <LadderCache*>calloc(num_threads, sizeof(LadderCache))
     w.threads = <pthread_t*>calloc(num_threads, sizeof(pthread_t))
-    if w.hists == NULL or w.hist_version == NULL or w.busy == NULL or w.caches == NULL or w.threads == NULL:
+    if w.caches == NULL or w.threads == NULL:
         leaf_workers_free(w)
         return NULL
     pthread_mutex_init(&w.mutex, NULL)
@@ -173,31 +171,56 @@ cdef void leaf_workers_free(LeafWorkers* w) noexcept nogil:
             pthread_join(w.threads[i], NULL)
         pthread_cond_destroy(&w.wake)
         pthread_mutex_destroy(&w.mutex)
-    if w.hists != NULL and w.hist_version != NULL:
-        for i in range(w.num_hists):
-            if w.hist_version[i] != 0:
-                history_free(&w.hists[i])
     if w.caches != NULL:
         for i in range(w.num_threads):
             ladder_cache_release(&w.caches[i])
-    free(w.hists)
-    free(w.hist_version)
-    free(w.busy)
     free(w.caches)
     free(w.threads)
     free(w)
 
 
-cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil:
+cdef LeafRing* leaf_ring_new(int max_batch, int num_threads) noexcept nogil:
+    cdef LeafRing* ring = <LeafRing*>calloc(1, sizeof(LeafRing))
+    if ring == NULL:
+        return NULL
+    ring.num_hists = min(max_batch, HISTORIES_PER_THREAD * (num_threads + 1))
+    ring.hists = <History*>calloc(ring.num_hists, sizeof(History))
+    ring.hist_version = <uint64_t*>calloc(ring.num_hists, sizeof(uint64_t))
+    ring.busy = <int64_t*>calloc(ring.num_hists, sizeof(int64_t))
+    if ring.hists == NULL or ring.hist_version == NULL or ring.busy == NULL:
+        leaf_ring_free(ring)
+        return NULL
+    return ring
+
+
+cdef void leaf_ring_free(LeafRing* ring) noexcept nogil:
     cdef int i
-    if w == NULL or w.owner_pid != getpid() or not w.t.has_root_hist:
+    if ring == NULL:
+        return
+    if ring.hists != NULL and ring.hist_version != NULL:
+        for i in range(ring.num_hists):
+            if ring.hist_version[i] != 0:
+                history_free(&ring.hists[i])
+    free(ring.hists)
+    free(ring.hist_version)
+    free(ring.busy)
+    free(ring)
+
+
+cdef bint leaf_workers_begin(LeafWorkers* w, TreeCore* t, LeafRing* ring) noexcept nogil:
+    cdef int i
+    if w == NULL or ring == NULL or w.owner_pid != getpid() or not t.has_root_hist:
         return False
-    for i in range(w.num_hists):   # none is busy: the last batch finished them all
-        if w.hist_version[i] != w.t.root_version:
-            if w.hist_version[i] != 0:
-                history_free(&w.hists[i])
-            history_copy(&w.hists[i], &w.t.root_hist)
-            w.hist_version[i] = w.t.root_version
+    if not atomic_cas(&w.in_use.value, 0, 1):
+        return False   # another tree's batch has them (trees stepped from several threads)
+    for i in range(ring.num_hists):   # none is busy: the last batch on this ring finished them all
+        if ring.hist_version[i] != t.root_version:
+            if ring.hist_version[i] != 0:
+                history_free(&ring.hists[i])
+            history_copy(&ring.hists[i], &t.root_hist)
+            ring.hist_version[i] = t.root_version
+    w.t = t
+    w.ring = ring
     # Every leaf so far is done (finish waited for it): this batch's slot 0 is the next leaf.
     atomic_store(&w.first.value, atomic_load(&w.published.value))
     pthread_mutex_lock(&w.mutex)
@@ -208,15 +231,16 @@ cdef bint leaf_workers_begin(LeafWorkers* w) noexcept nogil:
 
 
 cdef History* leaf_workers_history(LeafWorkers* w, int slot) noexcept nogil:
-    cdef int entry = slot % w.num_hists
-    while atomic_load(&w.busy[entry]):
+    cdef LeafRing* ring = w.ring
+    cdef int entry = slot % ring.num_hists
+    while atomic_load(&ring.busy[entry]):
         if not _claim_and_fill(w, &w.t.ladder_cache, False):
             spin_pause()   # a helper is finishing it
-    return &w.hists[entry]
+    return &ring.hists[entry]
 
 
 cdef void leaf_workers_publish(LeafWorkers* w, int slot) noexcept nogil:
-    atomic_store(&w.busy[slot % w.num_hists], 1)
+    atomic_store(&w.ring.busy[slot % w.ring.num_hists], 1)
     atomic_store(&w.published.value, w.first.value + slot + 1)
 
 
@@ -227,3 +251,30 @@ cdef void leaf_workers_finish(LeafWorkers* w) noexcept nogil:
         pass
     while atomic_load(&w.done.value) < total:
         spin_pause()
+    atomic_store(&w.in_use.value, 0)
+
+
+cdef class LeafHelpers:
+    """Helper threads that fill leaf inputs for the trees given them (SearchTree.set_leaf_helpers), one
+    batch at a time; they stop when the last tree holding them lets go."""
+
+    def __cinit__(self, int threads):
+        if threads <= 0:
+            raise ValueError("a set of leaf helpers needs at least one thread")
+        with nogil:
+            self.w = leaf_workers_new(threads)
+
+    def __dealloc__(self):
+        with nogil:
+            leaf_workers_free(self.w)
+        self.w = NULL
+
+    @property
+    def threads(self):
+        """Helper threads running (0 if none could start)."""
+        return self.w.num_threads if self.w != NULL else 0
+
+    @property
+    def leaves_filled(self):
+        """Leaves whose inputs the helpers filled since they started."""
+        return self.w.by_helpers.value if self.w != NULL else 0

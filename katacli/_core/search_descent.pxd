@@ -14,12 +14,13 @@ evaluation from this history (LEAF_REINIT), counting the edge into it.
 """
 from katacli._core.history cimport History
 from katacli._core.search_nodes cimport TreeCore, Node, LeafSlot
-from katacli._core.leaf_workers cimport LeafWorkers
+from katacli._core.leaf_workers cimport LeafWorkers, LeafRing
 
 cdef void leaf_slot_start(LeafSlot* ls, Node* root) noexcept nogil
 cdef void leaf_slot_push(LeafSlot* ls, Node* n, int slot, bint counted) noexcept nogil
 cdef Node* create_child(TreeCore* t, Node* n, int edge, bint is_root, History* h) noexcept nogil
 cdef int descend(TreeCore* t, History* h, LeafSlot* ls) noexcept nogil
-# workers: helper threads that fill the leaves' inputs while this thread descends (NULL: it fills them).
+# workers, ring: helper threads that fill the leaves' inputs while this thread descends, and t's histories
+# for them (either NULL, or the helpers busy with another tree's batch: this thread fills them).
 cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents,
-                       int* playouts_done, LeafWorkers* workers) noexcept nogil
+                       int* playouts_done, LeafWorkers* workers, LeafRing* ring) noexcept nogil

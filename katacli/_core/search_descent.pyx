@@ -23,7 +23,7 @@ from katacli._core.search_leaf cimport (
     set_terminal_result, set_nogo_terminal, draw_leaf_symmetry, fill_leaf_features, rollout_evaluate,
 )
 from katacli._core.leaf_workers cimport (
-    LeafWorkers, leaf_workers_begin, leaf_workers_history, leaf_workers_publish, leaf_workers_finish,
+    LeafWorkers, LeafRing, leaf_workers_begin, leaf_workers_history, leaf_workers_publish, leaf_workers_finish,
 )
 from katacli._core.search_mirror cimport mirror_eval_difficult
 from katacli._core.search_patterns cimport pattern_hash
@@ -195,7 +195,7 @@ cdef inline bint _count_outcome(TreeCore* t, LeafSlot* ls, int outcome, int* pla
 
 
 cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents, int* playouts_done,
-                       LeafWorkers* workers) noexcept nogil:
+                       LeafWorkers* workers, LeafRing* ring) noexcept nogil:
     """Descend until max_leaves leaves wait for evaluation, max_playouts playouts finished, or max_descents tried."""
     cdef History h
     cdef History* slot_h
@@ -203,7 +203,7 @@ cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_de
     cdef LeafSlot* ls
     playouts_done[0] = 0
     t.num_leaves = 0
-    if max_leaves > 1 and leaf_workers_begin(workers):
+    if max_leaves > 1 and leaf_workers_begin(workers, t, ring):
         # Each leaf descends on a history of the helpers' ring and is handed to them as it is found.
         while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
             descents += 1

@@ -8,7 +8,7 @@ root settings come from search_root. search_results reads results out of it.
 The struct types are re-exported here for code that cimported them from search_tree.
 """
 from katacli._core.board cimport Loc
-from katacli._core.leaf_workers cimport LeafWorkers
+from katacli._core.leaf_workers cimport LeafHelpers, LeafRing
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, DirectEval, SvbEntry, LeafSlot, MAX_EDGES,
     NODE_UNEVALUATED, NODE_PENDING, NODE_EXPANDED,
@@ -38,6 +38,7 @@ cdef class SearchTree:
     cdef public object _root_symmetries
     cdef object _eval_cache             # the EvalCache whose table t.eval_cache points into, kept alive here
     cdef object _pattern_table          # the PatternBonusTable t.pattern_table points into, kept alive here
-    cdef LeafWorkers* _leaf_workers     # helper threads filling leaf inputs (set_leaf_threads); NULL: none
+    cdef LeafHelpers _helpers           # helper threads filling leaf inputs, maybe shared (set_leaf_helpers)
+    cdef LeafRing* _ring                # this tree's histories for them; NULL without helpers
     cdef Loc _loc(self, xy) except? -1
     cdef void _point_at_lane(self, int lane)

@@ -43,7 +43,7 @@ from katacli._core.search_patterns cimport PatternBonusTable
 from katacli._core.search_mirror cimport mirror_update, mirror_eval_difficult
 from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, undo_virtual_losses
 from katacli._core.search_leaf cimport draw_leaf_symmetry, fill_leaf_features, store_human_priors, rollout_evaluate
-from katacli._core.leaf_workers cimport leaf_workers_new, leaf_workers_free
+from katacli._core.leaf_workers cimport LeafHelpers, LeafWorkers, leaf_ring_new, leaf_ring_free
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
 from katacli._core.search_descent cimport leaf_slot_start, collect_batch
 from katacli._core.search_apply cimport apply_leaf_rows, NUM_VALUE_COLUMNS
@@ -114,30 +114,46 @@ cdef class SearchTree:
         self._lane = lane
 
     def set_leaf_threads(self, int count):
-        """Helper threads that fill the leaves' network inputs while the search thread descends to the next
-        leaf (katacli.search's numLeafFeatureThreads); 0 stops them. The batches and the tree are the same
-        either way. Returns the number running (0 if threads could not start, or batches hold one leaf)."""
+        """Helper threads of this tree's own that fill the leaves' network inputs while the search thread
+        descends to the next leaf (katacli.search's numLeafFeatureThreads); 0 stops them. The batches and
+        the tree are the same either way. Returns the number running (0 if threads could not start, or
+        batches hold one leaf)."""
         if count < 0:
             raise ValueError("the number of leaf threads cannot be negative")
-        if self._leaf_workers != NULL and self._leaf_workers.num_threads == count:
-            return count
-        with nogil:
-            leaf_workers_free(self._leaf_workers)
-        self._leaf_workers = NULL
-        if count > 0 and self.t.max_batch > 1:
-            with nogil:
-                self._leaf_workers = leaf_workers_new(&self.t, count)
+        if count == 0 or self.t.max_batch <= 1:
+            self.set_leaf_helpers(None)
+        elif self._helpers is None or self._helpers.threads != count:
+            self.set_leaf_helpers(LeafHelpers(count))
         return self.leaf_threads
+
+    def set_leaf_helpers(self, LeafHelpers helpers):
+        """Use ``helpers`` (a LeafHelpers, which other trees stepped from the same thread may share) to fill
+        leaf inputs; None: none."""
+        if helpers is self._helpers and (helpers is None or self._ring != NULL):
+            return
+        with nogil:
+            leaf_ring_free(self._ring)
+        self._ring = NULL
+        self._helpers = None
+        if helpers is not None and helpers.threads > 0 and self.t.max_batch > 1:
+            self._ring = leaf_ring_new(self.t.max_batch, helpers.threads)
+            if self._ring != NULL:
+                self._helpers = helpers
 
     @property
     def leaf_threads(self):
-        """Helper threads running (set_leaf_threads)."""
-        return self._leaf_workers.num_threads if self._leaf_workers != NULL else 0
+        """Helper threads this tree's batches use (set_leaf_threads, set_leaf_helpers)."""
+        return self._helpers.threads if self._helpers is not None else 0
+
+    @property
+    def leaf_helpers(self):
+        """The LeafHelpers this tree uses, or None."""
+        return self._helpers
 
     @property
     def leaves_filled_by_helpers(self):
-        """Leaves whose inputs the helper threads filled since they started (the rest: the search thread)."""
-        return self._leaf_workers.by_helpers.value if self._leaf_workers != NULL else 0
+        """Leaves whose inputs this tree's helpers filled since they started (for any tree sharing them)."""
+        return self._helpers.leaves_filled if self._helpers is not None else 0
 
     @property
     def num_lanes(self):
@@ -190,9 +206,8 @@ cdef class SearchTree:
 
     def __dealloc__(self):
         cdef int i
-        with nogil:
-            leaf_workers_free(self._leaf_workers)   # first: its helpers read t
-        self._leaf_workers = NULL
+        leaf_ring_free(self._ring)   # (no batch is running: collect holds the tree)
+        self._ring = NULL
         free_all_nodes(&self.t)
         if self.t.has_root_hist:
             history_free(&self.t.root_hist)
@@ -667,6 +682,7 @@ cdef class SearchTree:
     def collect(self, int max_leaves, int max_playouts, int max_descents=-1):
         """Run descents; returns (leaves waiting for evaluation, playouts finished)."""
         cdef int done = 0, n
+        cdef LeafWorkers* workers = self._helpers.w if self._helpers is not None else NULL
         if self.t.root == NULL or self.t.root.state != NODE_EXPANDED:
             raise ValueError("evaluate the root first (prepare_root_eval / apply)")
         if max_leaves > self.t.max_batch:
@@ -674,7 +690,7 @@ cdef class SearchTree:
         if max_descents < 0:
             max_descents = 4 * max_leaves + 8 if not self.t.rollouts else max_playouts
         with nogil:
-            n = collect_batch(&self.t, max_leaves, max_playouts, max_descents, &done, self._leaf_workers)
+            n = collect_batch(&self.t, max_leaves, max_playouts, max_descents, &done, workers, self._ring)
         return n, done
 
     def apply(self, outputs, human_outputs=None):

@@ -139,7 +139,7 @@ class AnalysisWorker:
                                 keep_ownership=request.report.wants_tree_ownership,
                                 seed=self._rng.getrandbits(63), human_evaluator=self.human_evaluator,
                                 eval_cache=self.eval_cache, pipeline=False,
-                                solo=self.capacity <= 1)   # (no helper threads for each of many searches)
+                                solo=False)   # the group's helper thread, not one of its own
             if request.restrictions is not None:
                 searcher.set_restrictions(request.restrictions)
             searcher.set_external_pattern_table(self.pattern_table)

@@ -2,12 +2,16 @@
 
 The helpers themselves are the core's (katacli/_core/leaf_workers); this is the policy: what the key's
 auto value means for a search, given its batch size, the cores the process may use and whether the
-search runs alone or as one of many.
+search runs alone or as one of many. Searches stepped together from one thread (a SearchGroup: the
+analysis engine's workers, self-play's drivers) share the group's helper instead of having their own.
 """
 from __future__ import annotations
 
 import os
 
+from typing import Optional
+
+from katacli._core.leaf_workers import LeafHelpers
 from katacli.config_keys.search_keys import AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES
 from katacli.search.params import SearchParams
 
@@ -32,3 +36,9 @@ def leaf_feature_threads(params: SearchParams, leaves_per_batch: int, solo: bool
     if solo and leaves_per_batch >= AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES and usable_cpu_count() >= 2:
         return 1
     return 0
+
+
+def group_leaf_helpers() -> Optional[LeafHelpers]:
+    """The helper a SearchGroup's searches share (one batch at a time is collected from the group's
+    thread, so one helper keeps up with it), where the process has a second core; else None."""
+    return LeafHelpers(1) if usable_cpu_count() >= 2 else None

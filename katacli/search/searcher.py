@@ -139,6 +139,7 @@ class Searcher(SearchViews):
         self._pipeline_wanted = pipeline
         self._driver = driver
         self._solo = solo and driver is None
+        self._shared_helpers = None   # a SearchGroup's LeafHelpers (share_leaf_helpers)
         # Shapes to avoid from SGFs or earlier games (KataGo's externalPatternBonusTable), or None.
         self.external_pattern_table: Optional[PatternBonusTable] = None
         self._make_tree(state)
@@ -184,15 +185,31 @@ class Searcher(SearchViews):
                                           self._seed)
         self.tree.set_mode(nogo=self.nogo, rollouts=self.evaluator is None, rollouts_per_leaf=self.rollouts_per_leaf,
                            keep_ownership=self.keep_ownership)
-        # Rollouts evaluate each leaf where the descent stops: no batch inputs to fill.
-        self.tree.set_leaf_threads(0 if self.evaluator is None
-                                   else leaf_feature_threads(self.params, self._batch_capacity(), self._solo))
+        self._apply_leaf_helpers()
         if eval_cache_active(self.params):
             if self._eval_cache is None:
                 self._eval_cache = EvalCache()
             self.tree.set_eval_cache(self._eval_cache, params_hash(self.params), self.params.eval_cache_min_visits)
         else:
             self.tree.set_eval_cache(None)
+
+    def _apply_leaf_helpers(self) -> None:
+        tree = self.tree
+        if self.evaluator is None:   # rollouts evaluate each leaf where its descent stops: nothing to fill
+            tree.set_leaf_threads(0)
+        elif self._shared_helpers is not None:
+            wanted = self.params.num_leaf_feature_threads != 0 and self._batch_capacity() > 1
+            tree.set_leaf_helpers(self._shared_helpers if wanted else None)
+        else:
+            tree.set_leaf_threads(leaf_feature_threads(self.params, self._batch_capacity(), self._solo))
+
+    def share_leaf_helpers(self, helpers) -> None:
+        """Fill leaf inputs with ``helpers`` (a LeafHelpers the searches stepped from one thread share,
+        katacli.search.leaf_threads.group_leaf_helpers) instead of helpers of this search's own; None: back
+        to its own (numLeafFeatureThreads). numLeafFeatureThreads = 0 still means none."""
+        with self._lock:
+            self._shared_helpers = helpers
+            self._apply_leaf_helpers()
 
     @property
     def eval_cache(self) -> Optional[EvalCache]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from katacli.nn.batch import NNBatch
+from katacli.search.leaf_threads import group_leaf_helpers
 
 # Threads for the searches' non-array work (per-request evaluations), per group, by default.
 CALL_WORKERS = 8
@@ -89,14 +90,26 @@ class SearchGroup:
         self._registration = contextlib.ExitStack()
         self.rounds = 0
         self.leaves = 0
+        # The helper thread every search of the group fills its leaves with (one batch at a time is
+        # collected here), made when the first search comes; False: none possible (one core).
+        self._leaf_helpers = None
 
     def __len__(self) -> int:
         return len(self._runs)
+
+    @property
+    def leaf_helpers(self):
+        """The LeafHelpers the group's searches share, or None (none yet, or one usable core)."""
+        return self._leaf_helpers or None
 
     def add(self, searcher, on_done: OnDone, **run_kwargs) -> None:
         """Start a search (``run_kwargs`` as for Searcher.run); it runs up to its first network work now."""
         if searcher.evaluator is not self.evaluator:
             raise ValueError("a SearchGroup steps searches of its own evaluator only")
+        if self._leaf_helpers is None:
+            self._leaf_helpers = group_leaf_helpers() or False
+        if self._leaf_helpers:
+            searcher.share_leaf_helpers(self._leaf_helpers)
         run = _Run(searcher.run_steps(**run_kwargs), on_done)
         if not self._runs:
             self._register()
