@@ -23,6 +23,7 @@ import threading
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import torch
@@ -105,12 +106,16 @@ class CountingSink:
 
 
 def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int, analysis_threads: int,
-                search_threads: int, one_server: bool = False) -> dict:
-    """``one_server``: one network server thread, as on a GPU (a CPU network gets one per core)."""
+                search_threads: int, one_server: bool = False, leaf_threads: Optional[int] = None) -> dict:
+    """``one_server``: one network server thread, as on a GPU (a CPU network gets one per core);
+    ``leaf_threads``: numLeafFeatureThreads (None: the default, a helper thread per analysis worker)."""
     network.cache.clear()
     rows_before, batches_before = network.num_positions_evaluated, network.num_batches
-    cfg = Config({"numAnalysisThreads": analysis_threads, "numSearchThreadsPerAnalysisThread": search_threads,
-                  "reportAnalysisWinratesAs": "BLACK"}, mode="analysis")
+    keys = {"numAnalysisThreads": analysis_threads, "numSearchThreadsPerAnalysisThread": search_threads,
+            "reportAnalysisWinratesAs": "BLACK"}
+    if leaf_threads is not None:
+        keys["numLeafFeatureThreads"] = leaf_threads
+    cfg = Config(keys, mode="analysis")
     cfg.apply_mode_aliases("analysis")
     settings = AnalysisSettings.from_config(cfg)
     batch_size = max(8, analysis_threads * search_threads)
@@ -150,6 +155,9 @@ def main() -> None:
                         help="replace the network by a zero-cost one that waits MS milliseconds a call plus US "
                              "microseconds a position with the GIL released, as a GPU call does (e.g. 1,100 for "
                              "b18c384nbt on an H100): what the engine feeds a GPU, measured without one")
+    parser.add_argument("--leaf-threads", default=None,
+                        help="numLeafFeatureThreads values to run each setting with, e.g. 0,auto (a row each; "
+                             "default: the default only)")
     args = parser.parse_args()
     if not args.model.exists():
         raise SystemExit(f"model not found: {args.model} (pass --model)")
@@ -175,14 +183,19 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f} at start")
     print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
           f"{'avg batch':>10} {'seconds':>8}")
+    leaf_options = [None] if args.leaf_threads is None else [
+        -1 if v.strip() == "auto" else int(v) for v in args.leaf_threads.split(",")]
     for setting in args.settings.split(","):
         analysis_threads, search_threads = (int(v) for v in setting.lower().split("x"))
-        result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads,
-                             one_server=bool(args.simulated_gpu))
-        seconds = result["seconds"]
-        print(f"{f'{analysis_threads} x {search_threads}':>26} {result['positions'] / seconds:12.2f} "
-              f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "
-              f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f}", flush=True)
+        for leaf_threads in leaf_options:
+            result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads,
+                                 one_server=bool(args.simulated_gpu), leaf_threads=leaf_threads)
+            seconds = result["seconds"]
+            label = f"{analysis_threads} x {search_threads}" + (
+                "" if leaf_threads is None else f" helpers {'auto' if leaf_threads < 0 else leaf_threads}")
+            print(f"{label:>26} {result['positions'] / seconds:12.2f} "
+                  f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "
+                  f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f}", flush=True)
     if shutil.which("katago") is None:
         print("(no katago binary on PATH: no side-by-side KataGo figures)")
 

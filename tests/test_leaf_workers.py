@@ -326,7 +326,7 @@ def test_a_groups_searches_share_its_helper_unless_they_opt_out(monkeypatch):
         group.step()
     assert done == [None] * 4
     group.close()
-    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 1)
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 2)
     lone = SearchGroup(evaluator)
     lone.add(Searcher(GameState(9), params, evaluator, solo=False), lambda stats, exc: None)
     assert lone.leaf_helpers is None
