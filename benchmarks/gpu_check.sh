@@ -106,6 +106,9 @@ fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
   timeout 80 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | tail -6
+  # Each analysis worker's searches share one leaf helper thread (4+ cores); the same 64x1 without it.
+  timeout 60 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
+    --leaf-threads 0 2>&1 | grep helpers
 fi
 if want testgpuerror; then step "kata testgpuerror, g170-b6c96"; timeout 60 kata testgpuerror -model "$G170" -quick 2>&1 | tail -25; fi
 if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
