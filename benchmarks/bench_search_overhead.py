@@ -146,6 +146,11 @@ wall-clock visits/s, HEAD with --leaf-threads 0,1:
        9       16   16185 / 16806   52506 / 52323       64213 / 64297       3.8-4.0x
        9       64   20012 / 20541   68370 / 68463       88804 / 88236       4.3-4.4x
 
+Three more alternating rounds (19x19, the helper by default, load 0.7): dbe8c1e 1 leaf 5101 / 5557 /
+5639, 16 leaves 6042 / 6477 / 6625, 64 leaves 6983 / 7525 / 8130; HEAD 17240 / 17487 / 17592, 33453 /
+29608 / 33901, 51167 / 44575 / 52212 (16 leaves 4.6-5.5x, 64 leaves 5.9-7.3x; the second round's helper
+ran slower throughout).
+
 Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35,522, 64 leaves
 27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
 search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
