@@ -59,6 +59,8 @@ def match_config(net: str, size: int, games: int, seconds: float, komi: float, p
         f"maxTime = {seconds:g}", f"maxVisits = {UNLIMITED_VISITS}",
         f"numSearchThreads0 = {net_leaves}", f"numSearchThreads1 = {rollout_leaves}",
         "numGameThreads = 1", f"nnMaxBatchSize = {net_leaves}",
+        # One core each: no leaf helper thread beside the network bot's search (katacli only).
+        "numLeafFeatureThreads = 0",
         "allowResignation = true", "resignThreshold = -0.95", "resignConsecTurns = 6", "logToStdout = false",
     ]
     if processes is not None:
