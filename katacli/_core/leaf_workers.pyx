@@ -64,6 +64,16 @@ cdef enum:
     SPIN_POLLS_BEFORE_YIELD = 2000
 
 
+cdef inline int _idle(int polls) noexcept nogil:
+    """One empty poll of a spin-wait: a pause, or after SPIN_POLLS_BEFORE_YIELD of them the core given up
+    (the thread awaited may be waiting for it). Returns the polls so far."""
+    if polls >= SPIN_POLLS_BEFORE_YIELD:
+        sched_yield()
+    else:
+        spin_pause()
+    return polls + 1
+
+
 cdef struct _HelperArg:
     LeafWorkers* w
     int index
@@ -116,11 +126,7 @@ cdef void* _helper_main(void* arg) noexcept nogil:
                 continue
             if atomic_load(&w.closed.value) >= seen:
                 break
-            polls += 1
-            if polls > SPIN_POLLS_BEFORE_YIELD:
-                sched_yield()
-            else:
-                spin_pause()
+            polls = _idle(polls)
 
 
 cdef LeafWorkers* leaf_workers_new(int num_threads) noexcept nogil:
@@ -232,10 +238,10 @@ cdef bint leaf_workers_begin(LeafWorkers* w, TreeCore* t, LeafRing* ring) noexce
 
 cdef History* leaf_workers_history(LeafWorkers* w, int slot) noexcept nogil:
     cdef LeafRing* ring = w.ring
-    cdef int entry = slot % ring.num_hists
+    cdef int entry = slot % ring.num_hists, polls = 0
     while atomic_load(&ring.busy[entry]):
         if not _claim_and_fill(w, &w.t.ladder_cache, False):
-            spin_pause()   # a helper is finishing it
+            polls = _idle(polls)   # a helper is finishing it
     return &ring.hists[entry]
 
 
@@ -246,11 +252,12 @@ cdef void leaf_workers_publish(LeafWorkers* w, int slot) noexcept nogil:
 
 cdef void leaf_workers_finish(LeafWorkers* w) noexcept nogil:
     cdef int64_t total = atomic_load(&w.published.value)
+    cdef int polls = 0
     atomic_store(&w.closed.value, w.generation)
     while _claim_and_fill(w, &w.t.ladder_cache, False):
         pass
     while atomic_load(&w.done.value) < total:
-        spin_pause()
+        polls = _idle(polls)
     atomic_store(&w.in_use.value, 0)
 
 
