@@ -334,3 +334,13 @@ def test_a_groups_searches_share_its_helper_unless_they_opt_out(monkeypatch):
         lone.step()
     lone.close()
 
+
+
+def test_benchmark_says_whether_searches_get_a_helper(monkeypatch):
+    from katacli.commands.benchmark import _leaf_helper_line
+
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 2)
+    assert "1 helper thread(s)" in _leaf_helper_line(SearchParams())
+    assert "numLeafFeatureThreads = 0" in _leaf_helper_line(SearchParams().replace(num_leaf_feature_threads=0))
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 1)
+    assert "one CPU core" in _leaf_helper_line(SearchParams())

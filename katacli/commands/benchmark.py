@@ -206,6 +206,8 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
                     "benchmark faster.")
     report.line()
     report.line(f"The network runs on: {describe_device(evaluator)}")
+    if evaluator is not None:
+        report.line(_leaf_helper_line(params))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if load > (os.cpu_count() or 1):
         report.line(f"WARNING: this machine is busy (load average {load:.1f} on {os.cpu_count()} cores): other programs "
@@ -214,6 +216,17 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
         report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, ignoring it and "
                     "assuming it is >= threads, for this benchmark.", style="yellow")
     report.line(f"Your GTP config is currently set to use numSearchThreads = {params.num_search_threads}")
+
+
+def _leaf_helper_line(params) -> str:
+    """What numLeafFeatureThreads gives a search of 2 or more threads (one-thread searches never have helpers)."""
+    from katacli.search.leaf_threads import leaf_feature_threads
+
+    helpers = leaf_feature_threads(params, 2)
+    if helpers == 0:
+        return "Leaf inputs are built by each search's own thread (numLeafFeatureThreads = 0, or one CPU core)."
+    return (f"With 2 or more search threads, {helpers} helper thread(s) build the leaves' network inputs beside each "
+            "search (numLeafFeatureThreads; 0 turns them off).")
 
 
 def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:
