@@ -77,22 +77,8 @@ def _make_tree(state: GameState, helpers, batch: int = 16, graph: bool = False, 
 
 def _search(tree: SearchTree, visits: int, rows: list) -> None:
     """One search as the Searcher runs it (root set-up, then batches), every batch's rows kept."""
-
-    def evaluate(n):
-        rows.append([np.array(a[:n]) for a in (tree.spatial, tree.global_features, tree.legal, tree.cache_keys,
-                                               tree.leaf_is_root, tree.leaf_white, tree.leaf_symmetry,
-                                               tree.leaf_mirror_hack)])
-        tree.apply_batch(*_answers(tree, n))
-
-    tree.next_search_age()
-    if not tree.root_evaluated and tree.prepare_root_eval():
-        evaluate(1)
-    tree.mark_root_current()
-    tree.begin_search()
-    while tree.root_visits < visits:
-        n, _ = tree.collect(tree.max_batch_capacity, visits - tree.root_visits)
-        if n:
-            evaluate(n)
+    for _ in _stepped_search(tree, visits, rows):
+        pass
 
 
 def _grow(state: GameState, helpers: int, batch: int = 16, visits: int = 600, graph: bool = False,
@@ -165,11 +151,12 @@ def _interleaved(states, helpers, visits: int = 400):
     return [(r, t.node_count(), t.root_visits, *t.root_edges()) for r, t in zip(rows, trees)]
 
 
-def _stepped_search(tree, visits, rows):
-    """_search, yielding after each batch."""
+def _stepped_search(tree: SearchTree, visits: int, rows: list):
+    """_search, yielding after each batch (as a group or driver steps searches in turn)."""
     def evaluate(n):
         rows.append([np.array(a[:n]) for a in (tree.spatial, tree.global_features, tree.legal, tree.cache_keys,
-                                               tree.leaf_is_root, tree.leaf_symmetry)])
+                                               tree.leaf_is_root, tree.leaf_white, tree.leaf_symmetry,
+                                               tree.leaf_mirror_hack)])
         tree.apply_batch(*_answers(tree, n))
 
     tree.next_search_age()

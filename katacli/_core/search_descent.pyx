@@ -197,36 +197,35 @@ cdef inline bint _count_outcome(TreeCore* t, LeafSlot* ls, int outcome, int* pla
 cdef int collect_batch(TreeCore* t, int max_leaves, int max_playouts, int max_descents, int* playouts_done,
                        LeafWorkers* workers, LeafRing* ring) noexcept nogil:
     """Descend until max_leaves leaves wait for evaluation, max_playouts playouts finished, or max_descents tried."""
-    cdef History h
-    cdef History* slot_h
+    cdef History own
+    cdef History* h = &own
     cdef int descents = 0, outcome
     cdef LeafSlot* ls
+    # With helpers each leaf descends on a history of their ring and is handed to them as it is found;
+    # without, on this thread's own copy of the root, filled here.
+    cdef bint helped = max_leaves > 1 and leaf_workers_begin(workers, t, ring)
     playouts_done[0] = 0
     t.num_leaves = 0
-    if max_leaves > 1 and leaf_workers_begin(workers, t, ring):
-        # Each leaf descends on a history of the helpers' ring and is handed to them as it is found.
-        while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
-            descents += 1
-            ls = &t.leaves[t.num_leaves]
-            slot_h = leaf_workers_history(workers, t.num_leaves)
-            outcome = descend(t, slot_h, ls)
-            if _count_outcome(t, ls, outcome, playouts_done):
-                history_restore(slot_h, &t.root_hist)
-            else:
-                _mark_leaf(t, ls, slot_h)
-                leaf_workers_publish(workers, t.num_leaves)
-                t.num_leaves += 1
-        leaf_workers_finish(workers)
-        return t.num_leaves
-    history_copy(&h, &t.root_hist)
+    if not helped:
+        history_copy(&own, &t.root_hist)
     while t.num_leaves < max_leaves and playouts_done[0] + t.num_leaves < max_playouts and descents < max_descents:
         descents += 1
         ls = &t.leaves[t.num_leaves]
-        outcome = descend(t, &h, ls)
-        if not _count_outcome(t, ls, outcome, playouts_done):
-            _mark_leaf(t, ls, &h)
-            fill_leaf_features(t, t.num_leaves, &h, &t.ladder_cache)
-            t.num_leaves += 1
-        history_restore(&h, &t.root_hist)
-    history_free(&h)
+        if helped:
+            h = leaf_workers_history(workers, t.num_leaves)
+        outcome = descend(t, h, ls)
+        if _count_outcome(t, ls, outcome, playouts_done):
+            history_restore(h, &t.root_hist)
+            continue
+        _mark_leaf(t, ls, h)
+        if helped:
+            leaf_workers_publish(workers, t.num_leaves)   # the helper restores h once it is filled
+        else:
+            fill_leaf_features(t, t.num_leaves, h, &t.ladder_cache)
+            history_restore(h, &t.root_hist)
+        t.num_leaves += 1
+    if helped:
+        leaf_workers_finish(workers)
+    else:
+        history_free(&own)
     return t.num_leaves
