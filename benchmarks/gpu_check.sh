@@ -32,8 +32,15 @@ if want katago && [ -d "$KATAGO_DIR" ]; then      # KataGo builds on the CPUs wh
   (bash benchmarks/build_katago_cuda.sh "$KATAGO_DIR" > /tmp/katago-build.log 2>&1; echo "exit $?" >> /tmp/katago-build.log) &
   KATAGO_BUILD=$!
 fi
-cp "$C"/csrc/*.c katacli/_core/ && touch katacli/_core/*.c
-step build; python3 setup.py -q build_ext --inplace -j "$(nproc)" > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+# A warm machine keeps the last call's build outputs: build again only when the generated C changed.
+STAMP="$(cat "$C"/csrc/*.c | md5sum | cut -c1-32)"
+if [ "$(cat /tmp/gpu-build-stamp 2>/dev/null)" != "$STAMP" ] || ! ls katacli/_core/board*.so > /dev/null 2>&1; then
+  cp "$C"/csrc/*.c katacli/_core/ && touch katacli/_core/*.c
+  step build; python3 setup.py -q build_ext --inplace -j "$(nproc)" > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+  echo "$STAMP" > /tmp/gpu-build-stamp
+else
+  step "build (kept from the last call on this machine)"
+fi
 export PYTHONPATH="$ROOT:/tmp/site"
 mkdir -p /tmp/bin && printf '#!/bin/sh\nexec python3 -m katacli.cli "$@"\n' > /tmp/bin/kata && chmod +x /tmp/bin/kata
 export PATH="/tmp/bin:$PATH"
@@ -79,8 +86,9 @@ if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
 fi
 if want profile; then
   step "where a search's time goes, stage by stage (benchmarks/profile_search_stages.py)"
-  timeout 90 python3 benchmarks/profile_search_stages.py --model "$G170" --threads 16,64,128 --visits 3200
-  timeout 90 python3 benchmarks/profile_search_stages.py --model /tmp/b18.bin.gz --threads 128,256 --visits 3200
+  timeout 90 python3 benchmarks/profile_search_stages.py --model "$G170" --threads ${PROFILE_G170_THREADS:-16,64,128} --visits 3200
+  timeout 90 python3 benchmarks/profile_search_stages.py --model /tmp/b18.bin.gz --threads ${PROFILE_B18_THREADS:-128,256} --visits 3200
+  [ -n "${PROFILE_SKIP_PIPELINE:-}" ] ||
   # Pipelined, the batch launched from the search thread against a worker thread evaluating it.
   timeout 120 python3 benchmarks/profile_search_stages.py --model "$G170" --threads 64,128 --visits 3200 \
     --pipeline launch,worker 2>&1 | grep -E "numSearchThreads|device call|descents"
@@ -92,11 +100,11 @@ if want selfplay; then
   # Steady-state windows (bench_selfplay_gpu.py: 5 s warm-up, 20 s measured) of the shipped config and of 128
   # games a process: on an H100 (before search drivers) the short run above gave batches of 54 / 90 at
   # 576 / 378 moves/s. The last row: the shipped config with each game thread searching itself (no drivers).
-  for games in 512 1024; do
-    timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds 20 \
+  for games in ${SELFPLAY_GAMES:-512 1024}; do
+    timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds ${SELFPLAY_SECONDS:-20} \
       --override "numGameThreads=$games,nnMaxBatchSize=$games" 2>&1 | tail -4
   done
-  timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds 20 \
+  timeout 75 python3 benchmarks/bench_selfplay_gpu.py --mode cuda --cuda-runs config --warmup 5 --seconds ${SELFPLAY_SECONDS:-20} \
     --search-drivers 0 2>&1 | tail -2
 fi
 if want train; then
