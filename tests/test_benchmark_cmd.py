@@ -74,6 +74,8 @@ def test_result_line_is_katagos_format():
     assert r.summary_line(is_baseline=True).endswith("(16.0 secs) (EloDiff baseline)")
     assert r.summary_line(elo_diff=-12.4).endswith("(EloDiff -12)")
     assert r.progress_line() == "numSearchThreads =  8: 10 / 10 positions, visits/s = 500.00 (16.0 secs)"
+    r.pipelined = True   # searchPipelining chose two batches in flight: said after KataGo's fields
+    assert r.summary_line(elo_diff=5).endswith("(16.0 secs) (EloDiff +5) (pipelined: two batches in flight)")
 
 
 def test_run_benchmark_with_rollouts_counts_visits_and_reports_progress():

@@ -18,7 +18,8 @@ from katacli._core.game_state import GameState
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
 from katacli.search.evaluation import NetworkLeafEvaluator
-from katacli.search.pipeline import lane_capacity, pipelining_applies
+from katacli.config import Config, Enabled
+from katacli.search.pipeline import auto_pipelining, lane_capacity, pipelining_applies
 
 from support.paths import BUNDLED_TINY_MODEL
 
@@ -82,6 +83,59 @@ def test_the_search_pipelining_key_turns_it_on_and_off(tiny_net):
     assert not on.pipelined and on.run().visits == 200
     assert not Searcher(_opening(), _params(16, 100).replace(search_pipelining=True), tiny_net,
                         pipeline=False).pipelined                      # the argument wins
+
+
+class _Net:
+    """What auto_pipelining reads of an evaluator."""
+
+    def __init__(self, gflop_per_19x19_position: float):
+        self.flops_per_point = gflop_per_19x19_position * 1e9 / 361
+
+
+# Pipelined only for a launched (CUDA-graph) net of 10+ GFLOP a position on the board searched, and
+# lanes of 32+ leaves: b18c384nbt is 18.9 GFLOP on 19x19 (8.8 on 13x13), g170-b6c96 0.7.
+@pytest.mark.parametrize("gflop, launches, threads, size, expected", [
+    (18.9, True, 128, 19, True),      # b18c384nbt, GPU-bound on an H100: 1.45x measured
+    (18.9, True, 64, 19, True),       # lanes of 32
+    (18.9, True, 62, 19, False),      # lanes of 31: latency-bound batches
+    (18.9, True, 128, 13, False),     # 8.8 GFLOP on 13x13
+    (0.7, True, 256, 19, False),      # g170-b6c96: CPU-bound, 0.70-0.85x measured
+    (18.9, False, 128, 19, False),    # the CPU, or a GPU without graphs
+    (52.2, True, 64, 9, True),        # b28c512nbt: 11.7 GFLOP even on 9x9
+])
+def test_auto_pipelining_is_for_big_networks_launched_on_a_gpu(gflop, launches, threads, size, expected):
+    assert auto_pipelining(_Net(gflop), launches, threads, size * size) is expected
+
+
+def test_auto_pipelining_needs_the_networks_cost():
+    assert not auto_pipelining(object(), True, 256, 361)   # an evaluator that does not say: never
+
+
+def test_search_pipelining_is_a_true_false_auto_key():
+    for text, expected in [("", Enabled.AUTO), ("searchPipelining = auto", Enabled.AUTO),
+                           ("searchPipelining = true", Enabled.TRUE), ("searchPipelining = false", Enabled.FALSE)]:
+        params = SearchParams.from_config(Config.from_text(text + "\nnumSearchThreads = 8\n", mode="gtp"), "gtp")
+        assert params.search_pipelining is expected
+
+
+def test_auto_pipelines_a_big_launched_net_and_keeps_the_tree_for_the_board(tiny_net, monkeypatch):
+    """With auto, a Searcher splits its leaves over two lanes when the net qualifies, for the board it
+    searches; true / false and the constructor argument override it."""
+    monkeypatch.setattr(NetworkLeafEvaluator, "launches_async", property(lambda self: True))
+    monkeypatch.setattr(tiny_net, "flops_per_point", 18.9e9 / 361)
+    params = _params(128, 100)
+    assert params.search_pipelining is Enabled.AUTO
+    big = Searcher(GameState(19, 19), params, tiny_net, seed=1)
+    assert big.pipelined and big.tree.max_batch_capacity == 64
+    small = Searcher(GameState(13, 13), params, tiny_net, seed=1)
+    assert not small.pipelined and small.tree.max_batch_capacity == 128
+    small.set_position(GameState(19, 19))            # a new board size: decided again
+    assert small.pipelined
+    assert not Searcher(GameState(19, 19), params.replace(search_pipelining=Enabled.FALSE), tiny_net).pipelined
+    assert not Searcher(GameState(19, 19), params, tiny_net, pipeline=False).pipelined
+    monkeypatch.setattr(tiny_net, "flops_per_point", 0.7e9 / 361)
+    assert not Searcher(GameState(19, 19), params, tiny_net).pipelined
+    assert Searcher(GameState(19, 19), params.replace(search_pipelining=Enabled.TRUE), tiny_net).pipelined
 
 
 def test_a_trees_lanes_keep_their_waiting_leaves_apart(tiny_net):

@@ -92,10 +92,12 @@ THREAD_KEYS = section("Threads", [
               mode_defaults=for_modes(INTERACTIVE_MODES, 8.0)),
     float_key("numVirtualLossesPerThread", 1.0, 0.01, 1000.0,
               "Virtual losses a thread adds on its path, to spread threads over different lines."),
-    bool_key("searchPipelining", False,
-             "katacli only, for a network on a GPU: keep two batches of leaves in flight, one on the network "
-             "while the search collects the other (numSearchThreads split between them). Off by default: on an "
-             "H100 it has not yet beaten one batch at a time."),
+    enabled_key("searchPipelining",
+                "katacli only, for a network on a GPU: keep two batches of leaves in flight, one on the network "
+                "while the search collects the other (numSearchThreads split between them). auto (default): on "
+                "where the GPU is the bottleneck -- a CUDA net with graphs of at least 10 GFLOP a position on "
+                "the board searched (b18c384nbt on 19x19: 1.45-1.70x on an H100), with 64+ search threads; "
+                "off for small nets, whose search is CPU-bound (g170-b6c96: 0.70-0.85x pipelined)."),
     int_key("numLeafFeatureThreads", AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS, MAX_LEAF_FEATURE_THREADS,
             "katacli only: helper threads that build the leaves' network inputs (ladders, pass-alive areas, "
             "feature planes) while the search thread descends to the next leaf of the batch. -1 (auto): 1 when "

@@ -145,7 +145,7 @@ class SearchParams:
     num_virtual_losses_per_thread: float = _param("numVirtualLossesPerThread")
     num_search_threads: int = _param("numSearchThreads")
     min_playouts_per_thread: float = _param("minPlayoutsPerThread")
-    search_pipelining: bool = _param("searchPipelining")
+    search_pipelining: Enabled = _param("searchPipelining")
     num_leaf_feature_threads: int = _param("numLeafFeatureThreads")
 
     # Limits

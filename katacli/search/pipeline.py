@@ -8,16 +8,20 @@ on its way. The leaves of the lane in flight stay pending with their virtual los
 leaves of one batch do for each other, so numSearchThreads keeps KataGo's meaning, the number of
 leaves in flight (one per search thread there), split over the two lanes.
 
-Asked for with the searchPipelining key (off by default). It is meant for a network on a GPU: on the
-CPU the network and the tree compete for the same cores. With a simulated GPU (a network call that waits
-with the GIL released; benchmarks/bench_search_overhead.py --gpu-latency-ms) it gains 1.1-1.6x, but on an
-H100 (2026-11-26) it was slower than one batch at a time below 128 leaves and no faster above: the
-worker's Python and the search's contend for the GIL (a likely cause, not verified). So where the
-evaluator can queue a batch and return (a CUDA net with graphs: ``NNEvaluator.submit_batch``, the
-device runner's ``launch``) there is no worker any more: the search thread launches a lane's batch,
-collects the other lane while the GPU runs, then waits for the first and stores it -- one Python
-thread, the GPU's work overlapped all the same (not yet measured on a GPU). numSearchThreads = 1 never
-pipelines: KataGo's sequential search exactly.
+Chosen with the searchPipelining key: true, false, or auto (the default, :func:`auto_pipelining`). It is
+meant for a network on a GPU: on the CPU the network and the tree compete for the same cores. Where the
+evaluator can queue a batch and return (a CUDA net with graphs: ``NNEvaluator.submit_batch``, the device
+runner's ``launch``) the search thread launches a lane's batch, collects the other lane while the GPU
+runs, then waits for the first and stores it: one Python thread, the GPU's work overlapped. Elsewhere a
+worker thread evaluates the lane in flight (on an H100 on 2026-11-26 that version lost below 128 leaves
+and tied above: its Python and the search's contend for the GIL). numSearchThreads = 1 never pipelines:
+KataGo's sequential search exactly.
+
+Measured with the launching version (H100, 16-core Xeon, ``kata benchmark`` 3,200 visits, 19x19,
+2026-11-27), pipelined against one batch at a time at the same numSearchThreads: b18c384nbt (18.9 GFLOP a
+position; the GPU is the bottleneck) 128 leaves 8,541 / 5,902 visits/s (1.45x), 256 leaves 9,937 / 5,854
+(1.70x), 90% of the network's own evaluations/s at the lanes' batch size; g170-b6c96 (0.7 GFLOP; its
+search is CPU-bound) 64 leaves 9,828 / 12,177 (0.81x), 128 0.85x, 256 0.70x. Hence ``auto``.
 """
 from __future__ import annotations
 
@@ -44,6 +48,23 @@ def _eval_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=EVAL_WORKERS, thread_name_prefix="katacli-eval")
         return _pool
+
+
+# searchPipelining = auto pipelines a search whose network runs launched on a GPU (launches_async) when a
+# position costs the network at least this many floating-point operations on the board searched (b18c384nbt:
+# 18.9 GFLOP on 19x19, 8.8 on 13x13; b10c384nbt 10.5 and b20c256 16.8 on 19x19; g170-b6c96 0.7) ...
+AUTO_MIN_FLOPS_PER_POSITION = 10.0e9
+# ... and each lane still holds a batch the GPU runs near its best (batches of 64+ on the H100 above;
+# small batches are latency-bound, where halving them halves the throughput).
+AUTO_MIN_LANE_LEAVES = 32
+
+
+def auto_pipelining(evaluator, launches_async: bool, num_search_threads: int, board_area: int) -> bool:
+    """searchPipelining = auto: whether the GPU, not the search, is the likely bottleneck (see above)."""
+    flops_per_point = getattr(evaluator, "flops_per_point", None)
+    return (launches_async and flops_per_point is not None
+            and flops_per_point * board_area >= AUTO_MIN_FLOPS_PER_POSITION
+            and lane_capacity(num_search_threads, PIPELINE_LANES) >= AUTO_MIN_LANE_LEAVES)
 
 
 def pipelining_applies(evaluator, human_evaluator, num_search_threads: int) -> bool:

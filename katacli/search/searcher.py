@@ -34,9 +34,12 @@ from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN, NNBatch
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.leaf_threads import leaf_feature_threads
+from katacli.config import Enabled
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
-from katacli.search.pipeline import PIPELINE_LANES, LanePipeline, lane_capacity, pipelining_applies
+from katacli.search.pipeline import (
+    PIPELINE_LANES, LanePipeline, auto_pipelining, lane_capacity, pipelining_applies,
+)
 from katacli.search.restrictions import MoveRestrictions
 from katacli.search.root_policy import (
     choose_index_with_temperature, dirichlet_noised, interpolate_early, tempered, with_hint,
@@ -145,15 +148,25 @@ class Searcher(SearchViews):
         self._make_tree(state)
 
     # ---- setup -------------------------------------------------------------------------------
-    def _lanes(self) -> int:
-        """Leaf batches in flight at once: 2 when pipelined, else 1."""
-        wanted = self.params.search_pipelining if self._pipeline_wanted is None else self._pipeline_wanted
-        return PIPELINE_LANES if wanted and pipelining_applies(self.evaluator, self.human_evaluator,
-                                                               self.params.num_search_threads) else 1
+    def _lanes(self, board_area: Optional[int] = None) -> int:
+        """Leaf batches in flight at once: 2 when pipelined, else 1 (``board_area``: of the board the tree
+        is for, the current tree's by default)."""
+        threads = self.params.num_search_threads
+        if not pipelining_applies(self.evaluator, self.human_evaluator, threads):
+            return 1
+        wanted = self._pipeline_wanted
+        if wanted is None:
+            setting = self.params.search_pipelining
+            if isinstance(setting, Enabled) and setting is Enabled.AUTO:
+                area = board_area if board_area is not None else self.tree.x_size * self.tree.y_size
+                wanted = auto_pipelining(self.evaluator, self._leaf_evaluator.launches_async, threads, area)
+            else:
+                wanted = bool(setting is Enabled.TRUE if isinstance(setting, Enabled) else setting)
+        return PIPELINE_LANES if wanted else 1
 
-    def _batch_capacity(self) -> int:
+    def _batch_capacity(self, board_area: Optional[int] = None) -> int:
         """Leaves per batch: numSearchThreads, split over the lanes when pipelined."""
-        return lane_capacity(self.params.num_search_threads, self._lanes())
+        return lane_capacity(self.params.num_search_threads, self._lanes(board_area))
 
     @property
     def pipelined(self) -> bool:
@@ -162,7 +175,8 @@ class Searcher(SearchViews):
 
     def _make_tree(self, state: GameState) -> None:
         self._root_human = None
-        self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity(), self._lanes())
+        area = state.x_size * state.y_size
+        self.tree = SearchTree(state.x_size, state.y_size, self._batch_capacity(area), self._lanes(area))
         self._configure_tree()
         self.tree.seed(self._seed)
         self.tree.set_root(state)

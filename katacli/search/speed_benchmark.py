@@ -40,6 +40,7 @@ class BenchmarkResult:
     max_batch_size: Optional[int] = None  # the network's batch limit during the run (None: no network)
     position_speeds: list = field(default_factory=list)  # visits/s of each position searched, in order
     remeasured: int = 0  # how many times the positions were searched again because the figures were noisy
+    pipelined: bool = False  # two batches of numSearchThreads / 2 leaves in flight (searchPipelining)
 
     @property
     def seconds(self) -> float:
@@ -93,6 +94,8 @@ class BenchmarkResult:
             line += " (EloDiff baseline)"
         elif elo_diff is not None:
             line += f" (EloDiff {elo_diff:+.0f})"
+        if self.pipelined:
+            line += " (pipelined: two batches in flight)"
         return line
 
     def to_dict(self) -> dict:
@@ -146,6 +149,7 @@ def run_benchmark(positions: Sequence, params, evaluator, *, stop: Optional[thre
         evals_before, batches_before = _network_counters(evaluator)
         searcher = Searcher(state, params, evaluator, seed=seed, human_evaluator=human_evaluator)
         stats = searcher.run(stop_event=stop)
+        result.pipelined = searcher.pipelined
         evals_after, batches_after = _network_counters(evaluator)
         if evaluator is not None and not hasattr(evaluator, "num_positions_evaluated"):
             # A network front end without counters: count what the search sent it.
