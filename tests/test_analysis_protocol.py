@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import math
+import random
 import threading
 
+import numpy as np
 import pytest
 
 from katacli.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
-from katacli.analysis.protocol import QueryError, dumps, loads, round_dynamic, round_static
+from katacli.c_numbers import round_half_away
+from katacli.analysis.protocol import (
+    OUTPUT_PRECISION, ROUNDING_ZERO_THRESHOLD, QueryError, dumps, loads, round_dynamic, round_static,
+)
 from katacli.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
 from katacli.analysis.responses import pv_length_up_to_phase_end
 from katacli.game.rules import Rules
@@ -43,6 +48,30 @@ def test_round_dynamic_keeps_nine_significant_digits(value, expected):
 
 def test_round_static_rounds_half_away_from_zero_on_a_micro_grid():
     assert round_static([0.1234565, -0.1234565, 0.5, -1.0]) == [0.123457, -0.123457, 0.5, -1.0]
+
+
+def _c_round_dynamic(value: float) -> float:
+    """KataGo's roundDynamic spelled out with C's round() (round_half_away): the reference."""
+    if not math.isfinite(value) or abs(value) <= ROUNDING_ZERO_THRESHOLD:
+        return value
+    magnitude = math.floor(math.log10(abs(value))) - OUTPUT_PRECISION
+    if magnitude >= 0:
+        return round_half_away(value)
+    scale = 10.0 ** -magnitude
+    return round_half_away(value * scale) / scale
+
+
+def test_rounding_equals_cs_round_on_many_values():
+    rng = random.Random(4)
+    values = [0.5, -0.5, 2.5, -2.5, 1e-61, 1e-60, -0.0, math.nan, math.inf, -math.inf, 123456789.5, 0.1234565]
+    values += [rng.choice((-1, 1)) * 10 ** rng.uniform(-20, 20) for _ in range(20000)]
+    values += [round(rng.uniform(-3, 3), rng.randint(0, 9)) for _ in range(5000)]
+    for value in values:
+        got, want = round_dynamic(value), _c_round_dynamic(value)
+        assert got == want or (math.isnan(got) and math.isnan(want)), value
+    ownership = np.array([v for v in values if abs(v) < 1e6], np.float32)   # float32 rows, as the net's
+    want = [round_half_away(float(v) * 1e6) / 1e6 for v in ownership]
+    assert round_static(ownership) == want   # (no NaN among them: list equality is exact)
 
 
 def test_integer_and_number_readers_are_strict_about_json_types():

@@ -4,6 +4,8 @@ Each field must be exactly what the tree holds (read here straight from the core
 search_results), so that self-play's training rows do not change with the typed API.
 """
 import dataclasses
+import hashlib
+import random
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from katacli._core import search_results as sr
 from katacli._core.game_state import GameState
 from katacli.game.coords import point_of_flat
 from katacli.search import SearchParams, Searcher
-from katacli.search.results import ChildResult, RootResult
+from katacli.search.results import ChildResult, RootResult, position_hashes, symmetric_point
 from support.fakes import MaterialEvaluator
 
 TROMP_TAYLOR_7 = (1, 0, 0, True, False, 0, False, 7.5)
@@ -90,3 +92,30 @@ def test_no_result_before_a_search_and_results_are_frozen():
         root.visits = 0
     with pytest.raises(dataclasses.FrozenInstanceError):
         root.children[0].visits = 0
+
+
+def _reference_hashes(colors, player, ko_point):
+    """rootInfo's thisHash / symHash spelled out point by point: each symmetry's board as digits, row by row."""
+    y_size, x_size = len(colors), len(colors[0])
+    hashes = []
+    for sym in range(8 if x_size == y_size else 4):
+        grid = {symmetric_point((x, y), x_size, y_size, sym): colors[y][x] for y in range(y_size) for x in range(x_size)}
+        rows, cols = (x_size, y_size) if sym & 4 else (y_size, x_size)
+        text = "".join(str(grid[(x, y)]) for y in range(rows) for x in range(cols))
+        ko = symmetric_point(ko_point, x_size, y_size, sym) if ko_point is not None else None
+        hashes.append(hashlib.blake2b(f"{text}|{player}|{ko}".encode(), digest_size=16).hexdigest().upper())
+    return hashes[0], min(hashes)
+
+
+@pytest.mark.parametrize("x_size, y_size", [(19, 19), (9, 9), (13, 7), (2, 5), (1, 1)])
+def test_position_hashes_are_the_digit_strings_hashes(x_size, y_size):
+    rng = random.Random(x_size * 100 + y_size)
+    for _ in range(20):
+        colors = [[rng.choice((0, 0, 1, 2)) for _ in range(x_size)] for _ in range(y_size)]
+        ko = (rng.randrange(x_size), rng.randrange(y_size)) if rng.random() < 0.5 else None
+        player = rng.choice((1, 2))
+        assert position_hashes(colors, player, ko) == _reference_hashes(colors, player, ko)
+    square = [[1, 0], [0, 0]]
+    rotated = [[0, 0], [0, 1]]
+    assert position_hashes(square, 1, None)[1] == position_hashes(rotated, 1, None)[1]   # symHash: symmetric twins
+    assert position_hashes(square, 1, None)[0] != position_hashes(rotated, 1, None)[0]

@@ -17,7 +17,7 @@ import json
 import math
 from typing import Any, Optional
 
-from katacli.c_numbers import round_half_away
+import numpy as np
 
 # KataGo rounds most reported numbers to this many digits after the leading one.
 OUTPUT_PRECISION = 8
@@ -77,18 +77,22 @@ def round_dynamic(value: float, precision: int = OUTPUT_PRECISION) -> float:
     """KataGo's Global::roundDynamic: keep about ``precision`` digits after the leading one."""
     value = float(value)
     magnitude = abs(value)
-    if not math.isfinite(value) or magnitude <= ROUNDING_ZERO_THRESHOLD:
+    # (NaN fails both comparisons.) A response rounds ~1,200 numbers, so round_half_away is inlined:
+    # C's round() of value * scale is copysign(floor(|value| * scale + 0.5), value), scale being positive.
+    if not ROUNDING_ZERO_THRESHOLD < magnitude < math.inf:
         return value
     rounding_magnitude = math.floor(math.log10(magnitude)) - precision
     if rounding_magnitude >= 0:
-        return round_half_away(value)
+        return math.copysign(math.floor(magnitude + 0.5), value)
     scale = 10.0 ** (-rounding_magnitude)
-    return round_half_away(value * scale) / scale
+    return math.copysign(math.floor(magnitude * scale + 0.5), value) / scale
 
 
 def round_static(values, scale: float = OWNERSHIP_ROUNDING_SCALE) -> list:
     """KataGo's Global::roundStatic over a sequence (ownership arrays): round(x * scale) / scale."""
-    return [round_half_away(float(v) * scale) / scale for v in values]
+    # C's round() element-wise, in float64 as round_half_away computes it (NaN and infinities pass through).
+    scaled = np.asarray(values, dtype=np.float64) * scale
+    return (np.copysign(np.floor(np.abs(scaled) + 0.5), scaled) / scale).tolist()
 
 
 def error(message: str) -> dict:

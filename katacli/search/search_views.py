@@ -18,7 +18,7 @@ from katacli._core.constants import BLACK
 from katacli.game.coords import flat_index, point_of_flat
 from katacli.search.results import (
     ChildResult, RootInfo, RootResult, SearchAnalysis, child_result_from_data, duplicate_for_symmetries,
-    move_info_from_data, position_hashes,
+    move_info_from_data, position_hashes, replaced,
 )
 
 
@@ -49,7 +49,7 @@ class SearchViews:
             moves = [m if m.order == i else _with_order(m, i) for i, m in enumerate(moves)]
             human = self._root_human
             if human is not None:
-                moves = [dataclasses.replace(m, human_prior=_policy_at(human, m.move, tree.x_size, tree.y_size)) for m in moves]
+                moves = [replaced(m, human_prior=_policy_at(human, m.move, tree.x_size, tree.y_size)) for m in moves]
             root = self._root_info()
             ownership = stdev = None
             if include_ownership or include_ownership_stdev:
@@ -213,4 +213,4 @@ def _policy_at(output, move, x_size: int, y_size: int) -> float:
 
 
 def _with_order(info, order: int):
-    return dataclasses.replace(info, order=order)
+    return replaced(info, order=order)
