@@ -8,16 +8,16 @@
 # then on the GPU machine:  STEPS="build parity tests nn search" bash benchmarks/gpu_check.sh
 # (device call: carry [".gpu-carry", ".gpu-katago"]). Steps, in the order they run: build parity nn search
 # katago profile selfplay train analysis testgpuerror tests; "build" always runs. Each has its own time
-# limit; the log is also written to $OUT/gpu-check.txt. What the steps took on an H100 (2026-11-26, the
-# machine's start ~30 s not included): build 58 s, parity 104 s, nn 65 s, search 46 s (plus ~60 s for
-# the pipelined runs added since), katago 74 s (its build runs in the background from the start),
-# selfplay 30 s (plus ~2 x 30 s for the steady windows added since), train 48 s (plus the torch.compile
-# row added since), analysis 56 s, testgpuerror 9 s, tests 43 s; profile not yet timed. All of it no
-# longer fits one 600 s call: pick. Not yet measured on a GPU (2026-11-26, sixth session): the search
-# launching its own batches (search + profile steps), self-play search drivers (selfplay), analysis
-# workers stepping 16 searches each (analysis); since 2026-11-27 the leaf helper thread (search step,
-# ~100 s more). A first call for those, about 8-9 minutes:
-#   STEPS="build profile search analysis" ...; then STEPS="build selfplay train tests" ...
+# limit; the log is also written to $OUT/gpu-check.txt. What the steps took on an H100 (2026-11-27, the
+# machine's start ~30 s not included; a second call on the still-warm machine skips the build): build 54 s,
+# parity 110 s, nn 74 s, search 128 s, katago 74 s on 11-26 (its build runs in the background from the
+# start, on the CPUs the search steps measure: leave it out of a call that times kata's search), profile
+# 29 s with PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1, selfplay 105 s with SELFPLAY_GAMES=512
+# SELFPLAY_SECONDS=15, train 130 s, analysis 40 s, testgpuerror 8 s, tests 48 s. The 15 minutes a session
+# gets held, on 11-27, three calls back to back (the machine kept warm between them):
+#   STEPS="build search profile analysis" PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1   (252 s)
+#   STEPS="build selfplay tests train" SELFPLAY_GAMES=512 SELFPLAY_SECONDS=15                (294 s)
+#   STEPS="build parity nn testgpuerror"                                                     (205 s)
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
