@@ -5,8 +5,12 @@ CPU: g170-b6c96 on 19x19 at batch 1, 8, 32 and 128, as raw forward passes ("net"
 the full evaluator (symmetry, batching, postprocessing: "evaluator").
 CUDA (when available): a randomly initialised b18c384nbt on 19x19 at batch 64..512, float16 and
 float32, through katacli's device runner (CUDA graphs, half weights) and beside it the eager net.
+With --compile-batches (CUDA, or the CPU net with --skip-cuda): torch.compile of the same float16 (CPU:
+float32) net at those batch sizes beside its eager call, both on device tensors -- whether a compiled
+inference path would pay (each size compiles once, a minute or more for b18c384nbt; untimed).
 
     python3 benchmarks/bench_nn.py [--seconds 2] [--threads N] [--model path] [--cpu-precision bfloat16]
+                                   [--compile-batches 256]
 """
 from __future__ import annotations
 
@@ -114,6 +118,33 @@ def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
                   f"{rates[4]:>15.0f}", flush=True)
 
 
+def bench_compiled(net: torch.nn.Module, device: torch.device, dtype: torch.dtype, batches, seconds: float) -> None:
+    """The net eager and under torch.compile (inductor, static shapes) on device tensors of ``dtype``,
+    channels-last, evals/s per batch size; the compile itself is timed apart."""
+    print(f"\ntorch.compile on {device} ({dtype}, channels-last, device tensors in; evals/s)")
+    print(f"{'batch':>6} {'eager':>9} {'compiled':>9} {'ratio':>6} {'compile s':>10}")
+    compiled = torch.compile(net, dynamic=False)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    for batch in batches:
+        spatial = torch.zeros((batch, 22, BOARD, BOARD), dtype=dtype, device=device)
+        spatial[:, 0] = 1.0
+        spatial = spatial.contiguous(memory_format=torch.channels_last)
+        global_features = torch.zeros((batch, 19), dtype=dtype, device=device)
+
+        def call(fn):
+            def run():
+                with torch.inference_mode():
+                    fn(spatial, global_features, None, mask_full=True)
+                sync()
+            return run
+
+        start = time.perf_counter()
+        call(compiled)()   # compiles for this shape
+        compile_seconds = time.perf_counter() - start
+        eager, fast = timed_rate(call(net), batch, seconds), timed_rate(call(compiled), batch, seconds)
+        print(f"{batch:>6} {eager:>9.0f} {fast:>9.0f} {fast / eager:>6.2f} {compile_seconds:>10.1f}", flush=True)
+
+
 def search_batch(spatial: np.ndarray, global_features: np.ndarray) -> NNBatch:
     """The arrays a search hands the evaluator for these positions (Black to move, all legal, no cache)."""
     n = spatial.shape[0]
@@ -130,17 +161,30 @@ def main() -> None:
     parser.add_argument("--cpu-precision", choices=("float32", "bfloat16"), default="float32")
     parser.add_argument("--skip-cpu", action="store_true")
     parser.add_argument("--cuda-config", default=CUDA_CONFIG, help="architecture of the random GPU net")
+    parser.add_argument("--skip-cuda", action="store_true")
+    parser.add_argument("--compile-batches", default="",
+                        help="comma-separated batch sizes to time torch.compile at (default: none)")
     args = parser.parse_args()
+    compile_batches = [int(b) for b in args.compile_batches.split(",") if b.strip()]
     if args.threads:
         set_cpu_threads(args.threads)
     if not args.skip_cpu:
         if not args.model.exists():
             raise SystemExit(f"model not found: {args.model} (pass --model)")
         bench_cpu(load_model(args.model), args.seconds, args.cpu_precision)
-    if torch.cuda.is_available():
+    if torch.cuda.is_available() and not args.skip_cuda:
         bench_cuda(args.seconds, args.cuda_config)
+        if compile_batches:   # the runner's own float16 net: half weights, channels-last
+            net = NNEvaluator(KataGoModel.from_config(args.cuda_config, seed=0), device="cuda", precision="float16",
+                              channels_last=True, cache_size_power_of_two=None, cuda_graphs=False).runner.net
+            bench_compiled(net, torch.device("cuda"), torch.float16, compile_batches, args.seconds)
     else:
-        print("\nCUDA not available: skipping the GPU benchmark")
+        if not args.skip_cuda:
+            print("\nCUDA not available: skipping the GPU benchmark")
+        if compile_batches and not args.skip_cpu:
+            net = NNEvaluator(load_model(args.model), device="cpu", channels_last=True, trace=False,
+                              cache_size_power_of_two=None).runner.net
+            bench_compiled(net, torch.device("cpu"), torch.float32, compile_batches, args.seconds)
 
 
 if __name__ == "__main__":
