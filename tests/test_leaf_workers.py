@@ -251,8 +251,15 @@ def test_auto_threads_follow_batch_size_and_cores(monkeypatch):
     # One of many searches at once (self-play's games, analysis groups): no helpers unless asked.
     assert leaf_feature_threads(auto, 16, solo=False) == 0
     assert leaf_feature_threads(auto.replace(num_leaf_feature_threads=2), 16, solo=False) == 2
+    # Big batches on 8+ cores: a second helper (the search thread is the bottleneck there).
+    assert leaf_feature_threads(auto, 127) == 1
+    assert leaf_feature_threads(auto, 128) == 2
+    assert leaf_feature_threads(auto, 256, solo=False) == 0
+    monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 7)
+    assert leaf_feature_threads(auto, 256) == 1
     monkeypatch.setattr(leaf_threads_module, "usable_cpu_count", lambda: 1)
     assert leaf_feature_threads(auto, 16) == 0
+    assert leaf_feature_threads(auto, 256) == 0
 
 
 def test_searchers_run_alone_get_a_helper_and_a_drivers_none(monkeypatch):

@@ -220,13 +220,15 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
 
 def _leaf_helper_line(params) -> str:
     """What numLeafFeatureThreads gives a search of 2 or more threads (one-thread searches never have helpers)."""
-    from katacli.search.leaf_threads import leaf_feature_threads
+    from katacli.search.leaf_threads import SECOND_HELPER_MIN_LEAVES, leaf_feature_threads
 
-    helpers = leaf_feature_threads(params, 2)
+    helpers, big = leaf_feature_threads(params, 2), leaf_feature_threads(params, SECOND_HELPER_MIN_LEAVES)
     if helpers == 0:
         return "Leaf inputs are built by each search's own thread (numLeafFeatureThreads = 0, or one CPU core)."
-    return (f"With 2 or more search threads, {helpers} helper thread(s) build the leaves' network inputs beside each "
-            "search (numLeafFeatureThreads; 0 turns them off).")
+    more = (f" ({big} from {SECOND_HELPER_MIN_LEAVES} leaves a batch: numSearchThreads, halved when pipelined)"
+            if big != helpers else "")
+    return (f"With 2 or more search threads, {helpers} helper thread(s){more} build the leaves' network inputs beside "
+            "each search (numLeafFeatureThreads; 0 turns them off).")
 
 
 def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:

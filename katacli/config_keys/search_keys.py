@@ -102,7 +102,7 @@ THREAD_KEYS = section("Threads", [
             "katacli only: helper threads that build the leaves' network inputs (ladders, pass-alive areas, "
             "feature planes) while the search thread descends to the next leaf of the batch. -1 (auto): 1 when "
             f"numSearchThreads >= {AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES} and the process may use 2 or more CPU "
-            "cores, else 0 (searches stepped together -- the analysis engine's, self-play's on a GPU -- share "
+            "cores (2 with 128+ leaves a batch on 8+ cores), else 0 (searches stepped together -- the analysis engine's, self-play's on a GPU -- share "
             "one per stepping thread where there are 4 or more cores); 0: the search thread does it all. The "
             "search is the same either way, only faster."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
