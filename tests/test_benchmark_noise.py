@@ -76,11 +76,15 @@ class _FakeGpuRunner:
     def __init__(self, jitter: float = 0.0):
         self.max_batch_size = 8
         self.calls = []
+        self.captured = []   # batch sizes recorded on every lane before being timed
         self.jitter = jitter
 
     def __call__(self, spatial, global_features, meta, mask_full):
         self.calls.append(spatial.shape[0])
         return []
+
+    def capture_lanes(self, spatial, global_features, meta, mask_full):
+        self.captured.append(spatial.shape[0])
 
 
 class _FakeGpuEvaluator:
@@ -121,6 +125,8 @@ def test_gpu_curve_finds_the_knee_and_a_quiet_gpu_is_not_noisy():
     assert 64 <= knee <= 256  # where the fake GPU's throughput flattens
     assert curve.autotune_max_threads() == 2 * knee
     assert runner.max_batch_size == 8  # the evaluator's batch limit is left as it was
+    # Graphs recorded on both lanes before timing up to half the largest size (a pipelined lane's reach).
+    assert runner.captured == [p.batch for p in curve.points if p.batch <= 256]
     assert "levels off from batch" in " ".join(curve.lines())
     noisy_runner = _FakeGpuRunner()
     noisy = measure_gpu_curve(_FakeGpuEvaluator(noisy_runner), 19, 19, max_batch=64, repeats=4,

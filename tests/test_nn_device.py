@@ -239,6 +239,37 @@ def test_cuda_launched_calls_answer_as_waited_calls_and_overlap():
 
 @pytest.mark.cuda
 @pytest.mark.needs_shared
+def test_cuda_capture_lanes_records_the_size_on_every_lane():
+    """kata benchmark's network curve records each batch size on both lanes, so that a pipelined search
+    (a call in flight per lane) never captures a graph inside a timed run."""
+    from katacli.nn.device_runner import CUDA_LANES
+
+    runner = NNEvaluator.from_file(model_path(G170_B6), device="cuda", cache_size_power_of_two=None).runner
+    spatial = np.zeros((24, 22, 19, 19), np.float32)
+    spatial[:, 0] = 1.0
+    runner.capture_lanes(spatial, np.zeros((24, 19), np.float32), None, True)
+    lanes = [runner._take_lane() for _ in range(CUDA_LANES)]
+    try:
+        assert all(any(key[0] == 24 for key in lane.graphs) for lane in lanes)
+    finally:
+        for lane in lanes:
+            runner._lanes.put(lane)
+
+
+def test_capture_lanes_off_cuda_just_runs_the_batch():
+    net = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    spatial = np.zeros((2, 22, 9, 9), np.float32)
+    spatial[:, 0] = 1.0
+    calls = []
+    runner = net.runner
+    original = runner._run_plain
+    runner._run_plain = lambda *args: calls.append(args) or original(*args)
+    runner.capture_lanes(spatial, np.zeros((2, 19), np.float32), None, True)
+    assert len(calls) == 1
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
 def test_cuda_pipelined_search_launches_on_its_own_thread():
     from katacli._core.game_state import GameState
     from katacli.search import SearchParams, Searcher

@@ -232,6 +232,28 @@ class DeviceRunner:
             raise
         return LaunchedCall(lane=lane, graph=graph, rows=spatial.shape[0], lanes=self._lanes)
 
+    def capture_lanes(self, spatial: np.ndarray, global_features: np.ndarray, meta: Optional[np.ndarray],
+                      mask_full: bool) -> None:
+        """Run this batch once on every lane, so that each has its graph for the batch's size recorded: a
+        pipelined search keeps two calls in flight, one per lane, and a lane records a size's graph the
+        first time it runs it (warm-up runs and the capture: tens of milliseconds to seconds). Without
+        graphs (or off CUDA) the batch just runs once."""
+        if not (self.is_cuda and self.cuda_graphs):
+            self(spatial, global_features, meta, mask_full)
+            return
+        lanes = [self._take_lane() for _ in range(CUDA_LANES)]   # all at once: each call gets its own lane
+        try:
+            with torch.inference_mode():
+                for lane in lanes:
+                    self._run_graph(lane, spatial, global_features, meta, mask_full)
+        except _CaptureFailed:
+            pass   # __call__ below says so and turns graphs off
+        finally:
+            for lane in lanes:
+                self._lanes.put(lane)
+        if not self.cuda_graphs or any(not lane.graphs for lane in lanes):
+            self(spatial, global_features, meta, mask_full)
+
     def _take_lane(self) -> _Lane:
         """A free lane, or a new one: a caller holding a launched call's lane must never wait for another."""
         try:

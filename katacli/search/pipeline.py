@@ -21,7 +21,10 @@ Measured with the launching version (H100, 16-core Xeon, ``kata benchmark`` 3,20
 2026-11-27), pipelined against one batch at a time at the same numSearchThreads: b18c384nbt (18.9 GFLOP a
 position; the GPU is the bottleneck) 128 leaves 8,541 / 5,902 visits/s (1.45x), 256 leaves 9,937 / 5,854
 (1.70x), 90% of the network's own evaluations/s at the lanes' batch size; g170-b6c96 (0.7 GFLOP; its
-search is CPU-bound) 64 leaves 9,828 / 12,177 (0.81x), 128 0.85x, 256 0.70x. Hence ``auto``.
+search is CPU-bound) 64 leaves 9,828 / 12,177 (0.81x), 128 0.85x, 256 0.70x. Hence ``auto``. Caveat:
+those runs were ~1 s each, and a pipelined search's second device lane recorded its CUDA graphs inside
+them (a graph per batch size and lane, on first use); ``kata benchmark`` records both lanes' graphs
+before timing since, so the next GPU measurement may move the small-net figures (not yet rerun).
 """
 from __future__ import annotations
 

@@ -112,7 +112,13 @@ def measure_gpu_curve(evaluator, board_x: int, board_y: int, max_batch: int = CU
             spatial[:, 0] = 1.0
             global_features = np.zeros((batch, NUM_GLOBAL_FEATURES_V7), np.float32)
             meta = _blank_meta(evaluator, batch)
-            runner(spatial, global_features, meta, True)  # untimed: captures the graph
+            # Untimed: records the graph, on every lane for the sizes a pipelined search's lane can reach
+            # (half the largest thread count tried; it keeps a call in flight per lane), so that no timed
+            # search pays for a capture. The largest sizes only on one lane: each lane's graphs hold memory.
+            if batch <= max_batch // 2:
+                runner.capture_lanes(spatial, global_features, meta, True)
+            else:
+                runner(spatial, global_features, meta, True)
             seconds = []
             for _ in range(repeats):
                 start = clock()
