@@ -28,13 +28,13 @@ from katacli._core.search_tree import SearchTree
 from katacli._core import search_results as sr
 
 from katacli.search.eval_cache import EvalCache, eval_cache_active, params_hash
+from katacli.config import Enabled
 from katacli.heap_trim import maybe_trim_heap, trim_heap_after_search
 from katacli.game.coords import flat_index
 from katacli.nn.batch import SHORTTERM_WINLOSS_COLUMN, NNBatch
 from katacli.nn.symmetry import symmetry_pos_maps
 from katacli.search.evaluation import NetworkLeafEvaluator, human_net_usable
 from katacli.search.leaf_threads import leaf_feature_threads
-from katacli.config import Enabled
 from katacli.search.params import SearchParams
 from katacli.search.pattern_avoidance import PatternBonusTable, search_pattern_table
 from katacli.search.pipeline import (
@@ -157,7 +157,7 @@ class Searcher(SearchViews):
         wanted = self._pipeline_wanted
         if wanted is None:
             setting = self.params.search_pipelining
-            if isinstance(setting, Enabled) and setting is Enabled.AUTO:
+            if setting is Enabled.AUTO:
                 area = board_area if board_area is not None else self.tree.x_size * self.tree.y_size
                 wanted = auto_pipelining(self.evaluator, self._leaf_evaluator.launches_async, threads, area)
             else:
