@@ -37,6 +37,7 @@ from katacli.search.evaluation import NetworkLeafEvaluator  # noqa: E402
 from katacli.search.benchmark_positions import benchmark_positions  # noqa: E402
 from katacli.search.params import SearchParams  # noqa: E402
 from katacli.search.speed_benchmark import benchmark_params  # noqa: E402
+from katacli.tuning.gpu_curve import measure_gpu_curve  # noqa: E402
 from katacli.setup.engine_settings import NNSettings  # noqa: E402
 
 # Stages timed, in pipeline order: (label, owner, attribute).
@@ -146,6 +147,10 @@ def main() -> None:
     print(f"{args.model.name} on {network.describe_device()}; host {cpu_model()} ({os.cpu_count()} CPUs)")
     positions = benchmark_positions(args.boardsize, args.positions)
     base = SearchParams.from_config(cfg)
+    # As kata benchmark does: every batch size's CUDA graph recorded first, on both device lanes for the
+    # sizes a pipelined lane reaches, so that no timed search records one (nothing happens off a GPU).
+    max_threads = max(int(t) for t in args.threads.split(","))
+    measure_gpu_curve(network, args.boardsize, args.boardsize, max_batch=2 * max_threads, repeats=1)
     timer = StageTimer()
     install_timers(timer, network)
     for threads, mode in ((int(t), mode) for t in args.threads.split(",") for mode in modes):
