@@ -242,16 +242,17 @@ class DeviceRunner:
             self(spatial, global_features, meta, mask_full)
             return
         lanes = [self._take_lane() for _ in range(CUDA_LANES)]   # all at once: each call gets its own lane
+        failed = False
         try:
             with torch.inference_mode():
                 for lane in lanes:
                     self._run_graph(lane, spatial, global_features, meta, mask_full)
         except _CaptureFailed:
-            pass   # __call__ below says so and turns graphs off
+            failed = True
         finally:
             for lane in lanes:
                 self._lanes.put(lane)
-        if not self.cuda_graphs or any(not lane.graphs for lane in lanes):
+        if failed:   # __call__ meets the same failure, says so, turns graphs off and runs the batch without
             self(spatial, global_features, meta, mask_full)
 
     def _take_lane(self) -> _Lane:
