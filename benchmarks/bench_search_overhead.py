@@ -193,7 +193,7 @@ class ZeroCostEvaluator(NNEvaluator):
         if isinstance(model, (str, Path)):
             model = load_model(model)
         super().__init__(model, device="cpu", trace=False, **options)
-        self._answers: dict[tuple, list[np.ndarray]] = {}
+        self._answers: dict[tuple, list[np.ndarray]] = {}   # (input shape, batch size) -> the outputs
         # A simulated GPU: each network call sleeps this long (the GIL released, as a CUDA call's wait).
         self.gpu_latency_s, self.gpu_per_position_s = gpu_latency_s, gpu_per_position_s
         if gpu_latency_s or gpu_per_position_s:
@@ -207,11 +207,18 @@ class ZeroCostEvaluator(NNEvaluator):
         return outputs
 
     def zero_cost_outputs(self, spatial, global_features, meta, mask_full):
-        shape = spatial.shape[1:]
-        if shape not in self._answers:  # the real net once, on a blank input of this shape
-            blank = np.zeros((1,) + shape, np.float32)
-            self._answers[shape] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
-        return [np.repeat(a, spatial.shape[0], axis=0) for a in self._answers[shape]]
+        shape, n = spatial.shape[1:], spatial.shape[0]
+        answers = self._answers.get((shape, n))
+        if answers is None:
+            if (shape, 1) not in self._answers:  # the real net once, on a blank input of this shape
+                blank = np.zeros((1,) + shape, np.float32)
+                self._answers[shape, 1] = super()._forward(blank, global_features[:1] * 0, meta, mask_full)
+            # ... repeated over the batch once per batch size (read-only: every call of that size shares them)
+            answers = [np.repeat(a, n, axis=0) for a in self._answers[shape, 1]]
+            for a in answers:
+                a.flags.writeable = False
+            self._answers[shape, n] = answers
+        return answers
 
 
 class _SimulatedDevice:

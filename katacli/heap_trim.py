@@ -61,6 +61,8 @@ def maybe_trim_heap(force: bool = False) -> bool:
     it trimmed."""
     global _last_trim
     now = time.monotonic()
+    if not force and now - _last_trim < TRIM_PERIOD_SECONDS:   # the usual answer, without the lock
+        return False
     with _lock:
         if not force and now - _last_trim < TRIM_PERIOD_SECONDS:
             return False

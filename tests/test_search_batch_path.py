@@ -144,3 +144,41 @@ def test_search_results_are_the_same_on_both_paths(threads):
         results.append([(c.move, c.visits, c.weight, c.utility, c.score_mean) for c in searcher.child_results()])
     assert results[0] == results[1]
     assert sum(row[1] for row in results[0]) > 0
+
+
+def test_tree_batch_arrays_are_views_of_the_lane_rows_and_flags_read_the_leaves():
+    state = _positions(1, seed=4)[0]
+    searcher = Searcher(state, SearchParams().replace(num_search_threads=4, max_visits=40), _evaluator(), seed=2)
+    searcher.run()
+    tree = searcher.tree
+    n, _ = tree.collect(4, 4)
+    assert n >= 1
+    spatial, global_features, legal, keys, white, is_root, mirror_hack, symmetry = tree.batch_arrays(n)
+    assert tree.batch_arrays(n)[0] is spatial   # made once per lane and size
+    np.testing.assert_array_equal(spatial, tree.spatial[:n])
+    assert np.shares_memory(spatial, tree.spatial) and np.shares_memory(legal, tree.legal)
+    np.testing.assert_array_equal(legal, tree.legal[:n].view(bool))
+    np.testing.assert_array_equal(keys, tree.cache_keys[:n])
+    np.testing.assert_array_equal(white, tree.leaf_white[:n].view(bool))
+    np.testing.assert_array_equal(symmetry, tree.leaf_symmetry[:n])
+    assert tree.batch_flags(n) == (bool(is_root.any()), bool(mirror_hack.any()))
+    assert not tree.batch_flags(n)[0]   # the root was evaluated by the first batch
+    with pytest.raises(ValueError):
+        tree.batch_arrays(tree.max_batch_capacity + 1)
+    tree.abandon()
+
+
+def test_prepared_batch_shares_constant_rows_and_they_cannot_be_written():
+    state = _positions(1, seed=6)[0]
+    searcher = Searcher(state, SearchParams().replace(num_search_threads=2, max_visits=30), _evaluator(), seed=2)
+    searcher.run()
+    tree = searcher.tree
+    n, _ = tree.collect(2, 2)
+    batch = searcher._leaf_evaluator.prepare_arrays(tree, n, searcher.params)
+    again = searcher._leaf_evaluator.prepare_arrays(tree, n, searcher.params)
+    assert batch.policy_optimism is again.policy_optimism   # no root among the leaves: one shared array
+    np.testing.assert_array_equal(batch.policy_optimism, np.full(n, searcher.params.policy_optimism))
+    assert not batch.include_ownership.any()
+    with pytest.raises(ValueError):
+        batch.policy_optimism[0] = 5.0
+    tree.abandon()

@@ -40,5 +40,6 @@ cdef class SearchTree:
     cdef object _pattern_table          # the PatternBonusTable t.pattern_table points into, kept alive here
     cdef LeafHelpers _helpers           # helper threads filling leaf inputs, maybe shared (set_leaf_helpers)
     cdef LeafRing* _ring                # this tree's histories for them; NULL without helpers
+    cdef dict _batch_views              # (lane, n) -> batch_arrays' tuple of views, made once each
     cdef Loc _loc(self, xy) except? -1
     cdef void _point_at_lane(self, int lane)

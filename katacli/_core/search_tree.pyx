@@ -85,6 +85,7 @@ cdef class SearchTree:
         self._white = np.zeros(rows, np.uint8)
         self._mirror_hack = np.zeros(rows, np.uint8)
         self._leaf_symmetry = np.full(rows, -1, np.int8)
+        self._batch_views = {}
         self._sym_pos_maps = None
         self._point_at_lane(0)
         default_feature_params(&self.t.feature_params)
@@ -199,6 +200,35 @@ cdef class SearchTree:
     def leaf_symmetry(self):
         """int8 per batch leaf: the orientation its features were filled in (-1: canonical)."""
         return self._lane_rows(self._leaf_symmetry)
+
+    def batch_arrays(self, int n):
+        """The current lane's first n leaves as views, for a network batch: (spatial, global features, legal
+        mask (bool), cache keys, white to move (bool), is root (bool), anti-mirror shift (bool), leaf
+        symmetry). Made once per lane and size: a search asks for them at every batch."""
+        if not 0 <= n <= self.t.max_batch:
+            raise ValueError(f"a batch holds 0..{self.t.max_batch} leaves, not {n}")
+        key = (self._lane, n)
+        views = self._batch_views.get(key)
+        if views is None:
+            first = self._lane * self.t.max_batch
+            rows = slice(first, first + n)
+            views = (self._spatial[rows], self._global[rows], self._legal[rows].view(np.bool_), self._keys[rows],
+                     self._white[rows].view(np.bool_), self._is_root[rows].view(np.bool_),
+                     self._mirror_hack[rows].view(np.bool_), self._leaf_symmetry[rows])
+            self._batch_views[key] = views
+        return views
+
+    def batch_flags(self, int n):
+        """(whether the root is among the first n leaves, whether any of them takes the anti-mirror shift):
+        what a batch's settings depend on, without a numpy call."""
+        cdef int i
+        cdef bint root = False, mirror = False
+        if not 0 <= n <= self.t.max_batch:
+            raise ValueError(f"a batch holds 0..{self.t.max_batch} leaves, not {n}")
+        for i in range(n):
+            root = root or self.t.leaf_is_root[i]
+            mirror = mirror or self.t.leaf_mirror_hack[i]
+        return root, mirror
 
     def _lane_rows(self, array):
         first = self._lane * self.t.max_batch

@@ -30,6 +30,25 @@ def accepts_batches(evaluator) -> bool:
     return bool(getattr(evaluator, "accepts_batches", hasattr(evaluator, "evaluate_batch")))
 
 
+# filled()'s arrays kept before it starts over (batch sizes times settings: a few dozen in practice).
+MAX_FILLED_ARRAYS = 512
+_filled: dict[tuple, np.ndarray] = {}
+
+
+def filled(n: int, value, dtype) -> np.ndarray:
+    """A read-only array of n copies of value, made once per (n, value, dtype): per-row settings that are
+    the same for a whole batch, asked for at every batch."""
+    key = (n, value, dtype)
+    array = _filled.get(key)
+    if array is None:
+        if len(_filled) > MAX_FILLED_ARRAYS:
+            _filled.clear()
+        array = np.full(n, value, dtype)
+        array.flags.writeable = False
+        _filled[key] = array
+    return array
+
+
 @dataclass
 class NNBatch:
     """n positions of one board size, as arrays (row i is position i; see NNRequest for each field).
@@ -75,8 +94,8 @@ class NNBatch:
         """The per-row settings NNEvaluator.postprocess_arrays takes (besides the legal mask and board)."""
         n = len(self)
         return dict(white=self.white_to_move, optimism=self.policy_optimism,
-                    temperature=np.full(n, self.policy_temperature, np.float32),
-                    hacks=np.full(n, bool(self.enable_passing_hacks)), allow_no_result=self.allow_no_result(),
+                    temperature=filled(n, float(self.policy_temperature), np.float32),
+                    hacks=filled(n, bool(self.enable_passing_hacks), np.bool_), allow_no_result=self.allow_no_result(),
                     want_ownership=self.include_ownership)
 
     def rows(self, indices) -> "NNBatch":

@@ -157,6 +157,7 @@ class NNEvaluator:
         self.version = version
         self.model_name = model_name
         self.postprocess = postprocess
+        self._multipliers_of: Optional[tuple] = None
         self.num_policy_channels = num_policy_channels
         self.needs_metadata = needs_metadata
         self.cache: Optional[NNCache[NNOutput]] = (
@@ -299,6 +300,8 @@ class NNEvaluator:
             symmetries = self._batch_symmetries(len(rows), symmetry)
             return symmetries, symmetries
         applied = applied.astype(np.int64)
+        if applied.min(initial=0) >= 0:   # every row already oriented (a tree drawing symmetries): no transform
+            return applied, np.zeros(len(rows), np.int64)
         canonical = applied < 0
         symmetries, input_symmetries = applied.copy(), np.zeros(len(rows), np.int64)
         if canonical.any():
@@ -392,8 +395,14 @@ class NNEvaluator:
         ``input_symmetries``: the transform each row's features still need (see BatchPlan)."""
         n = len(batch)
         self.require_metadata(batch.meta)
-        pieces = []
         area = batch.spatial.shape[2] * batch.spatial.shape[3]
+        if n <= self.max_batch_size and self.piece_count(n, area) == 1:   # one call (a search's usual batch)
+            with self._stats_lock:
+                self.num_batches += 1
+            return self._run_arrays(batch.spatial, batch.global_features, batch.meta, batch.legal_mask, batch.board_x,
+                                    batch.board_y, symmetries=symmetries, input_symmetries=input_symmetries,
+                                    **batch.postprocess_args())
+        pieces = []
         for start, end in self.call_bounds(n):
             with self._stats_lock:
                 self.num_batches += 1
@@ -592,7 +601,7 @@ class NNEvaluator:
             np.ascontiguousarray(optimism32), _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
             want_ownership.view(np.uint8), symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
             board_x, board_y, self.version, self.num_policy_channels >= 2,
-            postprocess_multipliers(self.postprocess))
+            self._multipliers())
         area = board_x * board_y
         probs, pass_probs = probs[:, :area], probs[:, area]
         if own is not None:
@@ -604,10 +613,21 @@ class NNEvaluator:
                              policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
 
 
+    def _multipliers(self) -> tuple:
+        """postprocess_multipliers of the model's postprocessing, made again only if that is replaced."""
+        cached = self._multipliers_of
+        if cached is None or cached[0] is not self.postprocess:
+            cached = self._multipliers_of = (self.postprocess, postprocess_multipliers(self.postprocess))
+        return cached[1]
+
+
 def _network_input(raw_spatial: np.ndarray, symmetries, board_x: int, board_y: int) -> tuple[np.ndarray, bool]:
     """Rows' features transformed by ``symmetries``, and whether the board fills the input (no mask needed)."""
-    spatial = apply_symmetries(raw_spatial, symmetries)
-    return spatial, spatial.shape[2] * spatial.shape[3] == board_x * board_y
+    mask_full = raw_spatial.shape[2] * raw_spatial.shape[3] == board_x * board_y
+    symmetries = np.asarray(symmetries)
+    if not symmetries.any() and raw_spatial.flags.c_contiguous:   # identity everywhere: nothing to gather
+        return raw_spatial, mask_full
+    return apply_symmetries(raw_spatial, symmetries), mask_full
 
 
 def _float32(array) -> np.ndarray:

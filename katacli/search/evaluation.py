@@ -22,11 +22,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from katacli.nn.batch import NNBatch, NNBatchOutput, accepts_batches
+from katacli.nn.batch import NNBatch, NNBatchOutput, accepts_batches, filled
 from katacli.nn.request import NNRequest
 from katacli._core.constants import NUM_SYMMETRIES  # noqa: F401  (the core's numbers, defined once)
-
-
 
 @dataclass
 class AveragedOutput:
@@ -150,30 +148,33 @@ class NetworkLeafEvaluator:
         if self._evaluate_batch is None:
             return None
         n = num_leaves
-        is_root = tree.leaf_is_root[:n].view(np.bool_)
-        any_root = bool(is_root.any())
+        any_root, any_mirror_hack = tree.batch_flags(n)
         if (human_net_usable(self.human_evaluator, params)
                 and (any_root or human_net_needed_in_tree(self.human_evaluator, params))):
             return None
         if any_root and params.root_num_symmetries_to_sample > 1:
             return None
-        white = tree.leaf_white[:n].view(np.bool_)
-        optimism = np.where(is_root, params.root_policy_optimism, params.policy_optimism)
+        spatial, global_features, legal, keys, white, is_root, mirror_hack, symmetries = tree.batch_arrays(n)
+        if any_root:
+            optimism = np.where(is_root, params.root_policy_optimism, params.policy_optimism)
+        else:
+            optimism = filled(n, float(params.policy_optimism), np.float64)
         # As leaf_needs_ownership: the root, every node when the tree keeps ownership, the anti-mirror shift.
         if tree.keep_ownership:
-            include_ownership = np.ones(n, bool)
+            include_ownership = filled(n, True, np.bool_)
+        elif any_root or any_mirror_hack:
+            include_ownership = is_root | mirror_hack
         else:
-            include_ownership = is_root | tree.leaf_mirror_hack[:n].view(np.bool_)
+            include_ownership = filled(n, False, np.bool_)
         meta = None
         if getattr(self.evaluator, "needs_metadata", False):
             rows = _MetadataRows(params, tree.x_size * tree.y_size)
             meta = np.stack([rows.get(self.evaluator, w) for w in white.tolist()])
         batch = NNBatch(
-            spatial=tree.spatial[:n], global_features=tree.global_features[:n], legal_mask=tree.legal[:n].view(np.bool_),
-            board_x=tree.x_size, board_y=tree.y_size, white_to_move=white, policy_optimism=optimism,
-            include_ownership=include_ownership, policy_temperature=params.nn_policy_temperature,
-            enable_passing_hacks=params.enable_passing_hacks, cache_keys=tree.cache_keys[:n], meta=meta,
-            applied_symmetries=tree.leaf_symmetry[:n] if tree.draws_leaf_symmetries else None)
+            spatial=spatial, global_features=global_features, legal_mask=legal, board_x=tree.x_size,
+            board_y=tree.y_size, white_to_move=white, policy_optimism=optimism, include_ownership=include_ownership,
+            policy_temperature=params.nn_policy_temperature, enable_passing_hacks=params.enable_passing_hacks,
+            cache_keys=keys, meta=meta, applied_symmetries=symmetries if tree.draws_leaf_symmetries else None)
         self.num_evals += n
         self.num_batches += 1
         return batch

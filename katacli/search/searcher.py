@@ -568,7 +568,8 @@ class Searcher(SearchViews):
     def _store(self, batch, outputs, human_outputs) -> None:
         """Apply a batch's answers: whole arrays (batch), or per-leaf outputs with the human net's."""
         if batch is not None:
-            self._note_shortterm_error(float(batch.values[0, SHORTTERM_WINLOSS_COLUMN]))
+            if not self._nn_has_shortterm_error:
+                self._note_shortterm_error(float(batch.values[0, SHORTTERM_WINLOSS_COLUMN]))
             self.tree.apply_batch(batch.values, batch.policy, batch.policy_pass, batch.ownership,
                                   batch.ownership_rows.view(np.uint8))
             return
