@@ -10,6 +10,10 @@ numSearchThreadsPerAnalysisThread settings. The network cache is cleared between
                                          [--settings 1x16,2x16,4x8] [--torch-threads N]
 
 KataGo's own analysis engine is not run here (no katago binary); the figures are katacli's alone.
+"net busy": the share of the wall time the network server threads spent evaluating batches (summed over
+them: above 100% with several); "waiting": the share an analysis worker spent waiting for its round's
+answers (averaged over the workers). Low both: the workers' own Python and core work is the limit; net
+busy near 100%: the network is; low net busy with workers waiting: the batching between them is.
 """
 from __future__ import annotations
 
@@ -130,17 +134,22 @@ def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int
     query = {"id": "bench", "moves": moves, "rules": RULES, "komi": KOMI, "boardXSize": BOARD, "boardYSize": BOARD,
              "analyzeTurns": turns, "maxVisits": visits}
     engine.start()
+    busy_before = backend.evaluator.busy_seconds
     start = time.perf_counter()
     engine.handle_line(json.dumps(query))
     sink.done.wait()
     seconds = time.perf_counter() - start
+    busy = backend.evaluator.busy_seconds - busy_before
+    groups = [worker._group for worker in engine.workers if worker._group is not None]
+    waiting = sum(group.wait_seconds for group in groups) / max(1, len(groups))
     engine.finish(wait=True)
     backend.close()
     if sink.errors:
         raise SystemExit(f"engine error: {sink.errors[0]}")
     rows = network.num_positions_evaluated - rows_before
     batches = network.num_batches - batches_before
-    return {"positions": len(turns), "seconds": seconds, "rows": rows, "batches": batches}
+    return {"positions": len(turns), "seconds": seconds, "rows": rows, "batches": batches,
+            "net_busy": busy / seconds, "workers_waiting": waiting / seconds}
 
 
 def main() -> None:
@@ -158,7 +167,13 @@ def main() -> None:
     parser.add_argument("--leaf-threads", default=None,
                         help="numLeafFeatureThreads values to run each setting with, e.g. 0,auto (a row each; "
                              "default: the default only)")
+    parser.add_argument("--switch-interval-ms", type=float, default=None,
+                        help="Python's thread switch interval (sys.setswitchinterval; default 5 ms): a network "
+                             "server thread back from a GPU call waits up to this long for the interpreter while "
+                             "the workers run Python")
     args = parser.parse_args()
+    if args.switch_interval_ms is not None:
+        sys.setswitchinterval(args.switch_interval_ms / 1000.0)
     if not args.model.exists():
         raise SystemExit(f"model not found: {args.model} (pass --model)")
     if args.torch_threads:
@@ -180,9 +195,10 @@ def main() -> None:
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
     print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
           f"torch {torch.__version__} with {torch.get_num_threads()} threads, {precision}; cache cleared per setting; "
-          f"load average {os.getloadavg()[0]:.1f} at start")
+          f"load average {os.getloadavg()[0]:.1f} at start; thread switch interval "
+          f"{sys.getswitchinterval() * 1000:g} ms")
     print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
-          f"{'avg batch':>10} {'seconds':>8}")
+          f"{'avg batch':>10} {'seconds':>8} {'net busy':>9} {'waiting':>8}")
     leaf_options = [None] if args.leaf_threads is None else [
         -1 if v.strip() == "auto" else int(v) for v in args.leaf_threads.split(",")]
     for setting in args.settings.split(","):
@@ -195,7 +211,8 @@ def main() -> None:
                 "" if leaf_threads is None else f" helpers {'auto' if leaf_threads < 0 else leaf_threads}")
             print(f"{label:>26} {result['positions'] / seconds:12.2f} "
                   f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "
-                  f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f}", flush=True)
+                  f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f} "
+                  f"{result['net_busy']:9.0%} {result['workers_waiting']:8.0%}", flush=True)
     if shutil.which("katago") is None:
         print("(no katago binary on PATH: no side-by-side KataGo figures)")
 

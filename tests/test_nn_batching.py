@@ -325,3 +325,14 @@ def test_a_padding_batcher_runs_callers_of_different_sizes_together():
     for w, g in zip(want, got):
         np.testing.assert_allclose(g.policy, w.policy, atol=2e-5)
         np.testing.assert_allclose(g.values, w.values, rtol=1e-4, atol=1e-4)
+
+
+def test_busy_seconds_count_the_servers_time_in_network_calls():
+    net = Recorder(delay=0.01)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=1) as front:
+        assert front.busy_seconds == 0.0
+        for i in range(5):
+            front.evaluate_many([i])
+        busy = front.busy_seconds
+    assert len(net.batches) == 5
+    assert 0.05 <= busy < 5.0   # five calls of at least 10 ms each

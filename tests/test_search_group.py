@@ -1,5 +1,6 @@
 """SearchGroup: many searches stepped from one thread search exactly as each would alone."""
 import random
+import time
 
 import pytest
 
@@ -225,3 +226,27 @@ def test_the_stepping_thread_is_a_batch_client_only_while_its_group_has_searches
         group.add(Searcher(_position((9, 9), 2), _params(1, visits=200), shared, seed=5), lambda *_: None)
         group.close()
         assert shared.clients.count == 0
+
+
+def test_a_group_counts_the_time_it_waited_for_answers():
+    class Slow:
+        """The evaluator, each array batch answered 5 ms late."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def evaluate_batch(self, batch):
+            time.sleep(0.005)
+            return self.inner.evaluate_batch(batch)
+
+    evaluator = Slow(_evaluator())
+    searchers = [Searcher(_position((9, 9), seed), _params(1, visits=5), evaluator, seed=seed, solo=False)
+                 for seed in range(2)]
+    group, finished = _run_group(evaluator, searchers)
+    assert all(exc is None for _, exc in finished.values())
+    # Every round's two batches are answered one after the other, each 5 ms late.
+    assert group.wait_seconds >= 0.010 * group.rounds * 0.9
+    assert group.rounds >= 4

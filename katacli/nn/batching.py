@@ -176,6 +176,9 @@ class BatchingEvaluator:
         self._busy_servers = 0
         self._closed = False
         self.num_batches = 0
+        # Seconds the server threads spent evaluating batches (summed over them): against the wall time,
+        # how busy the network kept (benchmarks/bench_analysis.py prints it).
+        self.busy_seconds = 0.0
         self._threads = [threading.Thread(target=self._serve, name=f"nn-server-{i}", daemon=True)
                          for i in range(max(1, num_server_threads))]
         for thread in self._threads:
@@ -366,6 +369,7 @@ class BatchingEvaluator:
             batch = self._take()
             if batch is None:
                 return
+            started = time.perf_counter()
             evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
             request_parts = [part for part in batch if not part.group.is_batch]
             requests = [r for part in request_parts for r in part.group.part(part.start, part.end)]
@@ -398,6 +402,7 @@ class BatchingEvaluator:
                     if group.unserved == 0:
                         done.append(group)
                 self._in_flight -= len(batch)
+                self.busy_seconds += time.perf_counter() - started
                 self._last_answered = time.monotonic()
                 self._busy_servers -= 1
                 if self._pending:

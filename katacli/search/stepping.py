@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -90,6 +91,8 @@ class SearchGroup:
         self._registration = contextlib.ExitStack()
         self.rounds = 0
         self.leaves = 0
+        # Seconds step() waited for the network's answers (the rest of a round is the searches' own work).
+        self.wait_seconds = 0.0
         # The helper thread every search of the group fills its leaves with (one batch at a time is
         # collected here), made when the first search comes; False: none possible (one core).
         self._leaf_helpers = None
@@ -126,10 +129,12 @@ class SearchGroup:
         arrays = [run for run in runs if isinstance(run.work, NNBatch)]
         calls = [run for run in runs if not isinstance(run.work, NNBatch)]
         futures = [self._call_pool().submit(run.work) for run in calls]
+        started = time.perf_counter()
         try:
             answers: list = evaluate_batches(self.evaluator, [run.work for run in arrays]) if arrays else []
         except Exception as exc:  # noqa: BLE001 -- every search of the failed round gets the error
             answers = [exc] * len(arrays)
+        self.wait_seconds += time.perf_counter() - started
         self.rounds += 1
         self.leaves += sum(len(run.work) for run in arrays)
         for run, answer in zip(arrays, answers):
