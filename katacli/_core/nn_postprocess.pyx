@@ -14,6 +14,7 @@ import numpy as np
 from libc.math cimport exp, expf, log1p, sqrt, tanhf, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memset
+from katacli._core.policy_rows cimport PolicyBlock
 
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
 cdef float ILLEGAL_LOGIT = -1e30
@@ -201,7 +202,8 @@ def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] polic
         m[p] = multipliers[p]
     out_scale = <float>m[0]
     values = np.empty((n, NUM_VALUE_COLUMNS), np.float64)
-    probs = np.empty((n, area + 1), np.float32)
+    # In a PolicyBlock: the NN cache and the search tree's nodes share these rows as they are (policy_rows.pxd).
+    probs = np.ndarray((n, area + 1), np.float32, buffer=PolicyBlock(n, area + 1))
     cdef double[:, ::1] values_view = values
     cdef float[:, ::1] probs_view = probs
     own = None

@@ -93,6 +93,14 @@ def shared_policy(policy, policy_pass):
     return flat[:, :area], flat[:, area]
 
 
+def views_one_block(policy, policy_pass):
+    """Whether both arrays view the same PolicyBlock (as shared_policy() and the network postprocessing
+    make them): such an answer's priors are shared already. A quick test; shared_policy_rows checks
+    the layout when a tree takes the rows."""
+    block = _block_behind(policy)
+    return block is not None and _block_behind(policy_pass) is block
+
+
 def policy_block_references(array):
     """The number of holders of the PolicyBlock an array views (the views count as one), or None."""
     block = _block_behind(array)

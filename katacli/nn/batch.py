@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from katacli._core.policy_rows import shared_policy
+from katacli._core.policy_rows import shared_policy, views_one_block
 from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, NNOutput
 
 # The value columns of NNBatchOutput.values, in the order the search core reads them
@@ -218,7 +218,9 @@ class CachedRow:
 def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
     """The block with its policy and pass priors copied into one reference-counted block (shared_policy):
     the NN cache keeps its rows, and search tree nodes evaluated from them share those rows instead of
-    copying every legal move's prior (policy_rows.pxd)."""
+    copying every legal move's prior (policy_rows.pxd). A block the postprocessing made is returned as it is."""
+    if views_one_block(block.policy, block.policy_pass):
+        return block
     policy, policy_pass = shared_policy(block.policy, block.policy_pass)
     # Built directly: dataclasses.replace costs more than the rest of a small batch's bookkeeping.
     return NNBatchOutput(values=block.values, policy=policy, policy_pass=policy_pass, ownership=block.ownership,

@@ -589,17 +589,17 @@ class NNEvaluator:
         outputs the shape of the rows' input) as answers (see NNBatchOutput)."""
         policy, policy_pass, value, score_value, ownership = raw
         n = policy.shape[0]
-        optimism32 = np.asarray(optimism, np.float32)
+        optimism32 = np.ascontiguousarray(optimism, np.float32)
         if self.needs_metadata:
             optimism32 = np.zeros(n, np.float32)  # as KataGo: human-SL nets are never asked for optimistic policies
-        want_ownership = np.ascontiguousarray(want_ownership, bool)
+        want_ownership = _bytes(want_ownership)
         symmetries = np.ascontiguousarray(symmetries, np.int64)
         # One nogil pass over the rows (symmetry undone, softmax, values, ownership): katacli/_core/nn_postprocess.
         columns, probs, own = postprocess_rows(
             _float32(policy), _float32(policy_pass), _float32(value), _float32(score_value),
             _float32(ownership) if want_ownership.any() else None, _bytes(legal), _bytes(white),
-            np.ascontiguousarray(optimism32), _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
-            want_ownership.view(np.uint8), symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
+            optimism32, _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
+            want_ownership, symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
             board_x, board_y, self.version, self.num_policy_channels >= 2,
             self._multipliers())
         area = board_x * board_y
@@ -635,8 +635,9 @@ def _float32(array) -> np.ndarray:
 
 
 def _bytes(flags) -> np.ndarray:
-    """A bool array as the uint8 bytes the core reads (no copy when already contiguous bools)."""
-    return np.ascontiguousarray(flags, bool).view(np.uint8)
+    """Flags as the contiguous bools the core reads as bytes (its const unsigned char views take numpy's
+    bools as they are: no copy when they already are)."""
+    return np.ascontiguousarray(flags, bool)
 
 
 def flops_per_board_point(model) -> float:

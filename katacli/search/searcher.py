@@ -438,6 +438,9 @@ class Searcher(SearchViews):
         last_time_check = -1.0
         next_callback = callback_period if (callback is not None and callback_period is not None) else None
         idle_steps = 0
+        # Only the visit and playout limits can stop a search without a clock or a stop event: the loop
+        # then tests them inline (a one-leaf search comes here once a visit).
+        limits_only = not (has_tc or has_max_time) and stop_event is None
         failed = True
         try:
             while True:
@@ -446,11 +449,13 @@ class Searcher(SearchViews):
                     last_time_check = elapsed
                     with self._lock:
                         tc_limit = self._plan_time(time_controls, has_tc, elapsed, search_factor, max_time)
-                reason = self._stop_reason(stats.playouts, non_playout_visits, max_visits, max_playouts, elapsed,
-                                           has_max_time, max_time, has_tc, tc_limit, stop_event)
-                if reason:
-                    stats.stopped_by = reason
-                    break
+                if not limits_only or (stats.playouts >= max_playouts
+                                       or stats.playouts + non_playout_visits >= max_visits):
+                    reason = self._stop_reason(stats.playouts, non_playout_visits, max_visits, max_playouts, elapsed,
+                                               has_max_time, max_time, has_tc, tc_limit, stop_event)
+                    if reason:
+                        stats.stopped_by = reason
+                        break
                 maybe_trim_heap()   # what the network's temporaries left free in the heap (katacli.heap_trim)
                 if next_callback is not None and elapsed >= next_callback:
                     next_callback += callback_period
