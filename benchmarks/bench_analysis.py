@@ -134,14 +134,15 @@ def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int
     query = {"id": "bench", "moves": moves, "rules": RULES, "komi": KOMI, "boardXSize": BOARD, "boardYSize": BOARD,
              "analyzeTurns": turns, "maxVisits": visits}
     engine.start()
-    busy_before = backend.evaluator.busy_seconds
+    # (getattr: older builds, measured side by side from a copy, count neither)
+    busy_before = getattr(backend.evaluator, "busy_seconds", 0.0)
     start = time.perf_counter()
     engine.handle_line(json.dumps(query))
     sink.done.wait()
     seconds = time.perf_counter() - start
-    busy = backend.evaluator.busy_seconds - busy_before
+    busy = getattr(backend.evaluator, "busy_seconds", 0.0) - busy_before
     groups = [worker._group for worker in engine.workers if worker._group is not None]
-    waiting = sum(group.wait_seconds for group in groups) / max(1, len(groups))
+    waiting = sum(getattr(group, "wait_seconds", 0.0) for group in groups) / max(1, len(groups))
     engine.finish(wait=True)
     backend.close()
     if sink.errors:

@@ -118,13 +118,17 @@ class _Group:
         if self.error is not None:
             raise self.error
         if self.is_batch:  # (first row, output) pieces from one or several server batches, in row order
+            if len(self.outputs) == 1:   # (the usual: one server batch held the whole group)
+                return self.outputs[0][1]
             pieces = [piece for _, piece in sorted(self.outputs, key=lambda item: item[0])]
             return pieces[0] if len(pieces) == 1 else concatenate_outputs(pieces)
         return self.outputs
 
     def part(self, start: int, end: int):
-        """Requests start:end: a list slice, or a batch's rows (views)."""
-        return self.requests.slice(start, end) if self.is_batch else self.requests[start:end]
+        """Requests start:end: a list slice, or a batch's rows (views; the batch itself when whole)."""
+        if not self.is_batch:
+            return self.requests[start:end]
+        return self.requests if start == 0 and end == len(self.requests) else self.requests.slice(start, end)
 
 
 class _Part:
