@@ -110,9 +110,11 @@ class CountingSink:
 
 
 def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int, analysis_threads: int,
-                search_threads: int, one_server: bool = False, leaf_threads: Optional[int] = None) -> dict:
-    """``one_server``: one network server thread, as on a GPU (a CPU network gets one per core);
-    ``leaf_threads``: numLeafFeatureThreads (None: the default, a helper thread per analysis worker)."""
+                search_threads: int, gpu_servers: bool = False, leaf_threads: Optional[int] = None,
+                server_threads: int = 1) -> dict:
+    """``gpu_servers``: server_threads network server threads as on a GPU (a CPU network gets one per core
+    at least); ``leaf_threads``: numLeafFeatureThreads (None: the default, a helper thread per analysis
+    worker)."""
     network.cache.clear()
     rows_before, batches_before = network.num_positions_evaluated, network.num_batches
     keys = {"numAnalysisThreads": analysis_threads, "numSearchThreadsPerAnalysisThread": search_threads,
@@ -124,10 +126,11 @@ def run_setting(network: NNEvaluator, model_path: Path, moves: list, visits: int
     settings = AnalysisSettings.from_config(cfg)
     batch_size = max(8, analysis_threads * search_threads)
     info = ModelInfo(str(model_path), network.model_name, batch_size, False, int(network.version), "auto")
-    backend = AnalysisBackend(network, info, max_batch_size=batch_size)
-    if one_server:
+    backend = AnalysisBackend(network, info, max_batch_size=batch_size, num_server_threads=server_threads)
+    if gpu_servers:
         backend.evaluator.close()
-        backend.evaluator = BatchingEvaluator(network, max_batch_size=batch_size, server_per_cpu_core=False)
+        backend.evaluator = BatchingEvaluator(network, max_batch_size=batch_size, num_server_threads=server_threads,
+                                              server_per_cpu_core=False)
     turns = list(range(len(moves) + 1))
     sink = CountingSink(len(turns))
     engine = build_engine(cfg, settings, backend, JsonLineWriter(sink))
@@ -165,6 +168,11 @@ def main() -> None:
                         help="replace the network by a zero-cost one that waits MS milliseconds a call plus US "
                              "microseconds a position with the GIL released, as a GPU call does (e.g. 1,100 for "
                              "b18c384nbt on an H100): what the engine feeds a GPU, measured without one")
+    parser.add_argument("--serial-device", action="store_true",
+                        help="with --simulated-gpu: one network call at a time on the simulated GPU (calls of "
+                             "several server threads queue), as on a GPU that one batch fills")
+    parser.add_argument("--server-threads", type=int, default=1,
+                        help="numNNServerThreadsPerModel: network server threads (each its own device lane)")
     parser.add_argument("--leaf-threads", default=None,
                         help="numLeafFeatureThreads values to run each setting with, e.g. 0,auto (a row each; "
                              "default: the default only)")
@@ -187,8 +195,10 @@ def main() -> None:
         from bench_search_overhead import ZeroCostEvaluator
 
         latency_ms, per_position_us = (float(v) for v in args.simulated_gpu.split(","))
-        network = ZeroCostEvaluator(args.model, latency_ms / 1000.0, per_position_us / 1e6)
-        device, precision = f"simulated GPU ({latency_ms} ms + {per_position_us} us a position)", "zero-cost"
+        network = ZeroCostEvaluator(args.model, latency_ms / 1000.0, per_position_us / 1e6,
+                                    serial_device=args.serial_device)
+        device, precision = (f"simulated GPU ({latency_ms} ms + {per_position_us} us a position"
+                             f"{', one call at a time' if args.serial_device else ''})", "zero-cost")
     else:
         network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
     moves = play_game(network, args.moves)
@@ -206,7 +216,8 @@ def main() -> None:
         analysis_threads, search_threads = (int(v) for v in setting.lower().split("x"))
         for leaf_threads in leaf_options:
             result = run_setting(network, args.model, moves, args.visits, analysis_threads, search_threads,
-                                 one_server=bool(args.simulated_gpu), leaf_threads=leaf_threads)
+                                 gpu_servers=bool(args.simulated_gpu), leaf_threads=leaf_threads,
+                                 server_threads=args.server_threads)
             seconds = result["seconds"]
             label = f"{analysis_threads} x {search_threads}" + (
                 "" if leaf_threads is None else f" helpers {'auto' if leaf_threads < 0 else leaf_threads}")

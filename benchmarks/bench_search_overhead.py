@@ -163,6 +163,7 @@ import os
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -186,8 +187,11 @@ POSITION_MOVES = (30, 90)
 class ZeroCostEvaluator(NNEvaluator):
     """An NNEvaluator whose network answers instantly: one recorded answer, repeated over the batch."""
 
-    def __init__(self, model, gpu_latency_s: float = 0.0, gpu_per_position_s: float = 0.0, **options):
-        """``model``: a model file's path or a loaded KataGoModel; ``options``: NNEvaluator's."""
+    def __init__(self, model, gpu_latency_s: float = 0.0, gpu_per_position_s: float = 0.0, serial_device: bool = False,
+                 **options):
+        """``model``: a model file's path or a loaded KataGoModel; ``options``: NNEvaluator's. ``serial_device``:
+        the simulated GPU runs one call at a time (a call queued behind another starts when it ends), as a
+        GPU that one batch fills does; else calls from several threads overlap completely."""
         from katacli.nn.torch_model import load_model
 
         if isinstance(model, (str, Path)):
@@ -196,6 +200,9 @@ class ZeroCostEvaluator(NNEvaluator):
         self._answers: dict[tuple, list[np.ndarray]] = {}   # (input shape, batch size) -> the outputs
         # A simulated GPU: each network call sleeps this long (the GIL released, as a CUDA call's wait).
         self.gpu_latency_s, self.gpu_per_position_s = gpu_latency_s, gpu_per_position_s
+        self.serial_device = serial_device
+        self._device_lock = threading.Lock()
+        self._device_free_at = 0.0   # time.monotonic() when the serial device's last queued call ends
         if gpu_latency_s or gpu_per_position_s:
             # ... and, as a CUDA net, lets a pipelined search launch a batch and wait for it later.
             self.runner = _SimulatedDevice(self, self.runner)
@@ -203,8 +210,17 @@ class ZeroCostEvaluator(NNEvaluator):
     def _forward(self, spatial, global_features, meta, mask_full):
         outputs = self.zero_cost_outputs(spatial, global_features, meta, mask_full)
         if self.gpu_latency_s or self.gpu_per_position_s:
-            time.sleep(self.gpu_latency_s + spatial.shape[0] * self.gpu_per_position_s)
+            time.sleep(max(0.0, self.call_ends_at(spatial.shape[0]) - time.monotonic()))
         return outputs
+
+    def call_ends_at(self, rows: int) -> float:
+        """When a simulated GPU call of this many rows, started now, is over (time.monotonic())."""
+        now, duration = time.monotonic(), self.gpu_latency_s + rows * self.gpu_per_position_s
+        if not self.serial_device:
+            return now + duration
+        with self._device_lock:
+            self._device_free_at = max(now, self._device_free_at) + duration
+            return self._device_free_at
 
     def zero_cost_outputs(self, spatial, global_features, meta, mask_full):
         shape, n = spatial.shape[1:], spatial.shape[0]
@@ -240,7 +256,7 @@ class _SimulatedDevice:
     def launch(self, spatial, global_features, meta, mask_full):
         e = self._evaluator
         outputs = e.zero_cost_outputs(spatial, global_features, meta, mask_full)
-        return _SimulatedCall(outputs, time.monotonic() + e.gpu_latency_s + spatial.shape[0] * e.gpu_per_position_s)
+        return _SimulatedCall(outputs, e.call_ends_at(spatial.shape[0]))
 
 
 class _SimulatedCall:
