@@ -11,7 +11,7 @@ import pytest
 from katacli.analysis.fields import read_int, read_locations, read_moves, read_number, read_player
 from katacli.c_numbers import round_half_away
 from katacli.analysis.protocol import (
-    OUTPUT_PRECISION, ROUNDING_ZERO_THRESHOLD, QueryError, dumps, loads, round_dynamic, round_static,
+    OUTPUT_PRECISION, ROUNDING_ZERO_THRESHOLD, QueryError, dumps, loads, round_dynamic, round_dynamic_many, round_static,
 )
 from katacli.analysis.request import AnalysisRequest, ReportOptions, RequestStatus
 from katacli.analysis.responses import pv_length_up_to_phase_end
@@ -72,6 +72,23 @@ def test_rounding_equals_cs_round_on_many_values():
     ownership = np.array([v for v in values if abs(v) < 1e6], np.float32)   # float32 rows, as the net's
     want = [round_half_away(float(v) * 1e6) / 1e6 for v in ownership]
     assert round_static(ownership) == want   # (no NaN among them: list equality is exact)
+
+
+def test_rounding_many_at_once_equals_one_at_a_time_bit_for_bit():
+    rng = np.random.default_rng(7)
+    values = [0.0, -0.0, 0.5, -0.5, 2.5, 1e-61, 1e-60, 1e-59, math.nan, math.inf, -math.inf, 99999999.5, 123456789.0]
+    for k in range(-70, 30):   # powers of ten and their neighbours, where floor(log10) turns
+        values += [10.0 ** k, float(np.nextafter(10.0 ** k, 0.0)), float(np.nextafter(10.0 ** k, math.inf))]
+    values += list(rng.standard_normal(20000) * 10.0 ** rng.integers(-70, 20, 20000))
+    values += [float(v) for v in rng.random(5000).astype(np.float32)]   # policy rows are float32
+    got = round_dynamic_many(np.array(values))
+    assert len(got) == len(values)
+    for value, many in zip(values, got):
+        one = round_dynamic(value)
+        assert (many == one and math.copysign(1, many) == math.copysign(1, one)) or (
+            math.isnan(many) and math.isnan(one)), value
+    assert round_dynamic_many([(0.8740855166489953, -12.300520420074463)]) == [0.874085517, -12.3005204]
+    assert round_dynamic_many(np.array([0.02], np.float32)) == [round_dynamic(np.float32(0.02))]
 
 
 def test_integer_and_number_readers_are_strict_about_json_types():

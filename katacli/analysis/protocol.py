@@ -19,6 +19,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from katacli._core.rounding import round_dynamic_many as _round_dynamic_many
+
 # KataGo rounds most reported numbers to this many digits after the leading one.
 OUTPUT_PRECISION = 8
 # Ownership values are rounded to a fixed 1e-6 grid instead.
@@ -86,6 +88,12 @@ def round_dynamic(value: float, precision: int = OUTPUT_PRECISION) -> float:
         return math.copysign(math.floor(magnitude + 0.5), value)
     scale = 10.0 ** (-rounding_magnitude)
     return math.copysign(math.floor(magnitude * scale + 0.5), value) / scale
+
+
+def round_dynamic_many(values, precision: int = OUTPUT_PRECISION) -> list:
+    """[round_dynamic(v, precision) for v in values] (a sequence, nested sequences or an array, flattened),
+    computed in C (katacli/_core/rounding: the same steps, the same C library)."""
+    return _round_dynamic_many(values, precision, ROUNDING_ZERO_THRESHOLD)
 
 
 def round_static(values, scale: float = OWNERSHIP_ROUNDING_SCALE) -> list:

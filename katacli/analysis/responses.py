@@ -9,9 +9,10 @@ change it); raw network values appear only when a network evaluated the root.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Optional
 
-from katacli.analysis.protocol import round_dynamic, round_static
+from katacli.analysis.protocol import round_dynamic, round_dynamic_many, round_static
 from katacli.analysis.request import AnalysisRequest, ReportOptions
 from katacli.game.coords import BLACK, WHITE, format_vertex
 
@@ -45,25 +46,41 @@ def _vertex(point, state) -> str:
     return format_vertex(point, state.x_size, state.y_size)
 
 
-def _move_info(info, state, report: ReportOptions, prevent_encore: bool) -> dict:
+# The numbers of a moveInfo rounded with roundDynamic, read from every move at once and rounded in one call.
+_MOVE_NUMBERS = attrgetter("weight", "edge_weight", "utility", "winrate", "score_lead", "score_selfplay",
+                           "score_stdev", "prior", "lcb", "utility_lcb", "play_selection_value")
+
+
+def _move_infos(moves, state, report: ReportOptions, prevent_encore: bool) -> list[dict]:
+    if not moves:
+        return []
+    rounded = round_dynamic_many([_MOVE_NUMBERS(info) for info in moves])
+    width = len(rounded) // len(moves)
+    return [_move_info(info, rounded[k * width:(k + 1) * width], state, report, prevent_encore)
+            for k, info in enumerate(moves)]
+
+
+def _move_info(info, numbers: list, state, report: ReportOptions, prevent_encore: bool) -> dict:
+    """One moveInfo; ``numbers``: its _MOVE_NUMBERS already rounded."""
+    weight, edge_weight, utility, winrate, lead, selfplay, stdev, prior, lcb, utility_lcb, selection = numbers
     out = {
         "move": _vertex(info.move, state),
         "visits": info.visits,
         "edgeVisits": info.edge_visits,
-        "weight": round_dynamic(info.weight),
-        "edgeWeight": round_dynamic(info.edge_weight),
-        "utility": round_dynamic(info.utility),
-        "winrate": round_dynamic(info.winrate),
+        "weight": weight,
+        "edgeWeight": edge_weight,
+        "utility": utility,
+        "winrate": winrate,
         # scoreMean carries the lead, as KataGo reports it for older tools.
-        "scoreMean": round_dynamic(info.score_lead),
-        "scoreLead": round_dynamic(info.score_lead),
-        "scoreSelfplay": round_dynamic(info.score_selfplay),
-        "scoreStdev": round_dynamic(info.score_stdev),
-        "prior": round_dynamic(info.prior),
-        "lcb": round_dynamic(info.lcb),
-        "utilityLcb": round_dynamic(info.utility_lcb),
+        "scoreMean": lead,
+        "scoreLead": lead,
+        "scoreSelfplay": selfplay,
+        "scoreStdev": stdev,
+        "prior": prior,
+        "lcb": lcb,
+        "utilityLcb": utility_lcb,
         "order": info.order,
-        "playSelectionValue": round_dynamic(info.play_selection_value),
+        "playSelectionValue": selection,
     }
     if info.human_prior is not None:
         out["humanPrior"] = round_dynamic(info.human_prior)
@@ -131,15 +148,15 @@ def search_json(searcher, state, report: ReportOptions, *, prevent_encore: bool,
         return None
     analysis = analysis.oriented(report.perspective)
     response = {
-        "moveInfos": [_move_info(info, state, report, prevent_encore) for info in analysis.moves],
+        "moveInfos": _move_infos(analysis.moves, state, report, prevent_encore),
         "rootInfo": _root_info(analysis.root, has_network),
     }
     if report.include_policy:
         if analysis.policy is None:
             return None
-        response["policy"] = [round_dynamic(p) for p in analysis.policy]
+        response["policy"] = round_dynamic_many(analysis.policy)
         if analysis.human_policy is not None:
-            response["humanPolicy"] = [round_dynamic(p) for p in analysis.human_policy]
+            response["humanPolicy"] = round_dynamic_many(analysis.human_policy)
     if report.include_ownership and analysis.ownership is not None:
         response["ownership"] = round_static(analysis.ownership)
     if report.include_ownership_stdev and analysis.ownership_stdev is not None:
