@@ -151,6 +151,16 @@ Three more alternating rounds (19x19, the helper by default, load 0.7): dbe8c1e 
 29608 / 33901, 51167 / 44575 / 52212 (16 leaves 4.6-5.5x, 64 leaves 5.9-7.3x; the second round's helper
 ran slower throughout).
 
+Then a thinner batch path (the tree's batch views made once per lane and size, constant per-row settings
+shared read-only, one network call without the piece split or an identity input gather, priors written by
+the postprocessing straight into the block the NN cache and the nodes share, the loop's limit tests
+inline), and this file's zero-cost net repeats its answer once per batch size instead of per call. Against
+dbe8c1e (built in place in a copy; this file for both), three alternating rounds, AMD EPYC, idle but for
+the second round, --sizes 19 --repeat 3, wall-clock visits/s: 1 leaf 5835 / 5833 / 5408 -> 24796 / 17024 /
+23223 (4.25x / 2.9x / 4.3x), 16 leaves 6436 / 6618 / 6210 -> 37004 / 30512 / 33742 (5.75x / 4.6x / 5.4x),
+64 leaves 7592 / 7055 / 6803 -> 55441 / 44116 / 48723 (7.3x / 6.25x / 7.2x). Against the build before this
+work, six alternating process pairs at 1 leaf: 1.20-1.43x; at 16 leaves 1.00-1.13x.
+
 Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35,522, 64 leaves
 27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
 search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
