@@ -328,6 +328,7 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
                            on_failure, human: bool, after: Optional[BackgroundNetwork] = None) -> BackgroundNetwork:
     def load() -> tuple:
         from katacli.nn.batching import BatchingEvaluator
+        from katacli.startup_objects import freeze_startup_objects
 
         desc = None
         try:
@@ -342,6 +343,7 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
                                       num_server_threads=num_server_threads)
         on_loaded(header.path, network, human)
         if desc is None:
+            freeze_startup_objects()   # torch's and the net's objects: no full collection walks them again
             return network, info, evaluator
 
         def take_over():
@@ -356,6 +358,7 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
             torch_network.cache = network.cache
             evaluator.replace_evaluator(torch_network)
             on_loaded(header.path, torch_network, human)
+            freeze_startup_objects()
             return torch_network
 
         return network, info, evaluator, take_over

@@ -35,6 +35,7 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
 
     def load():
         from katacli.nn.evaluator import NNEvaluator
+        from katacli.startup_objects import freeze_startup_objects
 
         options = nn.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
         nn.apply_cpu_threads(options["device"])
@@ -47,6 +48,7 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
         # than in the first genmove (seconds on a CPU).
         board_x, board_y = settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
         evaluator.warm_up(board_x, board_y)
+        freeze_startup_objects()   # torch's and the net's objects: no full collection walks them again
         log.write(f"Loaded {what} {model_path}")
         log.info(f"{'Human SL model' if human else 'Model'} runs on: {evaluator.describe_device()}")
         if settings.startup_print_message_to_stderr:

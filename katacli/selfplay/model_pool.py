@@ -21,6 +21,7 @@ from katacli.nn.evaluator import NNEvaluator, set_cpu_threads
 from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.search.stepping import SearchDrivers
 from katacli.setup.engine_settings import NNSettings
+from katacli.startup_objects import freeze_startup_objects
 from katacli.selfplay.game import ModelHandle
 from katacli.selfplay.latest_model import ModelFile, NoModelError, find_latest_model
 from katacli.selfplay.raw_policy import NetEvaluator
@@ -160,6 +161,9 @@ class ModelManager:
             if random_init is None:
                 raise
             self.install_random(random_init, seed)
+        # Only after the first: the later models replace each other, and frozen objects of a dropped
+        # model that sit in reference cycles would never be collected.
+        freeze_startup_objects()
 
     # ---- games
     def acquire(self) -> ModelHandle:

@@ -43,6 +43,7 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
     """An NNEvaluator for model_path on the device the config picks (CUDA when available, else CPU)."""
 
     from katacli.nn.evaluator import NNEvaluator
+    from katacli.startup_objects import freeze_startup_objects
 
     options = nn_settings.evaluator_options()  # device, precision, layout, orientation, cache (the config's)
     try:
@@ -51,6 +52,7 @@ def load_evaluator(model_path: str, nn_settings, max_batch_size: int):
     except Exception as exc:  # a corrupt or unsupported file is the user's to fix: one line, no traceback
         raise BenchmarkError(f"could not load the model {model_path}: {exc}") from None
     evaluator.set_parallel_threads()  # as the GTP engine runs it: one search's batch over every core
+    freeze_startup_objects()   # no full collection walks torch's objects inside a timed search
     return evaluator
 
 
