@@ -173,6 +173,9 @@ def main() -> None:
                              "several server threads queue), as on a GPU that one batch fills")
     parser.add_argument("--server-threads", type=int, default=1,
                         help="numNNServerThreadsPerModel: network server threads (each its own device lane)")
+    parser.add_argument("--searches-per-driver", type=int, default=None,
+                        help="how many searches one analysis worker thread steps (default: the engine's rule, "
+                             "16 a worker and at least 4 workers): e.g. 32 or 64 for fewer, bigger rounds")
     parser.add_argument("--leaf-threads", default=None,
                         help="numLeafFeatureThreads values to run each setting with, e.g. 0,auto (a row each; "
                              "default: the default only)")
@@ -181,6 +184,10 @@ def main() -> None:
                              "server thread back from a GPU call waits up to this long for the interpreter while "
                              "the workers run Python")
     args = parser.parse_args()
+    if args.searches_per_driver is not None:   # the rule katacli.search.stepping.search_shares reads
+        import katacli.search.stepping as stepping
+
+        stepping.SEARCHES_PER_DRIVER, stepping.MIN_DRIVERS = max(1, args.searches_per_driver), 1
     if args.switch_interval_ms is not None:
         sys.setswitchinterval(args.switch_interval_ms / 1000.0)
     if not args.model.exists():
@@ -207,7 +214,8 @@ def main() -> None:
     print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
           f"torch {torch.__version__} with {torch.get_num_threads()} threads, {precision}; cache cleared per setting; "
           f"load average {os.getloadavg()[0]:.1f} at start; thread switch interval "
-          f"{sys.getswitchinterval() * 1000:g} ms")
+          f"{sys.getswitchinterval() * 1000:g} ms"
+          + (f"; {args.searches_per_driver} searches a worker" if args.searches_per_driver else ""))
     print(f"{'analysis x search threads':>26} {'positions/s':>12} {'visits/s':>10} {'nn rows/s':>10} "
           f"{'avg batch':>10} {'seconds':>8} {'net busy':>9} {'waiting':>8}")
     leaf_options = [None] if args.leaf_threads is None else [
