@@ -336,3 +336,75 @@ def test_busy_seconds_count_the_servers_time_in_network_calls():
         busy = front.busy_seconds
     assert len(net.batches) == 5
     assert 0.05 <= busy < 5.0   # five calls of at least 10 ms each
+
+
+class _Launching:
+    """A network that launches its calls (as a CUDA net with graphs does): submit_batch returns at once and
+    the answer comes from result(), after ``delay``; records when calls start and end."""
+
+    launches_async = True
+    accepts_batches = True
+
+    def __init__(self, inner, delay: float = 0.02, fail_rows: int = -1):
+        self.inner, self.delay, self.fail_rows = inner, delay, fail_rows
+        self.events: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def submit_batch(self, batch):
+        from katacli.nn.evaluator import PendingBatch
+
+        with self.lock:
+            self.events.append(("launch", len(batch)))
+        ready_at = time.monotonic() + self.delay
+
+        def finish():
+            time.sleep(max(0.0, ready_at - time.monotonic()))
+            with self.lock:
+                self.events.append(("answer", len(batch)))
+            if len(batch) == self.fail_rows:
+                raise ValueError("device failure")
+            return self.inner.evaluate_batch(batch)
+
+        return PendingBatch(finish=finish)
+
+
+def test_a_launching_network_gets_its_next_batch_while_the_last_one_runs_and_answers_stay_right():
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    direct = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    net = _Launching(NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None))
+    batches = [_array_batch(2 + i, 9, 9, seed=20 + i) for i in range(8)]
+    want = [direct.evaluate_batch(b) for b in batches]
+    front = BatchingEvaluator(net, max_batch_size=8, num_server_threads=1, server_per_cpu_core=False)
+    got = _evaluate_concurrently(front, batches)
+    front.close()
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g.policy, w.policy, atol=1e-6)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-5, atol=1e-6)
+    kinds = [kind for kind, _ in net.events]
+    assert kinds.count("launch") == kinds.count("answer") >= 2
+    # Some call was launched while an earlier one had not been answered: two in flight.
+    in_flight = max(kinds[:i + 1].count("launch") - kinds[:i + 1].count("answer") for i in range(len(kinds)))
+    assert in_flight == 2
+
+
+def test_a_failed_launched_call_fails_only_its_callers_and_serving_goes_on():
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    net = _Launching(NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None),
+                     fail_rows=5)
+    with BatchingEvaluator(net, max_batch_size=64, num_server_threads=1, server_per_cpu_core=False) as front:
+        with pytest.raises(ValueError, match="device failure"):
+            front.evaluate_batch(_array_batch(5, 9, 9, seed=1))
+        assert len(front.evaluate_batch(_array_batch(3, 9, 9, seed=2))) == 3   # the server is still serving
+        busy = front.busy_seconds
+    assert busy >= 0.04   # two calls of 20 ms

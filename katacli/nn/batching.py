@@ -32,6 +32,7 @@ import time
 from collections import deque
 from concurrent.futures import Future
 from contextlib import contextmanager
+from functools import partial
 from typing import Iterator, Optional, Sequence
 
 import numpy as np
@@ -42,6 +43,8 @@ from katacli.nn.postprocess import NNOutput
 
 # Longest a batch waits for a registered client that is busy with something other than the network.
 CLIENT_WAIT_LIMIT_S = 0.005
+# What BatchingEvaluator._take answers a server that must not wait (it has a launched call to finish).
+NOT_READY = object()
 
 
 class BatchClients:
@@ -317,16 +320,22 @@ class BatchingEvaluator:
             deadline = self._pending[0].group.arrived + self.max_wait
         return now >= deadline, deadline - now
 
-    def _take(self) -> Optional[list["_Part"]]:
+    def _take(self, block: bool = True):
+        """The next batch of parts to run; None once closed and drained; with ``block`` False,
+        NOT_READY at once where it would wait (the server has a launched call to finish meanwhile)."""
         with self._cv:
             while True:
                 if self._pending:
                     ready, sleep = self._ready(time.monotonic())
                     if ready:
                         break
+                    if not block:
+                        return NOT_READY
                     self._cv.wait(sleep)
                 elif self._closed:
                     return None
+                elif not block:
+                    return NOT_READY
                 else:
                     self._cv.wait()
             # With several servers free, share the queue among them: one search's leaves on a big
@@ -369,50 +378,133 @@ class BatchingEvaluator:
             raise
 
     def _serve_batches(self) -> None:
-        while True:
-            batch = self._take()
-            if batch is None:
-                return
-            started = time.perf_counter()
-            evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
-            request_parts = [part for part in batch if not part.group.is_batch]
-            requests = [r for part in request_parts for r in part.group.part(part.start, part.end)]
-            outputs: Optional[list] = None
-            error: Optional[BaseException] = None
-            try:
-                if requests:
-                    outputs = evaluator.evaluate_uncached(requests)
-                    for request, output in zip(requests, outputs):
-                        evaluator.store_cache(request, output)
-                batch_outputs = self._evaluate_batch_parts([part for part in batch if part.group.is_batch], evaluator)
-            except BaseException as exc:  # every waiting caller gets the error
-                error = exc
-                batch_outputs = {}
-            done = []
+        # With an evaluator that launches calls (a CUDA net with graphs), a server keeps up to two batches
+        # in flight: the next batch is joined, looked up in the cache and launched while the device still
+        # runs the last one, whose answers are then postprocessed and handed out. The device then waits
+        # for the host's share of a call (joining, cache, postprocessing: ~1 ms a call of 25 rows on
+        # 2 cores) only when no batch is ready.
+        launched: Optional[tuple] = None   # (parts, members, pending answer, evaluator)
+        busy_since = None
+        try:
+            while True:
+                batch = self._take(block=launched is None)
+                if batch is NOT_READY or batch is None:
+                    if launched is None:
+                        return
+                    self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
+                    launched = None
+                    busy_since = self._count_busy(busy_since)
+                    continue
+                if busy_since is None:
+                    busy_since = time.perf_counter()
+                evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
+                members = self._launchable(batch, evaluator)
+                if members is not None:
+                    try:
+                        pending = evaluator.submit_batch(join_batches([rows for _, rows in members])
+                                                         if len(members) > 1 else members[0][1])
+                    except BaseException as exc:   # that batch's callers get the error
+                        pending = exc
+                    if launched is not None:
+                        self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
+                    launched = (batch, members, pending, evaluator)
+                    continue
+                if launched is not None:   # answers in order: the launched batch first
+                    self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
+                    launched = None
+                self._run_batch(batch, evaluator)
+                busy_since = self._count_busy(busy_since)
+        except BaseException as exc:
+            if launched is not None:   # its callers must not wait for ever
+                self._deliver(launched[0], None, {}, RuntimeError(f"the network server thread failed: {exc!r}"))
+            raise
+
+    def _count_busy(self, busy_since: Optional[float]) -> None:
+        """Add the time since busy_since to busy_seconds: the server goes idle."""
+        if busy_since is not None:
             with self._cv:
-                offset = 0
-                for part in batch:
-                    group, count = part.group, part.end - part.start
-                    if group.is_batch:
-                        if id(part) in batch_outputs:
-                            group.outputs.append((part.start, batch_outputs[id(part)]))
-                    elif outputs is not None:
-                        group.outputs[part.start:part.end] = outputs[offset:offset + count]
-                    if not group.is_batch:
-                        offset += count
-                    if error is not None and group.error is None:
-                        group.error = error
-                    group.unserved -= count
-                    if group.unserved == 0:
-                        done.append(group)
-                self._in_flight -= len(batch)
-                self.busy_seconds += time.perf_counter() - started
-                self._last_answered = time.monotonic()
-                self._busy_servers -= 1
-                if self._pending:
-                    self._cv.notify()
-            for group in done:
-                group.finish()
+                self.busy_seconds += time.perf_counter() - busy_since
+        return None
+
+    def _launchable(self, batch: list, evaluator) -> Optional[list]:
+        """[(part, rows)] of a batch that can go to the device as one launched call (an evaluator that
+        launches calls, array parts of one board size and settings), else None."""
+        if not (getattr(evaluator, "launches_async", False) and hasattr(evaluator, "submit_batch")):
+            return None
+        members, key = [], None
+        for part in batch:
+            if not part.group.is_batch:
+                return None
+            rows = part.group.part(part.start, part.end)
+            part_key = _join_key(rows)
+            if key is not None and part_key != key:
+                return None
+            key = part_key
+            members.append((part, rows))
+        return members
+
+    def _launched_outputs(self, members: list, pending, evaluator) -> dict:
+        """{id(part): its rows of the answer} of a launched call, waiting for it; raises its error."""
+        if isinstance(pending, BaseException):
+            raise pending
+        answer = pending.result()
+        if len(members) == 1:
+            return {id(members[0][0]): answer}
+        results, start = {}, 0
+        for part, rows in members:
+            results[id(part)] = output_rows(answer, start, start + len(rows))
+            start += len(rows)
+        return results
+
+    def _run_batch(self, batch: list, evaluator) -> None:
+        """Evaluate a batch here and now and hand the answers out."""
+        request_parts = [part for part in batch if not part.group.is_batch]
+        requests = [r for part in request_parts for r in part.group.part(part.start, part.end)]
+        outputs: Optional[list] = None
+        error: Optional[BaseException] = None
+        try:
+            if requests:
+                outputs = evaluator.evaluate_uncached(requests)
+                for request, output in zip(requests, outputs):
+                    evaluator.store_cache(request, output)
+            batch_outputs = self._evaluate_batch_parts([part for part in batch if part.group.is_batch], evaluator)
+        except BaseException as exc:  # every waiting caller gets the error
+            error = exc
+            batch_outputs = {}
+        self._deliver(batch, outputs, batch_outputs, error)
+
+    def _deliver(self, batch: list, outputs: Optional[list], batch_outputs, error: Optional[BaseException]) -> None:
+        """Hand a served batch's answers (``batch_outputs`` may be a callable making them, which may raise)
+        to its callers, or the error to all of them."""
+        if callable(batch_outputs):
+            try:
+                batch_outputs = batch_outputs()
+            except BaseException as exc:  # every waiting caller gets the error
+                error, batch_outputs = exc, {}
+        done = []
+        with self._cv:
+            offset = 0
+            for part in batch:
+                group, count = part.group, part.end - part.start
+                if group.is_batch:
+                    if id(part) in batch_outputs:
+                        group.outputs.append((part.start, batch_outputs[id(part)]))
+                elif outputs is not None:
+                    group.outputs[part.start:part.end] = outputs[offset:offset + count]
+                if not group.is_batch:
+                    offset += count
+                if error is not None and group.error is None:
+                    group.error = error
+                group.unserved -= count
+                if group.unserved == 0:
+                    done.append(group)
+            self._in_flight -= len(batch)
+            self._last_answered = time.monotonic()
+            self._busy_servers -= 1
+            if self._pending:
+                self._cv.notify()
+        for group in done:
+            group.finish()
 
     def _evaluate_batch_parts(self, parts: list, evaluator) -> dict:
         """Array parts of one server batch -> {id(part): its NNBatchOutput}: parts that can share a network
@@ -420,9 +512,7 @@ class BatchingEvaluator:
         joined: dict[tuple, list] = {}
         for part in parts:
             rows = part.group.part(part.start, part.end)
-            key = (rows.board_x, rows.board_y, rows.spatial.shape[1:], rows.policy_temperature,
-                   rows.enable_passing_hacks, rows.symmetry, rows.cache_keys is None, rows.meta is None)
-            joined.setdefault(key, []).append((part, rows))
+            joined.setdefault(_join_key(rows), []).append((part, rows))
         # One network call per setting, whatever the board size, when padding is on; else per size too.
         calls: dict[tuple, list] = {}
         for key, members in joined.items():
@@ -463,6 +553,12 @@ class BatchingEvaluator:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _join_key(rows: NNBatch) -> tuple:
+    """What batches must share to be joined into one network call: board, input shape, settings."""
+    return (rows.board_x, rows.board_y, rows.spatial.shape[1:], rows.policy_temperature,
+            rows.enable_passing_hacks, rows.symmetry, rows.cache_keys is None, rows.meta is None)
 
 
 def join_batches(batches: list) -> NNBatch:
