@@ -277,6 +277,9 @@ class _SimulatedCall:
         self.settle()
         return self._outputs
 
+    def done(self) -> bool:
+        return time.monotonic() >= self._ready_at
+
     def settle(self) -> None:
         time.sleep(max(0.0, self._ready_at - time.monotonic()))
 

@@ -368,7 +368,7 @@ class _Launching:
                 raise ValueError("device failure")
             return self.inner.evaluate_batch(batch)
 
-        return PendingBatch(finish=finish)
+        return PendingBatch(finish=finish, done=lambda: time.monotonic() >= ready_at)
 
 
 def test_a_launching_network_gets_its_next_batch_while_the_last_one_runs_and_answers_stay_right():
@@ -408,3 +408,32 @@ def test_a_failed_launched_call_fails_only_its_callers_and_serving_goes_on():
         assert len(front.evaluate_batch(_array_batch(3, 9, 9, seed=2))) == 3   # the server is still serving
         busy = front.busy_seconds
     assert busy >= 0.04   # two calls of 20 ms
+
+
+def test_a_finished_launched_call_is_answered_before_the_next_one_is_launched():
+    """A call whose device work is over is handed out at once, not after the next batch's preparation."""
+    from katacli.nn.evaluator import NNEvaluator, PendingBatch
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    inner = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    answered_at, launched_at = [], []
+
+    class Instant(_Launching):
+        def submit_batch(self, batch):
+            launched_at.append(time.monotonic())
+
+            def finish():
+                answered_at.append(time.monotonic())
+                return self.inner.evaluate_batch(batch)
+
+            return PendingBatch(finish=finish, done=lambda: True)
+
+    net = Instant(inner)
+    batches = [_array_batch(2, 9, 9, seed=40 + i) for i in range(6)]
+    front = BatchingEvaluator(net, max_batch_size=4, num_server_threads=1, server_per_cpu_core=False)
+    got = _evaluate_concurrently(front, batches)
+    front.close()
+    assert all(len(g) == 2 for g in got)
+    # Every call was answered before the next launch (none was kept in flight behind a finished one).
+    assert all(answered_at[i] <= launched_at[i + 1] for i in range(len(launched_at) - 1))

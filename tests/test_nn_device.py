@@ -235,6 +235,12 @@ def test_cuda_launched_calls_answer_as_waited_calls_and_overlap():
     for launched, want in ((second, waited[1]), (first, waited[0])):
         for got, expected in zip(launched.wait(), want):
             np.testing.assert_allclose(got, expected, atol=1e-5)
+        assert launched.done()   # (asked without waiting; after wait() it is over)
+    again = runner.launch(*batches[0], None, True)
+    while not again.done():   # done() never blocks; the call ends on its own
+        pass
+    for got, expected in zip(again.wait(), waited[0]):
+        np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
 @pytest.mark.cuda

@@ -400,6 +400,9 @@ class BatchingEvaluator:
                 evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
                 members = self._launchable(batch, evaluator)
                 if members is not None:
+                    if launched is not None and _finished(launched[2]):   # its answers first: no one waits
+                        self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
+                        launched = None
                     try:
                         pending = evaluator.submit_batch(join_batches([rows for _, rows in members])
                                                          if len(members) > 1 else members[0][1])
@@ -553,6 +556,12 @@ class BatchingEvaluator:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _finished(pending) -> bool:
+    """Whether a launched call (a PendingBatch, or the exception that stopped its launch) is over."""
+    done = getattr(pending, "done", None)
+    return done is None or bool(done())
 
 
 def _join_key(rows: NNBatch) -> tuple:

@@ -125,6 +125,10 @@ class LaunchedCall:
                 self._release()
         return self._outputs
 
+    def done(self) -> bool:
+        """Whether the device has finished the call (wait() would not block on it); does not wait."""
+        return self._lane is None or self._lane.stream.query()
+
     def settle(self) -> None:
         if self._lane is not None:
             try:

@@ -277,7 +277,7 @@ class NNEvaluator:
                                             symmetries=plan.symmetries, **rows.postprocess_args())
             return self.finish_batch(plan, block)
 
-        return PendingBatch(finish=finish, settle=launched.settle)
+        return PendingBatch(finish=finish, settle=launched.settle, done=getattr(launched, "done", None))
 
     def plan_batch(self, batch: NNBatch) -> "BatchPlan":
         """What of a batch the cache answers and what must run through the network (with its symmetries)."""
@@ -686,10 +686,15 @@ class PendingBatch:
     """A batch :meth:`NNEvaluator.submit_batch` started: ``result()`` (once) gives its NNBatchOutput or
     raises its error; ``settle()`` ends it without the answers (after an error elsewhere)."""
 
-    __slots__ = ("_answer", "_finish", "_settle")
+    __slots__ = ("_answer", "_finish", "_settle", "_done")
 
-    def __init__(self, answer: Optional[NNBatchOutput] = None, finish=None, settle=None):
-        self._answer, self._finish, self._settle = answer, finish, settle
+    def __init__(self, answer: Optional[NNBatchOutput] = None, finish=None, settle=None, done=None):
+        self._answer, self._finish, self._settle, self._done = answer, finish, settle, done
+
+    def done(self) -> bool:
+        """Whether result() would not wait for the device (answered, or its call finished); does not wait.
+        Without a way to ask (``done`` not given), a pending call counts as finished."""
+        return self._finish is None or self._done is None or bool(self._done())
 
     def result(self) -> NNBatchOutput:
         if self._finish is not None:
