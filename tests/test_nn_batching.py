@@ -437,3 +437,32 @@ def test_a_finished_launched_call_is_answered_before_the_next_one_is_launched():
     assert all(len(g) == 2 for g in got)
     # Every call was answered before the next launch (none was kept in flight behind a finished one).
     assert all(answered_at[i] <= launched_at[i + 1] for i in range(len(launched_at) - 1))
+
+
+def test_beside_a_running_call_only_a_batch_as_big_is_launched():
+    """While a launched call runs, a smaller batch waits for it to end (it would pay a whole call's fixed
+    cost for fewer positions); one as big goes to the device at once, beside it."""
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    net = _Launching(NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None),
+                     delay=0.3)
+    with BatchingEvaluator(net, max_batch_size=64, max_wait_ms=0.0, num_server_threads=1,
+                           server_per_cpu_core=False) as front:
+        def call(n, seed):
+            return threading.Thread(target=front.evaluate_batch, args=(_array_batch(n, 9, 9, seed=seed),))
+
+        first = call(4, 1)
+        first.start()
+        time.sleep(0.1)            # the 4-row call is on the device
+        small = call(1, 2)
+        small.start()
+        time.sleep(0.1)
+        assert [e for e in net.events] == [("launch", 4)]   # the 1-row batch waits
+        big = call(5, 3)
+        big.start()
+        for t in (first, small, big):
+            t.join(10)
+    # The big batch joined the waiting one and went out beside the first call, before its answer.
+    assert net.events[:3] == [("launch", 4), ("launch", 6), ("answer", 4)], net.events

@@ -45,6 +45,9 @@ from katacli.nn.postprocess import NNOutput
 CLIENT_WAIT_LIMIT_S = 0.005
 # What BatchingEvaluator._take answers a server that must not wait (it has a launched call to finish).
 NOT_READY = object()
+# How often a server with a launched call looks whether the device has finished it, while it waits for
+# enough positions to launch the next (new positions wake it at once).
+LAUNCHED_POLL_S = 0.0005
 
 
 class BatchClients:
@@ -320,13 +323,16 @@ class BatchingEvaluator:
             deadline = self._pending[0].group.arrived + self.max_wait
         return now >= deadline, deadline - now
 
-    def _take(self, block: bool = True):
+    def _take(self, block: bool = True, min_requests: int = 0):
         """The next batch of parts to run; None once closed and drained; with ``block`` False,
-        NOT_READY at once where it would wait (the server has a launched call to finish meanwhile)."""
+        NOT_READY at once where it would wait (the server has a launched call to finish meanwhile), or
+        while fewer than ``min_requests`` positions wait (and the queue is short of a full batch)."""
         with self._cv:
             while True:
                 if self._pending:
                     ready, sleep = self._ready(time.monotonic())
+                    if ready and not block and self._pending_requests < min(min_requests, self.max_batch_size):
+                        ready = False
                     if ready:
                         break
                     if not block:
@@ -387,7 +393,7 @@ class BatchingEvaluator:
         busy_since = None
         try:
             while True:
-                batch = self._take(block=launched is None)
+                batch = self._take() if launched is None else self._take_beside(launched)
                 if batch is NOT_READY or batch is None:
                     if launched is None:
                         return
@@ -421,6 +427,18 @@ class BatchingEvaluator:
             if launched is not None:   # its callers must not wait for ever
                 self._deliver(launched[0], None, {}, RuntimeError(f"the network server thread failed: {exc!r}"))
             raise
+
+    def _take_beside(self, launched: tuple):
+        """A batch to launch while the launched call runs: one at least as big as it (a smaller one would
+        cost the device a call's fixed time for fewer positions), taken as soon as there is one;
+        NOT_READY (or None, closed) once the launched call has finished first."""
+        rows_in_flight = sum(len(rows) for _, rows in launched[1])
+        while True:
+            batch = self._take(block=False, min_requests=rows_in_flight)
+            if batch is not NOT_READY or _finished(launched[2]):
+                return batch
+            with self._cv:   # new callers' parts wake it; the device's end is polled
+                self._cv.wait(LAUNCHED_POLL_S)
 
     def _count_busy(self, busy_since: Optional[float]) -> None:
         """Add the time since busy_since to busy_seconds: the server goes idle."""
