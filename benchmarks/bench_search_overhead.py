@@ -318,6 +318,8 @@ def main() -> None:
     parser.add_argument("--gpu-latency-ms", type=float, default=0.0,
                         help="simulate a GPU: each network call waits this long (GIL released)")
     parser.add_argument("--gpu-per-position-us", type=float, default=0.0, help="and this much per position")
+    parser.add_argument("--serial-device", action="store_true",
+                        help="the simulated GPU runs one call at a time (a pipelined search's second call queues)")
     parser.add_argument("--pipeline", choices=["off", "on", "both"], default="off",
                         help="two batches in flight (what a CUDA network gets by default); both: a row of each")
     parser.add_argument("--leaf-threads", default="default",
@@ -326,7 +328,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
-    evaluator = ZeroCostEvaluator(TINY_NET, args.gpu_latency_ms / 1000.0, args.gpu_per_position_us / 1e6)
+    evaluator = ZeroCostEvaluator(TINY_NET, args.gpu_latency_ms / 1000.0, args.gpu_per_position_us / 1e6,
+                                  serial_device=args.serial_device)
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.pipeline]
     leaf_options = [None] if args.leaf_threads == "default" else [
         -1 if value.strip() == "auto" else int(value) for value in args.leaf_threads.split(",")]
