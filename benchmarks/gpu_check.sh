@@ -76,6 +76,14 @@ if want search; then
   step "zero-cost search (benchmarks/bench_search_overhead.py), 0 / 1 / 2 leaf helpers"
   timeout 90 python3 benchmarks/bench_search_overhead.py --sizes 19 --threads 16,64,256 --visits 6400 --repeat 2 \
     --leaf-threads 0,1,2 2>&1 | tail -10
+  # On the H100's host two helpers beat one at 256 leaves (15.3k -> 18.6k) and the trend had not flattened:
+  # do three or four take g170 past 20,000 (numLeafFeatureThreads' auto value stops at two)?
+  step "zero-cost search, 2 / 3 / 4 leaf helpers at 256 and 512 leaves"
+  timeout 90 python3 benchmarks/bench_search_overhead.py --sizes 19 --threads 256,512 --visits 6400 --repeat 2 \
+    --leaf-threads 2,3,4 2>&1 | tail -7
+  step "search g170-b6c96 with 3 and 4 leaf helpers"
+  for helpers in 3 4; do timeout 60 $BENCH -model "$G170" -t 256,512 -override-config numLeafFeatureThreads=$helpers \
+    2>&1 | grep -E "numSearchThreads = *[0-9]+:"; done
 fi
 if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log
