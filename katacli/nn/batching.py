@@ -20,6 +20,14 @@ registered client busy elsewhere delays a batch at most ``CLIENT_WAIT_LIMIT_S``.
 With several servers free, a queue is shared out among them, splitting a caller's group
 if need be: one search's leaves on a big board then run on every core at once.
 
+A network that launches its calls (a CUDA net with graphs: ``launches_async`` and
+``submit_batch``) gets two calls in flight from one server: while the device runs a call, the
+server takes the next batch once it is at least as big (a smaller one would pay a whole call's
+fixed cost for fewer positions), joins it, looks it up in the cache and launches it, and only
+then postprocesses and hands out the first call's answers, unless the device had already
+finished that call (``done()``), whose callers are then answered first. The device then waits
+for the host's share of a call only when no batch is ready.
+
 Clients may be shared between several evaluators (:class:`BatchClients`), as self-play
 does when a new network takes over while games are running.
 """
