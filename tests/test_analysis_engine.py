@@ -10,7 +10,7 @@ import pytest
 
 from katacli.analysis import worker as worker_module
 from katacli.analysis.backend import AnalysisBackend
-from support.fakes import MaterialEvaluator, row_by_row_tiny_net
+from support.fakes import MaterialEvaluator, launching_row_by_row_tiny_net, row_by_row_tiny_net
 
 from support.analysis import ENDLESS_VISITS, query_line, running_engine, send, wait_until
 
@@ -321,7 +321,8 @@ def test_worker_capacities_share_the_searches_out(searches, has_network, capacit
     assert worker_module.worker_capacities(searches, has_network) == capacities
 
 
-@pytest.mark.parametrize("make_network", [MaterialEvaluator, row_by_row_tiny_net], ids=["requests", "arrays"])
+@pytest.mark.parametrize("make_network", [MaterialEvaluator, row_by_row_tiny_net, launching_row_by_row_tiny_net],
+                         ids=["requests", "arrays", "launched arrays"])
 def test_many_single_leaf_searches_share_rounds_and_answer_as_one_thread_does(make_network):
     queries = [query_line(f"g{index}", boardXSize=7, boardYSize=7, maxVisits=60,
                           moves=[["B", "D4"], ["W", f"C{index % 5 + 2}"]] if index % 2 else [],
@@ -336,12 +337,14 @@ def test_many_single_leaf_searches_share_rounds_and_answer_as_one_thread_does(ma
                 send(engine, line)
             finals = out.wait_finals(len(queries))
         by_id = {f["id"]: [(m["move"], m["visits"], m["winrate"]) for m in f["moveInfos"]] for f in finals}
-        return by_id, network.num_positions_evaluated / network.num_batches, engine
+        return by_id, network.num_positions_evaluated / network.num_batches, engine, network
 
-    alone, _, _ = answers(1)
-    grouped, average_batch, engine = answers(24)
+    alone, _, _, _ = answers(1)
+    grouped, average_batch, engine, network = answers(24)
     assert [w.capacity for w in engine.workers] == [6, 6, 6, 6]
     assert grouped == alone
+    if make_network is launching_row_by_row_tiny_net:   # the server kept a second call in flight
+        assert network.most_calls_in_flight >= 2
     assert average_batch > 4, f"single-leaf searches were not batched together: {average_batch:.2f}"
 
 

@@ -97,3 +97,54 @@ def row_by_row_tiny_net(symmetry=0):
 
     return RowByRowEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", seed=3, default_symmetry=symmetry,
                                        cache_size_power_of_two=None)
+
+
+def launching_row_by_row_tiny_net(symmetry=0, delay: float = 0.002):
+    """row_by_row_tiny_net whose network launches its calls as a CUDA net with graphs does
+    (``launches_async``): launch copies the inputs and returns; waiting runs the rows after ``delay``.
+    The answers are row_by_row_tiny_net's, whatever shares a call or how many calls are in flight."""
+    import time
+
+    import threading
+
+    evaluator = row_by_row_tiny_net(symmetry)
+    plain = evaluator.runner
+    lock = threading.Lock()
+    in_flight = [0]
+    evaluator.most_calls_in_flight = 0   # the most launched calls not yet waited for at once
+
+    class Call:
+        def __init__(self, args):
+            self.args, self.ready_at, self.outputs = args, time.monotonic() + delay, None
+            with lock:
+                in_flight[0] += 1
+                evaluator.most_calls_in_flight = max(evaluator.most_calls_in_flight, in_flight[0])
+
+        def done(self):
+            return time.monotonic() >= self.ready_at
+
+        def wait(self):
+            time.sleep(max(0.0, self.ready_at - time.monotonic()))
+            if self.outputs is None:
+                self.outputs = evaluator._forward(*self.args)
+                with lock:
+                    in_flight[0] -= 1
+            return self.outputs
+
+        def settle(self):
+            self.wait()
+
+    class LaunchingRunner:
+        is_cuda = cuda_graphs = True   # what NNEvaluator.launches_async asks
+
+        def __call__(self, *args):
+            return plain(*args)
+
+        def __getattr__(self, name):
+            return getattr(plain, name)
+
+        def launch(self, spatial, global_features, meta, mask_full):
+            return Call((spatial.copy(), global_features.copy(), None if meta is None else meta.copy(), mask_full))
+
+    evaluator.runner = LaunchingRunner()
+    return evaluator
