@@ -209,6 +209,17 @@ def main() -> None:
     else:
         network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
     moves = play_game(network, args.moves)
+    if not args.simulated_gpu:   # as kata benchmark does: no timed run records a CUDA graph (or tunes cuDNN)
+        from katacli.tuning.gpu_curve import record_graphs
+
+        largest = max(max(8, a * s) for a, s in (
+            (int(v) for v in setting.lower().split("x")) for setting in args.settings.split(",")))
+        started = time.perf_counter()
+        recorded = record_graphs(network, BOARD, BOARD, largest)
+        if recorded:
+            print(f"CUDA graphs recorded for batch sizes {recorded[0]}-{recorded[-1]} on every device lane in "
+                  f"{time.perf_counter() - started:.1f} s (untimed; `kata analysis` records each the first time "
+                  f"a batch of that size comes)")
     print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
     print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "

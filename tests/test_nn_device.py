@@ -262,6 +262,31 @@ def test_cuda_capture_lanes_records_the_size_on_every_lane():
             runner._lanes.put(lane)
 
 
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_record_graphs_records_every_size_on_every_lane():
+    """bench_analysis records the graphs before timing, as kata benchmark does."""
+    from katacli.nn.device_runner import CUDA_LANES
+    from katacli.tuning.gpu_curve import record_graphs
+
+    evaluator = NNEvaluator.from_file(model_path(G170_B6), device="cuda", cache_size_power_of_two=None)
+    assert record_graphs(evaluator, 19, 19, 16) == [1, 2, 4, 8, 12, 16]
+    lanes = [evaluator.runner._take_lane() for _ in range(CUDA_LANES)]
+    try:
+        for lane in lanes:
+            assert {key[0] for key in lane.graphs} >= {1, 2, 4, 8, 12, 16}
+    finally:
+        for lane in lanes:
+            evaluator.runner._lanes.put(lane)
+
+
+def test_record_graphs_off_cuda_records_nothing():
+    from katacli.tuning.gpu_curve import record_graphs
+
+    net = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    assert record_graphs(net, 9, 9, 16) == []
+
+
 def test_capture_lanes_off_cuda_just_runs_the_batch():
     net = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
     spatial = np.zeros((2, 22, 9, 9), np.float32)

@@ -130,6 +130,29 @@ def measure_gpu_curve(evaluator, board_x: int, board_y: int, max_batch: int = CU
     return GpuCurve((board_x, board_y), tuple(points))
 
 
+def record_graphs(evaluator, board_x: int, board_y: int, max_batch: int) -> list[int]:
+    """Record the network's CUDA graph of every batch size up to ``max_batch`` on every device lane, on
+    blank positions, so that no timed run pays for a capture (and for cuDNN's choice of algorithms at a
+    new shape: on a big net seconds in all); the sizes recorded, [] off a GPU or without graphs."""
+    if not is_gpu(evaluator) or not getattr(evaluator.runner, "cuda_graphs", False):
+        return []
+    from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
+
+    runner = evaluator.runner
+    saved_max = runner.max_batch_size
+    runner.max_batch_size = max(saved_max, max_batch)
+    batches = curve_batches(max_batch)
+    try:
+        for batch in batches:
+            spatial = np.zeros((batch, NUM_SPATIAL_FEATURES_V7, board_y, board_x), np.float32)
+            spatial[:, 0] = 1.0
+            global_features = np.zeros((batch, NUM_GLOBAL_FEATURES_V7), np.float32)
+            runner.capture_lanes(spatial, global_features, _blank_meta(evaluator, batch), True)
+    finally:
+        runner.max_batch_size = saved_max
+    return batches
+
+
 def _blank_meta(evaluator, batch: int) -> Optional[np.ndarray]:
     if not evaluator.needs_metadata:
         return None
