@@ -13,7 +13,7 @@
 # parity 110 s, nn 74 s, search 128 s, katago 74 s on 11-26 (its build runs in the background from the
 # start, on the CPUs the search steps measure: leave it out of a call that times kata's search), profile
 # 29 s with PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1, selfplay 105 s with SELFPLAY_GAMES=512
-# SELFPLAY_SECONDS=15, train 130 s, analysis 40 s (about 100 with its switch-interval, two-server and two-worker runs), testgpuerror 8 s, tests 48 s. The 15 minutes a session
+# SELFPLAY_SECONDS=15, train 130 s, analysis 40 s (now five runs, each recording its CUDA graphs first: perhaps 3 minutes, unmeasured), testgpuerror 8 s, tests 48 s. The 15 minutes a session
 # gets held, on 11-27, three calls back to back (the machine kept warm between them):
 #   STEPS="build search profile analysis" PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1   (252 s)
 #   STEPS="build selfplay tests train" SELFPLAY_GAMES=512 SELFPLAY_SECONDS=15                (294 s)
@@ -124,19 +124,19 @@ if want train; then
 fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
-  timeout 80 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | grep -E "recorded|device|search threads| x "
+  timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | grep -E "recorded|device|search threads| x "
   # Each analysis worker's searches share one leaf helper thread (4+ cores); the same 64x1 without it.
-  timeout 60 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
+  timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --leaf-threads 0 2>&1 | grep helpers
   # "net busy" low with the workers waiting: is the server thread, back from the GPU, waiting for the GIL?
-  timeout 60 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
+  timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --switch-interval-ms 0.5 2>&1 | grep -E "interval| x "
   # Two network server threads (numNNServerThreadsPerModel = 2), one device lane each: one's host work
   # (joining the workers' batches, postprocessing) beside the other's GPU call.
-  timeout 60 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
+  timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --server-threads 2 2>&1 | grep " x "
   # Two workers of 32 searches instead of four of 16 (fewer threads taking turns at the GIL).
-  timeout 60 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
+  timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --searches-per-driver 32 2>&1 | grep " x "
 fi
 if want testgpuerror; then step "kata testgpuerror, g170-b6c96"; timeout 60 kata testgpuerror -model "$G170" -quick 2>&1 | tail -25; fi
