@@ -18,6 +18,9 @@
 #   STEPS="build search profile analysis" PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1   (252 s)
 #   STEPS="build selfplay tests train" SELFPLAY_GAMES=512 SELFPLAY_SECONDS=15                (294 s)
 #   STEPS="build parity nn testgpuerror"                                                     (205 s)
+# Since then the search and analysis steps grew (more leaf helpers; five analysis runs): for the next
+# session, first STEPS="build analysis" (~4 min: is the pipelined server and graph recording what the
+# H100's analysis lacked?), then STEPS="build search nn" (~5 min), then selfplay / tests as time allows.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
