@@ -3,7 +3,7 @@
 from katacli._core.search_nodes cimport (
     TreeCore, Node, DirectEval, LeafSlot, LEAF_NEW, LEAF_REINIT, node_drop_edgeless_children,
 )
-from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup
+from katacli._core.search_backup cimport add_direct_eval_as_leaf, backup, backup_batch, mark_batch_backup
 from katacli._core.search_leaf cimport store_eval, store_human_priors
 from katacli._core.search_mirror cimport mirror_hack_eval
 from katacli._core.policy_rows cimport PolicyRows
@@ -20,6 +20,11 @@ cdef void apply_leaf_rows(TreeCore* t, const double* values, const float* policy
     cdef const double* v
     cdef const float* own
     cdef bint keep
+    # Each node the batch's paths refresh is refreshed once, at the last leaf through it (backup_batch).
+    if not t.leaf_by_leaf_backup:
+        for i in range(n):
+            if t.leaves[i].kind == LEAF_NEW or t.leaves[i].kind == LEAF_REINIT:
+                mark_batch_backup(&t.leaves[i], i)
     for i in range(n):
         ls = &t.leaves[i]
         node = ls.path[ls.depth]
@@ -49,7 +54,10 @@ cdef void apply_leaf_rows(TreeCore* t, const double* values, const float* policy
         elif ls.kind == LEAF_REINIT:
             node_drop_edgeless_children(node)   # their moves are illegal on this path
         if ls.kind == LEAF_NEW or ls.kind == LEAF_REINIT:
-            backup(t, ls)
+            if t.leaf_by_leaf_backup:
+                backup(t, ls)
+            else:
+                backup_batch(t, ls, i)
             if ls.stops_below_root:
                 t.playouts_below_root += 1
     t.num_leaves = 0

@@ -29,4 +29,8 @@ cdef void recompute_tree(TreeCore* t, Node* n, bint is_root) noexcept nogil   # 
 # A finished descent's path: count edge visits and refresh parents up to the root (or the first
 # weightless step), removing the path's virtual losses; or only remove them (abandoned descent).
 cdef void backup(TreeCore* t, LeafSlot* ls) noexcept nogil
+# A batch's backups (search_apply): mark every leaf first, then backup_batch each in order -- each node
+# on their paths is refreshed once, at the last leaf through it (backup()'s result in a tree).
+cdef void mark_batch_backup(LeafSlot* ls, int leaf_index) noexcept nogil
+cdef void backup_batch(TreeCore* t, LeafSlot* ls, int leaf_index) noexcept nogil
 cdef void undo_virtual_losses(LeafSlot* ls) noexcept nogil

@@ -336,6 +336,43 @@ cdef void backup(TreeCore* t, LeafSlot* ls) noexcept nogil:
         ls.path[i + 1].virtual_losses -= 1
 
 
+cdef void mark_batch_backup(LeafSlot* ls, int leaf_index) noexcept nogil:
+    """Before a batch's backups: note on each node this leaf's counted path refreshes that it does, so
+    that backup_batch refreshes each node once, at the last leaf through it."""
+    cdef int i
+    cdef Node* parent
+    for i in range(ls.depth - 1, -1, -1):
+        if not ls.counted[i]:
+            return
+        parent = ls.path[i]
+        parent.batch_last_plus_one = <int16_t>(leaf_index + 1)
+        parent.batch_visits += 1
+
+
+cdef void backup_batch(TreeCore* t, LeafSlot* ls, int leaf_index) noexcept nogil:
+    """backup() for leaf leaf_index of a batch marked with mark_batch_backup: edge visits counted and virtual
+    losses undone as backup() does, but each parent refreshed only at the batch's last leaf through it,
+    with all the batch's playouts through it at once. Its children are final then (a later leaf through
+    one would pass through it too), so in a tree the result is backup()'s, leaf after leaf, bit for bit;
+    with graph search, a node shared by several paths may see a shared child's earlier state (as a
+    parent refreshed before that child's last refresh does in backup())."""
+    cdef int i
+    cdef bint update = True
+    cdef Node* parent
+    for i in range(ls.depth - 1, -1, -1):
+        parent = ls.path[i]
+        if update:
+            if ls.counted[i]:
+                parent.children[ls.slots[i]].edge_visits += 1
+                if parent.batch_last_plus_one == leaf_index + 1:
+                    recompute_stats(t, parent, i == 0, parent.batch_visits)
+                    parent.batch_last_plus_one = 0
+                    parent.batch_visits = 0
+            else:
+                update = False
+        ls.path[i + 1].virtual_losses -= 1
+
+
 cdef void undo_virtual_losses(LeafSlot* ls) noexcept nogil:
     cdef int i
     for i in range(ls.depth):

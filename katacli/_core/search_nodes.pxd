@@ -171,6 +171,10 @@ cdef struct Node:
     int64_t walk_mark           # == TreeCore.walk_epoch: already seen by the current whole-graph walk
     int64_t path_mark           # == TreeCore.descent_epoch: on the current descent's path (cycle check)
     int32_t on_path             # on the path of a recursive walk in progress (cycle check)
+    # Batch backup (search_backup.backup_batch): 1 + the last leaf of the batch being stored whose counted
+    # path runs through this node (0: none), and the playouts those leaves add to it
+    int16_t batch_last_plus_one
+    int16_t batch_visits
     # Eval cache (search_evalcache): the entry for this position when the node was made, or NULL
     EvalCacheEntry* eval_cache_entry
     # Pattern avoidance (search_patterns): the pattern of the move that made this node (zero: none)
@@ -220,6 +224,7 @@ cdef struct TreeCore:
     bint rollouts               # evaluate leaves by random playouts, not a network
     int rollouts_per_leaf
     bint keep_ownership         # store every node's ownership (analysis wants it)
+    bint leaf_by_leaf_backup    # refresh a batch's paths after every leaf (backup) instead of once (backup_batch)
     bint ignore_pre_root_history
     bint ignore_all_history
     double playout_doubling_advantage     # for the root player; sign flipped for the other

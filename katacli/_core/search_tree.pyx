@@ -583,6 +583,18 @@ cdef class SearchTree:
         return self.t.keep_ownership
 
     @property
+    def leaf_by_leaf_backup(self):
+        """Whether a batch's answers refresh their paths' nodes after every leaf (KataGo's order, one
+        playout at a time) rather than once each at the batch's last leaf through them (the default:
+        the same tree, bit for bit, but where the subtree value bias table or graph search share
+        statistics between nodes; a 256-leaf batch ~1.3x faster). For checks and comparisons."""
+        return bool(self.t.leaf_by_leaf_backup)
+
+    @leaf_by_leaf_backup.setter
+    def leaf_by_leaf_backup(self, bint value):
+        self.t.leaf_by_leaf_backup = value
+
+    @property
     def root_has_ownership(self):
         return self.t.root != NULL and self.t.root.ownership != NULL
 
