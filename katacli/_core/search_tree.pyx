@@ -51,6 +51,9 @@ from katacli._core.ladder cimport ladder_cache_release
 
 
 # ---- Python boundary ------------------------------------------------------------------------
+# Leaves a batch may hold: backup_batch numbers them in a node's int16 fields (search_nodes.pxd).
+MAX_TREE_BATCH = 32766
+
 cdef class SearchTree:
     """One search tree with its batch buffers. Not thread-safe: one caller at a time (the Searcher locks).
 
@@ -62,8 +65,8 @@ cdef class SearchTree:
         memset(&self.t, 0, sizeof(TreeCore))
         if not (2 <= x_size <= 19 and 2 <= y_size <= 19):
             raise ValueError("board size must be 2..19 per side")
-        if max_batch < 1:
-            raise ValueError("max_batch must be at least 1")
+        if not 1 <= max_batch <= MAX_TREE_BATCH:
+            raise ValueError(f"max_batch must be 1..{MAX_TREE_BATCH}")
         if not 1 <= num_lanes <= MAX_LANES:
             raise ValueError(f"num_lanes must be 1..{MAX_LANES}")
         self.t.x_size = x_size
