@@ -161,6 +161,11 @@ the second round, --sizes 19 --repeat 3, wall-clock visits/s: 1 leaf 5835 / 5833
 64 leaves 7592 / 7055 / 6803 -> 55441 / 44116 / 48723 (7.3x / 6.25x / 7.2x). Against the build before this
 work, six alternating process pairs at 1 leaf: 1.20-1.43x; at 16 leaves 1.00-1.13x.
 
+Then a batch's answers refresh each node on their paths once, at the last leaf through it (a 256-leaf
+batch used to refresh the root 256 times, a pow() per visited child each): --visits 6400, 256 leaves, no
+helper, five alternating pairs against the commit before (a copy built in place): 1.25-1.47x
+(median 1.31x); 64 leaves with one helper 1.05-1.15x.
+
 Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35,522, 64 leaves
 27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
 search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
