@@ -466,3 +466,41 @@ def test_beside_a_running_call_only_a_batch_as_big_is_launched():
             t.join(10)
     # The big batch joined the waiting one and went out beside the first call, before its answer.
     assert net.events[:3] == [("launch", 4), ("launch", 6), ("answer", 4)], net.events
+
+
+@pytest.mark.parametrize("servers", [1, 2])
+def test_launched_calls_under_load_answer_every_caller_with_its_own_rows(servers):
+    """Many callers, batches of mixed sizes and board sizes (these run unlaunched), one or two servers
+    each keeping two launched calls in flight: every caller gets exactly its own answers."""
+    import random
+
+    import numpy as np
+
+    from katacli.nn.evaluator import NNEvaluator
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    direct = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None)
+    net = _Launching(NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None),
+                     delay=0.003)
+    rng = random.Random(servers)
+    jobs = [_array_batch(rng.randint(1, 6), *rng.choice([(9, 9), (9, 9), (7, 7)]), seed=100 + i) for i in range(48)]
+    want = [direct.evaluate_batch(b) for b in jobs]
+    got: list = [None] * len(jobs)
+    with BatchingEvaluator(net, max_batch_size=16, num_server_threads=servers, server_per_cpu_core=False,
+                           pad_mixed_sizes=False) as front:
+        def caller(k):
+            with front.client():
+                for i in range(k, len(jobs), 8):
+                    got[i] = front.evaluate_batch(jobs[i])
+
+        threads = [threading.Thread(target=caller, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    for w, g in zip(want, got):
+        assert g is not None and len(g) == len(w)
+        np.testing.assert_allclose(g.policy, w.policy, atol=1e-6)
+        np.testing.assert_allclose(g.values, w.values, rtol=1e-5, atol=1e-6)
+    assert any(kind == "launch" for kind, _ in net.events)
