@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from random_positions import GameState  # (either build's)
 
 from katacli.config import Config
-from katacli.game.coords import format_color, format_vertex
+from katacli.game.coords import BLACK, WHITE, format_color, format_vertex, parse_vertex
 from katacli.nn.batching import BatchingEvaluator
 from katacli.nn.evaluator import NNEvaluator
 from katacli.search import Searcher, SearchParams
@@ -79,6 +79,28 @@ def play_game(network: NNEvaluator, num_moves: int) -> list[list[str]]:
         state.play(point, pla)
         moves.append([format_color(pla), format_vertex(point, BOARD, BOARD)])
     return moves
+
+
+# Turns of the game a lone search is timed at (--compare-search).
+COMPARE_TURNS = (40, 90, 140)
+
+
+def lone_search_rate(network, moves: list, leaves: int, visits: int) -> tuple[float, bool]:
+    """(visits/s of one search at a time with ``leaves`` leaves a batch over COMPARE_TURNS' positions,
+    whether it ran pipelined), the network cache cleared before each."""
+    params = SearchParams.defaults("gtp").replace(num_search_threads=leaves, max_visits=visits)
+    total, seconds, pipelined = 0, 0.0, False
+    for turn in COMPARE_TURNS:
+        state = GameState(BOARD, BOARD)
+        for color, vertex in moves[:min(turn, len(moves))]:
+            state.play(parse_vertex(vertex, BOARD, BOARD), BLACK if color == "B" else WHITE)
+        network.cache.clear()
+        searcher = Searcher(state, params, network, seed=turn)
+        pipelined = pipelined or searcher.pipelined
+        started = time.perf_counter()
+        total += searcher.run().visits
+        seconds += time.perf_counter() - started
+    return total / max(seconds, 1e-9), pipelined
 
 
 class CountingSink:
@@ -176,6 +198,11 @@ def main() -> None:
     parser.add_argument("--searches-per-driver", type=int, default=None,
                         help="how many searches one analysis worker thread steps (default: the engine's rule, "
                              "16 a worker and at least 4 workers): e.g. 32 or 64 for fewer, bigger rounds")
+    parser.add_argument("--compare-search", type=int, default=0, metavar="VISITS",
+                        help="also time a lone search with as many leaves a batch as the largest setting's "
+                             "searches (numSearchThreads = analysis x search threads, searchPipelining auto) "
+                             "at VISITS visits on a few of the game's positions, and print each setting's "
+                             "visits/s against it (the CUDA issue's analysis goal: 80%%)")
     parser.add_argument("--leaf-threads", default=None,
                         help="numLeafFeatureThreads values to run each setting with, e.g. 0,auto (a row each; "
                              "default: the default only)")
@@ -231,6 +258,7 @@ def main() -> None:
           f"{'avg batch':>10} {'seconds':>8} {'net busy':>9} {'waiting':>8}")
     leaf_options = [None] if args.leaf_threads is None else [
         -1 if v.strip() == "auto" else int(v) for v in args.leaf_threads.split(",")]
+    rates: list[tuple[str, float]] = []
     for setting in args.settings.split(","):
         analysis_threads, search_threads = (int(v) for v in setting.lower().split("x"))
         for leaf_threads in leaf_options:
@@ -240,10 +268,19 @@ def main() -> None:
             seconds = result["seconds"]
             label = f"{analysis_threads} x {search_threads}" + (
                 "" if leaf_threads is None else f" helpers {'auto' if leaf_threads < 0 else leaf_threads}")
+            rates.append((label.strip(), result['positions'] * args.visits / seconds))
             print(f"{label:>26} {result['positions'] / seconds:12.2f} "
                   f"{result['positions'] * args.visits / seconds:10.0f} {result['rows'] / seconds:10.0f} "
                   f"{result['rows'] / max(1, result['batches']):10.1f} {seconds:8.1f} "
                   f"{result['net_busy']:9.0%} {result['workers_waiting']:8.0%}", flush=True)
+    if args.compare_search:
+        leaves = max(a * t for a, t in ((int(v) for v in setting.lower().split("x"))
+                                         for setting in args.settings.split(",")))
+        rate, pipelined = lone_search_rate(network, moves, leaves, args.compare_search)
+        print(f"a lone search of {leaves} leaves a batch on the same network (kata benchmark's kind), "
+              f"{args.compare_search} visits from turns {', '.join(str(t) for t in COMPARE_TURNS)}: {rate:.0f} visits/s"
+              f"{' (pipelined: two batches in flight)' if pipelined else ''}; the analysis settings above "
+              f"against it: {', '.join(f'{label} {value / rate:.0%}' for label, value in rates)}")
     if shutil.which("katago") is None:
         print("(no katago binary on PATH: no side-by-side KataGo figures)")
 

@@ -127,7 +127,7 @@ if want train; then
 fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
-  timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 2>&1 | grep -E "recorded|device|search threads| x "
+  timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 --compare-search 3200 2>&1 | grep -E "recorded|device|search threads| x |lone search"
   # Each analysis worker's searches share one leaf helper thread (4+ cores); the same 64x1 without it.
   timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --leaf-threads 0 2>&1 | grep helpers
