@@ -235,6 +235,9 @@ def main() -> None:
                              f"{', one call at a time' if args.serial_device else ''})", "zero-cost")
     else:
         network = NNEvaluator.from_file(args.model, **options, max_batch_size=256)
+    from katacli.startup_objects import freeze_startup_objects
+
+    freeze_startup_objects()   # as `kata analysis` does once its network is loaded
     moves = play_game(network, args.moves)
     if not args.simulated_gpu:   # as kata benchmark does: no timed run records a CUDA graph (or tunes cuDNN)
         from katacli.tuning.gpu_curve import record_graphs

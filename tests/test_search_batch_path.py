@@ -99,8 +99,8 @@ def test_cache_rows_are_shared_between_the_two_apis():
 
 
 def test_cached_rows_answer_exactly_what_was_evaluated_with_ownership_where_kept():
-    """The cache keeps a batch as one CachedBlock (scalars, shared policy, ownership): every field
-    comes back bit for bit, through both APIs, and only rows evaluated with ownership offer it."""
+    """The cache keeps a batch's rows as tuples of its arrays (scalars, shared policy, ownership): every
+    field comes back bit for bit, through both APIs, and only rows evaluated with ownership offer it."""
     states = _positions(4, seed=5)
     spatial, global_features, legal, white = _inputs(states)
     keys = np.array([[2000 + i, 9] for i in range(len(states))], np.uint64)
@@ -121,6 +121,24 @@ def test_cached_rows_answer_exactly_what_was_evaluated_with_ownership_where_kept
                             cache_key=(9 << 64) | (2000 + i), include_ownership=bool(wanted[i]))
         _assert_same_output(evaluator.evaluate_one(request), first.output(i))
     assert evaluator.num_positions_evaluated == evaluated
+
+
+def test_the_nn_cache_gives_the_garbage_collector_nothing_to_walk():
+    """A cache of a million positions as objects made every full collection walk all of them."""
+    import gc
+
+    evaluator = _evaluator()
+    states = _positions(6, seed=8)
+    spatial, global_features, legal, white = _inputs(states)
+    keys = np.array([[3000 + i, 4] for i in range(len(states))], np.uint64)
+    batch = NNBatch(spatial, global_features, legal, SIZE, SIZE, white, np.zeros(len(states)),
+                    np.array([True, False] * 3), cache_keys=keys)
+    evaluator.evaluate_batch(batch)
+    gc.collect()   # a collection untracks the tuples whose items are untracked: the rows, then
+    gc.collect()   # the cache's entries holding them
+    entries = list(evaluator.cache._slots.values())
+    assert len(entries) == len(states)
+    assert not any(gc.is_tracked(entry) or gc.is_tracked(entry[2]) for entry in entries)
 
 
 class _PerRequestOnly:

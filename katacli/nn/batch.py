@@ -3,7 +3,7 @@
 The search's hot path: a tree's batch buffers go to the evaluator as whole arrays and the answers
 come back as whole arrays (value columns, policy rows, ownership rows where wanted), with no object
 per position (:class:`~katacli.nn.request.NNRequest` / :class:`~katacli.nn.postprocess.NNOutput`
-remain the per-position API). The NN cache stores rows of answer arrays (:class:`CachedRow`).
+remain the per-position API). The NN cache stores rows of answer arrays (:func:`cached_rows`).
 Torch-free, like :mod:`katacli.nn.request`.
 """
 from __future__ import annotations
@@ -159,60 +159,57 @@ class NNBatchOutput:
         return [self.output(i) for i in range(len(self))]
 
 
-# CachedBlock.scalars: the value columns, then these (all exact in float64).
+# A cached block's scalars: the value columns, then these (all exact in float64).
 CACHED_EXTRA_COLUMNS = ("policy_pass", "symmetry", "policy_optimism", "has_ownership")
 CACHED_COLUMN = {name: len(VALUE_COLUMNS) + i for i, name in enumerate(CACHED_EXTRA_COLUMNS)}
+# A cached row -- the NN cache's value for a position a batch evaluated -- is an exact tuple of these:
+# the batch's per-row scalars (one array per batch: its seven small arrays would cost ~110 bytes of
+# header each, and a search's batches are small), its shared policy rows, its ownership rows or None,
+# the row's index and the board. Only ints, arrays and None: Python's garbage collector leaves such a
+# tuple alone, where an object per cached position made every full collection walk the whole cache
+# (about 100 ms for 57,000 positions; the cache holds up to a million).
+CACHED_SCALARS, CACHED_POLICY, CACHED_OWNERSHIP, CACHED_INDEX, CACHED_BOARD_X, CACHED_BOARD_Y = range(6)
 
 
-class CachedBlock:
-    """What the NN cache keeps of an answered batch: one array of per-row scalars, the (shared) policy
-    rows and the ownership rows if any. A batch's seven small arrays cost ~110 bytes of header each, and
-    a search's batches are small (2 rows on average for a GTP genmove), so one array per block instead
-    of six saves ~250 bytes per cached position."""
-
-    __slots__ = ("scalars", "policy", "ownership", "board_x", "board_y")
-
-    def __init__(self, block: NNBatchOutput):
-        n = len(block)
-        scalars = np.empty((n, len(VALUE_COLUMNS) + len(CACHED_EXTRA_COLUMNS)), np.float64)
-        scalars[:, : len(VALUE_COLUMNS)] = block.values
-        scalars[:, CACHED_COLUMN["policy_pass"]] = block.policy_pass
-        scalars[:, CACHED_COLUMN["symmetry"]] = block.symmetry
-        scalars[:, CACHED_COLUMN["policy_optimism"]] = block.policy_optimism
-        scalars[:, CACHED_COLUMN["has_ownership"]] = block.ownership_rows if block.ownership is not None else False
-        scalars.flags.writeable = False
-        self.scalars = scalars
-        self.policy = block.policy
-        self.ownership = block.ownership if bool(block.ownership_rows.any()) else None
-        self.board_x, self.board_y = block.board_x, block.board_y
+def cached_rows(block: NNBatchOutput) -> list[tuple]:
+    """The NN cache's entries for every row of an answered batch (see CACHED_SCALARS)."""
+    n = len(block)
+    scalars = np.empty((n, len(VALUE_COLUMNS) + len(CACHED_EXTRA_COLUMNS)), np.float64)
+    scalars[:, : len(VALUE_COLUMNS)] = block.values
+    scalars[:, CACHED_COLUMN["policy_pass"]] = block.policy_pass
+    scalars[:, CACHED_COLUMN["symmetry"]] = block.symmetry
+    scalars[:, CACHED_COLUMN["policy_optimism"]] = block.policy_optimism
+    scalars[:, CACHED_COLUMN["has_ownership"]] = block.ownership_rows if block.ownership is not None else False
+    scalars.flags.writeable = False
+    ownership = block.ownership if bool(block.ownership_rows.any()) else None
+    policy, board_x, board_y = block.policy, block.board_x, block.board_y
+    return [(scalars, policy, ownership, j, board_x, board_y) for j in range(n)]
 
 
-class CachedRow:
-    """A cache entry: row ``index`` of a cached block (no copy, no object per field)."""
+def is_cached_row(entry) -> bool:
+    """Whether a cache entry is a batch's row (cached_rows), not an NNOutput of the per-request API."""
+    return type(entry) is tuple
 
-    __slots__ = ("block", "index")
 
-    def __init__(self, block: CachedBlock, index: int):
-        self.block = block
-        self.index = index
+def cached_row_has_ownership(row: tuple) -> bool:
+    return row[CACHED_OWNERSHIP] is not None and bool(row[CACHED_SCALARS][row[CACHED_INDEX],
+                                                                        CACHED_COLUMN["has_ownership"]])
 
-    def has_ownership(self) -> bool:
-        return self.block.ownership is not None and bool(self.block.scalars[self.index, CACHED_COLUMN["has_ownership"]])
 
-    def output(self) -> NNOutput:
-        """The row as an NNOutput (its policy a view of the block's)."""
-        block, i = self.block, self.index
-        row = block.scalars[i].tolist()
-        ownership = None
-        if self.has_ownership():
-            # A copy, so that one row does not keep the block's ownership alive.
-            ownership = block.ownership[i] if len(block.ownership) == 1 else block.ownership[i].copy()
-        return NNOutput(
-            **dict(zip(VALUE_COLUMNS, row)),   # the value columns are named as NNOutput's fields
-            policy=block.policy[i], policy_pass=row[CACHED_COLUMN["policy_pass"]], white_ownership=ownership,
-            board_x=block.board_x, board_y=block.board_y, symmetry=int(row[CACHED_COLUMN["symmetry"]]),
-            policy_optimism=row[CACHED_COLUMN["policy_optimism"]],
-        )
+def cached_row_output(row: tuple) -> NNOutput:
+    """A cached row as an NNOutput (its policy a view of the batch's)."""
+    scalars, policy, ownership_rows, i, board_x, board_y = row
+    values = scalars[i].tolist()
+    ownership = None
+    if cached_row_has_ownership(row):
+        # A copy, so that one row does not keep the batch's ownership alive.
+        ownership = ownership_rows[i] if len(ownership_rows) == 1 else ownership_rows[i].copy()
+    return NNOutput(
+        **dict(zip(VALUE_COLUMNS, values)),   # the value columns are named as NNOutput's fields
+        policy=policy[i], policy_pass=values[CACHED_COLUMN["policy_pass"]], white_ownership=ownership,
+        board_x=board_x, board_y=board_y, symmetry=int(values[CACHED_COLUMN["symmetry"]]),
+        policy_optimism=values[CACHED_COLUMN["policy_optimism"]],
+    )
 
 
 def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
@@ -239,15 +236,16 @@ def empty_output(n: int, area: int, with_ownership: bool, board_x: int, board_y:
 
 
 def copy_row(dst: NNBatchOutput, i: int, entry) -> None:
-    """Row i of dst from a cache entry: a CachedRow, or an NNOutput (stored by the per-request API)."""
-    if isinstance(entry, CachedRow):
-        src, j = entry.block, entry.index
-        row = src.scalars[j]
+    """Row i of dst from a cache entry: a cached row (cached_rows), or an NNOutput (stored by the
+    per-request API)."""
+    if is_cached_row(entry):
+        scalars, policy, ownership, j = entry[:4]
+        row = scalars[j]
         dst.values[i] = row[: len(VALUE_COLUMNS)]
-        dst.policy[i] = src.policy[j]
+        dst.policy[i] = policy[j]
         dst.policy_pass[i] = row[CACHED_COLUMN["policy_pass"]]
-        if dst.ownership is not None and entry.has_ownership():
-            dst.ownership[i] = src.ownership[j]
+        if dst.ownership is not None and cached_row_has_ownership(entry):
+            dst.ownership[i] = ownership[j]
             dst.ownership_rows[i] = True
         dst.symmetry[i] = int(row[CACHED_COLUMN["symmetry"]])
         dst.policy_optimism[i] = row[CACHED_COLUMN["policy_optimism"]]

@@ -32,7 +32,8 @@ from katacli.nn.postprocess import (
     postprocess_multipliers,
 )
 from katacli.nn.batch import (
-    CachedBlock, CachedRow, NNBatch, NNBatchOutput, concatenate_outputs, copy_row, empty_output, with_shared_policy,
+    NNBatch, NNBatchOutput, cached_row_has_ownership, cached_row_output, cached_rows, concatenate_outputs, copy_row,
+    empty_output, is_cached_row, with_shared_policy,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries, gather_indices
 from katacli._core.nn_postprocess import postprocess_rows
@@ -318,9 +319,7 @@ class NNEvaluator:
         if misses:
             block = with_shared_policy(block)
         if misses and plan.keys is not None:
-            cached = CachedBlock(block)
-            self.cache.put_many([plan.keys[i] for i in misses], [CachedRow(cached, j) for j in range(len(misses))],
-                                [plan.settings[i] for i in misses])
+            self.cache.put_many([plan.keys[i] for i in misses], cached_rows(block), [plan.settings[i] for i in misses])
         if len(misses) == n:
             return block
         out = empty_output(n, batch.board_x * batch.board_y, bool(batch.include_ownership.any()), batch.board_x,
@@ -364,7 +363,7 @@ class NNEvaluator:
         wanted = batch.include_ownership.tolist()
         hits, misses = [], []
         for i, entry in enumerate(self.cache.get_many(keys, settings)):
-            if entry is None or (wanted[i] and not (entry.has_ownership() if isinstance(entry, CachedRow)
+            if entry is None or (wanted[i] and not (cached_row_has_ownership(entry) if is_cached_row(entry)
                                                      else entry.white_ownership is not None)):
                 misses.append(i)
             else:
@@ -446,10 +445,10 @@ class NNEvaluator:
         if self.cache is None or request.cache_key is None:
             return None
         cached = self.cache.get(request.cache_key, _settings_key(request))
-        if isinstance(cached, CachedRow):  # stored by evaluate_batch
-            if request.include_ownership and not cached.has_ownership():
+        if is_cached_row(cached):  # stored by evaluate_batch
+            if request.include_ownership and not cached_row_has_ownership(cached):
                 return None
-            return cached.output()
+            return cached_row_output(cached)
         if cached is not None and request.include_ownership and cached.white_ownership is None:
             return None  # stored without the ownership this request needs: evaluate again
         return cached
