@@ -397,59 +397,61 @@ class BatchingEvaluator:
         # runs the last one, whose answers are then postprocessed and handed out. The device then waits
         # for the host's share of a call (joining, cache, postprocessing: ~1 ms a call of 25 rows on
         # 2 cores) only when no batch is ready.
-        launched: Optional[tuple] = None   # (parts, members, pending answer, evaluator)
-        busy_since = None
+        launched: Optional[_Launched] = None
+        busy_since: Optional[float] = None
         try:
             while True:
                 batch = self._take() if launched is None else self._take_beside(launched)
                 if batch is NOT_READY or batch is None:
                     if launched is None:
                         return
-                    self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
-                    launched = None
+                    launched = self._deliver_launched(launched)
                     busy_since = self._count_busy(busy_since)
                     continue
                 if busy_since is None:
                     busy_since = time.perf_counter()
                 evaluator = self.evaluator  # one evaluator for the whole batch (see replace_evaluator)
                 members = self._launchable(batch, evaluator)
-                if members is not None:
-                    if launched is not None and _finished(launched[2]):   # its answers first: no one waits
-                        self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
-                        launched = None
-                    try:
-                        pending = evaluator.submit_batch(join_batches([rows for _, rows in members])
-                                                         if len(members) > 1 else members[0][1])
-                    except BaseException as exc:   # that batch's callers get the error
-                        pending = exc
+                if members is None:   # evaluated here and now, after the launched batch (answers in order)
                     if launched is not None:
-                        self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
-                    launched = (batch, members, pending, evaluator)
+                        launched = self._deliver_launched(launched)
+                    self._run_batch(batch, evaluator)
+                    busy_since = self._count_busy(busy_since)
                     continue
-                if launched is not None:   # answers in order: the launched batch first
-                    self._deliver(launched[0], None, partial(self._launched_outputs, *launched[1:]), None)
-                    launched = None
-                self._run_batch(batch, evaluator)
-                busy_since = self._count_busy(busy_since)
+                if launched is not None and _finished(launched.pending):   # its answers first: no one waits
+                    launched = self._deliver_launched(launched)
+                try:
+                    pending = evaluator.submit_batch(join_batches([rows for _, rows in members])
+                                                     if len(members) > 1 else members[0][1])
+                except BaseException as exc:   # that batch's callers get the error
+                    pending = exc
+                if launched is not None:
+                    self._deliver_launched(launched)
+                launched = _Launched(batch, members, pending)
         except BaseException as exc:
             if launched is not None:   # its callers must not wait for ever
-                self._deliver(launched[0], None, {}, RuntimeError(f"the network server thread failed: {exc!r}"))
+                self._deliver(launched.parts, None, {}, RuntimeError(f"the network server thread failed: {exc!r}"))
             raise
 
-    def _take_beside(self, launched: tuple):
+    def _take_beside(self, launched: "_Launched"):
         """A batch to launch while the launched call runs: one at least as big as it (a smaller one would
         cost the device a call's fixed time for fewer positions), taken as soon as there is one;
         NOT_READY (or None, closed) once the launched call has finished first."""
-        rows_in_flight = sum(len(rows) for _, rows in launched[1])
+        rows_in_flight = sum(len(rows) for _, rows in launched.members)
         while True:
             batch = self._take(block=False, min_requests=rows_in_flight)
-            if batch is not NOT_READY or _finished(launched[2]):
+            if batch is not NOT_READY or _finished(launched.pending):
                 return batch
             with self._cv:   # new callers' parts wake it; the device's end is polled
                 self._cv.wait(LAUNCHED_POLL_S)
 
+    def _deliver_launched(self, launched: "_Launched") -> None:
+        """Wait for a launched call and hand its answers (or its error) to its callers; None."""
+        self._deliver(launched.parts, None, partial(_launched_outputs, launched), None)
+        return None
+
     def _count_busy(self, busy_since: Optional[float]) -> None:
-        """Add the time since busy_since to busy_seconds: the server goes idle."""
+        """Add the time since busy_since to busy_seconds (the server goes idle); None, the new busy_since."""
         if busy_since is not None:
             with self._cv:
                 self.busy_seconds += time.perf_counter() - busy_since
@@ -471,19 +473,6 @@ class BatchingEvaluator:
             key = part_key
             members.append((part, rows))
         return members
-
-    def _launched_outputs(self, members: list, pending, evaluator) -> dict:
-        """{id(part): its rows of the answer} of a launched call, waiting for it; raises its error."""
-        if isinstance(pending, BaseException):
-            raise pending
-        answer = pending.result()
-        if len(members) == 1:
-            return {id(members[0][0]): answer}
-        results, start = {}, 0
-        for part, rows in members:
-            results[id(part)] = output_rows(answer, start, start + len(rows))
-            start += len(rows)
-        return results
 
     def _run_batch(self, batch: list, evaluator) -> None:
         """Evaluate a batch here and now and hand the answers out."""
@@ -582,6 +571,30 @@ class BatchingEvaluator:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _Launched:
+    """A batch a server launched: its parts, their (part, rows), and the pending answer (a PendingBatch,
+    or the exception that stopped the launch)."""
+
+    __slots__ = ("parts", "members", "pending")
+
+    def __init__(self, parts: list, members: list, pending):
+        self.parts, self.members, self.pending = parts, members, pending
+
+
+def _launched_outputs(launched: _Launched) -> dict:
+    """{id(part): its rows of the answer} of a launched call, waiting for it; raises its error."""
+    if isinstance(launched.pending, BaseException):
+        raise launched.pending
+    answer = launched.pending.result()
+    if len(launched.members) == 1:
+        return {id(launched.members[0][0]): answer}
+    results, start = {}, 0
+    for part, rows in launched.members:
+        results[id(part)] = output_rows(answer, start, start + len(rows))
+        start += len(rows)
+    return results
 
 
 def _finished(pending) -> bool:
