@@ -322,18 +322,7 @@ cdef void _recompute_walk(TreeCore* t, Node* n, bint is_root, int64_t epoch) noe
 
 cdef void backup(TreeCore* t, LeafSlot* ls) noexcept nogil:
     """The leaf (path end) has its new value: count edge visits up the path and refresh each parent."""
-    cdef int i
-    cdef bint update = True
-    cdef Node* parent
-    for i in range(ls.depth - 1, -1, -1):
-        parent = ls.path[i]
-        if update:
-            if ls.counted[i]:
-                parent.children[ls.slots[i]].edge_visits += 1
-                recompute_stats(t, parent, i == 0, 1)
-            else:
-                update = False
-        ls.path[i + 1].virtual_losses -= 1
+    _backup_path(t, ls, -1)
 
 
 cdef void mark_batch_backup(LeafSlot* ls, int leaf_index) noexcept nogil:
@@ -356,6 +345,12 @@ cdef void backup_batch(TreeCore* t, LeafSlot* ls, int leaf_index) noexcept nogil
     one would pass through it too), so in a tree the result is backup()'s, leaf after leaf, bit for bit;
     with graph search, a node shared by several paths may see a shared child's earlier state (as a
     parent refreshed before that child's last refresh does in backup())."""
+    _backup_path(t, ls, leaf_index)
+
+
+cdef void _backup_path(TreeCore* t, LeafSlot* ls, int leaf_index) noexcept nogil:
+    """Up the leaf's path: edge visits counted, virtual losses undone, parents refreshed -- every one with
+    this playout (leaf_index < 0), or each at its batch's last leaf with the batch's playouts."""
     cdef int i
     cdef bint update = True
     cdef Node* parent
@@ -364,7 +359,9 @@ cdef void backup_batch(TreeCore* t, LeafSlot* ls, int leaf_index) noexcept nogil
         if update:
             if ls.counted[i]:
                 parent.children[ls.slots[i]].edge_visits += 1
-                if parent.batch_last_plus_one == leaf_index + 1:
+                if leaf_index < 0:
+                    recompute_stats(t, parent, i == 0, 1)
+                elif parent.batch_last_plus_one == leaf_index + 1:
                     recompute_stats(t, parent, i == 0, parent.batch_visits)
                     parent.batch_last_plus_one = 0
                     parent.batch_visits = 0
