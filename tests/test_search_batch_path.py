@@ -164,13 +164,19 @@ def test_search_results_are_the_same_on_both_paths(threads):
     assert sum(row[1] for row in results[0]) > 0
 
 
-def test_tree_batch_arrays_are_views_of_the_lane_rows_and_flags_read_the_leaves():
-    state = _positions(1, seed=4)[0]
-    searcher = Searcher(state, SearchParams().replace(num_search_threads=4, max_visits=40), _evaluator(), seed=2)
+def _searched_tree_with_waiting_leaves(leaves: int, visits: int, seed: int):
+    """(searcher, tree, n): a search of ``visits`` run, then n of ``leaves`` leaves collected and waiting."""
+    state = _positions(1, seed=seed)[0]
+    searcher = Searcher(state, SearchParams().replace(num_search_threads=leaves, max_visits=visits), _evaluator(),
+                        seed=2)
     searcher.run()
-    tree = searcher.tree
-    n, _ = tree.collect(4, 4)
+    n, _ = searcher.tree.collect(leaves, leaves)
     assert n >= 1
+    return searcher, searcher.tree, n
+
+
+def test_tree_batch_arrays_are_views_of_the_lane_rows_and_flags_read_the_leaves():
+    _, tree, n = _searched_tree_with_waiting_leaves(4, 40, seed=4)
     spatial, global_features, legal, keys, white, is_root, mirror_hack, symmetry = tree.batch_arrays(n)
     assert tree.batch_arrays(n)[0] is spatial   # made once per lane and size
     np.testing.assert_array_equal(spatial, tree.spatial[:n])
@@ -187,11 +193,7 @@ def test_tree_batch_arrays_are_views_of_the_lane_rows_and_flags_read_the_leaves(
 
 
 def test_prepared_batch_shares_constant_rows_and_they_cannot_be_written():
-    state = _positions(1, seed=6)[0]
-    searcher = Searcher(state, SearchParams().replace(num_search_threads=2, max_visits=30), _evaluator(), seed=2)
-    searcher.run()
-    tree = searcher.tree
-    n, _ = tree.collect(2, 2)
+    searcher, tree, n = _searched_tree_with_waiting_leaves(2, 30, seed=6)
     batch = searcher._leaf_evaluator.prepare_arrays(tree, n, searcher.params)
     again = searcher._leaf_evaluator.prepare_arrays(tree, n, searcher.params)
     assert batch.policy_optimism is again.policy_optimism   # no root among the leaves: one shared array
