@@ -405,8 +405,10 @@ class BatchingEvaluator:
                 if batch is NOT_READY or batch is None:
                     if launched is None:
                         return
-                    launched = self._deliver_launched(launched)
-                    busy_since = self._count_busy(busy_since)
+                    self._deliver_launched(launched)
+                    launched = None
+                    self._count_busy(busy_since)
+                    busy_since = None
                     continue
                 if busy_since is None:
                     busy_since = time.perf_counter()
@@ -414,15 +416,17 @@ class BatchingEvaluator:
                 members = self._launchable(batch, evaluator)
                 if members is None:   # evaluated here and now, after the launched batch (answers in order)
                     if launched is not None:
-                        launched = self._deliver_launched(launched)
+                        self._deliver_launched(launched)
+                        launched = None
                     self._run_batch(batch, evaluator)
-                    busy_since = self._count_busy(busy_since)
+                    self._count_busy(busy_since)
+                    busy_since = None
                     continue
                 if launched is not None and _finished(launched.pending):   # its answers first: no one waits
-                    launched = self._deliver_launched(launched)
+                    self._deliver_launched(launched)
+                    launched = None
                 try:
-                    pending = evaluator.submit_batch(join_batches([rows for _, rows in members])
-                                                     if len(members) > 1 else members[0][1])
+                    pending = evaluator.submit_batch(_joined(members))
                 except BaseException as exc:   # that batch's callers get the error
                     pending = exc
                 if launched is not None:
@@ -446,16 +450,14 @@ class BatchingEvaluator:
                 self._cv.wait(LAUNCHED_POLL_S)
 
     def _deliver_launched(self, launched: "_Launched") -> None:
-        """Wait for a launched call and hand its answers (or its error) to its callers; None."""
+        """Wait for a launched call and hand its answers (or its error) to its callers."""
         self._deliver(launched.parts, None, partial(_launched_outputs, launched), None)
-        return None
 
     def _count_busy(self, busy_since: Optional[float]) -> None:
-        """Add the time since busy_since to busy_seconds (the server goes idle); None, the new busy_since."""
+        """Add the time since busy_since to busy_seconds: the server goes idle."""
         if busy_since is not None:
             with self._cv:
                 self.busy_seconds += time.perf_counter() - busy_since
-        return None
 
     def _launchable(self, batch: list, evaluator) -> Optional[list]:
         """[(part, rows)] of a batch that can go to the device as one launched call (an evaluator that
@@ -537,8 +539,7 @@ class BatchingEvaluator:
             calls.setdefault(key[3:] if self.pad_mixed_sizes else key, []).append(members)
         results = {}
         for sizes in calls.values():
-            combined = [members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
-                        for members in sizes]
+            combined = [_joined(members) for members in sizes]
             if len(combined) > 1:
                 # Pad to the largest shape seen so far: a GPU then sees few input shapes (few CUDA graphs).
                 height = max([self._canvas[0]] + [b.spatial.shape[2] for b in combined])
@@ -548,10 +549,7 @@ class BatchingEvaluator:
             else:
                 answers = [evaluator.evaluate_batch(combined[0])]
             for members, answer in zip(sizes, answers):
-                start = 0
-                for part, rows in members:
-                    results[id(part)] = answer if len(members) == 1 else output_rows(answer, start, start + len(rows))
-                    start += len(rows)
+                results.update(_answers_by_part(members, answer))
         return results
 
     # ---- lifetime
@@ -587,11 +585,20 @@ def _launched_outputs(launched: _Launched) -> dict:
     """{id(part): its rows of the answer} of a launched call, waiting for it; raises its error."""
     if isinstance(launched.pending, BaseException):
         raise launched.pending
-    answer = launched.pending.result()
-    if len(launched.members) == 1:
-        return {id(launched.members[0][0]): answer}
+    return _answers_by_part(launched.members, launched.pending.result())
+
+
+def _joined(members: list) -> NNBatch:
+    """The rows of [(part, rows)] as one batch (the rows themselves when there is one member)."""
+    return members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
+
+
+def _answers_by_part(members: list, answer) -> dict:
+    """{id(part): its rows of ``answer``}, the answer to _joined(members)."""
+    if len(members) == 1:
+        return {id(members[0][0]): answer}
     results, start = {}, 0
-    for part, rows in launched.members:
+    for part, rows in members:
         results[id(part)] = output_rows(answer, start, start + len(rows))
         start += len(rows)
     return results

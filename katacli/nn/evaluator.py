@@ -395,18 +395,6 @@ class NNEvaluator:
         n = len(batch)
         self.require_metadata(batch.meta)
         area = batch.spatial.shape[2] * batch.spatial.shape[3]
-        if n <= self.max_batch_size and self.piece_count(n, area) == 1:   # one call (a search's usual batch)
-            with self._stats_lock:
-                self.num_batches += 1
-            return self._run_arrays(batch.spatial, batch.global_features, batch.meta, batch.legal_mask, batch.board_x,
-                                    batch.board_y, symmetries=symmetries, input_symmetries=input_symmetries,
-                                    **batch.postprocess_args())
-        pieces = []
-        for start, end in self.call_bounds(n):
-            with self._stats_lock:
-                self.num_batches += 1
-            pieces += _split_evenly(list(range(start, end)), self.piece_count(end - start, area))
-        bounds = [(piece[0], piece[-1] + 1) for piece in pieces]
 
         def run(bound):
             start, end = bound
@@ -415,6 +403,16 @@ class NNEvaluator:
                                     batch.board_y, symmetries=symmetries[start:end],
                                     input_symmetries=input_symmetries[start:end], **rows.postprocess_args())
 
+        if n <= self.max_batch_size and self.piece_count(n, area) == 1:   # one call (a search's usual batch)
+            with self._stats_lock:
+                self.num_batches += 1
+            return run((0, n))
+        pieces = []
+        for start, end in self.call_bounds(n):
+            with self._stats_lock:
+                self.num_batches += 1
+            pieces += _split_evenly(list(range(start, end)), self.piece_count(end - start, area))
+        bounds = [(piece[0], piece[-1] + 1) for piece in pieces]
         if len(bounds) == 1:
             return run(bounds[0])
         pool = self._piece_pool(len(bounds) - 1) if self.parallel_threads > 1 else None
@@ -610,7 +608,6 @@ class NNEvaluator:
         return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
                              ownership_rows=want_ownership, symmetry=symmetries,
                              policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
-
 
     def _multipliers(self) -> tuple:
         """postprocess_multipliers of the model's postprocessing, made again only if that is replaced."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -100,33 +101,24 @@ def measure_gpu_curve(evaluator, board_x: int, board_y: int, max_batch: int = CU
     """Time the evaluator's network on blank positions at each batch size up to ``max_batch``; None off a GPU."""
     if not is_gpu(evaluator):
         return None
-    from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
-
     runner = evaluator.runner
-    saved_max = runner.max_batch_size
-    runner.max_batch_size = max(saved_max, max_batch)  # graph buckets up to the largest batch measured
     points = []
-    try:
+    with _buckets_up_to(runner, max_batch):   # graph buckets up to the largest batch measured
         for batch in curve_batches(max_batch):
-            spatial = np.zeros((batch, NUM_SPATIAL_FEATURES_V7, board_y, board_x), np.float32)
-            spatial[:, 0] = 1.0
-            global_features = np.zeros((batch, NUM_GLOBAL_FEATURES_V7), np.float32)
-            meta = _blank_meta(evaluator, batch)
+            inputs = _blank_inputs(evaluator, batch, board_x, board_y)
             # Untimed: records the graph, on every lane for the sizes a pipelined search's lane can reach
             # (half the largest thread count tried; it keeps a call in flight per lane), so that no timed
             # search pays for a capture. The largest sizes only on one lane: each lane's graphs hold memory.
             if batch <= max_batch // 2:
-                runner.capture_lanes(spatial, global_features, meta, True)
+                runner.capture_lanes(*inputs, True)
             else:
-                runner(spatial, global_features, meta, True)
+                runner(*inputs, True)
             seconds = []
             for _ in range(repeats):
                 start = clock()
-                runner(spatial, global_features, meta, True)
+                runner(*inputs, True)
                 seconds.append(clock() - start)
             points.append(CurvePoint(batch, batch / max(statistics.median(seconds), 1e-9), timing_spread(seconds)))
-    finally:
-        runner.max_batch_size = saved_max
     return GpuCurve((board_x, board_y), tuple(points))
 
 
@@ -136,21 +128,31 @@ def record_graphs(evaluator, board_x: int, board_y: int, max_batch: int) -> list
     new shape: on a big net seconds in all); the sizes recorded, [] off a GPU or without graphs."""
     if not is_gpu(evaluator) or not getattr(evaluator.runner, "cuda_graphs", False):
         return []
-    from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
+    batches = curve_batches(max_batch)
+    with _buckets_up_to(evaluator.runner, max_batch):
+        for batch in batches:
+            evaluator.runner.capture_lanes(*_blank_inputs(evaluator, batch, board_x, board_y), True)
+    return batches
 
-    runner = evaluator.runner
+
+@contextmanager
+def _buckets_up_to(runner, max_batch: int) -> Iterator[None]:
+    """The runner's graph buckets reach max_batch meanwhile (its own max batch size restored after)."""
     saved_max = runner.max_batch_size
     runner.max_batch_size = max(saved_max, max_batch)
-    batches = curve_batches(max_batch)
     try:
-        for batch in batches:
-            spatial = np.zeros((batch, NUM_SPATIAL_FEATURES_V7, board_y, board_x), np.float32)
-            spatial[:, 0] = 1.0
-            global_features = np.zeros((batch, NUM_GLOBAL_FEATURES_V7), np.float32)
-            runner.capture_lanes(spatial, global_features, _blank_meta(evaluator, batch), True)
+        yield
     finally:
         runner.max_batch_size = saved_max
-    return batches
+
+
+def _blank_inputs(evaluator, batch: int, board_x: int, board_y: int) -> tuple:
+    """(spatial, global features, metadata or None) of ``batch`` empty boards."""
+    from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
+
+    spatial = np.zeros((batch, NUM_SPATIAL_FEATURES_V7, board_y, board_x), np.float32)
+    spatial[:, 0] = 1.0   # feature 0: on the board
+    return spatial, np.zeros((batch, NUM_GLOBAL_FEATURES_V7), np.float32), _blank_meta(evaluator, batch)
 
 
 def _blank_meta(evaluator, batch: int) -> Optional[np.ndarray]:
