@@ -7,6 +7,7 @@ import time
 import pytest
 
 from katacli.nn.batching import BatchClients, BatchingEvaluator
+from support.threads import run_in_threads
 
 
 class Recorder:
@@ -494,11 +495,7 @@ def test_launched_calls_under_load_answer_every_caller_with_its_own_rows(servers
                 for i in range(k, len(jobs), 8):
                     got[i] = front.evaluate_batch(jobs[i])
 
-        threads = [threading.Thread(target=caller, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        run_in_threads(caller, 8, timeout=60)
     for w, g in zip(want, got):
         assert g is not None and len(g) == len(w)
         np.testing.assert_allclose(g.policy, w.policy, atol=1e-6)

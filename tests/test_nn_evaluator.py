@@ -2,7 +2,6 @@
 and KataGo's postprocessing rules."""
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pytest
@@ -24,6 +23,7 @@ from katacli.nn.symmetry import (
 )
 
 from support.paths import G170_B6, MODELS, TEST_B4, require
+from support.threads import run_in_threads
 
 MODEL = MODELS / TEST_B4
 G170 = MODELS / G170_B6
@@ -240,11 +240,7 @@ def test_cache_is_thread_safe():
             value = cache.get(offset + i)
             assert value is None or value == offset + i
 
-    threads = [threading.Thread(target=worker, args=(k * 10000,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(lambda k: worker(k * 10000), 4)
     assert len(cache) <= 256
 
 
@@ -262,11 +258,7 @@ def test_batching_evaluator_from_many_threads(evaluator):
             for i in range(k, len(requests), 4):
                 results[i] = front.evaluate(requests[i])
 
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_in_threads(worker, 4)
     for got, want in zip(results, expected):
         assert_same_output(got, want)
     assert evaluator.num_batches - batches_before < len(requests)
