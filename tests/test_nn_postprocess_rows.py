@@ -128,3 +128,89 @@ def test_batch_symmetries_are_randrange_draws():
     expected = random.Random(7)
     assert drawn.tolist() == [expected.randrange(8) for _ in range(500)]
     assert fake._rng.random() == expected.random()  # no draw more or less
+
+
+def _core_cached(x, board_x, board_y, version, channels, allow_from_globals=None):
+    """_core with the NN cache's scalars, allow_no_result read from global features when they are given."""
+    h, w = x["policy"].shape[2:]
+    allow = None if allow_from_globals is not None else x["allow_no_result"].view(np.uint8)
+    return postprocess_rows(
+        x["policy"], x["policy_pass"], x["value"], x["score_value"], x["ownership"], x["legal"], x["white"],
+        x["optimism"], x["temperature"], x["hacks"], allow, x["want"], x["symmetries"], gather_indices(h, w, True),
+        board_x, board_y, version, channels >= 2, postprocess_multipliers(PARAMS),
+        global_features=allow_from_globals, cache_scalars=True)
+
+
+def test_cache_scalars_hold_each_rows_values_pass_symmetry_optimism_and_ownership_flag():
+    from katacli.nn.batch import CACHED_COLUMN, NUM_CACHED_SCALAR_COLUMNS
+
+    rng = np.random.default_rng(11)
+    x = _inputs(rng, 12, 9, 9, 9, 9, 2)
+    values, probs, own, scalars = _core_cached(x, 9, 9, 14, 2)
+    assert scalars.shape == (12, NUM_CACHED_SCALAR_COLUMNS)
+    np.testing.assert_array_equal(scalars[:, :len(VALUE_COLUMNS)], values)
+    np.testing.assert_array_equal(scalars[:, CACHED_COLUMN["policy_pass"]], probs[:, 81].astype(np.float64))
+    np.testing.assert_array_equal(scalars[:, CACHED_COLUMN["symmetry"]], x["symmetries"])
+    np.testing.assert_array_equal(scalars[:, CACHED_COLUMN["policy_optimism"]], x["optimism"].astype(np.float64))
+    np.testing.assert_array_equal(scalars[:, CACHED_COLUMN["has_ownership"]], x["want"])
+    x["want"][:] = False   # no row keeps ownership: none is made, and no row says it has one
+    _, _, own, scalars = _core_cached(x, 9, 9, 14, 2)
+    assert own is None and not scalars[:, CACHED_COLUMN["has_ownership"]].any()
+
+
+def test_allow_no_result_read_from_global_features_as_katago_reads_it():
+    from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, allow_no_result_from_globals
+
+    rng = np.random.default_rng(12)
+    x = _inputs(rng, 40, 9, 9, 9, 9, 2)
+    x["value"][:, 2] = 3.0   # a no-result logit that shows whether it was allowed
+    globals_ = np.zeros((40, 19), np.float32)
+    globals_[:, GLOBAL_KO_RULE_NOT_SIMPLE] = rng.random(40) < 0.5
+    globals_[:, GLOBAL_TERRITORY_SCORING] = rng.random(40) < 0.5
+    from_globals = _core_cached(x, 9, 9, 14, 2, allow_from_globals=globals_)
+    x["allow_no_result"] = np.array([allow_no_result_from_globals(g) for g in globals_])
+    explicit = _core_cached(x, 9, 9, 14, 2)
+    np.testing.assert_array_equal(from_globals[0], explicit[0])
+    assert (explicit[0][:, 2] > 0).any() and (explicit[0][:, 2] == 0).any()   # both kinds of row were there
+
+
+@pytest.mark.parametrize("name, bad", [
+    ("policy", lambda a: a.astype(np.float64)), ("legal", lambda a: a.astype(np.int32)),
+    ("symmetries", lambda a: a.astype(np.int32)), ("value", lambda a: np.asfortranarray(a)),
+    ("temperature", lambda a: a[:, None])])
+def test_arrays_of_another_type_or_layout_are_refused_by_name(name, bad):
+    rng = np.random.default_rng(13)
+    x = _inputs(rng, 3, 9, 9, 9, 9, 2)
+    x[name] = bad(x[name])
+    with pytest.raises(ValueError):
+        _core_cached(x, 9, 9, 14, 2)
+
+
+def test_postprocess_arrays_converts_what_the_c_loop_does_not_take_as_it_is():
+    """The evaluator hands arrays over as they are and converts only when the C loop refuses them: any
+    type or layout gives the answers of the converted arrays."""
+    from katacli.nn.batch import RowSettings
+    from katacli.nn.evaluator import NNEvaluator
+    from katacli.nn.torch_model import load_model
+    from pathlib import Path
+    import katacli
+
+    evaluator = NNEvaluator(load_model(Path(katacli.__file__).parent / "selfcheck" / "data" / "tiny-b2c16.bin.gz"),
+                            device="cpu")
+    rng = np.random.default_rng(14)
+    x = _inputs(rng, 4, 9, 9, 9, 9, evaluator.num_policy_channels)
+    raw = [x["policy"], x["policy_pass"], x["value"], x["score_value"], x["ownership"]]
+    settings = RowSettings(x["white"], x["optimism"].astype(np.float64), x["temperature"], x["hacks"],
+                           x["allow_no_result"], x["want"])
+    expected = evaluator.postprocess_arrays(raw, x["legal"], 9, 9, x["symmetries"], settings)
+    # float64 outputs, a padded grid cropped (not contiguous), int32 symmetries, lists of flags
+    wide = np.zeros((4, raw[0].shape[1], 9, 12), np.float32)
+    wide[:, :, :, :9] = raw[0]
+    odd_raw = [wide[:, :, :, :9], raw[1].astype(np.float64), raw[2], raw[3], raw[4]]
+    odd_settings = RowSettings(x["white"].tolist(), x["optimism"], x["temperature"].astype(np.float64),
+                               x["hacks"].astype(np.uint8), x["allow_no_result"].tolist(), x["want"])
+    got = evaluator.postprocess_arrays(odd_raw, x["legal"].astype(np.int8), 9, 9, x["symmetries"].astype(np.int32),
+                                       odd_settings)
+    for field in ("values", "policy", "policy_pass", "ownership", "cache_scalars"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    assert got.symmetry.dtype == np.int64 and got.ownership_rows.dtype == np.bool_

@@ -204,6 +204,27 @@ def test_prepared_batch_shares_constant_rows_and_they_cannot_be_written():
     tree.abandon()
 
 
+def test_a_plain_batch_is_made_once_per_lane_size_and_settings_and_a_new_tree_starts_over():
+    """Batches without the root, the anti-mirror shift or metadata are views of the tree's buffers, refilled
+    in place: the same NNBatch (and its row settings) serves every batch of a lane and size; other settings,
+    and another tree, get their own."""
+    searcher, tree, n = _searched_tree_with_waiting_leaves(2, 30, seed=6)
+    leaf_evaluator, params = searcher._leaf_evaluator, searcher.params
+    batch = leaf_evaluator.prepare_arrays(tree, n, params)
+    assert leaf_evaluator.prepare_arrays(tree, n, params) is batch
+    assert batch.row_settings() is batch.row_settings()
+    assert np.shares_memory(batch.spatial, tree.spatial) and np.shares_memory(batch.cache_keys, tree.cache_keys)
+    other = leaf_evaluator.prepare_arrays(tree, n, params.replace(policy_optimism=0.5))
+    assert other is not batch and other.policy_optimism[0] == 0.5
+    assert leaf_evaluator.prepare_arrays(tree, n, params) is batch
+    tree.abandon()
+    searcher2, tree2, n2 = _searched_tree_with_waiting_leaves(2, 30, seed=7)
+    fresh = leaf_evaluator.prepare_arrays(tree2, n2, searcher2.params)
+    assert fresh is not batch and np.shares_memory(fresh.spatial, tree2.spatial)
+    assert len(leaf_evaluator._plain_batches) == 1   # the first tree's batches were let go
+    tree2.abandon()
+
+
 def _child_stats(leaves: int, leaf_by_leaf: bool, **changes):
     state = _positions(1, seed=12)[0]
     params = SearchParams().replace(num_search_threads=leaves, max_visits=300, **changes)

@@ -24,6 +24,24 @@ cdef enum:
     NUM_SPATIAL_FEATURES_V7 = 22
     NUM_GLOBAL_FEATURES_V7 = 19
 
+# The global features' indices (see above); the network's postprocessing reads the rules from them.
+cdef enum:
+    G_PREV_PASS_1 = 0
+    G_SELF_KOMI = 5
+    G_KO_NOT_SIMPLE = 6
+    G_KO_KIND = 7
+    G_MULTI_STONE_SUICIDE = 8
+    G_TERRITORY = 9
+    G_TAX_SEKI = 10
+    G_TAX_ALL = 11
+    G_ENCORE_1 = 12
+    G_ENCORE_2 = 13
+    G_PASS_ENDS_PHASE = 14
+    G_PDA_ON = 15
+    G_PDA = 16
+    G_BUTTON = 17
+    G_KOMI_WAVE = 18
+
 cdef struct FeatureParams:
     double draw_equivalent_wins_for_white     # 0.5 by default
     bint conservative_pass_and_is_root

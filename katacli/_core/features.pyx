@@ -39,21 +39,6 @@ cdef enum:
     F_OPP_AREA = 19
     F_PLA_SECOND_ENCORE_STONE = 20
     F_OPP_SECOND_ENCORE_STONE = 21
-    G_PREV_PASS_1 = 0
-    G_SELF_KOMI = 5
-    G_KO_NOT_SIMPLE = 6
-    G_KO_KIND = 7
-    G_MULTI_STONE_SUICIDE = 8
-    G_TERRITORY = 9
-    G_TAX_SEKI = 10
-    G_TAX_ALL = 11
-    G_ENCORE_1 = 12
-    G_ENCORE_2 = 13
-    G_PASS_ENDS_PHASE = 14
-    G_PDA_ON = 15
-    G_PDA = 16
-    G_BUTTON = 17
-    G_KOMI_WAVE = 18
 
 # Komi is clipped to the board area plus this margin before scaling.
 cdef float KOMI_CLIP_RADIUS = 20.0

@@ -15,6 +15,10 @@ from libc.math cimport exp, expf, log1p, sqrt, tanhf, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from katacli._core.policy_rows cimport PolicyBlock
+from katacli._core.buffers cimport (
+    HeldBuffers, ItemKind, hold, release_held, ITEM_FLOAT32, ITEM_FLOAT64, ITEM_BYTE, ITEM_INT64,
+)
+from katacli._core.features cimport G_KO_NOT_SIMPLE, G_TERRITORY, NUM_GLOBAL_FEATURES_V7
 
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
 cdef float ILLEGAL_LOGIT = -1e30
@@ -32,6 +36,12 @@ cdef double OLD_SHORTTERM_SCORE_ERROR_SCALE = 10.0
 cdef enum:
     # The value columns, in katacli.nn.batch.VALUE_COLUMNS' order.
     NUM_VALUE_COLUMNS = 9
+    # A row's columns in the NN cache's scalars (cache_scalars=True): the value columns, then these.
+    CACHE_PASS_COLUMN = NUM_VALUE_COLUMNS
+    CACHE_SYMMETRY_COLUMN
+    CACHE_OPTIMISM_COLUMN
+    CACHE_HAS_OWNERSHIP_COLUMN
+    NUM_CACHE_SCALAR_COLUMNS
     # Score-value head columns each model version has.
     SCORE_COLUMNS_OLD = 4
     SCORE_COLUMNS_V9 = 6
@@ -42,6 +52,11 @@ cdef enum:
     NO_LEGAL_MOVE = 1
     NONFINITE_POLICY = 2
     NONFINITE_VALUE = 3
+
+
+# The extra columns of the cache scalars, by name (katacli.nn.batch.cached_rows reads them).
+CACHE_EXTRA_COLUMNS = {"policy_pass": CACHE_PASS_COLUMN, "symmetry": CACHE_SYMMETRY_COLUMN,
+                       "policy_optimism": CACHE_OPTIMISM_COLUMN, "has_ownership": CACHE_HAS_OWNERSHIP_COLUMN}
 
 
 cdef inline double _softplus(double x) noexcept nogil:
@@ -155,47 +170,112 @@ cdef int _value_row(const float* logits, const float* sv, bint white, bint allow
     return OK
 
 
-def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] policy_pass, const float[:, ::1] value,
-                     const float[:, ::1] score_value, ownership, const unsigned char[:, ::1] legal,
-                     const unsigned char[::1] white, const float[::1] optimism, const float[::1] temperature,
-                     const unsigned char[::1] hacks, const unsigned char[::1] allow_no_result,
-                     const unsigned char[::1] want_ownership,
-                     const int64_t[::1] symmetries, const int64_t[:, ::1] undo_table, int board_x, int board_y,
-                     int version, bint mix_optimism, multipliers):
+def postprocess_rows(policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature, hacks,
+                     allow_no_result, want_ownership, symmetries, undo_table, int board_x, int board_y, int version,
+                     bint mix_optimism, multipliers, *, global_features=None, bint cache_scalars=False):
     """(values float64 [n, 9], priors float32 [n, area + 1] with pass last, ownership float32 [n, area] or
-    None, zero in the rows want_ownership leaves out) of n rows. policy [n, C, H, W] and policy_pass [n, C] as the net gave them (channel 1 the
-    optimistic one, mixed in when mix_optimism), ownership [n, 1, H, W] or None; undo_table
-    katacli.nn.symmetry.gather_indices(H, W, undo=True); multipliers (output scale, score mean, score
-    stdev, lead, variance-time, short-term value error, short-term score error)."""
-    cdef Py_ssize_t n = policy.shape[0], i
-    cdef int grid_h = policy.shape[2], grid_w = policy.shape[3], area = board_x * board_y
-    cdef int channels = policy.shape[1], p, x, y, status = OK, failed_row = -1
-    cdef int score_columns = score_value.shape[1]
+    None) of n rows, and with ``cache_scalars`` a fourth array: the NN cache's per-row scalars float64
+    [n, 13] (the value columns, then CACHE_EXTRA_COLUMNS: pass prior, symmetry, optimism as float32 gave
+    it, whether the row holds ownership). C-contiguous float32 arrays: policy [n, C, H, W] and policy_pass
+    [n, C] as the net gave them (channel 1 the optimistic one, mixed in when mix_optimism), value [n, 3],
+    score_value [n, S], ownership [n, 1, H, W] or None (kept only for the rows want_ownership names: zero in
+    the others; None when no row wants it), optimism and temperature [n]; bools (or uint8): legal
+    [n, area + 1], white, hacks, want_ownership [n], allow_no_result [n] or None to read it from
+    ``global_features`` float32 [n, 19] (simple ko or territory scoring); int64: symmetries [n] and
+    undo_table katacli.nn.symmetry.gather_indices(H, W, undo=True); multipliers (output scale, score mean,
+    score stdev, lead, variance-time, short-term value error, short-term score error). An array of another
+    type or layout raises ValueError (the caller converts it)."""
+    cdef HeldBuffers held
+    held.count = 0
+    try:
+        return _postprocess_rows(&held, policy, policy_pass, value, score_value, ownership, legal, white, optimism,
+                                 temperature, hacks, allow_no_result, want_ownership, symmetries, undo_table, board_x,
+                                 board_y, version, mix_optimism, multipliers, global_features, cache_scalars)
+    finally:
+        release_held(&held)
+
+
+cdef const void* _row_vector(HeldBuffers* held, object array, ItemKind kind, Py_ssize_t n, str what) except NULL:
+    """The data of a per-row vector of n items, held."""
+    cdef Py_buffer* view = hold(held, array, kind, 1, what)
+    if view.shape[0] != n:
+        raise ValueError(f"postprocess_rows: {what} has {view.shape[0]} rows, the policy {n}")
+    return view.buf
+
+
+cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, score_value, ownership, legal, white,
+                              optimism, temperature, hacks, allow_no_result, want_ownership, symmetries, undo_table,
+                              int board_x, int board_y, int version, bint mix_optimism, multipliers,
+                              global_features, bint cache_scalars):
+    cdef Py_buffer* policy_buf = hold(held, policy, ITEM_FLOAT32, 4, "policy")
+    cdef Py_buffer* pass_buf = hold(held, policy_pass, ITEM_FLOAT32, 2, "policy_pass")
+    cdef Py_buffer* value_buf = hold(held, value, ITEM_FLOAT32, 2, "value")
+    cdef Py_buffer* score_buf = hold(held, score_value, ITEM_FLOAT32, 2, "score_value")
+    cdef Py_buffer* legal_buf = hold(held, legal, ITEM_BYTE, 2, "legal")
+    cdef Py_buffer* undo_buf = hold(held, undo_table, ITEM_INT64, 2, "undo_table")
+    cdef Py_buffer* own_buf = NULL
+    cdef Py_buffer* globals_buf = NULL
+    cdef Py_ssize_t n = policy_buf.shape[0], i
+    cdef int grid_h = policy_buf.shape[2], grid_w = policy_buf.shape[3], area = board_x * board_y
+    cdef int channels = policy_buf.shape[1], p, x, y, status = OK, failed_row = -1
+    cdef int score_columns = score_buf.shape[1], pass_columns = pass_buf.shape[1]
+    cdef Py_ssize_t grid = <Py_ssize_t>grid_h * grid_w, legal_width = legal_buf.shape[1]
+    cdef Py_ssize_t globals_width = 0
+    # Row-major data of the inputs (shapes checked below).
+    cdef const float* pol = <const float*>policy_buf.buf
+    cdef const float* pass_logits = <const float*>pass_buf.buf
+    cdef const float* value_logits = <const float*>value_buf.buf
+    cdef const float* score_logits = <const float*>score_buf.buf
+    cdef const unsigned char* legal_rows = <const unsigned char*>legal_buf.buf
+    cdef const int64_t* undo = <const int64_t*>undo_buf.buf
+    cdef const unsigned char* white_rows = <const unsigned char*>_row_vector(held, white, ITEM_BYTE, n, "white")
+    cdef const float* optimism_rows = <const float*>_row_vector(held, optimism, ITEM_FLOAT32, n, "optimism")
+    cdef const float* temperature_rows = <const float*>_row_vector(held, temperature, ITEM_FLOAT32, n, "temperature")
+    cdef const unsigned char* hacks_rows = <const unsigned char*>_row_vector(held, hacks, ITEM_BYTE, n, "hacks")
+    cdef const unsigned char* want_rows = <const unsigned char*>_row_vector(held, want_ownership, ITEM_BYTE, n,
+                                                                            "want_ownership")
+    cdef const int64_t* sym_rows = <const int64_t*>_row_vector(held, symmetries, ITEM_INT64, n, "symmetries")
+    cdef const unsigned char* allow_rows = NULL
+    cdef const float* globals_rows = NULL
+    cdef const float* own_in = NULL
     cdef double m[NUM_MULTIPLIERS]
-    cdef bint has_own = ownership is not None
+    cdef bint has_own = False, allow
     cdef float out_scale, scaling
     cdef const int64_t* index
     cdef const float* own_src
     cdef float* own_dst
-    cdef const float[:, :, :, ::1] own_view
+    cdef bint from_globals = allow_no_result is None
+    cdef int optimistic = 1 if mix_optimism else 0   # the policy channel mixed in
+    if from_globals:
+        if global_features is None:
+            raise ValueError("postprocess_rows needs allow_no_result or the rows' global features")
+        globals_buf = hold(held, global_features, ITEM_FLOAT32, 2, "global_features")
+        globals_rows = <const float*>globals_buf.buf
+        globals_width = globals_buf.shape[1]
+        if globals_buf.shape[0] != n or globals_width < NUM_GLOBAL_FEATURES_V7:
+            raise ValueError(f"global features of shape ({globals_buf.shape[0]}, {globals_width}) for {n} rows")
+    else:
+        allow_rows = <const unsigned char*>_row_vector(held, allow_no_result, ITEM_BYTE, n, "allow_no_result")
     if not (0 < board_x <= grid_w and 0 < board_y <= grid_h):
         raise ValueError(f"board {board_x}x{board_y} does not fit the network's {grid_w}x{grid_h} outputs")
-    if undo_table.shape[1] != grid_h * grid_w:
-        raise ValueError(f"symmetry table has {undo_table.shape[1]} points per row, the outputs {grid_h * grid_w}")
-    if mix_optimism and (channels < 2 or policy_pass.shape[1] < 2):
+    if undo_buf.shape[1] != grid:
+        raise ValueError(f"symmetry table has {undo_buf.shape[1]} points per row, the outputs {grid}")
+    if mix_optimism and (channels < 2 or pass_columns < 2):
         raise ValueError("policy optimism needs the net's optimistic policy channel")
+    if channels < 1 or pass_columns < 1 or value_buf.shape[1] < 3:
+        raise ValueError("the policy needs a channel, the pass logits a column and the value head three")
     if score_columns < (SCORE_COLUMNS_V9 if version >= 9 else SCORE_COLUMNS_OLD):
         raise ValueError(f"a version {version} net's score-value head needs more than {score_columns} columns")
-    for array_rows in (policy_pass.shape[0], value.shape[0], score_value.shape[0], legal.shape[0], white.shape[0],
-                       optimism.shape[0], temperature.shape[0], hacks.shape[0], allow_no_result.shape[0],
-                       want_ownership.shape[0], symmetries.shape[0]):
+    for array_rows in (pass_buf.shape[0], value_buf.shape[0], score_buf.shape[0], legal_buf.shape[0]):
         if array_rows != n:
             raise ValueError(f"postprocess_rows: an input has {array_rows} rows, the policy {n}")
-    if legal.shape[1] != area + 1:
-        raise ValueError(f"legal mask has {legal.shape[1]} entries per row, the board {area} + pass")
+    if legal_width != area + 1:
+        raise ValueError(f"legal mask has {legal_width} entries per row, the board {area} + pass")
     for i in range(n):
-        if not 0 <= symmetries[i] < undo_table.shape[0]:
-            raise ValueError(f"symmetry {symmetries[i]} out of range")
+        if not 0 <= sym_rows[i] < undo_buf.shape[0]:
+            raise ValueError(f"symmetry {sym_rows[i]} out of range")
+        if want_rows[i]:
+            has_own = ownership is not None
     if len(multipliers) != NUM_MULTIPLIERS:
         raise ValueError(f"postprocess_rows takes {NUM_MULTIPLIERS} multipliers, got {len(multipliers)}")
     for p in range(NUM_MULTIPLIERS):
@@ -203,44 +283,64 @@ def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] polic
     out_scale = <float>m[0]
     values = np.empty((n, NUM_VALUE_COLUMNS), np.float64)
     # In a PolicyBlock: the NN cache and the search tree's nodes share these rows as they are (policy_rows.pxd).
-    probs = np.ndarray((n, area + 1), np.float32, buffer=PolicyBlock(n, area + 1))
-    cdef double[:, ::1] values_view = values
-    cdef float[:, ::1] probs_view = probs
+    block = PolicyBlock(n, area + 1)
+    probs = np.ndarray((n, area + 1), np.float32, buffer=block)
+    cdef double* values_out = <double*>hold(held, values, ITEM_FLOAT64, 2, "values").buf
+    cdef float* probs_out = (<PolicyBlock>block).rows.data
+    scalars = np.empty((n, NUM_CACHE_SCALAR_COLUMNS), np.float64) if cache_scalars else None
+    cdef double* scalars_out = NULL
+    if cache_scalars:
+        scalars_out = <double*>hold(held, scalars, ITEM_FLOAT64, 2, "scalars").buf
     own = None
-    cdef float[:, ::1] own_out
+    cdef float* own_out = NULL
     if has_own:
-        own_view = ownership
-        if own_view.shape[0] != n or own_view.shape[2] != grid_h or own_view.shape[3] != grid_w:
-            raise ValueError(f"ownership shape {tuple(own_view.shape)[:4]} does not match the policy's")
+        own_buf = hold(held, ownership, ITEM_FLOAT32, 4, "ownership")
+        if own_buf.shape[0] != n or own_buf.shape[2] != grid_h or own_buf.shape[3] != grid_w:
+            raise ValueError(f"ownership shape ({own_buf.shape[0]}, {own_buf.shape[1]}, {own_buf.shape[2]}, "
+                             f"{own_buf.shape[3]}) does not match the policy's")
+        own_in = <const float*>own_buf.buf
         own = np.empty((n, area), np.float32)
-        own_out = own
+        own_out = <float*>hold(held, own, ITEM_FLOAT32, 2, "ownership rows").buf
     if n == 0:
-        return values, probs, own
+        return (values, probs, own, scalars) if cache_scalars else (values, probs, own)
     with nogil:
         for i in range(n):
-            index = &undo_table[symmetries[i], 0]
-            scaling = out_scale / temperature[i]
-            status = _policy_row(&policy[i, 0, 0, 0], &policy[i, 1 if mix_optimism else 0, 0, 0],
-                                 policy_pass[i, 0], policy_pass[i, 1 if mix_optimism else 0], optimism[i],
-                                 mix_optimism, index, board_x, grid_w, area, &legal[i, 0], scaling, hacks[i],
-                                 &probs_view[i, 0])
+            index = &undo[sym_rows[i] * grid]
+            scaling = out_scale / temperature_rows[i]
+            status = _policy_row(&pol[i * channels * grid], &pol[(i * channels + optimistic) * grid],
+                                 pass_logits[i * pass_columns], pass_logits[i * pass_columns + optimistic],
+                                 optimism_rows[i], mix_optimism, index, board_x, grid_w, area,
+                                 &legal_rows[i * legal_width], scaling, hacks_rows[i], &probs_out[i * (area + 1)])
+            if from_globals:   # KataGo: no result is possible under simple ko or territory scoring
+                allow = (globals_rows[i * globals_width + G_KO_NOT_SIMPLE] == 0.0
+                         or globals_rows[i * globals_width + G_TERRITORY] == 1.0)
+            else:
+                allow = allow_rows[i] != 0
             if status == OK:
-                status = _value_row(&value[i, 0], &score_value[i, 0], white[i], allow_no_result[i], version, m,
-                                    &values_view[i, 0])
+                status = _value_row(&value_logits[i * value_buf.shape[1]], &score_logits[i * score_columns],
+                                    white_rows[i], allow, version, m, &values_out[i * NUM_VALUE_COLUMNS])
             if status != OK:
                 failed_row = i
                 break
+            if cache_scalars:
+                for p in range(NUM_VALUE_COLUMNS):
+                    scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + p] = values_out[i * NUM_VALUE_COLUMNS + p]
+                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_PASS_COLUMN] = probs_out[i * (area + 1) + area]
+                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_SYMMETRY_COLUMN] = <double>sym_rows[i]
+                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_OPTIMISM_COLUMN] = <double>optimism_rows[i]
+                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_HAS_OWNERSHIP_COLUMN] = (
+                    1.0 if has_own and want_rows[i] else 0.0)
             if has_own:
-                own_src = &own_view[i, 0, 0, 0]
-                own_dst = &own_out[i, 0]
-                if not want_ownership[i]:  # tanh is dear: only the rows that keep ownership
+                own_src = &own_in[i * own_buf.shape[1] * grid]
+                own_dst = &own_out[i * area]
+                if not want_rows[i]:  # tanh is dear: only the rows that keep ownership
                     memset(own_dst, 0, area * sizeof(float))
                     continue
                 for y in range(board_y):
                     for x in range(board_x):
                         p = y * board_x + x
                         own_dst[p] = tanhf(own_src[index[y * grid_w + x]] * out_scale)
-                        if not white[i]:
+                        if not white_rows[i]:
                             own_dst[p] = -own_dst[p]
     if status == NO_LEGAL_MOVE:
         raise ValueError(f"a position has no legal move (not even pass): row {failed_row}")
@@ -248,4 +348,4 @@ def postprocess_rows(const float[:, :, :, ::1] policy, const float[:, ::1] polic
         raise FloatingPointError("non-finite policy sum")
     if status == NONFINITE_VALUE:
         raise FloatingPointError("non-finite network value output")
-    return values, probs, own
+    return (values, probs, own, scalars) if cache_scalars else (values, probs, own)

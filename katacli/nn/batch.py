@@ -8,11 +8,12 @@ Torch-free, like :mod:`katacli.nn.request`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
 
 import numpy as np
 
+from katacli._core.nn_postprocess import CACHE_EXTRA_COLUMNS
 from katacli._core.policy_rows import shared_policy, views_one_block
 from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, NNOutput
 
@@ -49,6 +50,19 @@ def filled(n: int, value, dtype) -> np.ndarray:
     return array
 
 
+class RowSettings(NamedTuple):
+    """What the postprocessing needs to know of each of n rows (NNEvaluator.postprocess_arrays): passed
+    positionally as one tuple, since a batch of one row pays for every keyword argument."""
+
+    white: np.ndarray               # bool [n]: White to move
+    optimism: np.ndarray            # [n] policy optimism
+    temperature: np.ndarray         # [n] policy temperature
+    hacks: np.ndarray               # bool [n]: passing hacks
+    allow_no_result: Optional[np.ndarray]   # bool [n], or None: read from global_features
+    want_ownership: np.ndarray      # bool [n]: rows whose ownership is kept
+    global_features: Optional[np.ndarray] = None   # [n, 19] V7 global features
+
+
 @dataclass
 class NNBatch:
     """n positions of one board size, as arrays (row i is position i; see NNRequest for each field).
@@ -76,27 +90,31 @@ class NNBatch:
     meta: Optional[np.ndarray] = None
     symmetry: Optional[int] = None
     applied_symmetries: Optional[np.ndarray] = None
+    _row_settings: Optional["RowSettings"] = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return self.spatial.shape[0]
 
     def key_ints(self) -> list[int]:
         """The cache keys as ints (as NNRequest.cache_key holds them)."""
-        low, high = self.cache_keys[:, 0].tolist(), self.cache_keys[:, 1].tolist()
-        return [(h << UINT64_BITS) | lo for lo, h in zip(low, high)]
+        return [(high << UINT64_BITS) | low for low, high in self.cache_keys.tolist()]
 
     def allow_no_result(self) -> np.ndarray:
         """Per row, whether no-result is possible (NNRequest.allow_no_result None: from the global features)."""
         g = self.global_features
         return (g[:, GLOBAL_KO_RULE_NOT_SIMPLE] == 0) | (g[:, GLOBAL_TERRITORY_SCORING] == 1)
 
-    def postprocess_args(self) -> dict:
+    def row_settings(self) -> "RowSettings":
         """The per-row settings NNEvaluator.postprocess_arrays takes (besides the legal mask and board)."""
-        n = len(self)
-        return dict(white=self.white_to_move, optimism=self.policy_optimism,
-                    temperature=filled(n, float(self.policy_temperature), np.float32),
-                    hacks=filled(n, bool(self.enable_passing_hacks), np.bool_), allow_no_result=self.allow_no_result(),
-                    want_ownership=self.include_ownership)
+        settings = self._row_settings
+        if settings is None:   # (made once: a search's batch for a lane and size serves all its batches)
+            n = len(self)
+            # (allow_no_result read from the global features in the postprocessing's C loop, as allow_no_result())
+            settings = self._row_settings = RowSettings(
+                self.white_to_move, self.policy_optimism, filled(n, float(self.policy_temperature), np.float32),
+                filled(n, bool(self.enable_passing_hacks), np.bool_), None, self.include_ownership,
+                self.global_features)
+        return settings
 
     def rows(self, indices) -> "NNBatch":
         """The batch of the given rows (copies)."""
@@ -119,7 +137,8 @@ class NNBatchOutput:
     ``values`` float64 ``[n, 9]`` (VALUE_COLUMNS), ``policy`` float32 ``[n, area]`` (-1 where illegal),
     ``policy_pass`` float32 ``[n]``, ``ownership`` float32 ``[n, area]`` or None, with
     ``ownership_rows`` bool ``[n]`` saying which rows hold one. Arrays are read-only (cached rows are
-    shared).
+    shared). ``cache_scalars``: the rows' scalars as the NN cache keeps them (see CACHED_SCALARS), where
+    the postprocessing made them already; None: cached_rows makes them.
     """
 
     values: np.ndarray
@@ -131,6 +150,7 @@ class NNBatchOutput:
     policy_optimism: np.ndarray
     board_x: int
     board_y: int
+    cache_scalars: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return self.values.shape[0]
@@ -159,9 +179,10 @@ class NNBatchOutput:
         return [self.output(i) for i in range(len(self))]
 
 
-# A cached block's scalars: the value columns, then these (all exact in float64).
-CACHED_EXTRA_COLUMNS = ("policy_pass", "symmetry", "policy_optimism", "has_ownership")
-CACHED_COLUMN = {name: len(VALUE_COLUMNS) + i for i, name in enumerate(CACHED_EXTRA_COLUMNS)}
+# A cached block's scalars: the value columns, then the pass prior, symmetry, policy optimism and whether
+# the row holds ownership (all exact in float64), in the columns the postprocessing fills them in.
+CACHED_COLUMN = dict(CACHE_EXTRA_COLUMNS)
+NUM_CACHED_SCALAR_COLUMNS = len(VALUE_COLUMNS) + len(CACHED_COLUMN)
 # A cached row -- the NN cache's value for a position a batch evaluated -- is an exact tuple of these:
 # the batch's per-row scalars (one array per batch: its seven small arrays would cost ~110 bytes of
 # header each, and a search's batches are small), its shared policy rows, its ownership rows or None,
@@ -174,14 +195,18 @@ CACHED_SCALARS, CACHED_POLICY, CACHED_OWNERSHIP, CACHED_INDEX, CACHED_BOARD_X, C
 def cached_rows(block: NNBatchOutput) -> list[tuple]:
     """The NN cache's entries for every row of an answered batch (see CACHED_SCALARS)."""
     n = len(block)
-    scalars = np.empty((n, len(VALUE_COLUMNS) + len(CACHED_EXTRA_COLUMNS)), np.float64)
-    scalars[:, : len(VALUE_COLUMNS)] = block.values
-    scalars[:, CACHED_COLUMN["policy_pass"]] = block.policy_pass
-    scalars[:, CACHED_COLUMN["symmetry"]] = block.symmetry
-    scalars[:, CACHED_COLUMN["policy_optimism"]] = block.policy_optimism
-    scalars[:, CACHED_COLUMN["has_ownership"]] = block.ownership_rows if block.ownership is not None else False
-    scalars.flags.writeable = False
-    ownership = block.ownership if bool(block.ownership_rows.any()) else None
+    scalars = block.cache_scalars
+    if scalars is None:
+        scalars = np.empty((n, NUM_CACHED_SCALAR_COLUMNS), np.float64)
+        scalars[:, : len(VALUE_COLUMNS)] = block.values
+        scalars[:, CACHED_COLUMN["policy_pass"]] = block.policy_pass
+        scalars[:, CACHED_COLUMN["symmetry"]] = block.symmetry
+        scalars[:, CACHED_COLUMN["policy_optimism"]] = block.policy_optimism
+        scalars[:, CACHED_COLUMN["has_ownership"]] = block.ownership_rows if block.ownership is not None else False
+        scalars.flags.writeable = False
+        ownership = block.ownership if bool(block.ownership_rows.any()) else None
+    else:   # the postprocessing's: its ownership is there only if a row wants it
+        ownership = block.ownership
     policy, board_x, board_y = block.policy, block.board_x, block.board_y
     return [(scalars, policy, ownership, j, board_x, board_y) for j in range(n)]
 
@@ -222,7 +247,8 @@ def with_shared_policy(block: NNBatchOutput) -> NNBatchOutput:
     # Built directly: dataclasses.replace costs more than the rest of a small batch's bookkeeping.
     return NNBatchOutput(values=block.values, policy=policy, policy_pass=policy_pass, ownership=block.ownership,
                          ownership_rows=block.ownership_rows, symmetry=block.symmetry,
-                         policy_optimism=block.policy_optimism, board_x=block.board_x, board_y=block.board_y)
+                         policy_optimism=block.policy_optimism, board_x=block.board_x, board_y=block.board_y,
+                         cache_scalars=block.cache_scalars)
 
 
 def empty_output(n: int, area: int, with_ownership: bool, board_x: int, board_y: int) -> NNBatchOutput:

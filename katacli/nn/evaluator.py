@@ -32,8 +32,8 @@ from katacli.nn.postprocess import (
     postprocess_multipliers,
 )
 from katacli.nn.batch import (
-    NNBatch, NNBatchOutput, cached_row_has_ownership, cached_row_output, cached_rows, concatenate_outputs, copy_row,
-    empty_output, is_cached_row, with_shared_policy,
+    CACHED_COLUMN, NNBatch, NNBatchOutput, RowSettings, cached_row_has_ownership, cached_row_output, cached_rows,
+    concatenate_outputs, copy_row, empty_output, filled, is_cached_row, with_shared_policy,
 )
 from katacli.nn.symmetry import NUM_SYMMETRIES, apply_symmetries, gather_indices
 from katacli._core.nn_postprocess import postprocess_rows
@@ -274,8 +274,8 @@ class NNEvaluator:
             raw = launched.wait()
             with self._stats_lock:
                 self.num_positions_evaluated += len(rows)
-            block = self.postprocess_arrays(raw, rows.legal_mask, batch.board_x, batch.board_y,
-                                            symmetries=plan.symmetries, **rows.postprocess_args())
+            block = self.postprocess_arrays(raw, rows.legal_mask, batch.board_x, batch.board_y, plan.symmetries,
+                                            rows.row_settings())
             return self.finish_batch(plan, block)
 
         return PendingBatch(finish=finish, settle=launched.settle, done=getattr(launched, "done", None))
@@ -300,9 +300,10 @@ class NNEvaluator:
         if applied is None:
             symmetries = self._batch_symmetries(len(rows), symmetry)
             return symmetries, symmetries
+        # (a list's min: numpy's reductions cost more than a small batch's whole plan)
+        if min(applied.tolist(), default=0) >= 0:   # every row already oriented (a tree drawing them): no transform
+            return applied.astype(np.int64), filled(len(rows), 0, np.int64)
         applied = applied.astype(np.int64)
-        if applied.min(initial=0) >= 0:   # every row already oriented (a tree drawing symmetries): no transform
-            return applied, np.zeros(len(rows), np.int64)
         canonical = applied < 0
         symmetries, input_symmetries = applied.copy(), np.zeros(len(rows), np.int64)
         if canonical.any():
@@ -351,18 +352,25 @@ class NNEvaluator:
         interned = self._settings_keys.setdefault
         if batch.meta is None:  # the usual batch: one settings key per distinct optimism (root or not)
             optimisms = batch.policy_optimism.tolist()
-            by_optimism = {}
-            for opt in set(optimisms):
-                key = (opt, temperature, hacks, None, None)
-                by_optimism[opt] = interned(key, key)
-            settings = [by_optimism[opt] for opt in optimisms]
+            first = (optimisms[0] if n else 0.0, temperature, hacks, None, None)
+            if optimisms.count(first[0]) == n:   # (most batches: the root is in one batch of a search)
+                settings = [interned(first, first)] * n
+            else:
+                by_optimism = {}
+                for opt in set(optimisms):
+                    key = (opt, temperature, hacks, None, None)
+                    by_optimism[opt] = interned(key, key)
+                settings = [by_optimism[opt] for opt in optimisms]
         else:
             settings = [interned(key, key) for key in
                         ((opt, temperature, hacks, None, meta)
                          for opt, meta in zip(batch.policy_optimism.tolist(), (row.tobytes() for row in batch.meta)))]
+        found = self.cache.get_many(keys, settings)
+        if found.count(None) == n:
+            return [], list(range(n)), keys, settings
         wanted = batch.include_ownership.tolist()
         hits, misses = [], []
-        for i, entry in enumerate(self.cache.get_many(keys, settings)):
+        for i, entry in enumerate(found):
             if entry is None or (wanted[i] and not (cached_row_has_ownership(entry) if is_cached_row(entry)
                                                      else entry.white_ownership is not None)):
                 misses.append(i)
@@ -398,10 +406,13 @@ class NNEvaluator:
 
         def run(bound):
             start, end = bound
-            rows = batch if (start, end) == (0, n) else batch.slice(start, end)
+            if (start, end) == (0, n):
+                rows, row_symmetries, row_input_symmetries = batch, symmetries, input_symmetries
+            else:
+                rows = batch.slice(start, end)
+                row_symmetries, row_input_symmetries = symmetries[start:end], input_symmetries[start:end]
             return self._run_arrays(rows.spatial, rows.global_features, rows.meta, rows.legal_mask, batch.board_x,
-                                    batch.board_y, symmetries=symmetries[start:end],
-                                    input_symmetries=input_symmetries[start:end], **rows.postprocess_args())
+                                    batch.board_y, row_symmetries, row_input_symmetries, rows.row_settings())
 
         if n <= self.max_batch_size and self.piece_count(n, area) == 1:   # one call (a search's usual batch)
             with self._stats_lock:
@@ -552,62 +563,66 @@ class NNEvaluator:
         masks = [r.legal_mask for r in requests]
         if any(m.shape[0] == area for m in masks):  # a mask without the pass entry: pass is legal
             masks = [m if m.shape[0] > area else np.append(m, True) for m in masks]
-        block = self._run_arrays(
-            raw, global_features, meta, np.stack(masks).astype(bool, copy=False), first.board_x, first.board_y,
+        settings = RowSettings(
             white=np.array([bool(r.white_to_move) for r in requests]),
             optimism=np.array([r.policy_optimism for r in requests], np.float64),
             temperature=np.array([r.policy_temperature for r in requests], np.float32),
             hacks=np.array([r.enable_passing_hacks for r in requests]),
             allow_no_result=np.array([r.allow_no_result if r.allow_no_result is not None
                                       else allow_no_result_from_globals(r.global_features) for r in requests]),
-            want_ownership=np.array([r.include_ownership for r in requests], bool),
-            symmetries=np.asarray(symmetries, np.int64))
+            want_ownership=np.array([r.include_ownership for r in requests], bool))
+        symmetries = np.asarray(symmetries, np.int64)
+        block = self._run_arrays(raw, global_features, meta, np.stack(masks).astype(bool, copy=False), first.board_x,
+                                 first.board_y, symmetries, symmetries, settings)
         return block.outputs()
 
-    def _run_arrays(self, raw_spatial, global_features, meta, legal, board_x: int, board_y: int, *, white, optimism,
-                    temperature, hacks, allow_no_result, want_ownership, symmetries,
-                    input_symmetries=None) -> NNBatchOutput:
+    def _run_arrays(self, raw_spatial, network_globals, meta, legal, board_x: int, board_y: int, symmetries,
+                    input_symmetries, settings: RowSettings) -> NNBatchOutput:
         """One network call on n rows of one shape, postprocessed as whole arrays (see NNBatchOutput).
-        The rows' features are transformed by ``input_symmetries`` (None: ``symmetries``), the outputs undone
-        by ``symmetries``."""
+        The rows' features are transformed by ``input_symmetries``, the outputs undone by ``symmetries``."""
         n = raw_spatial.shape[0]
-        spatial, mask_full = _network_input(raw_spatial, symmetries if input_symmetries is None else input_symmetries,
-                                            board_x, board_y)
-        raw = self._forward(spatial, global_features, meta, mask_full)
+        spatial, mask_full = _network_input(raw_spatial, input_symmetries, board_x, board_y)
+        raw = self._forward(spatial, network_globals, meta, mask_full)
         with self._stats_lock:
             self.num_positions_evaluated += n
-        return self.postprocess_arrays(raw, legal, board_x, board_y, white=white, optimism=optimism,
-                                       temperature=temperature, hacks=hacks, allow_no_result=allow_no_result,
-                                       want_ownership=want_ownership, symmetries=symmetries)
+        return self.postprocess_arrays(raw, legal, board_x, board_y, symmetries, settings)
 
-    def postprocess_arrays(self, raw, legal, board_x: int, board_y: int, *, white, optimism, temperature, hacks,
-                           allow_no_result, want_ownership, symmetries) -> NNBatchOutput:
+    def postprocess_arrays(self, raw, legal, board_x: int, board_y: int, symmetries,
+                           settings: RowSettings) -> NNBatchOutput:
         """The network's raw outputs for n rows (in the symmetric orientation each row ran in, spatial
-        outputs the shape of the rows' input) as answers (see NNBatchOutput)."""
+        outputs the shape of the rows' input) as answers (see NNBatchOutput): ``symmetries`` undone, each
+        row as its ``settings`` say."""
         policy, policy_pass, value, score_value, ownership = raw
+        white, optimism, temperature, hacks, allow_no_result, want_ownership, global_features = settings
         n = policy.shape[0]
         optimism32 = np.ascontiguousarray(optimism, np.float32)
         if self.needs_metadata:
             optimism32 = np.zeros(n, np.float32)  # as KataGo: human-SL nets are never asked for optimistic policies
-        want_ownership = _bytes(want_ownership)
-        symmetries = np.ascontiguousarray(symmetries, np.int64)
-        # One nogil pass over the rows (symmetry undone, softmax, values, ownership): katacli/_core/nn_postprocess.
-        columns, probs, own = postprocess_rows(
-            _float32(policy), _float32(policy_pass), _float32(value), _float32(score_value),
-            _float32(ownership) if want_ownership.any() else None, _bytes(legal), _bytes(white),
-            optimism32, _float32(temperature), _bytes(hacks), _bytes(allow_no_result),
-            want_ownership, symmetries, gather_indices(policy.shape[2], policy.shape[3], undo=True),
-            board_x, board_y, self.version, self.num_policy_channels >= 2,
-            self._multipliers())
+        # One nogil pass over the rows (symmetry undone, softmax, values, ownership where wanted, the NN
+        # cache's scalars): katacli/_core/nn_postprocess. The arrays go as they are (the search's and the
+        # runner's already have the C loop's types and layout: a conversion each would cost more than a
+        # one-row batch's softmax); any that does not fit is converted and the call made again.
+        arrays = [policy, policy_pass, value, score_value, ownership, legal, white, optimism32, temperature, hacks,
+                  allow_no_result, want_ownership, symmetries, global_features]
+        settings = (gather_indices(policy.shape[2], policy.shape[3], undo=True), board_x, board_y, self.version,
+                    self.num_policy_channels >= 2, self._multipliers())
+        try:
+            answers = _postprocess_call(arrays, settings)
+        except (ValueError, TypeError):   # (a genuine error, e.g. no legal move, is raised again below)
+            arrays = [None if a is None else convert(a) for a, convert in zip(arrays, _POSTPROCESS_TYPES)]
+            answers = _postprocess_call(arrays, settings)
+        columns, probs, own, scalars = answers
+        want_ownership, symmetries = arrays[11], arrays[12]
         area = board_x * board_y
-        probs, pass_probs = probs[:, :area], probs[:, area]
         if own is not None:
             own.flags.writeable = False
+        scalars.flags.writeable = False
         # Results may be shared through the cache: callers must copy before modifying (e.g. adding noise).
         probs.flags.writeable = False
-        return NNBatchOutput(values=columns, policy=probs, policy_pass=pass_probs, ownership=own,
+        return NNBatchOutput(values=columns, policy=probs[:, :area], policy_pass=probs[:, area], ownership=own,
                              ownership_rows=want_ownership, symmetry=symmetries,
-                             policy_optimism=optimism32.astype(np.float64), board_x=board_x, board_y=board_y)
+                             policy_optimism=scalars[:, CACHED_COLUMN["policy_optimism"]], board_x=board_x,
+                             board_y=board_y, cache_scalars=scalars)
 
     def _multipliers(self) -> tuple:
         """postprocess_multipliers of the model's postprocessing, made again only if that is replaced."""
@@ -620,8 +635,7 @@ class NNEvaluator:
 def _network_input(raw_spatial: np.ndarray, symmetries, board_x: int, board_y: int) -> tuple[np.ndarray, bool]:
     """Rows' features transformed by ``symmetries``, and whether the board fills the input (no mask needed)."""
     mask_full = raw_spatial.shape[2] * raw_spatial.shape[3] == board_x * board_y
-    symmetries = np.asarray(symmetries)
-    if not symmetries.any() and raw_spatial.flags.c_contiguous:   # identity everywhere: nothing to gather
+    if np.count_nonzero(symmetries) == 0 and raw_spatial.flags.c_contiguous:   # identity everywhere: no gather
         return raw_spatial, mask_full
     return apply_symmetries(raw_spatial, symmetries), mask_full
 
@@ -634,6 +648,26 @@ def _bytes(flags) -> np.ndarray:
     """Flags as the contiguous bools the core reads as bytes (its const unsigned char views take numpy's
     bools as they are: no copy when they already are)."""
     return np.ascontiguousarray(flags, bool)
+
+
+def _int64(array) -> np.ndarray:
+    return np.ascontiguousarray(array, np.int64)
+
+
+# The type each of postprocess_arrays' arrays is converted to when it does not fit the C loop as it is.
+_POSTPROCESS_TYPES = (_float32, _float32, _float32, _float32, _float32, _bytes, _bytes, _float32, _float32, _bytes,
+                      _bytes, _bytes, _int64, _float32)
+
+
+def _postprocess_call(arrays: list, settings: tuple) -> tuple:
+    """postprocess_rows on postprocess_arrays' arrays (in _POSTPROCESS_TYPES' order) and fixed settings."""
+    (policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature, hacks, allow_no_result,
+     want_ownership, symmetries, global_features) = arrays
+    undo_table, board_x, board_y, version, mix_optimism, multipliers = settings
+    return postprocess_rows(policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature,
+                            hacks, allow_no_result, want_ownership, symmetries, undo_table, board_x, board_y,
+                            version, mix_optimism, multipliers,
+                            global_features=global_features if allow_no_result is None else None, cache_scalars=True)
 
 
 def flops_per_board_point(model) -> float:

@@ -40,7 +40,7 @@ def evaluate_mixed(evaluator, batches: list[NNBatch], canvas: Optional[tuple[int
             own = [out[start:start + n, :, :h, :w] if out.ndim == 4 else out[start:start + n] for out in raw]
             start += n
             blocks[id(plan)] = evaluator.postprocess_arrays(own, rows.legal_mask, rows.board_x, rows.board_y,
-                                                            symmetries=plan.symmetries, **rows.postprocess_args())
+                                                            plan.symmetries, rows.row_settings())
     return [evaluator.finish_batch(plan, blocks.get(id(plan))) for plan in plans]
 
 

@@ -63,6 +63,10 @@ class AveragedOutput:
         )
 
 
+# prepare_arrays' remembered batches before it starts over (lanes times batch sizes times settings).
+MAX_PLAIN_BATCHES = 64
+
+
 def _evaluate_many_of(evaluator):
     return getattr(evaluator, "evaluate_many", None) or evaluator.evaluate
 
@@ -97,6 +101,11 @@ class NetworkLeafEvaluator:
         self._rng = random.Random(seed)
         self.num_evals = 0
         self.num_batches = 0
+        # prepare_arrays' batches without the root, the anti-mirror shift or metadata, by their views' id and
+        # settings: the views are the tree's buffers, refilled in place for every batch of their lane and size,
+        # so one NNBatch serves them all (an NNBatch is never changed).
+        self._plain_batches: dict[tuple, tuple] = {}
+        self._plain_batches_tree = None
 
     def evaluate_with_human(self, tree, num_leaves: int, params, root_human_only: bool = False):
         """(main outputs, human outputs or None): per leaf, the human entry is None where not needed.
@@ -154,7 +163,20 @@ class NetworkLeafEvaluator:
             return None
         if any_root and params.root_num_symmetries_to_sample > 1:
             return None
-        spatial, global_features, legal, keys, white, is_root, mirror_hack, symmetries = tree.batch_arrays(n)
+        views = tree.batch_arrays(n)
+        plain = not (any_root or any_mirror_hack or getattr(self.evaluator, "needs_metadata", False))
+        if tree is not self._plain_batches_tree:   # (a new tree: the old one's buffers are let go)
+            self._plain_batches.clear()
+            self._plain_batches_tree = tree
+        if plain:   # the usual batch: the one made for these views and settings before, if any
+            key = (id(views), params.policy_optimism, params.nn_policy_temperature, params.enable_passing_hacks,
+                   tree.keep_ownership, tree.draws_leaf_symmetries)
+            made = self._plain_batches.get(key)
+            if made is not None and made[0] is views:
+                self.num_evals += n
+                self.num_batches += 1
+                return made[1]
+        spatial, global_features, legal, keys, white, is_root, mirror_hack, symmetries = views
         if any_root:
             optimism = np.where(is_root, params.root_policy_optimism, params.policy_optimism)
         else:
@@ -175,6 +197,10 @@ class NetworkLeafEvaluator:
             board_y=tree.y_size, white_to_move=white, policy_optimism=optimism, include_ownership=include_ownership,
             policy_temperature=params.nn_policy_temperature, enable_passing_hacks=params.enable_passing_hacks,
             cache_keys=keys, meta=meta, applied_symmetries=symmetries if tree.draws_leaf_symmetries else None)
+        if plain:
+            if len(self._plain_batches) >= MAX_PLAIN_BATCHES:
+                self._plain_batches.clear()
+            self._plain_batches[key] = (views, batch)
         self.num_evals += n
         self.num_batches += 1
         return batch
