@@ -34,4 +34,6 @@ cdef struct HeldBuffers:
 # The buffer of obj, held until release_held: a C-contiguous array of ndim dimensions of that kind of item
 # (ValueError naming ``what`` otherwise, TypeError for an object without a buffer).
 cdef Py_buffer* hold(HeldBuffers* held, object obj, ItemKind kind, int ndim, str what) except NULL
+# The same for an array of any strides (a view into a larger array): read them from the Py_buffer.
+cdef Py_buffer* hold_strided(HeldBuffers* held, object obj, ItemKind kind, int ndim, str what) except NULL
 cdef void release_held(HeldBuffers* held) noexcept

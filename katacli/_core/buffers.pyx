@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Arrays' memory held without memoryview objects (see buffers.pxd)."""
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_STRIDES
 
 # Names for messages, by ItemKind.
 _KIND_NAMES = {ITEM_FLOAT32: "float32", ITEM_FLOAT64: "float64", ITEM_BYTE: "bool", ITEM_INT64: "int64"}
@@ -25,18 +25,27 @@ cdef bint _format_is(const Py_buffer* view, ItemKind kind) noexcept:
 
 
 cdef Py_buffer* hold(HeldBuffers* held, object obj, ItemKind kind, int ndim, str what) except NULL:
+    return _hold(held, obj, kind, ndim, what, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, "C-contiguous ")
+
+
+cdef Py_buffer* hold_strided(HeldBuffers* held, object obj, ItemKind kind, int ndim, str what) except NULL:
+    return _hold(held, obj, kind, ndim, what, PyBUF_STRIDES | PyBUF_FORMAT, "")
+
+
+cdef Py_buffer* _hold(HeldBuffers* held, object obj, ItemKind kind, int ndim, str what, int flags,
+                      str layout) except NULL:
     cdef Py_buffer* view
     if held.count >= MAX_HELD_BUFFERS:
         raise ValueError(f"more than {MAX_HELD_BUFFERS} buffers held at once")
     if obj is None:
         raise TypeError(f"{what}: an array is needed, not None")
     view = &held.views[held.count]
-    PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+    PyObject_GetBuffer(obj, view, flags)
     if view.ndim != ndim or not _format_is(view, kind):
         got_ndim, got_format = view.ndim, (<bytes>view.format).decode() if view.format != NULL else "?"
         PyBuffer_Release(view)
-        raise ValueError(f"{what}: expected a C-contiguous {ndim}-dimensional {_KIND_NAMES[kind]} "
-                         f"array, got {got_ndim} dimensions of format {got_format!r}")
+        raise ValueError(f"{what}: expected a {layout}{ndim}-dimensional {_KIND_NAMES[kind]} array, got "
+                         f"{got_ndim} dimensions of format {got_format!r}")
     held.count += 1
     return view
 

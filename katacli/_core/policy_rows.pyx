@@ -6,6 +6,8 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+from katacli._core.buffers cimport HeldBuffers, hold_strided, release_held, ITEM_FLOAT32
+
 cdef extern from *:
     """
     static inline long long katacli_policy_rows_add(long long* p, long long v) {
@@ -122,32 +124,40 @@ cdef object _block_behind(object array):
 cdef PolicyRows* shared_policy_rows(object policy, object policy_pass, int area, float** first_row) except? NULL:
     cdef PolicyBlock buf
     cdef object block
+    cdef HeldBuffers held
+    cdef Py_buffer* rows
+    cdef Py_buffer* passes
     cdef uintptr_t start, end, p, q
-    cdef Py_ssize_t row_bytes
-    if not (isinstance(policy, np.ndarray) and isinstance(policy_pass, np.ndarray)):
-        return NULL
+    cdef Py_ssize_t row_bytes, n
     block = _block_behind(policy)
     if block is None or _block_behind(policy_pass) is not block:
         return NULL
     buf = block
     if buf.rows.width != area + 1:
         return NULL
-    if (policy.dtype != np.float32 or policy_pass.dtype != np.float32 or policy.ndim != 2
-            or policy.shape[1] != area or policy_pass.ndim != 1 or policy_pass.shape[0] != policy.shape[0]):
-        return NULL
     row_bytes = (area + 1) * sizeof(float)
-    if policy.shape[0] > 1 and (policy.strides[0] != row_bytes or policy_pass.strides[0] != row_bytes):
-        return NULL
-    if policy.strides[1] != sizeof(float):
-        return NULL
+    held.count = 0
+    try:   # (the arrays' memory read without a memoryview each: a one-leaf batch comes here every visit)
+        try:
+            rows = hold_strided(&held, policy, ITEM_FLOAT32, 2, "policy")
+            passes = hold_strided(&held, policy_pass, ITEM_FLOAT32, 1, "policy_pass")
+        except (ValueError, TypeError, BufferError):
+            return NULL
+        n = rows.shape[0]
+        if rows.shape[1] != area or passes.shape[0] != n or rows.strides[1] != sizeof(float):
+            return NULL
+        if n > 1 and (rows.strides[0] != row_bytes or passes.strides[0] != row_bytes):
+            return NULL
+        p = <uintptr_t>rows.buf
+        q = <uintptr_t>passes.buf
+    finally:
+        release_held(&held)
     start = <uintptr_t>buf.rows.data
     end = start + <uintptr_t>buf.rows.num_rows * row_bytes
-    p = <uintptr_t>policy.__array_interface__["data"][0]
-    q = <uintptr_t>policy_pass.__array_interface__["data"][0]
     # Each row's pass prior must sit right after its board priors, inside the block.
     if p < start or (p - start) % row_bytes != 0 or q != p + area * sizeof(float):
         return NULL
-    if p + <uintptr_t>policy.shape[0] * row_bytes > end:
+    if p + <uintptr_t>n * row_bytes > end:
         return NULL
     first_row[0] = <float*>p
     return buf.rows

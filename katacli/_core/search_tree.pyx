@@ -22,6 +22,7 @@ from katacli._core.history cimport (
     history_pass_would_end_phase, history_pass_would_end_game,
 )
 from katacli._core.game_state cimport GameState
+from katacli._core.buffers cimport HeldBuffers, hold, release_held, ITEM_FLOAT64
 from katacli._core.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
 from katacli._core.search_values cimport SearchConfig
 from katacli._core.playout cimport rng_seed
@@ -781,48 +782,17 @@ cdef class SearchTree:
         tree changes, so a bad batch raises with the leaves still pending (abandon() then cleans up).
         """
         cdef int n = self.t.num_leaves, area = self.t.area
-        cdef const double[:, ::1] values_view
-        cdef PolicyRows* policy_block
-        cdef float* policy_first = NULL
-        cdef const float[:, ::1] own_view
-        cdef const unsigned char[::1] own_rows_view
-        cdef const float[:, ::1] human_view
-        cdef const float[::1] human_pass_view
-        cdef const unsigned char[::1] human_rows_view
-        cdef const float* own_ptr = NULL
-        cdef const unsigned char* own_rows_ptr = NULL
-        cdef const float* human_ptr = NULL
-        cdef const float* human_pass_ptr = NULL
-        cdef const unsigned char* human_rows_ptr = NULL
+        cdef HeldBuffers held
+        cdef const double* values_ptr
         if n == 0:
             raise ValueError("no leaves are waiting for an evaluation")
-        values_view = _rows(values, np.float64, (n, NUM_VALUE_COLUMNS), "values")
-        # The nodes keep the policy rows the NN cache holds (an NNEvaluator's answers); other arrays
-        # (cache hits merged into a batch, other evaluators) are copied into a block of their own.
-        policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
-        if policy_block == NULL or np.shape(policy)[0] != n:
-            policy, policy_pass = shared_policy(_rows(policy, np.float32, (n, area), "policy"),
-                                                _rows(policy_pass, np.float32, (n,), "policy_pass"))
-            policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
-        if ownership is not None:
-            own_view = _rows(ownership, np.float32, (n, area), "ownership")
-            own_ptr = &own_view[0, 0]
-            if ownership_rows is None:
-                ownership_rows = np.ones(n, np.uint8)
-            own_rows_view = _rows(ownership_rows, np.uint8, (n,), "ownership_rows")
-            own_rows_ptr = &own_rows_view[0]
-        if human_policy is not None:
-            human_view = _rows(human_policy, np.float32, (n, area), "human policy")
-            human_pass_view = _rows(human_pass, np.float32, (n,), "human pass")
-            if human_rows is None:
-                human_rows = np.ones(n, np.uint8)
-            human_rows_view = _rows(human_rows, np.uint8, (n,), "human_rows")
-            human_ptr = &human_view[0, 0]
-            human_pass_ptr = &human_pass_view[0]
-            human_rows_ptr = &human_rows_view[0]
-        with nogil:
-            apply_leaf_rows(&self.t, &values_view[0, 0], policy_first, policy_block, own_ptr, own_rows_ptr,
-                            human_ptr, human_pass_ptr, human_rows_ptr)
+        held.count = 0
+        try:
+            values_ptr = _held_values(&held, values, n)
+            _apply_rows(self, n, area, values_ptr, policy, policy_pass, ownership, ownership_rows, human_policy,
+                        human_pass, human_rows)
+        finally:
+            release_held(&held)
 
     def _row(self, array, what):
         row = np.asarray(array, dtype=np.float32)
@@ -928,6 +898,62 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
+
+
+cdef object _apply_rows(SearchTree tree, int n, int area, const double* values_ptr, policy, policy_pass, ownership,
+                        ownership_rows, human_policy, human_pass, human_rows):
+    """SearchTree.apply_batch with the values held."""
+    cdef PolicyRows* policy_block
+    cdef float* policy_first = NULL
+    cdef const float[:, ::1] own_view
+    cdef const unsigned char[::1] own_rows_view
+    cdef const float[:, ::1] human_view
+    cdef const float[::1] human_pass_view
+    cdef const unsigned char[::1] human_rows_view
+    cdef const float* own_ptr = NULL
+    cdef const unsigned char* own_rows_ptr = NULL
+    cdef const float* human_ptr = NULL
+    cdef const float* human_pass_ptr = NULL
+    cdef const unsigned char* human_rows_ptr = NULL
+    # The nodes keep the policy rows the NN cache holds (an NNEvaluator's answers); other arrays
+    # (cache hits merged into a batch, other evaluators) are copied into a block of their own.
+    policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
+    if policy_block == NULL or len(policy) != n:
+        policy, policy_pass = shared_policy(_rows(policy, np.float32, (n, area), "policy"),
+                                            _rows(policy_pass, np.float32, (n,), "policy_pass"))
+        policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
+    if ownership is not None:
+        own_view = _rows(ownership, np.float32, (n, area), "ownership")
+        own_ptr = &own_view[0, 0]
+        if ownership_rows is None:
+            ownership_rows = np.ones(n, np.uint8)
+        own_rows_view = _rows(ownership_rows, np.uint8, (n,), "ownership_rows")
+        own_rows_ptr = &own_rows_view[0]
+    if human_policy is not None:
+        human_view = _rows(human_policy, np.float32, (n, area), "human policy")
+        human_pass_view = _rows(human_pass, np.float32, (n,), "human pass")
+        if human_rows is None:
+            human_rows = np.ones(n, np.uint8)
+        human_rows_view = _rows(human_rows, np.uint8, (n,), "human_rows")
+        human_ptr = &human_view[0, 0]
+        human_pass_ptr = &human_pass_view[0]
+        human_rows_ptr = &human_rows_view[0]
+    with nogil:
+        apply_leaf_rows(&tree.t, values_ptr, policy_first, policy_block, own_ptr, own_rows_ptr,
+                        human_ptr, human_pass_ptr, human_rows_ptr)
+
+
+cdef const double* _held_values(HeldBuffers* held, values, int n) except NULL:
+    """A batch's value rows [n, NUM_VALUE_COLUMNS] float64, held as they are when they are such an array (an
+    NNEvaluator's answers), else converted first."""
+    cdef Py_buffer* view
+    try:
+        view = hold(held, values, ITEM_FLOAT64, 2, "values")
+    except (ValueError, TypeError, BufferError):
+        view = hold(held, _rows(values, np.float64, (n, NUM_VALUE_COLUMNS), "values"), ITEM_FLOAT64, 2, "values")
+    if view.shape[0] != n or view.shape[1] != NUM_VALUE_COLUMNS:
+        raise ValueError(f"values has shape ({view.shape[0]}, {view.shape[1]}), expected ({n}, {NUM_VALUE_COLUMNS})")
+    return <const double*>view.buf
 
 
 def _rows(array, dtype, shape, what):

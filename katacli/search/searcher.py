@@ -575,8 +575,9 @@ class Searcher(SearchViews):
         if batch is not None:
             if not self._nn_has_shortterm_error:
                 self._note_shortterm_error(float(batch.values[0, SHORTTERM_WINLOSS_COLUMN]))
-            self.tree.apply_batch(batch.values, batch.policy, batch.policy_pass, batch.ownership,
-                                  batch.ownership_rows.view(np.uint8))
+            ownership = batch.ownership
+            self.tree.apply_batch(batch.values, batch.policy, batch.policy_pass, ownership,
+                                  None if ownership is None else batch.ownership_rows.view(np.uint8))
             return
         self._note_shortterm_error(outputs[0].shortterm_winloss_error if outputs else -1.0)
         self._apply(outputs, human_outputs)
