@@ -166,6 +166,21 @@ batch used to refresh the root 256 times, a pow() per visited child each): --vis
 helper, five alternating pairs against the commit before (a copy built in place): 1.25-1.47x
 (median 1.31x); 64 leaves with one helper 1.05-1.15x.
 
+Then the evaluator's glue for a batch got thinner (23 -> 14 us for one leaf, timed alone): the NN
+cache's per-row scalars and no-result from the rules come out of the postprocessing's C loop, per-row
+settings go down as one positional tuple instead of keyword dicts, one NNBatch (and its row settings)
+serves every batch of a lane and size, the postprocessing and the tree read arrays through Py_buffers
+(katacli/_core/buffers) instead of a memoryview object each, and the tree stopped building
+__array_interface__ dicts to find a batch's policy rows. This file also freezes start-up objects now,
+as kata does after loading a net (gc's own calls, for both builds). Against dbe8c1e (built in place in
+a copy, this file for both), three alternating rounds, AMD EPYC, load average 1.0, --sizes 19 --repeat
+3, wall-clock visits/s:
+
+    size  threads   dbe8c1e                 HEAD                        gain
+      19        1    5920 / 5996 / 5925     34155 / 33730 / 33349       5.63-5.77x
+      19       16    6735 / 6861 / 6843     37579 / 38192 / 37488       5.48-5.58x
+      19       64    7943 / 8362 / 8399     57212 / 59014 / 57029       6.79-7.20x
+
 Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35,522, 64 leaves
 27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
 search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
