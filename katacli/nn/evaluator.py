@@ -604,13 +604,13 @@ class NNEvaluator:
         # one-row batch's softmax); any that does not fit is converted and the call made again.
         arrays = [policy, policy_pass, value, score_value, ownership, legal, white, optimism32, temperature, hacks,
                   allow_no_result, want_ownership, symmetries, global_features]
-        settings = (gather_indices(policy.shape[2], policy.shape[3], undo=True), board_x, board_y, self.version,
-                    self.num_policy_channels >= 2, self._multipliers())
+        fixed = (gather_indices(policy.shape[2], policy.shape[3], undo=True), board_x, board_y, self.version,
+                 self.num_policy_channels >= 2, self._multipliers())
         try:
-            answers = _postprocess_call(arrays, settings)
-        except (ValueError, TypeError):   # (a genuine error, e.g. no legal move, is raised again below)
+            answers = _postprocess_call(arrays, fixed)
+        except (ValueError, TypeError, BufferError):   # (a genuine error, e.g. no legal move, is raised again)
             arrays = [None if a is None else convert(a) for a, convert in zip(arrays, _POSTPROCESS_TYPES)]
-            answers = _postprocess_call(arrays, settings)
+            answers = _postprocess_call(arrays, fixed)
         columns, probs, own, scalars = answers
         want_ownership, symmetries = arrays[11], arrays[12]
         area = board_x * board_y
@@ -659,11 +659,11 @@ _POSTPROCESS_TYPES = (_float32, _float32, _float32, _float32, _float32, _bytes, 
                       _bytes, _bytes, _int64, _float32)
 
 
-def _postprocess_call(arrays: list, settings: tuple) -> tuple:
-    """postprocess_rows on postprocess_arrays' arrays (in _POSTPROCESS_TYPES' order) and fixed settings."""
+def _postprocess_call(arrays: list, fixed: tuple) -> tuple:
+    """postprocess_rows on postprocess_arrays' arrays (in _POSTPROCESS_TYPES' order) and its fixed settings."""
     (policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature, hacks, allow_no_result,
      want_ownership, symmetries, global_features) = arrays
-    undo_table, board_x, board_y, version, mix_optimism, multipliers = settings
+    undo_table, board_x, board_y, version, mix_optimism, multipliers = fixed
     return postprocess_rows(policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature,
                             hacks, allow_no_result, want_ownership, symmetries, undo_table, board_x, board_y,
                             version, mix_optimism, multipliers,
