@@ -731,6 +731,15 @@ cdef bint history_play_tolerant(History* h, Loc loc, Color pla, bint prevent_enc
 
 
 # ---- situation hash (NN cache key) ----------------------------------------------
+cdef inline bint _any_byte_set(const unsigned char* flags, int count) noexcept nogil:
+    """Whether any of count bytes is nonzero (an OR over all of them: no branch per byte)."""
+    cdef unsigned char seen = 0
+    cdef int i
+    for i in range(count):
+        seen |= flags[i]
+    return seen != 0
+
+
 cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla,
                                        double draw_equivalent_wins_for_white) noexcept nogil:
     """KataGo's BoardHistory::getSituationRulesAndKoHash, bit for bit (its Zobrist numbers and constants)."""
@@ -744,17 +753,20 @@ cdef Hash128 history_situation_ko_hash(const History* h, Color next_pla,
     cdef uint64_t komi_hash
     if h.encore_phase == 0 and b.ko_loc != NULL_LOC:
         r = hash_xor(r, zobrist_ko(b.ko_loc))
-    for y in range(b.y_size):
-        for x in range(b.x_size):
-            loc = loc_of(x, y, b.x_size)
-            if banned[loc] and (h.encore_phase > 0 or loc != b.ko_loc):
-                r = hash_xor(r, zobrist_ko(loc))
-            if h.encore_phase > 0 and h.ko_recap_blocked[loc]:
-                r = hash_xor(r, hash_xor(zobrist_ko_mark(loc, C_BLACK), zobrist_ko_mark(loc, C_WHITE)))
-            if h.encore_phase == 2:
-                c = h.second_encore_start_colors[loc]
-                if c != C_EMPTY:
-                    r = hash_xor(r, zobrist_second_encore(loc, c))
+    # In the main phase only banned points add to the hash, and most positions have none: the board is
+    # walked only when one is set (a search hashes every leaf this way).
+    if h.encore_phase > 0 or _any_byte_set(banned, MAX_ARR_SIZE):
+        for y in range(b.y_size):
+            for x in range(b.x_size):
+                loc = loc_of(x, y, b.x_size)
+                if banned[loc] and (h.encore_phase > 0 or loc != b.ko_loc):
+                    r = hash_xor(r, zobrist_ko(loc))
+                if h.encore_phase > 0 and h.ko_recap_blocked[loc]:
+                    r = hash_xor(r, hash_xor(zobrist_ko_mark(loc, C_BLACK), zobrist_ko_mark(loc, C_WHITE)))
+                if h.encore_phase == 2:
+                    c = h.second_encore_start_colors[loc]
+                    if c != C_EMPTY:
+                        r = hash_xor(r, zobrist_second_encore(loc, c))
     self_komi = history_current_self_komi(h, next_pla, draw_equivalent_wins_for_white)
     komi_hash = murmur_mix(<uint64_t><int64_t>(self_komi * <float>256.0))
     r.h0 ^= komi_hash
