@@ -25,6 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kata_env import cpu_model  # noqa: E402  (also makes katacli importable from a checkout)
 
+from katacli.config_keys.spec import Enabled  # noqa: E402
 from katacli.train.distributed import DistributedContext, setup_distributed
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
@@ -56,7 +57,7 @@ def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: bool) -> 
     settings = TrainSettings(
         data_dir=data_dir, output_dir=out_dir, model_kind=case.model_kind, batch_size=case.batch, seed=1,
         lr_warmup_samples=0, samples_per_epoch=10**12, window_min_rows=10**9, device=case.device,
-        mixed_precision=case.precision, compile=compile_net,
+        mixed_precision=case.precision, compile=Enabled.TRUE if compile_net else Enabled.FALSE,
     )
     # The trainer trains on its context's device (the CPU by default), not on settings.device.
     ctx = setup_distributed(case.device) if case.device != "cpu" else DistributedContext()

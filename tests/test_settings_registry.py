@@ -411,7 +411,7 @@ TRAIN = {
     "seed": -1,
     "device": "auto",
     "mixed_precision": "auto",
-    "compile": False,
+    "compile": Enabled.AUTO,
     "num_cpu_threads": 0,
     "lr_points": [],
 }

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from katacli.config_keys.spec import Enabled
+
 from katacli.nn.torch_model import load_model
 from katacli.train import checkpoint as ckpt
 from katacli.train.losses import KataGoLoss, LossScales
@@ -181,9 +183,10 @@ CUDA_BATCH = 32
 
 @pytest.mark.cuda
 def test_a_small_net_learns_on_the_gpu_in_bf16_and_exports(tmp_path):
+    # (compile off: auto would compile on CUDA, a minute or two; bench_train.py --compile times that path)
     settings = make_settings(tmp_path, device="cuda", mixed_precision="bf16", batch_size=CUDA_BATCH,
                              export_dir=str(tmp_path / "models"), max_samples=CUDA_BATCH * CUDA_STEPS,
-                             metrics_every_samples=CUDA_BATCH)
+                             metrics_every_samples=CUDA_BATCH, compile=Enabled.FALSE)
     from katacli.train.distributed import setup_distributed
 
     trainer = Trainer(settings, setup_distributed("cuda"), log=lambda _m: None)
@@ -200,3 +203,33 @@ def test_a_small_net_learns_on_the_gpu_in_bf16_and_exports(tmp_path):
     with torch.no_grad():
         out = exported(batch.spatial.float(), batch.global_inputs.float())
     assert all(torch.isfinite(t).all() for t in out if isinstance(t, torch.Tensor))
+
+
+def test_compile_auto_is_off_on_the_cpu(tmp_path):
+    trainer = Trainer(make_settings(tmp_path), log=lambda _m: None)
+    trainer._setup()
+    assert trainer.s.compile is Enabled.AUTO and not trainer.compiled
+    assert trainer.forward_net is trainer.eager_forward_net
+
+
+def test_a_compile_that_fails_is_logged_and_training_goes_on_eagerly(tmp_path, monkeypatch):
+    """torch.compile raises at the first call where it cannot compile (no Triton, no compiler): the step
+    runs eagerly instead, with the same loss, and later steps stay eager."""
+    def failing_compile(net, **_options):
+        def compiled(*_args):
+            raise RuntimeError("backend compiler failed\nlong traceback")
+        return compiled
+
+    eager = Trainer(make_settings(tmp_path / "eager", compile=Enabled.FALSE), log=lambda _m: None)
+    eager._setup()
+    expected = float(eager.train_step(eager.stream.next_batch(eager.samples)).terms["loss"])
+    monkeypatch.setattr(torch, "compile", failing_compile)
+    lines = []
+    trainer = Trainer(make_settings(tmp_path / "compiled", compile=Enabled.TRUE), log=lines.append)
+    trainer._setup()
+    assert trainer.compiled
+    loss = float(trainer.train_step(trainer.stream.next_batch(trainer.samples)).terms["loss"])
+    assert loss == expected
+    assert not trainer.compiled and trainer.forward_net is trainer.eager_forward_net
+    assert any("torch.compile failed (RuntimeError: backend compiler failed)" in line for line in lines)
+    assert math.isfinite(float(trainer.train_step(trainer.stream.next_batch(trainer.samples)).terms["loss"]))

@@ -7,7 +7,9 @@ same default holds in every mode. Command-line flags of ``kata train`` override 
 """
 from __future__ import annotations
 
-from katacli.config_keys.builders import bool_key, choice_key, float_key, int_key, list_key, section, str_key
+from katacli.config_keys.builders import (
+    bool_key, choice_key, enabled_key, float_key, int_key, list_key, section, str_key,
+)
 from katacli.config_keys.spec import ValueKind
 
 MODEL_KIND_DEFAULT = "b6c96"
@@ -99,8 +101,10 @@ TRAIN_HARDWARE_KEYS = section("Training hardware", [
     _choice("device", "auto", TRAIN_DEVICES, "auto (CUDA when present), cpu or cuda."),
     _choice("mixedPrecision", "auto", ("auto", "off", "bf16", "fp16"),
             "auto (bf16 on CUDA if supported, else fp16), off, bf16, fp16; CUDA only."),
-    bool_key("compile", False, "torch.compile the net: faster on GPUs (an H100, b18c384nbt bf16, batch 256: 2,770 -> "
-                               "3,861 samples/s), but the first steps wait a minute or two for the compile."),
+    enabled_key("compile", "torch.compile the net: auto (on CUDA, not on the CPU), true or false. On a GPU it pays "
+                           "(an H100, b18c384nbt bf16, batch 256: 2,770 -> 3,861 samples/s); the first steps wait a "
+                           "minute or two for the compile, and a compile that fails is logged and training goes on "
+                           "without it."),
     int_key("numCpuThreads", 0, 0, 1024, "Torch CPU threads (0: torch's default)."),
 ])
 

@@ -15,6 +15,7 @@ from typing import Any, Optional, TextIO
 from katacli import config_keys
 from katacli.config import Config, ConfigError
 from katacli.config_keys.fields import ANY_MODE, build_settings, config_field, fields_by_key
+from katacli.config_keys.spec import Enabled
 from katacli.config_keys.train_keys import NUM_TD_VALUE_HEADS, TRAIN_KEYS
 
 
@@ -66,7 +67,7 @@ class TrainSettings:
     seed: int = _key("seed")
     device: str = _key("device")
     mixed_precision: str = _key("mixedPrecision")
-    compile: bool = _key("compile")
+    compile: Enabled = _key("compile")
     num_cpu_threads: int = _key("numCpuThreads")
     # Parsed lrSchedule: (from samples, lr scale) points.
     lr_points: list[tuple[int, float]] = field(default_factory=list)

@@ -38,6 +38,7 @@ from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
 from katacli.train.prefetch import Prefetcher
+from katacli.config_keys.spec import Enabled
 from katacli.train.settings import TrainSettings
 from katacli.train.window import DataScanner, DataStream, NoTrainingDataError
 
@@ -210,9 +211,12 @@ class Trainer:
         forward_net = self.net
         if ctx.is_distributed:
             forward_net = DistributedDataParallel(self.net, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
-        if s.compile:
+        self.eager_forward_net = forward_net
+        self.compiled = Enabled(s.compile).resolve(ctx.device.type == "cuda")
+        if self.compiled:   # (compiled at the first step; _forward falls back to eager if that fails)
             forward_net = torch.compile(forward_net)
         self.forward_net = forward_net
+        self._first_forward = True
 
     def _mixed_precision(self):
         choice, device = self.s.mixed_precision, self.ctx.device
@@ -298,7 +302,7 @@ class Trainer:
         autocast = (torch.autocast(device_type=self.ctx.device.type, dtype=self.amp_dtype)
                     if self.amp_dtype is not None else contextlib.nullcontext())
         with autocast:
-            out = self.forward_net(batch.spatial, batch.global_inputs, batch.meta, batch.mask_full)
+            out = self._forward(batch)
         out = TrainOutputs(*(t.float() for t in out))  # no copy for outputs already in float32
         total, terms = self.loss(out, batch)
         terms["loss"] = total.detach()
@@ -326,6 +330,24 @@ class Trainer:
         if self.swa is not None:
             self.swa.after_step(self.stream.global_batch, self.lookahead is None or self.lookahead.in_sync)
         return StepResult(terms, gnorm, finite, lr)
+
+    def _forward(self, batch: Batch):
+        """The net's outputs for a batch. The first call of a compiled net compiles it: if that fails (no
+        Triton or compiler for this GPU, an operator inductor cannot take), training goes on eagerly."""
+        args = (batch.spatial, batch.global_inputs, batch.meta, batch.mask_full)
+        if not self._first_forward:
+            return self.forward_net(*args)
+        self._first_forward = False
+        if not self.compiled:
+            return self.forward_net(*args)
+        try:
+            return self.forward_net(*args)
+        except Exception as exc:   # noqa: BLE001 -- any compile failure; a real error is raised again eagerly
+            self.log(f"torch.compile failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                     "training without it (compile = false in the config skips the attempt)")
+            self.compiled = False
+            self.forward_net = self.eager_forward_net
+            return self.forward_net(*args)
 
     def _check_divergence(self) -> None:
         """Fail if a long run of steps had non-finite gradients since the last check (reads the device)."""
