@@ -21,6 +21,9 @@
 # Since then the search and analysis steps grew (more leaf helpers; five analysis runs): for the next
 # session, first STEPS="build analysis" (~4 min: is the pipelined server and graph recording what the
 # H100's analysis lacked?), then STEPS="build search nn" (~5 min), then selfplay / tests as time allows.
+# New since the 11-27 H100 run and worth a look there: training's compile = auto (torch.compile by default on
+# CUDA; the train step's rows set it explicitly, `kata train` now compiles at its first step), and a thinner
+# evaluator glue per batch (the zero-cost search 1.04-1.16x at 16-256 leaves on the AMD host).
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
