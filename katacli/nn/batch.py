@@ -183,6 +183,8 @@ class NNBatchOutput:
 # the row holds ownership (all exact in float64), in the columns the postprocessing fills them in.
 CACHED_COLUMN = dict(CACHE_EXTRA_COLUMNS)
 NUM_CACHED_SCALAR_COLUMNS = len(VALUE_COLUMNS) + len(CACHED_COLUMN)
+if sorted(CACHED_COLUMN.values()) != list(range(len(VALUE_COLUMNS), NUM_CACHED_SCALAR_COLUMNS)):
+    raise ImportError("katacli/_core/nn_postprocess's cache columns do not follow VALUE_COLUMNS: rebuild the core")
 # A cached row -- the NN cache's value for a position a batch evaluated -- is an exact tuple of these:
 # the batch's per-row scalars (one array per batch: its seven small arrays would cost ~110 bytes of
 # header each, and a search's batches are small), its shared policy rows, its ownership rows or None,
