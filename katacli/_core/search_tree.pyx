@@ -22,7 +22,6 @@ from katacli._core.history cimport (
     history_pass_would_end_phase, history_pass_would_end_game,
 )
 from katacli._core.game_state cimport GameState
-from katacli._core.buffers cimport HeldBuffers, hold, release_held, ITEM_FLOAT64
 from katacli._core.features cimport NUM_SPATIAL_FEATURES_V7, NUM_GLOBAL_FEATURES_V7, default_feature_params
 from katacli._core.search_values cimport SearchConfig
 from katacli._core.playout cimport rng_seed
@@ -33,8 +32,6 @@ from katacli._core.search_nodes cimport (
     svb_reset, node_drop_edgeless_children, node_attach_eval_cache, eval_cache_key, tree_init_positions,
     node_edges_in_prior_order,
 )
-from katacli._core.policy_rows cimport PolicyRows, shared_policy_rows
-from katacli._core.policy_rows import shared_policy
 from katacli._core.search_graph cimport (
     graph_state_hash, graph_hash_after_move, free_all_nodes, graph_virtual_losses, graph_node_count,
     graph_visits_consistent, graph_record_eval_cache,
@@ -47,7 +44,7 @@ from katacli._core.search_leaf cimport draw_leaf_symmetry, fill_leaf_features, s
 from katacli._core.leaf_workers cimport LeafHelpers, LeafWorkers, leaf_ring_new, leaf_ring_free
 from katacli._core.search_root cimport begin_search_root, root_take_child_subtree
 from katacli._core.search_descent cimport leaf_slot_start, collect_batch
-from katacli._core.search_apply cimport apply_leaf_rows, NUM_VALUE_COLUMNS
+from katacli._core.search_apply cimport apply_batch_arrays, NUM_VALUE_COLUMNS
 from katacli._core.ladder cimport ladder_cache_release
 
 
@@ -781,18 +778,8 @@ cdef class SearchTree:
         net's policy [n, area], pass [n] and rows [n] likewise, or None. Everything is checked before the
         tree changes, so a bad batch raises with the leaves still pending (abandon() then cleans up).
         """
-        cdef int n = self.t.num_leaves, area = self.t.area
-        cdef HeldBuffers held
-        cdef const double* values_ptr
-        if n == 0:
-            raise ValueError("no leaves are waiting for an evaluation")
-        held.count = 0
-        try:
-            values_ptr = _held_values(&held, values, n)
-            _apply_rows(self, n, area, values_ptr, policy, policy_pass, ownership, ownership_rows, human_policy,
-                        human_pass, human_rows)
-        finally:
-            release_held(&held)
+        apply_batch_arrays(&self.t, values, policy, policy_pass, ownership, ownership_rows, human_policy, human_pass,
+                           human_rows)
 
     def _row(self, array, what):
         row = np.asarray(array, dtype=np.float32)
@@ -898,70 +885,6 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
-
-
-cdef object _apply_rows(SearchTree tree, int n, int area, const double* values_ptr, policy, policy_pass, ownership,
-                        ownership_rows, human_policy, human_pass, human_rows):
-    """SearchTree.apply_batch with the values held."""
-    cdef PolicyRows* policy_block
-    cdef float* policy_first = NULL
-    cdef const float[:, ::1] own_view
-    cdef const unsigned char[::1] own_rows_view
-    cdef const float[:, ::1] human_view
-    cdef const float[::1] human_pass_view
-    cdef const unsigned char[::1] human_rows_view
-    cdef const float* own_ptr = NULL
-    cdef const unsigned char* own_rows_ptr = NULL
-    cdef const float* human_ptr = NULL
-    cdef const float* human_pass_ptr = NULL
-    cdef const unsigned char* human_rows_ptr = NULL
-    # The nodes keep the policy rows the NN cache holds (an NNEvaluator's answers); other arrays
-    # (cache hits merged into a batch, other evaluators) are copied into a block of their own.
-    policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
-    if policy_block == NULL or len(policy) != n:
-        policy, policy_pass = shared_policy(_rows(policy, np.float32, (n, area), "policy"),
-                                            _rows(policy_pass, np.float32, (n,), "policy_pass"))
-        policy_block = shared_policy_rows(policy, policy_pass, area, &policy_first)
-    if ownership is not None:
-        own_view = _rows(ownership, np.float32, (n, area), "ownership")
-        own_ptr = &own_view[0, 0]
-        if ownership_rows is None:
-            ownership_rows = np.ones(n, np.uint8)
-        own_rows_view = _rows(ownership_rows, np.uint8, (n,), "ownership_rows")
-        own_rows_ptr = &own_rows_view[0]
-    if human_policy is not None:
-        human_view = _rows(human_policy, np.float32, (n, area), "human policy")
-        human_pass_view = _rows(human_pass, np.float32, (n,), "human pass")
-        if human_rows is None:
-            human_rows = np.ones(n, np.uint8)
-        human_rows_view = _rows(human_rows, np.uint8, (n,), "human_rows")
-        human_ptr = &human_view[0, 0]
-        human_pass_ptr = &human_pass_view[0]
-        human_rows_ptr = &human_rows_view[0]
-    with nogil:
-        apply_leaf_rows(&tree.t, values_ptr, policy_first, policy_block, own_ptr, own_rows_ptr,
-                        human_ptr, human_pass_ptr, human_rows_ptr)
-
-
-cdef const double* _held_values(HeldBuffers* held, values, int n) except NULL:
-    """A batch's value rows [n, NUM_VALUE_COLUMNS] float64, held as they are when they are such an array (an
-    NNEvaluator's answers), else converted first."""
-    cdef Py_buffer* view
-    try:
-        view = hold(held, values, ITEM_FLOAT64, 2, "values")
-    except (ValueError, TypeError, BufferError):
-        view = hold(held, _rows(values, np.float64, (n, NUM_VALUE_COLUMNS), "values"), ITEM_FLOAT64, 2, "values")
-    if view.shape[0] != n or view.shape[1] != NUM_VALUE_COLUMNS:
-        raise ValueError(f"values has shape ({view.shape[0]}, {view.shape[1]}), expected ({n}, {NUM_VALUE_COLUMNS})")
-    return <const double*>view.buf
-
-
-def _rows(array, dtype, shape, what):
-    """array as a C-contiguous array of dtype, checked to have shape (a ValueError names it otherwise)."""
-    rows = np.ascontiguousarray(array, dtype=dtype)
-    if rows.shape != shape:
-        raise ValueError(f"{what} has shape {rows.shape}, expected {shape}")
-    return rows
 
 
 cdef Node* _node_after(SearchTree tree, moves) except? NULL:
