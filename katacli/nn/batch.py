@@ -187,7 +187,8 @@ if sorted(CACHED_COLUMN.values()) != list(range(len(VALUE_COLUMNS), NUM_CACHED_S
     raise ImportError("katacli/_core/nn_postprocess's cache columns do not follow VALUE_COLUMNS: rebuild the core")
 # A cached row -- the NN cache's value for a position a batch evaluated -- is an exact tuple of these:
 # the batch's per-row scalars (one array per batch: its seven small arrays would cost ~110 bytes of
-# header each, and a search's batches are small), its shared policy rows, its ownership rows or None,
+# header each, and a search's batches are small), its shared policy rows (the board points' priors,
+# possibly followed by the pass prior's column: read row j as [j, :area]), its ownership rows or None,
 # the row's index and the board. Only ints, arrays and None: Python's garbage collector leaves such a
 # tuple alone, where an object per cached position made every full collection walk the whole cache
 # (about 100 ms for 57,000 positions; the cache holds up to a million).
@@ -210,6 +211,11 @@ def cached_rows(block: NNBatchOutput) -> list[tuple]:
     else:   # the postprocessing's: its ownership is there only if a row wants it
         ownership = block.ownership
     policy, board_x, board_y = block.policy, block.board_x, block.board_y
+    rows = policy.base
+    if isinstance(rows, np.ndarray) and rows.shape == (n, policy.shape[1] + 1) and views_one_block(policy, rows):
+        # The block's rows with their pass column (the array the policy view was cut from): keeping them
+        # instead of the view is one array object fewer per batch in the cache (readers cut [:area]).
+        policy = rows
     return [(scalars, policy, ownership, j, board_x, board_y) for j in range(n)]
 
 
@@ -233,7 +239,8 @@ def cached_row_output(row: tuple) -> NNOutput:
         ownership = ownership_rows[i] if len(ownership_rows) == 1 else ownership_rows[i].copy()
     return NNOutput(
         **dict(zip(VALUE_COLUMNS, values)),   # the value columns are named as NNOutput's fields
-        policy=policy[i], policy_pass=values[CACHED_COLUMN["policy_pass"]], white_ownership=ownership,
+        policy=policy[i, :board_x * board_y], policy_pass=values[CACHED_COLUMN["policy_pass"]],
+        white_ownership=ownership,
         board_x=board_x, board_y=board_y, symmetry=int(values[CACHED_COLUMN["symmetry"]]),
         policy_optimism=values[CACHED_COLUMN["policy_optimism"]],
     )
@@ -270,7 +277,7 @@ def copy_row(dst: NNBatchOutput, i: int, entry) -> None:
         scalars, policy, ownership, j = entry[:4]
         row = scalars[j]
         dst.values[i] = row[: len(VALUE_COLUMNS)]
-        dst.policy[i] = policy[j]
+        dst.policy[i] = policy[j, :dst.policy.shape[1]]
         dst.policy_pass[i] = row[CACHED_COLUMN["policy_pass"]]
         if dst.ownership is not None and cached_row_has_ownership(entry):
             dst.ownership[i] = ownership[j]
