@@ -214,6 +214,8 @@ class Trainer:
         self.eager_forward_net = forward_net
         self.compiled = Enabled(s.compile).resolve(ctx.device.type == "cuda")
         if self.compiled:   # (compiled at the first step; _forward falls back to eager if that fails)
+            self.log("torch.compile: the first step compiles the net (a minute or two for big nets; "
+                     "compile = false in the config skips it)")
             forward_net = torch.compile(forward_net)
         self.forward_net = forward_net
         self._first_forward = True
