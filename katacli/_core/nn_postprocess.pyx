@@ -207,6 +207,7 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
                               optimism, temperature, hacks, allow_no_result, want_ownership, symmetries, undo_table,
                               int board_x, int board_y, int version, bint mix_optimism, multipliers,
                               global_features, bint cache_scalars):
+    """postprocess_rows with every array it reads or fills held in ``held`` (released by the caller)."""
     cdef Py_buffer* policy_buf = hold(held, policy, ITEM_FLOAT32, 4, "policy")
     cdef Py_buffer* pass_buf = hold(held, policy_pass, ITEM_FLOAT32, 2, "policy_pass")
     cdef Py_buffer* value_buf = hold(held, value, ITEM_FLOAT32, 2, "value")
