@@ -206,7 +206,7 @@ cdef class SearchTree:
         """The current lane's first n leaves as views, for a network batch: (spatial, global features, legal
         mask (bool), cache keys, white to move (bool), is root (bool), anti-mirror shift (bool), leaf
         symmetry). Made once per lane and size: a search asks for them at every batch."""
-        self._check_batch_size(n)
+        _check_batch_size(&self.t, n)
         key = (self._lane, n)
         views = self._batch_views.get(key)
         if views is None:
@@ -223,15 +223,11 @@ cdef class SearchTree:
         what a batch's settings depend on, without a numpy call."""
         cdef int i
         cdef bint root = False, mirror = False
-        self._check_batch_size(n)
+        _check_batch_size(&self.t, n)
         for i in range(n):
             root = root or self.t.leaf_is_root[i]
             mirror = mirror or self.t.leaf_mirror_hack[i]
         return root, mirror
-
-    def _check_batch_size(self, int n):
-        if not 0 <= n <= self.t.max_batch:
-            raise ValueError(f"a batch holds 0..{self.t.max_batch} leaves, not {n}")
 
     def _lane_rows(self, array):
         first = self._lane * self.t.max_batch
@@ -887,6 +883,12 @@ cdef class SearchTree:
     def check_invariants(self):
         """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
         return graph_visits_consistent(&self.t)
+
+
+cdef int _check_batch_size(const TreeCore* t, int n) except -1:
+    if not 0 <= n <= t.max_batch:
+        raise ValueError(f"a batch holds 0..{t.max_batch} leaves, not {n}")
+    return 0
 
 
 cdef Node* _node_after(SearchTree tree, moves) except? NULL:

@@ -15,7 +15,7 @@ import numpy as np
 
 from katacli._core.nn_postprocess import CACHE_EXTRA_COLUMNS
 from katacli._core.policy_rows import shared_policy, views_one_block
-from katacli.nn.postprocess import GLOBAL_KO_RULE_NOT_SIMPLE, GLOBAL_TERRITORY_SCORING, NNOutput
+from katacli.nn.postprocess import NNOutput
 
 # The value columns of NNBatchOutput.values, in the order the search core reads them
 # (katacli/_core/search_apply.pxd).
@@ -99,17 +99,13 @@ class NNBatch:
         """The cache keys as ints (as NNRequest.cache_key holds them)."""
         return [(high << UINT64_BITS) | low for low, high in self.cache_keys.tolist()]
 
-    def allow_no_result(self) -> np.ndarray:
-        """Per row, whether no-result is possible (NNRequest.allow_no_result None: from the global features)."""
-        g = self.global_features
-        return (g[:, GLOBAL_KO_RULE_NOT_SIMPLE] == 0) | (g[:, GLOBAL_TERRITORY_SCORING] == 1)
-
     def row_settings(self) -> "RowSettings":
         """The per-row settings NNEvaluator.postprocess_arrays takes (besides the legal mask and board)."""
         settings = self._row_settings
         if settings is None:   # (made once: a search's batch for a lane and size serves all its batches)
             n = len(self)
-            # (allow_no_result read from the global features in the postprocessing's C loop, as allow_no_result())
+            # (no-result read from the global features in the postprocessing's C loop, as
+            # katacli.nn.postprocess.allow_no_result_from_globals reads it for one position)
             settings = self._row_settings = RowSettings(
                 self.white_to_move, self.policy_optimism, filled(n, float(self.policy_temperature), np.float32),
                 filled(n, bool(self.enable_passing_hacks), np.bool_), None, self.include_ownership,

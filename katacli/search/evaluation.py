@@ -164,7 +164,8 @@ class NetworkLeafEvaluator:
         if any_root and params.root_num_symmetries_to_sample > 1:
             return None
         views = tree.batch_arrays(n)
-        plain = not (any_root or any_mirror_hack or getattr(self.evaluator, "needs_metadata", False))
+        needs_metadata = getattr(self.evaluator, "needs_metadata", False)
+        plain = not (any_root or any_mirror_hack or needs_metadata)
         if tree is not self._plain_batches_tree:   # (a new tree: the old one's buffers are let go)
             self._plain_batches.clear()
             self._plain_batches_tree = tree
@@ -189,7 +190,7 @@ class NetworkLeafEvaluator:
         else:
             include_ownership = filled(n, False, np.bool_)
         meta = None
-        if getattr(self.evaluator, "needs_metadata", False):
+        if needs_metadata:
             rows = _MetadataRows(params, tree.x_size * tree.y_size)
             meta = np.stack([rows.get(self.evaluator, w) for w in white.tolist()])
         batch = NNBatch(

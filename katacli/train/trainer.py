@@ -218,7 +218,7 @@ class Trainer:
                      "compile = false in the config skips it)")
             forward_net = torch.compile(forward_net)
         self.forward_net = forward_net
-        self._first_forward = True
+        self._compile_pending = self.compiled   # the first step compiles (or falls back)
 
     def _mixed_precision(self):
         choice, device = self.s.mixed_precision, self.ctx.device
@@ -337,11 +337,9 @@ class Trainer:
         """The net's outputs for a batch. The first call of a compiled net compiles it: if that fails (no
         Triton or compiler for this GPU, an operator inductor cannot take), training goes on eagerly."""
         args = (batch.spatial, batch.global_inputs, batch.meta, batch.mask_full)
-        if not self._first_forward:
+        if not self._compile_pending:
             return self.forward_net(*args)
-        self._first_forward = False
-        if not self.compiled:
-            return self.forward_net(*args)
+        self._compile_pending = False
         try:
             return self.forward_net(*args)
         except Exception as exc:   # noqa: BLE001 -- any compile failure; a real error is raised again eagerly
