@@ -90,10 +90,10 @@ def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
     request = empty_board_request()
     for precision in ("float16", "float32"):
         evaluators = {graphs: NNEvaluator(model, device="cuda", precision=precision, channels_last=True,
-                                          cache_size_power_of_two=None, cuda_graphs=graphs,
+                                          cache_size_power_of_two=None, cuda_graphs=graphs, compile_net=False,
                                           max_batch_size=max(CUDA_BATCHES)) for graphs in (True, False)}
         autocast_net = NNEvaluator(model, device="cuda", precision="float32", channels_last=True,
-                                   cache_size_power_of_two=None, cuda_graphs=False).net
+                                   cache_size_power_of_two=None, cuda_graphs=False, compile_net=False).net
         for batch in CUDA_BATCHES:
             spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
             spatial[:, 0] = 1.0
@@ -153,6 +153,30 @@ def search_batch(spatial: np.ndarray, global_features: np.ndarray) -> NNBatch:
                    white_to_move=np.zeros(n, bool), policy_optimism=np.zeros(n), include_ownership=np.zeros(n, bool))
 
 
+def bench_cuda_compiled(seconds: float, config: str = CUDA_CONFIG) -> None:
+    """The device runner as the search runs it on a GPU by default for big nets (float16, CUDA graphs,
+    cudaUseTorchCompile = auto: compiled, batch dimension dynamic) against the same without the compile:
+    the first call compiles (timed apart), each batch size then records its graph (untimed)."""
+    model = KataGoModel.from_config(config, seed=0)
+    print(f"\nthe device runner with torch.compile (cudaUseTorchCompile), {config}, float16, CUDA graphs; evals/s")
+    runners = {flag: NNEvaluator(model, device="cuda", precision="float16", channels_last=True,
+                                 cache_size_power_of_two=None, compile_net=flag,
+                                 max_batch_size=max(CUDA_BATCHES)).runner for flag in (False, True)}
+    spatial = np.zeros((CUDA_BATCHES[0], 22, BOARD, BOARD), np.float32)
+    spatial[:, 0] = 1.0
+    start = time.perf_counter()
+    runners[True](spatial, np.zeros((len(spatial), 19), np.float32), None, True)
+    print(f"first call (compile and graph): {time.perf_counter() - start:.1f} s; {runners[True].describe()}")
+    print(f"{'batch':>6} {'runner':>9} {'compiled':>9} {'ratio':>6}")
+    for batch in CUDA_BATCHES:
+        spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
+        spatial[:, 0] = 1.0
+        global_features = np.zeros((batch, 19), np.float32)
+        plain, fast = (timed_rate(lambda r=runners[flag]: r(spatial, global_features, None, True), batch, seconds)
+                       for flag in (False, True))
+        print(f"{batch:>6} {plain:>9.0f} {fast:>9.0f} {fast / plain:>6.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
@@ -164,6 +188,8 @@ def main() -> None:
     parser.add_argument("--skip-cuda", action="store_true")
     parser.add_argument("--compile-batches", default="",
                         help="comma-separated batch sizes to time torch.compile at (default: none)")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="CUDA: only the runner with and without torch.compile (not the precision table)")
     args = parser.parse_args()
     compile_batches = [int(b) for b in args.compile_batches.split(",") if b.strip()]
     if args.threads:
@@ -173,17 +199,20 @@ def main() -> None:
             raise SystemExit(f"model not found: {args.model} (pass --model)")
         bench_cpu(load_model(args.model), args.seconds, args.cpu_precision)
     if torch.cuda.is_available() and not args.skip_cuda:
-        bench_cuda(args.seconds, args.cuda_config)
+        if not args.compiled_only:
+            bench_cuda(args.seconds, args.cuda_config)
+        bench_cuda_compiled(args.seconds, args.cuda_config)
         if compile_batches:   # the runner's own float16 net: half weights, channels-last
             net = NNEvaluator(KataGoModel.from_config(args.cuda_config, seed=0), device="cuda", precision="float16",
-                              channels_last=True, cache_size_power_of_two=None, cuda_graphs=False).runner.net
+                              channels_last=True, cache_size_power_of_two=None, cuda_graphs=False,
+                              compile_net=False).runner.net
             bench_compiled(net, torch.device("cuda"), torch.float16, compile_batches, args.seconds)
     else:
         if not args.skip_cuda:
             print("\nCUDA not available: skipping the GPU benchmark")
         if compile_batches and not args.skip_cpu:
             net = NNEvaluator(load_model(args.model), device="cpu", channels_last=True, trace=False,
-                              cache_size_power_of_two=None).runner.net
+                              cache_size_power_of_two=None, compile_net=False).runner.net
             bench_compiled(net, torch.device("cpu"), torch.float32, compile_batches, args.seconds)
 
 

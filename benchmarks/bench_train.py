@@ -10,6 +10,7 @@ on 19x19, float32 and bf16 autocast (and torch.compile with --compile). Each row
 net really ran (its parameters' device after set-up) and on which processor or GPU.
 
     python3 benchmarks/bench_train.py [--seconds 5] [--threads N] [--cuda-only] [--compile]
+                                      [--only b18c384nbt:bf16] [--default-compile]
 """
 from __future__ import annotations
 
@@ -53,11 +54,11 @@ CUDA_CASES = (
 )
 
 
-def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: bool) -> Trainer:
+def make_trainer(case: Case, data_dir: str, out_dir: str, compile_net: Enabled) -> Trainer:
     settings = TrainSettings(
         data_dir=data_dir, output_dir=out_dir, model_kind=case.model_kind, batch_size=case.batch, seed=1,
         lr_warmup_samples=0, samples_per_epoch=10**12, window_min_rows=10**9, device=case.device,
-        mixed_precision=case.precision, compile=Enabled.TRUE if compile_net else Enabled.FALSE,
+        mixed_precision=case.precision, compile=compile_net,
     )
     # The trainer trains on its context's device (the CPU by default), not on settings.device.
     ctx = setup_distributed(case.device) if case.device != "cpu" else DistributedContext()
@@ -97,18 +98,31 @@ def time_steps(trainer: Trainer, seconds: float) -> tuple[float, float]:
     return train_rate, data_rate
 
 
+def _selected(case: Case, only: str) -> bool:
+    """Whether ``--only NET[:PRECISION]`` keeps this case (an empty filter keeps all)."""
+    if not only:
+        return True
+    net, _, precision = only.partition(":")
+    return case.model_kind == net and (not precision or case.precision == precision)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="timing per case")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--cuda-only", action="store_true")
     parser.add_argument("--compile", action="store_true", help="also time torch.compile on CUDA")
+    parser.add_argument("--only", default="", metavar="NET[:PRECISION]",
+                        help="time only the CUDA cases of this net (and precision), e.g. b18c384nbt:bf16")
+    parser.add_argument("--default-compile", action="store_true",
+                        help="leave `compile` at the training config's default (auto: compiled on CUDA) in every "
+                             "case instead of off; the rows then time what `kata train` does by default")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     cases = [] if args.cuda_only else list(CPU_CASES)
     if torch.cuda.is_available():
-        cases += list(CUDA_CASES)
+        cases += [case for case in CUDA_CASES if _selected(case, args.only)]
         if args.compile:
             cases += [Case("b18c384nbt", 19, 256, "cuda", "bf16")]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
@@ -121,10 +135,12 @@ def main() -> None:
             if case.board not in data_dirs:
                 data_dirs[case.board] = f"{tmp}/data{case.board}"
                 write_synthetic_files(data_dirs[case.board], DATA_ROWS, case.board, seed=case.board)
-            compile_net = args.compile and index == len(cases) - 1 and case.device == "cuda"
+            compile_last = args.compile and index == len(cases) - 1 and case.device == "cuda"
+            compile_net = (Enabled.TRUE if compile_last else Enabled.AUTO if args.default_compile
+                           else Enabled.FALSE)
             trainer = make_trainer(case, data_dirs[case.board], f"{tmp}/run{index}", compile_net)
             train_rate, data_rate = time_steps(trainer, args.seconds)
-            label = case.precision + ("+compile" if compile_net else "")
+            label = case.precision + {Enabled.TRUE: "+compile", Enabled.AUTO: "+compile=auto"}.get(compile_net, "")
             print(f"{case.model_kind:<12}{case.board:>6}{case.batch:>6}  {case.device:<7}{label:<17}"
                   f"{train_rate:>16.0f}{data_rate:>16.0f}  {ran_on(trainer)}", flush=True)
 

@@ -61,12 +61,15 @@ if want parity; then
 fi
 # The nn step also times torch.compile of the float16 net at NN_COMPILE_BATCHES (default 256; empty: not),
 # the lever left for the network-throughput goal; its compile takes a minute or two (not yet run on a GPU).
+# NN_ARGS="--compiled-only": just the runner with and without cudaUseTorchCompile.
 if want nn; then step "network throughput"; timeout 240 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1 \
-  --compile-batches "${NN_COMPILE_BATCHES-256}"; fi
+  --compile-batches "${NN_COMPILE_BATCHES-256}" ${NN_ARGS:-}; fi
 BENCH="kata benchmark -v 3200 -n 3"
 if want search; then
-  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t 64,128,256,512 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
-  step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
+  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t ${SEARCH_B18_THREADS:-64,128,256,512} 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
+  [ -n "${SEARCH_B18_ONLY:-}" ] ||   # SEARCH_B18_ONLY=1: the b18c384nbt run above, nothing more
+  { step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"; }
+  if [ -z "${SEARCH_B18_ONLY:-}" ]; then
   # Two batches in flight (searchPipelining, katacli.search.pipeline): on an H100 on 2026-11-26 (a worker
   # thread evaluating one lane) it lost below 128 leaves and tied above; since then a CUDA net's batches
   # are launched from the search thread itself. The same settings side by side say whether that pays.
@@ -74,6 +77,7 @@ if want search; then
   for spec in "/tmp/b18.bin.gz:128,256,512" "$G170:64,128,256"; do
     timeout 80 $BENCH -model "${spec%%:*}" -t "${spec##*:}" -override-config searchPipelining=true 2>&1 | grep -E "numSearchThreads = *[0-9]+:"
   done
+  if [ -z "${SEARCH_SHORT:-}" ]; then   # SEARCH_SHORT=1: the default and pipelined runs above only
   # The leaf helper thread (numLeafFeatureThreads, on by default since 2026-11-27): the runs above have it;
   # g170's search is CPU-bound, so the same counts without it say what it buys on this machine, and the
   # zero-cost search (no network) with 0, 1 and 2 helpers bounds every figure here.
@@ -90,6 +94,8 @@ if want search; then
   step "search g170-b6c96 with 3 and 4 leaf helpers"
   for helpers in 3 4; do timeout 60 $BENCH -model "$G170" -t 256,512 -override-config numLeafFeatureThreads=$helpers \
     2>&1 | grep -E "numSearchThreads = *[0-9]+:"; done
+  fi
+  fi
 fi
 if want katago && [ -n "${KATAGO_BUILD:-}" ]; then
   step "KataGo CUDA build"; wait "$KATAGO_BUILD"; tail -3 /tmp/katago-build.log
@@ -126,11 +132,13 @@ if want selfplay; then
 fi
 if want train; then
   # --compile adds a torch.compile row of the last case (b18c384nbt bf16): its compile takes a minute or two.
-  step "training throughput"; timeout 240 python3 benchmarks/bench_train.py --cuda-only --seconds 3 --compile
+  # TRAIN_ARGS="--only b18c384nbt:bf16 --default-compile": just what `kata train` does by default there.
+  step "training throughput"; timeout 240 python3 benchmarks/bench_train.py --cuda-only --seconds 3 ${TRAIN_ARGS:---compile}
 fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
   timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 --compare-search 3200 2>&1 | grep -E "recorded|device|search threads| x |lone search"
+  if [ -z "${ANALYSIS_SHORT:-}" ]; then   # ANALYSIS_SHORT=1: the run above only
   # Each analysis worker's searches share one leaf helper thread (4+ cores); the same 64x1 without it.
   timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --leaf-threads 0 2>&1 | grep helpers
@@ -144,7 +152,8 @@ if want analysis; then
   # Two workers of 32 searches instead of four of 16 (fewer threads taking turns at the GIL).
   timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
     --searches-per-driver 32 2>&1 | grep " x "
+  fi
 fi
 if want testgpuerror; then step "kata testgpuerror, g170-b6c96"; timeout 60 kata testgpuerror -model "$G170" -quick 2>&1 | tail -25; fi
-if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda tests 2>&1 | tail -15; fi
+if want tests; then step "tests marked cuda"; timeout 240 python3 -m pytest -q -p no:cacheprovider -m cuda ${CUDA_TESTS:-tests} 2>&1 | tail -15; fi
 step done

@@ -3,6 +3,8 @@
 the device's outputs against the CPU's."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -74,8 +76,75 @@ def test_device_layout_tf32_and_graph_keys(fake_gpu):
     options = _settings(cudaDeviceToUse=2, cudaUseNHWC="false", cudaUseTF32="true",
                         cudaUseGraphs="false").evaluator_options()
     assert options == {"device": "cuda:2", "precision": "float16", "channels_last": False, "allow_tf32": True,
-                       "cuda_graphs": False, "default_symmetry": None,  # nnRandomize: a random one each
+                       "cuda_graphs": False, "compile_net": None,  # cudaUseTorchCompile auto: by the net
+                       "default_symmetry": None,  # nnRandomize: a random one each
                        "cache_size_power_of_two": 20}
+
+
+@pytest.mark.parametrize("value, want", [("auto", None), ("true", True), ("false", False)])
+def test_the_torch_compile_key_reaches_the_evaluator(fake_gpu, value, want):
+    fake_gpu((9, 0))
+    assert _settings(cudaUseTorchCompile=value).evaluator_options()["compile_net"] is want
+
+
+def test_auto_compile_takes_big_half_precision_nets_on_cuda_only(monkeypatch):
+    import torch.utils._triton as triton_probe
+
+    monkeypatch.setattr(triton_probe, "has_triton", lambda: True)
+    cuda, cpu = torch.device("cuda:0"), torch.device("cpu")
+    b18_per_point = 18.9e9 / 361   # b18c384nbt; g170-b6c96 is 0.7 GFLOP a 19x19 position
+    assert device_runner.auto_compile(cuda, "float16", b18_per_point)
+    assert not device_runner.auto_compile(cuda, "float16", 0.7e9 / 361)
+    assert not device_runner.auto_compile(cuda, "float32", b18_per_point)   # float32: exact, as KataGo's FP32
+    assert not device_runner.auto_compile(cpu, "float16", b18_per_point)
+    assert not device_runner.auto_compile(cuda, "float16", None)
+    monkeypatch.setattr(triton_probe, "has_triton", lambda: False)
+    assert not device_runner.auto_compile(cuda, "float16", b18_per_point)   # no Triton: inductor cannot
+
+
+def _random_inputs(n: int, size: int = 9, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    spatial = (rng.random((n, 22, size, size)) < 0.2).astype(np.float32)
+    spatial[:, 0] = 1.0
+    global_features = np.zeros((n, 19), np.float32)
+    global_features[:, 5] = -0.375
+    return spatial, global_features
+
+
+@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+def test_a_compiled_runner_answers_as_the_eager_net_at_every_batch_size():
+    eager = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=False)
+    compiled = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=True)
+    assert compiled.runner.compiled and "torch.compile" in compiled.describe_device()
+    assert not eager.runner.compiled and "torch.compile" not in eager.describe_device()
+    for n in (3, 5, 1):   # one compile for 3 and 5 (the batch dimension is dynamic); 1 is specialised
+        spatial, global_features = _random_inputs(n, seed=n)
+        want = eager.runner(spatial, global_features, None, True)
+        got = compiled.runner(spatial, global_features, None, True)
+        for g, w in zip(got, want):
+            assert g.dtype == np.float32 and g.shape == w.shape
+            np.testing.assert_allclose(g, w, atol=1e-4)
+    assert compiled.runner.compiled   # still compiled: nothing failed and fell back
+
+
+def test_a_compile_that_fails_is_logged_and_the_eager_net_answers(monkeypatch, caplog):
+    def failing_compile(module, **_kwargs):
+        def run(*_args):
+            raise RuntimeError("no compiler for this device\nmore detail")
+        return run
+
+    monkeypatch.setattr(torch, "compile", failing_compile)
+    eager = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=False)
+    runner = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None,
+                                   compile_net=True).runner
+    assert runner.compiled
+    spatial, global_features = _random_inputs(4)
+    with caplog.at_level("WARNING", logger="katacli.nn"):
+        got = runner(spatial, global_features, None, True)
+    assert not runner.compiled and "torch.compile" not in runner.describe()
+    assert "torch.compile of the network failed (RuntimeError: no compiler for this device)" in caplog.text
+    for g, w in zip(got, eager.runner(spatial, global_features, None, True)):
+        np.testing.assert_allclose(g, w, atol=1e-5)
 
 
 def test_the_orientation_follows_nn_forced_symmetry_then_nn_randomize():
@@ -179,6 +248,24 @@ def test_cuda_float32_matches_the_cpu(name):
         for w, g in zip(want, got):
             assert g.white_win == pytest.approx(w.white_win, abs=1e-4)
             assert g.white_lead == pytest.approx(w.white_lead, abs=1e-3)
+
+
+@pytest.mark.cuda
+@pytest.mark.needs_shared
+def test_cuda_compiled_half_net_with_graphs_answers_as_the_uncompiled_one():
+    path = model_path(G170_B6)
+    plain = NNEvaluator.from_file(path, device="cuda", precision="float16", cache_size_power_of_two=None,
+                                  compile_net=False)
+    compiled = NNEvaluator.from_file(path, device="cuda", precision="float16", cache_size_power_of_two=None,
+                                     compile_net=True)
+    for n in (24, 5, 1):   # graph buckets 24, 8 (padded) and 1: recorded from the compiled net
+        requests = _requests(n, 19, seed=n)
+        want, got = plain.evaluate_uncached(requests), compiled.evaluate_uncached(requests)
+        assert _max_policy_diff(want, got) < 5e-3   # fused float16 kernels round differently, rows stay rows
+        assert all(g.white_win == pytest.approx(w.white_win, abs=5e-3) for w, g in zip(want, got))
+    runner = compiled.runner
+    assert runner.compiled and runner.cuda_graphs   # neither the compile nor a capture fell back
+    assert "torch.compile" in runner.describe() and "CUDA graphs" in runner.describe()
 
 
 @pytest.mark.cuda

@@ -18,6 +18,10 @@ On the CPU it runs the network through TorchScript traces (:mod:`katacli.nn.trac
 * Several callers (BatchingEvaluator server threads) may run at once: each takes a *lane*, with
   its own stream, graphs and buffers, so one batch's copies and host work overlap another's
   compute. Lanes are made as needed (two to start with).
+* **torch.compile** (``compile_net``, the ``cudaUseTorchCompile`` key): inductor fuses what lies between
+  the convolutions (batch-norm affines, activations, residual adds, the casts in and out) into a few
+  kernels; the batch dimension stays symbolic, so one compile serves every graph bucket. The first call
+  waits for the compile; a compile that fails is logged and the net runs eagerly from then on.
 * :meth:`DeviceRunner.launch` queues a call without waiting for it (``LaunchedCall.wait`` does): a
   pipelined search (katacli.search.pipeline) collects its next leaves on the same thread while the GPU
   runs the last ones.
@@ -56,6 +60,26 @@ HALF_CHECK_BATCH = 2
 TENSOR_CORE_MIN_CAPABILITY = (7, 0)
 
 
+class _CastForward(torch.nn.Module):
+    """The network with its inputs cast to the weights' dtype and channels-last, and its outputs back to
+    float32: the whole call torch.compile sees, so that the casts fuse with the first and last layers."""
+
+    def __init__(self, net: torch.nn.Module, dtype: Optional[torch.dtype], channels_last: bool):
+        super().__init__()
+        self.net = net
+        self.dtype = dtype   # None: inputs stay float32 (float32 weights, or autocast around the call)
+        self.channels_last = channels_last
+
+    def forward(self, spatial: torch.Tensor, global_features: torch.Tensor, meta: Optional[torch.Tensor],
+                mask_full: bool) -> list[torch.Tensor]:
+        if self.dtype is not None:
+            spatial, global_features = spatial.to(self.dtype), global_features.to(self.dtype)
+            meta = meta.to(self.dtype) if meta is not None else None
+        if self.channels_last:
+            spatial = spatial.contiguous(memory_format=torch.channels_last)
+        return [t.float() for t in self.net(spatial, global_features, meta, mask_full=mask_full)]
+
+
 def set_tf32(allow: bool) -> None:
     """Whether float32 convolutions and matmuls on CUDA may use TF32 (process-wide in PyTorch)."""
     torch.backends.cudnn.allow_tf32 = bool(allow)
@@ -65,6 +89,28 @@ def set_tf32(allow: bool) -> None:
 # PyTorch's own default lets cuDNN use TF32 for float32: in a katacli process float32 means float32
 # until a network is configured otherwise (cudaUseTF32).
 set_tf32(False)
+
+
+# cudaUseTorchCompile = auto compiles a half-precision net on CUDA when a 19x19 position costs it at least
+# this many floating-point operations: b18c384nbt (18.9 GFLOP) ran 1.43x compiled at batch 256 on an H100
+# (10,852 -> 15,506 evals/s, float16, 15 s to compile); small nets (g170-b6c96: 0.7) leave their search
+# CPU-bound, where the compile's wait at the first batch buys nothing.
+AUTO_COMPILE_MIN_FLOPS_PER_POSITION = 10.0e9
+AUTO_COMPILE_BOARD_AREA = 19 * 19
+
+
+def auto_compile(device: torch.device, precision: str, flops_per_point: Optional[float]) -> bool:
+    """cudaUseTorchCompile = auto (see AUTO_COMPILE_MIN_FLOPS_PER_POSITION): a big half-precision net on
+    CUDA, where Triton (inductor's GPU code generator) is installed."""
+    if device.type != "cuda" or precision == "float32" or flops_per_point is None:
+        return False
+    if flops_per_point * AUTO_COMPILE_BOARD_AREA < AUTO_COMPILE_MIN_FLOPS_PER_POSITION:
+        return False
+    try:
+        from torch.utils._triton import has_triton
+    except ImportError:
+        return False
+    return has_triton()
 
 
 def has_tensor_cores(device: torch.device) -> bool:
@@ -147,7 +193,7 @@ class DeviceRunner:
 
     def __init__(self, net: torch.nn.Module, device: torch.device, precision: str = "float32",
                  channels_last: bool = True, trace: Optional[bool] = None, cuda_graphs: Optional[bool] = None,
-                 allow_tf32: bool = False, max_batch_size: int = 256):
+                 allow_tf32: bool = False, max_batch_size: int = 256, compile_net: bool = False):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
         self.device = device
@@ -167,7 +213,11 @@ class DeviceRunner:
         if precision != "float32":
             net, self.cast_mode = self._cast(net, PRECISIONS[precision])
         self.net = net.eval()
-        use_trace = (device.type == "cpu") if trace is None else trace
+        self._cast_forward = _CastForward(self.net, PRECISIONS[precision] if self.cast_mode == "weights" else None,
+                                          channels_last)
+        # (compiled at its first call; _forward_tensors falls back to the eager net if that fails)
+        self._compiled = torch.compile(self._cast_forward) if compile_net else None
+        use_trace = (device.type == "cpu" and not compile_net) if trace is None else trace
         self._traced = TracedForward(self.net) if use_trace else None
         self.cuda_graphs = self.is_cuda and (True if cuda_graphs is None else bool(cuda_graphs))
         self._lanes: Optional[queue.Queue] = None
@@ -190,8 +240,16 @@ class DeviceRunner:
             parts.append("NHWC" if self.channels_last else "NCHW")
             if self.cuda_graphs:
                 parts.append("CUDA graphs")
+            if self.compiled:
+                parts.append("torch.compile")
             return ", ".join(parts)
-        return f"CPU with PyTorch using {torch.get_num_threads()} thread(s), {self.precision}"
+        return (f"CPU with PyTorch using {torch.get_num_threads()} thread(s), {self.precision}"
+                + (", torch.compile" if self.compiled else ""))
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the network runs compiled (asked for, and not given up after a failed compile)."""
+        return self._compiled is not None
 
     # -- running
 
@@ -277,20 +335,41 @@ class DeviceRunner:
     def _forward_tensors(self, spatial_t: torch.Tensor, global_t: torch.Tensor, meta_t: Optional[torch.Tensor],
                          mask_full: bool) -> list[torch.Tensor]:
         """The net on device tensors (float32 in), outputs as float32 device tensors."""
-        if self.cast_mode == "weights":
-            dtype = PRECISIONS[self.precision]
-            spatial_t, global_t = spatial_t.to(dtype), global_t.to(dtype)
-            meta_t = meta_t.to(dtype) if meta_t is not None else None
-        if self.channels_last:
-            spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
         autocast = (torch.autocast(device_type=self.device.type, dtype=PRECISIONS[self.precision])
                     if self.cast_mode == "autocast" else nullcontext())
         with autocast:
-            if self._traced is not None:
-                out = self._traced(spatial_t, global_t, meta_t, mask_full)
-            else:
-                out = self.net(spatial_t, global_t, meta_t, mask_full=mask_full)
-        return [t.float() for t in out]
+            if self._compiled is not None:
+                outputs = self._run_compiled(spatial_t, global_t, meta_t, mask_full)
+                if outputs is not None:
+                    return outputs
+            if self._traced is None:
+                return self._cast_forward(spatial_t, global_t, meta_t, mask_full)
+            cast = self._cast_forward
+            if cast.dtype is not None:
+                spatial_t, global_t = spatial_t.to(cast.dtype), global_t.to(cast.dtype)
+                meta_t = meta_t.to(cast.dtype) if meta_t is not None else None
+            if self.channels_last:
+                spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
+            return [t.float() for t in self._traced(spatial_t, global_t, meta_t, mask_full)]
+
+    def _run_compiled(self, spatial_t, global_t, meta_t, mask_full) -> Optional[list[torch.Tensor]]:
+        """The compiled net's outputs, or None once compiling failed (logged; the eager net runs from then on).
+        The batch dimension is marked dynamic: one compile serves every batch size (sizes 0 and 1 aside)."""
+        compiled = self._compiled
+        for t in (spatial_t, global_t, meta_t):
+            if t is not None:
+                torch._dynamo.maybe_mark_dynamic(t, 0)
+        try:
+            return compiled(spatial_t, global_t, meta_t, mask_full)
+        except Exception as exc:   # noqa: BLE001 -- no Triton or compiler for this device, an op inductor lacks
+            if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+                raise   # a capture that fails is the CUDA graphs' failure: _capture says so and turns graphs off
+            if self._compiled is compiled:
+                self._compiled = None
+                first_line = str(exc).splitlines()[0] if str(exc) else ""
+                log.warning("torch.compile of the network failed (%s: %s); running it without "
+                            "(cudaUseTorchCompile = false skips the attempt)", type(exc).__name__, first_line)
+            return None
 
     def _run_plain(self, spatial, global_features, meta, mask_full) -> list[np.ndarray]:
         spatial_t = torch.from_numpy(spatial).to(self.device, non_blocking=True)

@@ -116,6 +116,7 @@ class NNEvaluator:
         trace: Optional[bool] = None,
         cuda_graphs: Optional[bool] = None,
         allow_tf32: bool = False,
+        compile_net: Optional[bool] = None,
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
@@ -125,11 +126,13 @@ class NNEvaluator:
         ``fuse``: fold batch norms into convolutions (faster; False runs the model exactly as given).
         ``trace``: run TorchScript traces (:mod:`katacli.nn.traced`); default on for the CPU.
         ``cuda_graphs``: replay captured CUDA graphs (default on CUDA). ``allow_tf32``: let float32 use
-        TF32 on CUDA (faster, less exact; off as in KataGo). See :mod:`katacli.nn.device_runner`.
+        TF32 on CUDA (faster, less exact; off as in KataGo). ``compile_net``: run the net through
+        torch.compile; None decides by :func:`~katacli.nn.device_runner.auto_compile` (big half-precision
+        nets on CUDA). See :mod:`katacli.nn.device_runner`.
         """
         import torch
 
-        from katacli.nn.device_runner import PRECISIONS, DeviceRunner
+        from katacli.nn.device_runner import PRECISIONS, DeviceRunner, auto_compile
 
         if isinstance(model, (str, os.PathLike)):
             raise TypeError("NNEvaluator takes a loaded KataGoModel; for a file use NNEvaluator.from_file(path) "
@@ -143,13 +146,16 @@ class NNEvaluator:
         # NHWC is faster on both devices (CPU, test-b4c32 9x9 traced: 1.25-1.5x; g170 19x19: 1.2x).
         self.channels_last = True if channels_last is None else channels_last
         net = model.fused() if fuse and not model.is_fused else model
+        flops_per_point = flops_per_board_point(model)
+        if compile_net is None:
+            compile_net = auto_compile(self.device, precision, flops_per_point)
         self.runner = DeviceRunner(net, self.device, precision, channels_last=self.channels_last, trace=trace,
                                    cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
-                                   max_batch_size=max(1, int(max_batch_size)))
+                                   max_batch_size=max(1, int(max_batch_size)), compile_net=compile_net)
         self.net = self.runner.net
         self._init_common(model.version, model.name, model.postprocess, model.num_policy_channels,
                           model.needs_metadata, cache_size_power_of_two, default_symmetry, seed)
-        self.flops_per_point = flops_per_board_point(model)
+        self.flops_per_point = flops_per_point
 
     def _init_common(self, version: int, model_name: str, postprocess, num_policy_channels: int,
                      needs_metadata: bool, cache_size_power_of_two: Optional[int], default_symmetry: Optional[int],

@@ -175,6 +175,7 @@ class NNSettings:
     use_nhwc: Enabled = config_field(f"{BACKEND_PREFIX}UseNHWC")
     use_tf32: bool = config_field(f"{BACKEND_PREFIX}UseTF32")
     cuda_graphs: bool = config_field(f"{BACKEND_PREFIX}UseGraphs")
+    use_torch_compile: Enabled = config_field(f"{BACKEND_PREFIX}UseTorchCompile")
     # GPU index per server thread; None means "let the backend choose".
     device_per_server_thread: tuple[int | None, ...]
     home_data_dir: str | None = config_field("homeDataDir")
@@ -209,8 +210,14 @@ class NNSettings:
                            or (self.use_fp16 == Enabled.AUTO and has_tensor_cores(torch.device(device))))
         return {"device": device, "precision": "float16" if half else "float32",
                 "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
-                "cuda_graphs": self.cuda_graphs, "default_symmetry": self.default_symmetry,
+                "cuda_graphs": self.cuda_graphs, "compile_net": self.compile_option,
+                "default_symmetry": self.default_symmetry,
                 "cache_size_power_of_two": self.cache_size_option}
+
+    @property
+    def compile_option(self) -> bool | None:
+        """The evaluators' compile_net: cudaUseTorchCompile as a bool, None for auto (the evaluator decides)."""
+        return None if self.use_torch_compile == Enabled.AUTO else self.use_torch_compile == Enabled.TRUE
 
     @property
     def cache_size_option(self) -> int | None:
