@@ -127,6 +127,25 @@ def test_a_compiled_runner_answers_as_the_eager_net_at_every_batch_size():
     assert compiled.runner.compiled   # still compiled: nothing failed and fell back
 
 
+@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+def test_warm_up_says_it_compiles_and_compiles_every_batch_size_before_the_first_query():
+    from torch._dynamo.utils import counters
+
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None,
+                                      compile_net=True)
+    notices = []
+    evaluator.warm_up(9, 9, notify=notices.append)
+    assert notices == [evaluator.COMPILE_NOTICE]
+    graphs = counters["stats"]["unique_graphs"]
+    for n in (7, 30, evaluator.max_batch_size):   # a search's batches: no compile waits for them any more
+        spatial, global_features = _random_inputs(n, seed=n)
+        evaluator.runner(spatial, global_features, None, True)
+    assert counters["stats"]["unique_graphs"] == graphs and evaluator.runner.compiled
+    plain = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=False)
+    plain.warm_up(9, 9, notify=notices.append)
+    assert len(notices) == 1   # nothing to say for a net that is not compiled
+
+
 def test_a_compile_that_fails_is_logged_and_the_eager_net_answers(monkeypatch, caplog):
     def failing_compile(module, **_kwargs):
         def run(*_args):

@@ -308,24 +308,27 @@ def _model_info(path: str, internal_name: str, version: int, takes_metadata: boo
 
 def network_backend_in_background(header, nn_settings, max_batch_size: int, human_header=None, *,
                                   on_loaded: Callable[[str, object, bool], None],
-                                  on_failure: Callable[[BaseException], None]) -> AnalysisBackend:
+                                  on_failure: Callable[[BaseException], None],
+                                  notify: Optional[Callable[[str], None]] = None) -> AnalysisBackend:
     """The analysis engine's backend for the checked model file ``header`` (and the -human-model one), its
     networks loading in threads once :meth:`AnalysisBackend.start_loading` is called (CPU, or CUDA when
     there is a GPU): the main net first, then the human one. ``on_loaded(path, network, human)`` runs as
-    each is ready, ``on_failure(error)`` when one cannot be loaded."""
+    each is ready, ``on_failure(error)`` when one cannot be loaded; ``notify(line)`` says what a long wait
+    while loading is (a network being compiled)."""
     loading = _network_in_background(header, nn_settings, max_batch_size, nn_settings.num_server_threads,
-                                     on_loaded, on_failure, human=False)
+                                     on_loaded, on_failure, human=False, notify=notify)
     human_loading = human_info = None
     if human_header is not None:
         human_loading = _network_in_background(human_header, nn_settings, max_batch_size, 1, on_loaded, on_failure,
-                                               human=True, after=loading)
+                                               human=True, after=loading, notify=notify)
         human_info = model_info_from_header(human_header, nn_settings, max_batch_size)
     return AnalysisBackend(model_info=model_info_from_header(header, nn_settings, max_batch_size),
                            loading=loading, human_loading=human_loading, human_model_info=human_info)
 
 
 def _network_in_background(header, nn_settings, max_batch_size: int, num_server_threads: int, on_loaded,
-                           on_failure, human: bool, after: Optional[BackgroundNetwork] = None) -> BackgroundNetwork:
+                           on_failure, human: bool, after: Optional[BackgroundNetwork] = None,
+                           notify: Optional[Callable[[str], None]] = None) -> BackgroundNetwork:
     def load() -> tuple:
         from katacli.nn.batching import BatchingEvaluator
         from katacli.startup_objects import freeze_startup_objects
@@ -333,9 +336,10 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
         desc = None
         try:
             if human:  # no query waits for the human net first: torch has been imported by then
-                network, info = _load_network(header.path, nn_settings, max_batch_size, header.contents)
+                network, info = _load_network(header.path, nn_settings, max_batch_size, header.contents,
+                                              notify=notify)
             else:
-                network, info, desc = _numpy_or_torch_network(header, nn_settings, max_batch_size)
+                network, info, desc = _numpy_or_torch_network(header, nn_settings, max_batch_size, notify)
         except BaseException as exc:
             on_failure(exc)
             raise
@@ -350,7 +354,7 @@ def _network_in_background(header, nn_settings, max_batch_size: int, num_server_
             """The torch evaluator, built from the same description, takes over between network calls."""
             wait_for_quiet(evaluator)
             try:
-                torch_network, _ = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
+                torch_network, _ = _load_network(header.path, nn_settings, max_batch_size, desc=desc, notify=notify)
             except BaseException as exc:
                 on_failure(exc)
                 raise
@@ -389,7 +393,7 @@ def wait_for_quiet(evaluator, clock: Callable[[], float] = time.monotonic,
         sleep(TAKE_OVER_POLL_S)
 
 
-def _numpy_or_torch_network(header, nn_settings, max_batch_size: int) -> tuple:
+def _numpy_or_torch_network(header, nn_settings, max_batch_size: int, notify=None) -> tuple:
     """(network, ModelInfo, description): the numpy evaluator and the parsed file when the net is one it
     computes quickly (the torch one then takes over from the description), else (torch network, info, None)."""
     from katacli.nn.model_file_reader import read_model_file
@@ -398,7 +402,7 @@ def _numpy_or_torch_network(header, nn_settings, max_batch_size: int) -> tuple:
     with _load_errors(header.path):
         desc = read_model_file(header.path, header.contents)
     if not (nn_settings.numpy_until_torch and numpy_worthwhile(desc)) or gpu_likely():
-        network, info = _load_network(header.path, nn_settings, max_batch_size, desc=desc)
+        network, info = _load_network(header.path, nn_settings, max_batch_size, desc=desc, notify=notify)
         return network, info, None
     from katacli.engine_common import stable_seed
 
@@ -419,12 +423,13 @@ def _load_errors(model_path: str) -> Iterator[None]:
         raise NetworkLoadError(f"could not load the model {model_path}: {exc}") from exc
 
 
-def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
+def _load_network(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None, notify=None):
     with _load_errors(model_path):
-        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents, desc)
+        return _load_network_unchecked(model_path, nn_settings, max_batch_size, contents, desc, notify)
 
 
-def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None):
+def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, contents=None, desc=None,
+                            notify=None):
     from katacli.engine_common import stable_seed
     from katacli.nn.evaluator import NNEvaluator
 
@@ -441,6 +446,6 @@ def _load_network_unchecked(model_path: str, nn_settings, max_batch_size: int, c
         network = NNEvaluator.from_file(model_path, contents, **options, max_batch_size=max_batch_size, seed=seed)
     # Most queries are 19x19: build and optimise that traced network while loading (after "ready"),
     # rather than in the first query's search (seconds on a CPU).
-    network.warm_up(WARM_UP_BOARD_LEN, WARM_UP_BOARD_LEN)
+    network.warm_up(WARM_UP_BOARD_LEN, WARM_UP_BOARD_LEN, notify=notify)
     return network, _model_info(model_path, network.model_name, network.version, network.needs_metadata,
                                 nn_settings, max_batch_size)

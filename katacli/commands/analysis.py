@@ -112,7 +112,7 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         # Like kata gtp's, the networks load (torch imported, the 19x19 trace warmed up) after "ready":
         # KaTrain waits for that line. Queries are read and checked meanwhile; searches wait for the net.
         backend = network_backend_in_background(header, settings.nn, batch_size, human_header,
-                                                on_loaded=on_loaded, on_failure=_exit_on_failure)
+                                                on_loaded=on_loaded, on_failure=_exit_on_failure, notify=log.info)
         if human_model is not None:
             warning = human_model_warning(backend.human_loading, "humanSLProfile" in cfg, analysis=True)
             if warning:

@@ -47,7 +47,7 @@ def _make_loader(model_path: str, settings, log, human: bool = False, profile_se
         # Build and optimise the traced network now, while the protocol is already answering, rather
         # than in the first genmove (seconds on a CPU).
         board_x, board_y = settings.default_board_size or (DEFAULT_BOARD_LEN, DEFAULT_BOARD_LEN)
-        evaluator.warm_up(board_x, board_y)
+        evaluator.warm_up(board_x, board_y, notify=log.info)
         freeze_startup_objects()   # torch's and the net's objects: no full collection walks them again
         log.write(f"Loaded {what} {model_path}")
         log.info(f"{'Human SL model' if human else 'Model'} runs on: {evaluator.describe_device()}")

@@ -80,6 +80,17 @@ class _CastForward(torch.nn.Module):
         return [t.float() for t in self.net(spatial, global_features, meta, mask_full=mask_full)]
 
 
+# Compiles dynamo keeps per function before it runs the rest eagerly (torch's default: 8). Every runner's
+# _CastForward shares one forward, and each runner, batch-size range, board size and mask_full adds one.
+RECOMPILE_LIMIT = 64
+
+
+def _allow_recompiles() -> None:
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
+
+
 def set_tf32(allow: bool) -> None:
     """Whether float32 convolutions and matmuls on CUDA may use TF32 (process-wide in PyTorch)."""
     torch.backends.cudnn.allow_tf32 = bool(allow)
@@ -217,6 +228,8 @@ class DeviceRunner:
                                           channels_last)
         # (compiled at its first call; _forward_tensors falls back to the eager net if that fails)
         self._compiled = torch.compile(self._cast_forward) if compile_net else None
+        if compile_net:
+            _allow_recompiles()
         use_trace = (device.type == "cpu" and not compile_net) if trace is None else trace
         self._traced = TracedForward(self.net) if use_trace else None
         self.cuda_graphs = self.is_cuda and (True if cuda_graphs is None else bool(cuda_graphs))

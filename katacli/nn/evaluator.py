@@ -20,7 +20,7 @@ import os
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -187,6 +187,10 @@ class NNEvaluator:
         self.min_piece_flops = MIN_PIECE_FLOPS
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pool_workers = 0
+
+    # What a start-up line says before warm_up compiles a net (runner.compiled).
+    COMPILE_NOTICE = ("Compiling the network (torch.compile: about 20 s on a GPU for b18c384nbt, less once this "
+                      "machine's compile cache holds it; cudaUseTorchCompile = false skips it)")
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], contents=None, **kwargs) -> "NNEvaluator":
@@ -438,10 +442,12 @@ class NNEvaluator:
                                      else [run(bound) for bound in bounds[1:]])
         return concatenate_outputs(blocks)
 
-    def warm_up(self, board_x: int, board_y: int, rounds: int = WARM_UP_ROUNDS) -> None:
+    def warm_up(self, board_x: int, board_y: int, rounds: int = WARM_UP_ROUNDS,
+                notify: Optional[Callable[[str], None]] = None) -> None:
         """Evaluate a blank board_x by board_y position a few times, so that the first real evaluation
-        at that size does not pay for tracing and optimising the network (seconds on a CPU). Nets that
-        take SGF metadata are skipped (their input needs a profile). The counters are left as they were."""
+        at that size does not pay for tracing and optimising the network (seconds on a CPU) or compiling
+        it: ``notify(COMPILE_NOTICE)`` first). Nets that take SGF metadata are skipped (their input needs a
+        profile). The counters are left as they were."""
         if self.needs_metadata:
             return
         from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
@@ -452,8 +458,16 @@ class NNEvaluator:
                           np.ones(board_x * board_y + 1, bool), board_x=board_x, board_y=board_y,
                           white_to_move=False, symmetry=0)
         evaluated, batches = self.num_positions_evaluated, self.num_batches
+        if self.runner.compiled and notify is not None:
+            notify(self.COMPILE_NOTICE)
         for _ in range(rounds):
             self.evaluate_uncached([blank])
+        if self.runner.compiled:
+            # A batch of one compiles for one position; larger batches share a compile with a dynamic batch
+            # dimension, split where the device's convolution choice changes with the batch size (on the
+            # CPU at 16): the smallest and the largest batch the search may send cover them.
+            for n in sorted({2, max(2, self.max_batch_size)}):
+                self.evaluate_uncached([blank] * n)
         self.num_positions_evaluated, self.num_batches = evaluated, batches
 
     def lookup_cache(self, request: NNRequest) -> Optional[NNOutput]:
