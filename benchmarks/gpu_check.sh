@@ -18,12 +18,14 @@
 #   STEPS="build search profile analysis" PROFILE_B18_THREADS=256 PROFILE_SKIP_PIPELINE=1   (252 s)
 #   STEPS="build selfplay tests train" SELFPLAY_GAMES=512 SELFPLAY_SECONDS=15                (294 s)
 #   STEPS="build parity nn testgpuerror"                                                     (205 s)
-# Since then the search and analysis steps grew (more leaf helpers; five analysis runs): for the next
-# session, first STEPS="build analysis" (~4 min: is the pipelined server and graph recording what the
-# H100's analysis lacked?), then STEPS="build search nn" (~5 min), then selfplay / tests as time allows.
-# New since the 11-27 H100 run and worth a look there: training's compile = auto (torch.compile by default on
-# CUDA; the train step's rows set it explicitly, `kata train` now compiles at its first step), and a thinner
-# evaluator glue per batch (the zero-cost search 1.04-1.16x at 16-256 leaves on the AMD host).
+# A third run the same day (three calls, 343 + 221 + 101 s): STEPS="build analysis nn search train" with
+# ANALYSIS_SHORT=1 SEARCH_SHORT=1 TRAIN_ARGS="--only b18c384nbt:bf16 --default-compile"; then, with the
+# network compiled (cudaUseTorchCompile), STEPS="build nn search analysis tests" NN_ARGS=--compiled-only
+# NN_COMPILE_BATCHES= SEARCH_B18_ONLY=1 SEARCH_B18_THREADS=128,256,512 ANALYSIS_SHORT=1
+# CUDA_TESTS=tests/test_nn_device.py; then STEPS="build train" on the still-warm machine. For the next
+# session: STEPS="build katago search" (KataGo's CUDA build beside g170's search in one call: is the 0.85x
+# real, does pipelining at 256 threads close it?), the analysis step in full (settings of more leaves a
+# query, e.g. ANALYSIS_SETTINGS=64x1,16x8,8x16), and the selfplay step with the compiled net.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
@@ -137,7 +139,7 @@ if want train; then
 fi
 if want analysis; then
   step "analysis engine: 64 concurrent 100-visit queries, b18c384nbt (random weights)"
-  timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1,32x2 --compare-search 3200 2>&1 | grep -E "recorded|device|search threads| x |lone search"
+  timeout 120 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings ${ANALYSIS_SETTINGS:-64x1,32x2} --compare-search 3200 2>&1 | grep -E "recorded|device|search threads| x |lone search"
   if [ -z "${ANALYSIS_SHORT:-}" ]; then   # ANALYSIS_SHORT=1: the run above only
   # Each analysis worker's searches share one leaf helper thread (4+ cores); the same 64x1 without it.
   timeout 90 python3 benchmarks/bench_analysis.py --model /tmp/b18.bin.gz --moves 192 --visits 100 --settings 64x1 \
