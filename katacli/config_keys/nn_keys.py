@@ -56,8 +56,8 @@ NN_KEYS = section(NN_SECTION, [
     bool_key("cudaUseGraphs", True, "Replay captured CUDA graphs for the network (fewer kernel launches)."),
     # katacli's own: torch.compile of the network (inductor fuses the steps between convolutions).
     enabled_key("cudaUseTorchCompile", "Compile the network with torch.compile (auto: half-precision nets of "
-                                       "10+ GFLOP a 19x19 position, e.g. b18c384nbt: 1.4x on an H100; the first "
-                                       "batch waits for the compile, about 15-60 s once per process)."),
+                                       "10+ GFLOP a 19x19 position, e.g. b18c384nbt: 1.4x on an H100; loading "
+                                       "then takes about 20 s longer, less once the compile cache holds it)."),
     enabled_key("cudaUse1x1Matmul", "Run 1x1 convolutions as matrix multiplies (auto: in FP16).",
                 unsupported=Unsupported("PyTorch chooses how to run 1x1 convolutions", off=Enabled.AUTO)),
 ])

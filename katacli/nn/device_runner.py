@@ -70,13 +70,18 @@ class _CastForward(torch.nn.Module):
         self.dtype = dtype   # None: inputs stay float32 (float32 weights, or autocast around the call)
         self.channels_last = channels_last
 
-    def forward(self, spatial: torch.Tensor, global_features: torch.Tensor, meta: Optional[torch.Tensor],
-                mask_full: bool) -> list[torch.Tensor]:
+    def cast_inputs(self, spatial: torch.Tensor, global_features: torch.Tensor,
+                    meta: Optional[torch.Tensor]) -> tuple:
         if self.dtype is not None:
             spatial, global_features = spatial.to(self.dtype), global_features.to(self.dtype)
             meta = meta.to(self.dtype) if meta is not None else None
         if self.channels_last:
             spatial = spatial.contiguous(memory_format=torch.channels_last)
+        return spatial, global_features, meta
+
+    def forward(self, spatial: torch.Tensor, global_features: torch.Tensor, meta: Optional[torch.Tensor],
+                mask_full: bool) -> list[torch.Tensor]:
+        spatial, global_features, meta = self.cast_inputs(spatial, global_features, meta)
         return [t.float() for t in self.net(spatial, global_features, meta, mask_full=mask_full)]
 
 
@@ -357,12 +362,7 @@ class DeviceRunner:
                     return outputs
             if self._traced is None:
                 return self._cast_forward(spatial_t, global_t, meta_t, mask_full)
-            cast = self._cast_forward
-            if cast.dtype is not None:
-                spatial_t, global_t = spatial_t.to(cast.dtype), global_t.to(cast.dtype)
-                meta_t = meta_t.to(cast.dtype) if meta_t is not None else None
-            if self.channels_last:
-                spatial_t = spatial_t.contiguous(memory_format=torch.channels_last)
+            spatial_t, global_t, meta_t = self._cast_forward.cast_inputs(spatial_t, global_t, meta_t)
             return [t.float() for t in self._traced(spatial_t, global_t, meta_t, mask_full)]
 
     def _run_compiled(self, spatial_t, global_t, meta_t, mask_full) -> Optional[list[torch.Tensor]]:
