@@ -24,7 +24,8 @@
 # NN_COMPILE_BATCHES= SEARCH_B18_ONLY=1 SEARCH_B18_THREADS=128,256,512 ANALYSIS_SHORT=1
 # CUDA_TESTS=tests/test_nn_device.py; then STEPS="build train" on the still-warm machine. For the next
 # session: STEPS="build katago search" (KataGo's CUDA build beside g170's search in one call: is the 0.85x
-# real, does pipelining at 256 threads close it?), the analysis step in full (settings of more leaves a
+# real, does pipelining at 256 threads close it? BENCH="kata benchmark -v 12800 -n 3" makes each count's
+# run ~2 s instead of ~0.5), the analysis step in full (settings of more leaves a
 # query, e.g. ANALYSIS_SETTINGS=64x1,16x8,8x16), and the selfplay step with the compiled net.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
@@ -66,7 +67,7 @@ fi
 # NN_ARGS="--compiled-only": just the runner with and without cudaUseTorchCompile.
 if want nn; then step "network throughput"; timeout 240 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1 \
   --compile-batches "${NN_COMPILE_BATCHES-256}" ${NN_ARGS:-}; fi
-BENCH="kata benchmark -v 3200 -n 3"
+BENCH="${BENCH:-kata benchmark -v 3200 -n 3}"
 if want search; then
   step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t ${SEARCH_B18_THREADS:-64,128,256,512} 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak"
   [ -n "${SEARCH_B18_ONLY:-}" ] ||   # SEARCH_B18_ONLY=1: the b18c384nbt run above, nothing more

@@ -23,8 +23,11 @@ position; the GPU is the bottleneck) 128 leaves 8,541 / 5,902 visits/s (1.45x), 
 (1.70x), 90% of the network's own evaluations/s at the lanes' batch size; g170-b6c96 (0.7 GFLOP; its
 search is CPU-bound) 64 leaves 9,828 / 12,177 (0.81x), 128 0.85x, 256 0.70x. Hence ``auto``. Caveat:
 those runs were ~1 s each, and a pipelined search's second device lane recorded its CUDA graphs inside
-them (a graph per batch size and lane, on first use); ``kata benchmark`` records both lanes' graphs
-before timing since, so the next GPU measurement may move the small-net figures (not yet rerun).
+them (a graph per batch size and lane, on first use). Rerun later that day with both lanes' graphs
+recorded before timing (runs of 0.4-0.6 s, one each): g170-b6c96 64 leaves 15,349 / 15,199 (1.01x),
+128 15,282 / 17,223 (0.89x), 256 24,711 / 21,543 (1.15x); on a simulated GPU of g170's cost on the
+2-core development host 1.27x at 128 and 1.31x at 256. Too scattered to pipeline small nets by default
+yet: longer, repeated runs on a GPU decide (benchmarks/gpu_check.sh says how).
 """
 from __future__ import annotations
 
