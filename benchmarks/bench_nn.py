@@ -118,12 +118,13 @@ def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
                   f"{rates[4]:>15.0f}", flush=True)
 
 
-def bench_compiled(net: torch.nn.Module, device: torch.device, dtype: torch.dtype, batches, seconds: float) -> None:
+def bench_compiled(net: torch.nn.Module, device: torch.device, dtype: torch.dtype, batches, seconds: float,
+                   mode: str = "default") -> None:
     """The net eager and under torch.compile (inductor, static shapes) on device tensors of ``dtype``,
     channels-last, evals/s per batch size; the compile itself is timed apart."""
-    print(f"\ntorch.compile on {device} ({dtype}, channels-last, device tensors in; evals/s)")
+    print(f"\ntorch.compile (mode {mode}) on {device} ({dtype}, channels-last, device tensors in; evals/s)")
     print(f"{'batch':>6} {'eager':>9} {'compiled':>9} {'ratio':>6} {'compile s':>10}")
-    compiled = torch.compile(net, dynamic=False)
+    compiled = torch.compile(net, dynamic=False, mode=None if mode == "default" else mode)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     for batch in batches:
         spatial = torch.zeros((batch, 22, BOARD, BOARD), dtype=dtype, device=device)
@@ -188,6 +189,9 @@ def main() -> None:
     parser.add_argument("--skip-cuda", action="store_true")
     parser.add_argument("--compile-batches", default="",
                         help="comma-separated batch sizes to time torch.compile at (default: none)")
+    parser.add_argument("--compile-mode", default="default",
+                        help="torch.compile mode of the --compile-batches rows, e.g. max-autotune-no-cudagraphs "
+                             "(inductor times its own convolution and matmul kernels against cuDNN's: minutes)")
     parser.add_argument("--compiled-only", action="store_true",
                         help="CUDA: only the runner with and without torch.compile (not the precision table)")
     args = parser.parse_args()
@@ -206,14 +210,14 @@ def main() -> None:
             net = NNEvaluator(KataGoModel.from_config(args.cuda_config, seed=0), device="cuda", precision="float16",
                               channels_last=True, cache_size_power_of_two=None, cuda_graphs=False,
                               compile_net=False).runner.net
-            bench_compiled(net, torch.device("cuda"), torch.float16, compile_batches, args.seconds)
+            bench_compiled(net, torch.device("cuda"), torch.float16, compile_batches, args.seconds, args.compile_mode)
     else:
         if not args.skip_cuda:
             print("\nCUDA not available: skipping the GPU benchmark")
         if compile_batches and not args.skip_cpu:
             net = NNEvaluator(load_model(args.model), device="cpu", channels_last=True, trace=False,
                               cache_size_power_of_two=None, compile_net=False).runner.net
-            bench_compiled(net, torch.device("cpu"), torch.float32, compile_batches, args.seconds)
+            bench_compiled(net, torch.device("cpu"), torch.float32, compile_batches, args.seconds, args.compile_mode)
 
 
 if __name__ == "__main__":
