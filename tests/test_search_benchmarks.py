@@ -6,6 +6,7 @@ Each is run the way the GPU check runs it, only small: a script that breaks agai
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
@@ -63,3 +64,17 @@ def test_analysis_benchmark_against_a_simulated_gpu():
     assert "simulated GPU" in out
     assert all(rate > 0 for rate in _rates(out, r"4 x 1") + _rates(out, r"2 x 2")), out
     assert len(_rates(out, r"4 x 1")) == 1 and len(_rates(out, r"2 x 2")) == 1, out
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+def test_network_benchmark_on_the_cpu_with_a_compiled_row():
+    out = _run("bench_nn.py", "--model", str(BUNDLED_TINY_MODEL), "--seconds", "0.05", "--skip-cuda",
+               "--compile-batches", "4")
+    for batch in (1, 8, 32, 128):   # net and evaluator evaluations/s for each CPU batch size
+        rates = [float(v) for v in re.search(rf"^\s+{batch}\s+(\d+)\s+(\d+)\s*$", out, re.M).groups()]
+        assert all(rate > 0 for rate in rates), out
+    assert "torch.compile (mode default) on cpu" in out, out
+    eager, compiled, ratio, _seconds = (float(v) for v in re.search(r"^\s+4\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$",
+                                                                     out, re.M).groups())
+    assert eager > 0 and compiled > 0 and ratio == pytest.approx(compiled / eager, abs=0.01), out
