@@ -3,6 +3,7 @@
 the device's outputs against the CPU's."""
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
@@ -77,6 +78,7 @@ def test_device_layout_tf32_and_graph_keys(fake_gpu):
                         cudaUseGraphs="false").evaluator_options()
     assert options == {"device": "cuda:2", "precision": "float16", "channels_last": False, "allow_tf32": True,
                        "cuda_graphs": False, "compile_net": None,  # cudaUseTorchCompile auto: by the net
+                       "compile_cache_dir": os.path.join(os.path.expanduser("~/.katago"), "torchcompile"),
                        "default_symmetry": None,  # nnRandomize: a random one each
                        "cache_size_power_of_two": 20}
 
@@ -85,6 +87,19 @@ def test_device_layout_tf32_and_graph_keys(fake_gpu):
 def test_the_torch_compile_key_reaches_the_evaluator(fake_gpu, value, want):
     fake_gpu((9, 0))
     assert _settings(cudaUseTorchCompile=value).evaluator_options()["compile_net"] is want
+
+
+def test_the_compile_cache_lives_under_the_home_data_dir(tmp_path, monkeypatch):
+    assert _settings(homeDataDir=str(tmp_path)).evaluator_options()["compile_cache_dir"] == str(
+        tmp_path / "torchcompile")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "")   # (so that the teardown puts back what was there)
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    device_runner.use_compile_cache(None)   # torch's default stays
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+    device_runner.use_compile_cache(str(tmp_path / "a"))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "a")
+    device_runner.use_compile_cache(str(tmp_path / "b"))   # set (by the user, or a first net): it stays
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "a")
 
 
 def test_auto_compile_takes_big_half_precision_nets_on_cuda_only(monkeypatch):

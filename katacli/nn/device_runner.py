@@ -29,6 +29,7 @@ On the CPU it runs the network through TorchScript traces (:mod:`katacli.nn.trac
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from contextlib import contextmanager, nullcontext
@@ -127,6 +128,15 @@ def auto_compile(device: torch.device, precision: str, flops_per_point: Optional
     except ImportError:
         return False
     return has_triton()
+
+
+def use_compile_cache(directory: Optional[str]) -> None:
+    """Keep torch.compile's caches (inductor's compiled graphs, Triton's kernels) in ``directory``, as KataGo
+    keeps its GPU tuning under its home data directory: torch's default is the temp folder, which a reboot
+    empties, and a compile found there takes seconds instead of tens of them. A TORCHINDUCTOR_CACHE_DIR the
+    user set wins; None leaves torch's default."""
+    if directory is not None and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
 
 
 def has_tensor_cores(device: torch.device) -> bool:

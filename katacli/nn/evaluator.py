@@ -117,6 +117,7 @@ class NNEvaluator:
         cuda_graphs: Optional[bool] = None,
         allow_tf32: bool = False,
         compile_net: Optional[bool] = None,
+        compile_cache_dir: Optional[str] = None,
     ):
         """
         ``precision``: "float32" (exact), or "float16" / "bfloat16" autocast (CUDA; bfloat16 also CPU).
@@ -128,11 +129,12 @@ class NNEvaluator:
         ``cuda_graphs``: replay captured CUDA graphs (default on CUDA). ``allow_tf32``: let float32 use
         TF32 on CUDA (faster, less exact; off as in KataGo). ``compile_net``: run the net through
         torch.compile; None decides by :func:`~katacli.nn.device_runner.auto_compile` (big half-precision
-        nets on CUDA). See :mod:`katacli.nn.device_runner`.
+        nets on CUDA); ``compile_cache_dir``: where its caches are kept (None: torch's default, the temp
+        folder). See :mod:`katacli.nn.device_runner`.
         """
         import torch
 
-        from katacli.nn.device_runner import PRECISIONS, DeviceRunner, auto_compile
+        from katacli.nn.device_runner import PRECISIONS, DeviceRunner, auto_compile, use_compile_cache
 
         if isinstance(model, (str, os.PathLike)):
             raise TypeError("NNEvaluator takes a loaded KataGoModel; for a file use NNEvaluator.from_file(path) "
@@ -149,6 +151,8 @@ class NNEvaluator:
         flops_per_point = flops_per_board_point(model)
         if compile_net is None:
             compile_net = auto_compile(self.device, precision, flops_per_point)
+        if compile_net:
+            use_compile_cache(compile_cache_dir)
         self.runner = DeviceRunner(net, self.device, precision, channels_last=self.channels_last, trace=trace,
                                    cuda_graphs=cuda_graphs, allow_tf32=allow_tf32,
                                    max_batch_size=max(1, int(max_batch_size)), compile_net=compile_net)

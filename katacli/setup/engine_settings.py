@@ -156,6 +156,11 @@ def _device_keys(model: int, thread: int) -> list[str]:
     return [stem + suffix for suffix in suffixes for stem in stems]
 
 
+# KataGo's home data directory when homeDataDir is not set, and torch.compile's caches' folder in it.
+DEFAULT_HOME_DATA_DIR = "~/.katago"
+COMPILE_CACHE_SUBDIR = "torchcompile"
+
+
 @dataclass(frozen=True)
 class NNSettings:
     """How to evaluate one model (index ``model_index`` when several are loaded)."""
@@ -211,8 +216,17 @@ class NNSettings:
         return {"device": device, "precision": "float16" if half else "float32",
                 "channels_last": self.use_nhwc != Enabled.FALSE, "allow_tf32": self.use_tf32,
                 "cuda_graphs": self.cuda_graphs, "compile_net": self.compile_option,
+                "compile_cache_dir": self.compile_cache_dir,
                 "default_symmetry": self.default_symmetry,
                 "cache_size_power_of_two": self.cache_size_option}
+
+    @property
+    def compile_cache_dir(self) -> str:
+        """Where torch.compile keeps its caches: under homeDataDir (KataGo's default ~/.katago), beside
+        where KataGo keeps its GPU tuning."""
+        import os
+
+        return os.path.join(os.path.expanduser(self.home_data_dir or DEFAULT_HOME_DATA_DIR), COMPILE_CACHE_SUBDIR)
 
     @property
     def compile_option(self) -> bool | None:
