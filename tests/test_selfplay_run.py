@@ -94,6 +94,26 @@ def test_in_process_run_writes_whole_games(tmp_path):
     assert sgf_lines(tmp_path / "out") == 4
 
 
+@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+def test_a_compiled_net_compiles_when_installed_not_in_the_games_first_batches(tmp_path, caplog):
+    from torch._dynamo.utils import counters
+
+    cfg = tiny_config(ALL_ROWS + f",cudaUseTorchCompile=true,homeDataDir={tmp_path / 'home'}")
+    manager = ModelManager(NNSettings.from_config(cfg, "selfplay"), device="cpu")
+    with caplog.at_level("INFO", logger="katacli.selfplay"):
+        handle = manager.install("random-b2c16", random_model("b2c16", 4))
+    evaluator = manager._models["random-b2c16"].batcher.evaluator
+    assert evaluator.runner.compiled and "torch.compile" in evaluator.describe_device()
+    assert "model random-b2c16-4: Compiling the network" in caplog.text   # (the model's own name)
+    graphs = counters["stats"]["unique_graphs"]
+    spatial = np.zeros((5, 22, 19, 19), np.float32)
+    spatial[:, 0] = 1.0
+    evaluator.runner(spatial, np.zeros((5, 19), np.float32), None, True)   # a 19x19 batch: compiled already
+    assert counters["stats"]["unique_graphs"] == graphs
+    assert handle is not None
+    manager.close()
+
+
 def test_searches_stepped_by_driver_threads_write_whole_games(tmp_path):
     """As a GPU run steps them: each game thread hands its searches to a driver and waits per search."""
     cfg = tiny_config(ALL_ROWS + ",numGameThreads=5")

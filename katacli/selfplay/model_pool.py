@@ -32,6 +32,9 @@ log = logging.getLogger("katacli.selfplay")
 BATCH_WAIT_MS = 0.5
 # Default batch size when nnMaxBatchSize is unset (KataGo requires it in self-play configs).
 DEFAULT_MAX_BATCH_SIZE = 64
+# The board a compiled net is warmed up (compiled) on at load: most self-play is 19x19, and on a GPU
+# boards of several sizes share calls padded to the largest (katacli.nn.mixed_sizes).
+COMPILE_WARM_UP_BOARD_LEN = 19
 
 
 @dataclass
@@ -92,6 +95,9 @@ class ModelManager:
         nn = self.nn
         evaluator = NNEvaluator(model, **nn.evaluator_options(self.device),
                                 max_batch_size=nn.max_batch_size or DEFAULT_MAX_BATCH_SIZE)
+        if evaluator.runner.compiled:   # compiled now, not in the games' first batches (which would all wait)
+            evaluator.warm_up(COMPILE_WARM_UP_BOARD_LEN, COMPILE_WARM_UP_BOARD_LEN,
+                              notify=lambda line: log.info("model %s: %s", model.name, line))
         log.info("model %s runs on: %s", model.name, evaluator.describe_device())
         return evaluator
 
