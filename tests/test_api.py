@@ -440,3 +440,11 @@ def test_load_network_says_a_folder_is_a_folder(tmp_path):
         katacli.load_network(tmp_path)
     with pytest.raises(FileNotFoundError, match="model file not found"):
         katacli.load_network(tmp_path / "no-such.bin.gz")
+
+
+def test_load_network_compiles_when_asked_and_not_by_default_on_the_cpu():
+    from support.paths import BUNDLED_TINY_MODEL
+
+    assert not katacli.load_network(BUNDLED_TINY_MODEL, device="cpu").nn.runner.compiled   # auto: CUDA only
+    assert katacli.load_network(BUNDLED_TINY_MODEL, device="cpu", compile=True).nn.runner.compiled
+    assert not katacli.load_network(BUNDLED_TINY_MODEL, device="cpu", compile=False).nn.runner.compiled
