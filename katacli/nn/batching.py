@@ -133,8 +133,8 @@ class _Group:
             raise self.error
         if self.is_batch:  # (first row, output) pieces from one or several server batches, in row order
             if len(self.outputs) == 1:   # (the usual: one server batch held the whole group)
-                return self.outputs[0][1]
-            pieces = [piece for _, piece in sorted(self.outputs, key=lambda item: item[0])]
+                return _resolved(self.outputs[0][1])
+            pieces = [_resolved(piece) for _, piece in sorted(self.outputs, key=lambda item: item[0])]
             return pieces[0] if len(pieces) == 1 else concatenate_outputs(pieces)
         return self.outputs
 
@@ -593,14 +593,30 @@ def _joined(members: list) -> NNBatch:
     return members[0][1] if len(members) == 1 else join_batches([rows for _, rows in members])
 
 
+class _Rows:
+    """Rows start:end of a server batch's answer, cut out by the caller that waits for them (_resolved):
+    the server thread, which every caller waits on, only hands them out."""
+
+    __slots__ = ("answer", "start", "end")
+
+    def __init__(self, answer: NNBatchOutput, start: int, end: int):
+        self.answer, self.start, self.end = answer, start, end
+
+
+def _resolved(piece) -> NNBatchOutput:
+    return output_rows(piece.answer, piece.start, piece.end) if type(piece) is _Rows else piece
+
+
 def _answers_by_part(members: list, answer) -> dict:
-    """{id(part): its rows of ``answer``}, the answer to _joined(members)."""
+    """{id(part): its rows of ``answer``} (an NNBatchOutput, or the _Rows to cut), the answer to
+    _joined(members)."""
     if len(members) == 1:
         return {id(members[0][0]): answer}
     results, start = {}, 0
     for part, rows in members:
-        results[id(part)] = output_rows(answer, start, start + len(rows))
-        start += len(rows)
+        end = start + len(rows)
+        results[id(part)] = _Rows(answer, start, end)
+        start = end
     return results
 
 
