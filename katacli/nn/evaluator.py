@@ -102,6 +102,10 @@ def set_cpu_threads(num_threads: int, num_interop_threads: Optional[int] = None)
 class NNEvaluator:
     """Runs a network on batches of :class:`NNRequest` and postprocesses the results."""
 
+    # What a start-up line says before warm_up compiles a net (runner.compiled).
+    COMPILE_NOTICE = ("Compiling the network (torch.compile: about 20 s on a GPU for b18c384nbt, less once this "
+                      "machine's compile cache holds it; cudaUseTorchCompile = false skips it)")
+
     def __init__(
         self,
         model: "KataGoModel",
@@ -191,10 +195,6 @@ class NNEvaluator:
         self.min_piece_flops = MIN_PIECE_FLOPS
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pool_workers = 0
-
-    # What a start-up line says before warm_up compiles a net (runner.compiled).
-    COMPILE_NOTICE = ("Compiling the network (torch.compile: about 20 s on a GPU for b18c384nbt, less once this "
-                      "machine's compile cache holds it; cudaUseTorchCompile = false skips it)")
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], contents=None, **kwargs) -> "NNEvaluator":
@@ -450,8 +450,8 @@ class NNEvaluator:
                 notify: Optional[Callable[[str], None]] = None) -> None:
         """Evaluate a blank board_x by board_y position a few times, so that the first real evaluation
         at that size does not pay for tracing and optimising the network (seconds on a CPU) or compiling
-        it: ``notify(COMPILE_NOTICE)`` first). Nets that take SGF metadata are skipped (their input needs a
-        profile). The counters are left as they were."""
+        it (``notify(COMPILE_NOTICE)`` says so first). Nets that take SGF metadata are skipped (their input
+        needs a profile). The counters are left as they were."""
         if self.needs_metadata:
             return
         from katacli.nn.description import NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7
