@@ -161,6 +161,27 @@ def test_warm_up_says_it_compiles_and_compiles_every_batch_size_before_the_first
     assert len(notices) == 1   # nothing to say for a net that is not compiled
 
 
+@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+def test_the_benchmark_and_genconfig_warm_up_compiles_before_anything_is_timed():
+    from torch._dynamo.utils import counters
+
+    from katacli.search import SearchParams
+    from katacli.tuning.network import warm_up
+
+    evaluator = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", compile_net=True)
+    said = []
+    warm_up(evaluator, SearchParams.defaults("gtp"), 19, 19, notify=said.append)
+    assert said == [evaluator.COMPILE_NOTICE]
+    graphs = counters["stats"]["unique_graphs"]
+    spatial = np.zeros((30, 22, 19, 19), np.float32)
+    spatial[:, 0] = 1.0
+    evaluator.runner(spatial, np.zeros((30, 19), np.float32), None, True)
+    assert counters["stats"]["unique_graphs"] == graphs
+    plain = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", compile_net=False)
+    warm_up(plain, SearchParams.defaults("gtp"), 19, 19, notify=said.append)
+    assert len(said) == 1
+
+
 def test_a_compile_that_fails_is_logged_and_the_eager_net_answers(monkeypatch, caplog):
     def failing_compile(module, **_kwargs):
         def run(*_args):

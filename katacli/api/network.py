@@ -207,8 +207,9 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     each position under a random one of KataGo's 8 board symmetries (KataGo's default), 0-7 always that
     one (reproducible). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
     evaluated positions. ``compile``: run the net through torch.compile; None does for big half-precision
-    nets on CUDA (b18c384nbt float16: 1.4x; the first evaluation waits ~20 s for the compile). Raises FileNotFoundError, IsADirectoryError (a folder given) or
-    katacli.ModelFileError (a file that is no whole KataGo model).
+    nets on CUDA (b18c384nbt float16: 1.4x; the first evaluation waits ~20 s for the compile). Raises
+    FileNotFoundError, IsADirectoryError (a folder given) or katacli.ModelFileError (a file that is no whole
+    KataGo model).
 
     >>> net = load_network("g170-b6c96-s175395328-d26788732.bin.gz", symmetry=0)  # doctest: +SKIP
     >>> load_network("no-such-net.bin.gz")

@@ -286,10 +286,7 @@ def run(options: BenchmarkOptions) -> int:
     _header(report, options, cfg, params, evaluator, visits, choice)
     if busy:
         report.line(busy)
-    runner = getattr(evaluator, "runner", None)
-    if getattr(runner, "compiled", False):   # the warm-up and the curve's first batches wait for the compile
-        report.line(evaluator.COMPILE_NOTICE)
-    warm_up(evaluator, params, game.x_size, game.y_size)
+    warm_up(evaluator, params, game.x_size, game.y_size, notify=report.line)
     # On a GPU: the network's own throughput curve, and its batch timing as the measure of noise.
     curve = measure_gpu_curve(evaluator, game.x_size, game.y_size)
     if curve is not None:

@@ -63,7 +63,7 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
     from katacli.tuning.gpu_curve import measure_gpu_curve
     from katacli.tuning.noise import busy_machine_warning
 
-    warm_up(evaluator, params, TUNING_BOARD_LEN, TUNING_BOARD_LEN)
+    warm_up(evaluator, params, TUNING_BOARD_LEN, TUNING_BOARD_LEN, notify=say)
     # On a GPU (see katacli.tuning.gpu_curve): batch timing judges the noise, the curve's knee the range tried.
     curve = measure_gpu_curve(evaluator, TUNING_BOARD_LEN, TUNING_BOARD_LEN)
     if curve is not None:

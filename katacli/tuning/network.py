@@ -1,7 +1,7 @@
 """Loading the network a benchmark measures, the way `kata gtp` would load it from the same config."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from katacli.search.benchmark_positions import BenchmarkError
 
@@ -82,13 +82,17 @@ def default_visits(evaluator) -> int:
     return DEFAULT_VISITS_GPU if is_gpu(evaluator) else DEFAULT_VISITS_CPU
 
 
-def warm_up(evaluator, params, board_x: int, board_y: int, seed: Optional[int] = None) -> None:
-    """A tiny search on an empty board, so the first timed search does not pay start-up costs."""
+def warm_up(evaluator, params, board_x: int, board_y: int, seed: Optional[int] = None,
+            notify: Optional[Callable[[str], None]] = None) -> None:
+    """A tiny search on an empty board, so the first timed search does not pay start-up costs; a compiled
+    net is first compiled for every batch size (NNEvaluator.warm_up, which says so through ``notify``)."""
     from katacli._core.game_state import GameState
     from katacli.search import Searcher
 
     if evaluator is None:
         return
+    if getattr(getattr(evaluator, "runner", None), "compiled", False):
+        evaluator.warm_up(board_x, board_y, notify=notify)
     state = GameState(board_x, board_y)
     Searcher(state, params.replace(num_search_threads=1, max_visits=WARM_UP_VISITS, max_playouts=WARM_UP_VISITS,
                                    max_time=1.0e20), evaluator, seed=seed).run()
