@@ -44,6 +44,13 @@ def timed_rate(fn, positions_per_call: int, seconds: float) -> float:
     return calls * positions_per_call / (time.perf_counter() - start)
 
 
+def blank_inputs(batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """``batch`` empty 19x19 boards as the runner takes them: spatial [batch, 22, 19, 19], global [batch, 19]."""
+    spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
+    spatial[:, 0] = 1.0
+    return spatial, np.zeros((batch, 19), np.float32)
+
+
 def empty_board_request() -> NNRequest:
     spatial = np.zeros((22, BOARD, BOARD), np.float32)
     spatial[0] = 1.0
@@ -95,9 +102,7 @@ def bench_cuda(seconds: float, config: str = CUDA_CONFIG) -> None:
         autocast_net = NNEvaluator(model, device="cuda", precision="float32", channels_last=True,
                                    cache_size_power_of_two=None, cuda_graphs=False, compile_net=False).net
         for batch in CUDA_BATCHES:
-            spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
-            spatial[:, 0] = 1.0
-            global_features = np.zeros((batch, 19), np.float32)
+            spatial, global_features = blank_inputs(batch)
             spatial_t = torch.from_numpy(spatial).cuda().contiguous(memory_format=torch.channels_last)
             global_t = torch.from_numpy(global_features).cuda()
             dtype = torch.float16 if precision == "float16" else torch.float32
@@ -163,16 +168,12 @@ def bench_cuda_compiled(seconds: float, config: str = CUDA_CONFIG) -> None:
     runners = {flag: NNEvaluator(model, device="cuda", precision="float16", channels_last=True,
                                  cache_size_power_of_two=None, compile_net=flag,
                                  max_batch_size=max(CUDA_BATCHES)).runner for flag in (False, True)}
-    spatial = np.zeros((CUDA_BATCHES[0], 22, BOARD, BOARD), np.float32)
-    spatial[:, 0] = 1.0
     start = time.perf_counter()
-    runners[True](spatial, np.zeros((len(spatial), 19), np.float32), None, True)
+    runners[True](*blank_inputs(CUDA_BATCHES[0]), None, True)
     print(f"first call (compile and graph): {time.perf_counter() - start:.1f} s; {runners[True].describe()}")
     print(f"{'batch':>6} {'runner':>9} {'compiled':>9} {'ratio':>6}")
     for batch in CUDA_BATCHES:
-        spatial = np.zeros((batch, 22, BOARD, BOARD), np.float32)
-        spatial[:, 0] = 1.0
-        global_features = np.zeros((batch, 19), np.float32)
+        spatial, global_features = blank_inputs(batch)
         plain, fast = (timed_rate(lambda r=runners[flag]: r(spatial, global_features, None, True), batch, seconds)
                        for flag in (False, True))
         print(f"{batch:>6} {plain:>9.0f} {fast:>9.0f} {fast / plain:>6.2f}", flush=True)
