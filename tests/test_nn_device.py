@@ -4,7 +4,6 @@ the device's outputs against the CPU's."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from katacli.nn.evaluator import NNEvaluator, NNRequest
 from katacli.setup.engine_settings import NNSettings
 
 from support.paths import BUNDLED_TINY_MODEL, G170_B6, HUMAN_TEST, SHARED_NETS, model_path
+from support.compile import needs_cxx_compiler
 
 
 def test_float32_means_float32_on_cuda_unless_asked():
@@ -126,7 +126,7 @@ def _random_inputs(n: int, size: int = 9, seed: int = 0) -> tuple[np.ndarray, np
     return spatial, global_features
 
 
-@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+@needs_cxx_compiler
 def test_a_compiled_runner_answers_as_the_eager_net_at_every_batch_size():
     eager = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=False)
     compiled = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None, compile_net=True)
@@ -142,7 +142,7 @@ def test_a_compiled_runner_answers_as_the_eager_net_at_every_batch_size():
     assert compiled.runner.compiled   # still compiled: nothing failed and fell back
 
 
-@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+@needs_cxx_compiler
 def test_warm_up_says_it_compiles_and_compiles_every_batch_size_before_the_first_query():
     from torch._dynamo.utils import counters
 
@@ -161,7 +161,7 @@ def test_warm_up_says_it_compiles_and_compiles_every_batch_size_before_the_first
     assert len(notices) == 1   # nothing to say for a net that is not compiled
 
 
-@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+@needs_cxx_compiler
 def test_the_benchmark_and_genconfig_warm_up_compiles_before_anything_is_timed():
     from torch._dynamo.utils import counters
 

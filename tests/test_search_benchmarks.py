@@ -6,13 +6,13 @@ Each is run the way the GPU check runs it, only small: a script that breaks agai
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from support.paths import BUNDLED_TINY_MODEL, REPO
+from support.compile import needs_cxx_compiler
 from support.selfplay import subprocess_env
 
 BENCHMARKS = REPO / "benchmarks"
@@ -67,7 +67,7 @@ def test_analysis_benchmark_against_a_simulated_gpu():
 
 
 @pytest.mark.subprocess
-@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+@needs_cxx_compiler
 def test_network_benchmark_on_the_cpu_with_a_compiled_row():
     out = _run("bench_nn.py", "--model", str(BUNDLED_TINY_MODEL), "--seconds", "0.05", "--skip-cuda",
                "--compile-batches", "4")

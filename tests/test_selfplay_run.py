@@ -21,6 +21,7 @@ from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_
 from katacli.selfplay.runner import SelfplayRun, default_search_drivers
 from katacli.setup.engine_settings import NNSettings
 
+from support.compile import needs_cxx_compiler
 from support.selfplay import (
     EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,
 )
@@ -94,7 +95,7 @@ def test_in_process_run_writes_whole_games(tmp_path):
     assert sgf_lines(tmp_path / "out") == 4
 
 
-@pytest.mark.skipif(not (shutil.which("c++") or shutil.which("g++")), reason="torch.compile on the CPU needs a C++ compiler")
+@needs_cxx_compiler
 def test_a_compiled_net_compiles_when_installed_not_in_the_games_first_batches(tmp_path, caplog):
     from torch._dynamo.utils import counters
 
