@@ -14,6 +14,19 @@ KataGo's own analysis engine is not run here (no katago binary); the figures are
 them: above 100% with several); "waiting": the share an analysis worker spent waiting for its round's
 answers (averaged over the workers). Low both: the workers' own Python and core work is the limit; net
 busy near 100%: the network is; low net busy with workers waiting: the batching between them is.
+
+What bounds many small queries (AMD EPYC, 2 cores, 2026-11-27, g170-b6c96's inputs, --compare-search 1600):
+with a network that costs nothing (--simulated-gpu 0.01,0.01) 64 x 1 does 15.4-16.4k visits/s and 16 x 4
+21-23.6k, where a lone search of 64 leaves does 59.6k: 27% / 39%. perf over the 64 x 1 run: 34% of the CPU
+in the interpreter and 21% in the kernel's thread switches, i.e. the Python each search runs per round (its
+generator step, its NNBatch, its share of the join and the hand-out) and the hand-offs between the worker,
+server and helper threads, not the core's tree work. Neither the thread switch interval (5 / 0.5 / 0.1 ms),
+the leaf helpers (0 or auto) nor 32 or 64 searches a worker instead of 16 raised it, nor a spatial join
+that releases the GIL once (torch.cat). With a GPU's cost of about an H100's for b18c384nbt scaled to this
+host's faster cores (--simulated-gpu 0.45,20 --serial-device): 64 x 1 12.3-14.4k, 64 x 4 19.8-21.8k
+against 24.6-26.2k for a lone search of 256 leaves (about half, and about 80%), calls of 16 rows (one
+worker's round) the most common. Stepping several trees per core call (one collect and one apply for a worker's searches)
+is what would cut the per-search Python.
 """
 from __future__ import annotations
 
