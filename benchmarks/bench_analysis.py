@@ -22,7 +22,8 @@ in the interpreter and 21% in the kernel's thread switches, i.e. the Python each
 generator step, its NNBatch, its share of the join and the hand-out) and the hand-offs between the worker,
 server and helper threads, not the core's tree work. Neither the thread switch interval (5 / 0.5 / 0.1 ms),
 the leaf helpers (0 or auto) nor 32 or 64 searches a worker instead of 16 raised it, nor a spatial join
-that releases the GIL once (torch.cat). With a GPU's cost of about an H100's for b18c384nbt scaled to this
+that releases the GIL once (torch.cat); keeping the GIL through the core's collect and apply of up to 4
+leaves (no release and re-take per search) lost: 0.8x on the simulated GPU below. With a GPU's cost of about an H100's for b18c384nbt scaled to this
 host's faster cores (--simulated-gpu 0.45,20 --serial-device): 64 x 1 12.3-14.4k, 64 x 4 19.8-21.8k
 against 24.6-26.2k for a lone search of 256 leaves (about half, and about 80%), calls of 16 rows (one
 worker's round) the most common. Stepping several trees per core call (one collect and one apply for a worker's searches)
