@@ -6,16 +6,18 @@ carry their own search and no outcome targets.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
 import pytest
 
 from katacli._core.features import encode_v7
-from katacli.data import GT, TrainingFile, join_game_hash, unpack_planes, write_h5
+from katacli.data import GT, TrainingFile, join_game_hash, list_training_files, unpack_planes, write_h5
 from katacli.data.schema import score_distr_mid
 from katacli.game.coords import BLACK, WHITE
 from katacli.selfplay.finish import white_scoring
+from katacli.selfplay.output import GameOutput
 from katacli.selfplay.records import ValueTargets
 from katacli.selfplay.rows import (
     c_round,
@@ -199,3 +201,20 @@ def test_white_scoring_group_tax():
     assert (taxed[:, 2] == 1).all()
     np.testing.assert_allclose(taxed[:, :2], 4.0 / 6.0)
     np.testing.assert_allclose(taxed[:, 3], -1.0 / 3.0)  # Black's 3-point territory, no stones
+
+
+def test_a_game_over_before_its_first_turn_has_an_sgf_line_and_no_rows(games, tmp_path):
+    # A fork can start on a board that is already all pass-alive: the game ends before its first turn.
+    # As in KataGo, its SGF is written and it adds no rows (nor a game) to the training data.
+    game = games[0]
+    over = dataclasses.replace(game, start_state=game.end_state.copy(), turns=[], side_positions=[],
+                               start_turn_idx=len(game.end_state.moves))
+    assert game_rows(over, POS_LEN, random.Random(1))["globalTargetsNC"].shape[0] == 0
+    output = GameOutput(tmp_path, POS_LEN, 1000, 1.0, "0123456789ABCDEF", random.Random(1))
+    assert output.add(over) == 0 and output.add(game) > 0
+    output.close()
+    lines = output.sgf_path.read_text().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("(;") and f"startTurnIdx={len(game.end_state.moves)}" in lines[0]
+    (path,) = list_training_files(tmp_path / "tdata")
+    with TrainingFile(path) as f:
+        assert f.num_games == 1 and f.num_rows == output.rows_written
