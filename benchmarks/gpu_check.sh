@@ -26,7 +26,8 @@
 # session: STEPS="build katago search" (KataGo's CUDA build beside g170's search in one call: is the 0.85x
 # real, does pipelining at 256 threads close it? BENCH="kata benchmark -v 12800 -n 3" makes each count's
 # run ~2 s instead of ~0.5), the analysis step in full (settings of more leaves a
-# query, e.g. ANALYSIS_SETTINGS=64x1,16x8,8x16), NN_ARGS="--compiled-only --compile-mode
+# query, e.g. ANALYSIS_SETTINGS=64x1,64x4,16x8: 64 x 4 reached about 80% of a lone 256-leaf search on
+# a simulated GPU, 64 x 1 about half; bench_analysis.py's docstring says why), NN_ARGS="--compiled-only --compile-mode
 # max-autotune-no-cudagraphs" (does inductor's own kernel search beat the default compile's 16,341?), and the selfplay step with the compiled net.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
