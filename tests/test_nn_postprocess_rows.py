@@ -33,13 +33,13 @@ def _inputs(rng, n, grid_h, grid_w, board_x, board_y, channels):
         symmetries=rng.integers(0, 8, n).astype(np.int64))
 
 
-def _core(x, board_x, board_y, version, channels, params=PARAMS):
+def _core(x, board_x, board_y, version, channels, params=PARAMS, **options):
     h, w = x["policy"].shape[2:]
     return postprocess_rows(
         x["policy"], x["policy_pass"], x["value"], x["score_value"], x["ownership"], x["legal"].view(np.uint8),
         x["white"].view(np.uint8), x["optimism"], x["temperature"], x["hacks"].view(np.uint8),
         x["allow_no_result"].view(np.uint8), x["want"].view(np.uint8), x["symmetries"], gather_indices(h, w, True),
-        board_x, board_y, version, channels >= 2, postprocess_multipliers(params))
+        board_x, board_y, version, channels >= 2, postprocess_multipliers(params), **options)
 
 
 def _numpy(x, board_x, board_y, version, channels, params=PARAMS):
@@ -113,6 +113,26 @@ def test_errors_are_one_line():
         _core(x, 10, 9, 8, 2)
     with pytest.raises(ValueError, match="optimistic policy channel"):
         _core(dict(x, policy=x["policy"][:, :1].copy()), 9, 9, 8, 2)
+
+
+@pytest.mark.parametrize("n, threads", [(200, 2), (203, 3), (64, 8), (3, 8), (1, 4), (0, 2)])
+def test_rows_split_over_threads_give_the_same_answers_bit_for_bit(n, threads):
+    rng = np.random.default_rng(n + threads)
+    x = _inputs(rng, n, 19, 19, 19, 19, 2)
+    one = _core(x, 19, 19, 14, 2, cache_scalars=True)
+    split = _core(x, 19, 19, 14, 2, cache_scalars=True, threads=threads)
+    for a, b in zip(one, split):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_the_first_failing_row_is_reported_whatever_the_split(threads):
+    rng = np.random.default_rng(9)
+    x = _inputs(rng, 100, 9, 9, 9, 9, 2)
+    x["legal"][[70, 90]] = False   # rows in the last ranges fail; the earliest is named
+    x["value"][95, 0] = np.nan
+    with pytest.raises(ValueError, match="no legal move.*row 70"):
+        _core(x, 9, 9, 8, 2, threads=threads)
 
 
 def test_batch_symmetries_are_randrange_draws():
@@ -214,3 +234,14 @@ def test_postprocess_arrays_converts_what_the_c_loop_does_not_take_as_it_is():
     for field in ("values", "policy", "policy_pass", "ownership", "cache_scalars"):
         np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
     assert got.symmetry.dtype == np.int64 and got.ownership_rows.dtype == np.bool_
+
+
+def test_postprocess_threads_follow_the_rows_and_the_cores(monkeypatch):
+    from katacli.nn import evaluator
+
+    monkeypatch.setattr(evaluator, "usable_cpu_count", lambda: 16)
+    rows = evaluator.POSTPROCESS_ROWS_PER_THREAD
+    assert [evaluator.postprocess_threads(n) for n in (1, rows - 1, rows, 2 * rows, 100 * rows)] == [
+        1, 1, 1, 2, evaluator.POSTPROCESS_MAX_THREADS]
+    monkeypatch.setattr(evaluator, "usable_cpu_count", lambda: 1)
+    assert evaluator.postprocess_threads(100 * rows) == 1

@@ -20,6 +20,12 @@ from katacli._core.buffers cimport (
 )
 from katacli._core.features cimport G_KO_NOT_SIMPLE, G_TERRITORY, NUM_GLOBAL_FEATURES_V7
 
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_t:
+        pass
+    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_join(pthread_t thread, void** retval)
+
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
 cdef float ILLEGAL_LOGIT = -1e30
 cdef float ILLEGAL_POLICY = -1.0
@@ -52,6 +58,41 @@ cdef enum:
     NO_LEGAL_MOVE = 1
     NONFINITE_POLICY = 2
     NONFINITE_VALUE = 3
+
+
+    # Threads one call may split its rows over (postprocess_rows' ``threads``).
+    MAX_POSTPROCESS_THREADS = 8
+
+
+# Everything a range of rows of postprocess_rows' loop reads and writes: the rows are independent, so
+# ranges can run on different threads. status / failed_row: the range's first failure, if any.
+cdef struct RowJob:
+    Py_ssize_t start, end
+    const float* pol
+    const float* pass_logits
+    const float* value_logits
+    const float* score_logits
+    const unsigned char* legal_rows
+    const int64_t* undo
+    const unsigned char* white_rows
+    const float* optimism_rows
+    const float* temperature_rows
+    const unsigned char* hacks_rows
+    const unsigned char* want_rows
+    const int64_t* sym_rows
+    const unsigned char* allow_rows
+    const float* globals_rows
+    const float* own_in
+    double* values_out
+    float* probs_out
+    double* scalars_out
+    float* own_out
+    const double* m
+    Py_ssize_t grid, legal_width, globals_width, own_channels, value_width
+    int channels, optimistic, board_x, board_y, grid_w, area, score_columns, pass_columns, version
+    bint mix_optimism, from_globals, cache_scalars, has_own
+    int status
+    Py_ssize_t failed_row
 
 
 # The extra columns of the cache scalars, by name (katacli.nn.batch.cached_rows reads them).
@@ -170,9 +211,102 @@ cdef int _value_row(const float* logits, const float* sv, bint white, bint allow
     return OK
 
 
+cdef void _run_rows(RowJob* j) noexcept nogil:
+    """Rows j.start:j.end of postprocess_rows' loop; stops at the first row that fails (j.status)."""
+    cdef Py_ssize_t i
+    cdef int p, x, y, status = OK
+    cdef const int64_t* index
+    cdef float scaling, out_scale = <float>j.m[0]
+    cdef bint allow
+    cdef const float* own_src
+    cdef float* own_dst
+    cdef Py_ssize_t grid = j.grid
+    cdef int area = j.area
+    j.status, j.failed_row = OK, -1
+    for i in range(j.start, j.end):
+        index = &j.undo[j.sym_rows[i] * grid]
+        scaling = out_scale / j.temperature_rows[i]
+        status = _policy_row(&j.pol[i * j.channels * grid], &j.pol[(i * j.channels + j.optimistic) * grid],
+                             j.pass_logits[i * j.pass_columns], j.pass_logits[i * j.pass_columns + j.optimistic],
+                             j.optimism_rows[i], j.mix_optimism, index, j.board_x, j.grid_w, area,
+                             &j.legal_rows[i * j.legal_width], scaling, j.hacks_rows[i], &j.probs_out[i * (area + 1)])
+        if j.from_globals:   # KataGo: no result is possible under simple ko or territory scoring
+            allow = (j.globals_rows[i * j.globals_width + G_KO_NOT_SIMPLE] == 0.0
+                     or j.globals_rows[i * j.globals_width + G_TERRITORY] == 1.0)
+        else:
+            allow = j.allow_rows[i] != 0
+        if status == OK:
+            status = _value_row(&j.value_logits[i * j.value_width], &j.score_logits[i * j.score_columns],
+                                j.white_rows[i], allow, j.version, j.m, &j.values_out[i * NUM_VALUE_COLUMNS])
+        if status != OK:
+            j.status, j.failed_row = status, i
+            return
+        if j.cache_scalars:
+            for p in range(NUM_VALUE_COLUMNS):
+                j.scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + p] = j.values_out[i * NUM_VALUE_COLUMNS + p]
+            j.scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_PASS_COLUMN] = j.probs_out[i * (area + 1) + area]
+            j.scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_SYMMETRY_COLUMN] = <double>j.sym_rows[i]
+            j.scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_OPTIMISM_COLUMN] = <double>j.optimism_rows[i]
+            j.scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_HAS_OWNERSHIP_COLUMN] = (
+                1.0 if j.has_own and j.want_rows[i] else 0.0)
+        if j.has_own:
+            own_src = &j.own_in[i * j.own_channels * grid]
+            own_dst = &j.own_out[i * area]
+            if not j.want_rows[i]:  # tanh is dear: only the rows that keep ownership
+                memset(own_dst, 0, area * sizeof(float))
+                continue
+            for y in range(j.board_y):
+                for x in range(j.board_x):
+                    p = y * j.board_x + x
+                    own_dst[p] = tanhf(own_src[index[y * j.grid_w + x]] * out_scale)
+                    if not j.white_rows[i]:
+                        own_dst[p] = -own_dst[p]
+
+
+cdef void* _rows_thread(void* arg) noexcept nogil:
+    _run_rows(<RowJob*>arg)
+    return NULL
+
+
+cdef void _run_split(RowJob* job, int threads) noexcept nogil:
+    """The job's rows split into ``threads`` ranges, one on this thread and the others on threads of their
+    own (made and joined here: a call worth splitting costs far more than making them); the first failing
+    row in row order is the job's. Ranges a thread could not be made for run here."""
+    cdef RowJob parts[MAX_POSTPROCESS_THREADS]
+    cdef pthread_t ids[MAX_POSTPROCESS_THREADS]
+    cdef bint started[MAX_POSTPROCESS_THREADS]
+    cdef Py_ssize_t n = job.end - job.start, k
+    cdef int t
+    if threads > MAX_POSTPROCESS_THREADS:
+        threads = MAX_POSTPROCESS_THREADS
+    if threads > n:
+        threads = <int>n
+    if threads <= 1:
+        _run_rows(job)
+        return
+    for t in range(threads):
+        parts[t] = job[0]
+        parts[t].start = job.start + n * t // threads
+        parts[t].end = job.start + n * (t + 1) // threads
+    for t in range(1, threads):
+        started[t] = pthread_create(&ids[t], NULL, _rows_thread, &parts[t]) == 0
+        if not started[t]:
+            _run_rows(&parts[t])
+    _run_rows(&parts[0])
+    for t in range(1, threads):
+        if started[t]:
+            pthread_join(ids[t], NULL)
+    job.status, job.failed_row = OK, -1
+    for t in range(threads):
+        if parts[t].status != OK:
+            job.status, job.failed_row = parts[t].status, parts[t].failed_row
+            return
+
+
 def postprocess_rows(policy, policy_pass, value, score_value, ownership, legal, white, optimism, temperature, hacks,
                      allow_no_result, want_ownership, symmetries, undo_table, int board_x, int board_y, int version,
-                     bint mix_optimism, multipliers, *, global_features=None, bint cache_scalars=False):
+                     bint mix_optimism, multipliers, *, global_features=None, bint cache_scalars=False,
+                     int threads=1):
     """(values float64 [n, 9], priors float32 [n, area + 1] with pass last, ownership float32 [n, area] or
     None) of n rows, and with ``cache_scalars`` a fourth array: the NN cache's per-row scalars float64
     [n, 13] (the value columns, then CACHE_EXTRA_COLUMNS: pass prior, symmetry, optimism as float32 gave
@@ -184,13 +318,15 @@ def postprocess_rows(policy, policy_pass, value, score_value, ownership, legal, 
     ``global_features`` float32 [n, 19] (simple ko or territory scoring); int64: symmetries [n] and
     undo_table katacli.nn.symmetry.gather_indices(H, W, undo=True); multipliers (output scale, score mean,
     score stdev, lead, variance-time, short-term value error, short-term score error). An array of another
-    type or layout raises ValueError (the caller converts it)."""
+    type or layout raises ValueError (the caller converts it). ``threads``: split the rows over that many
+    threads (up to MAX_POSTPROCESS_THREADS; the rows are independent, so the answers are the same)."""
     cdef HeldBuffers held
     held.count = 0
     try:
         return _postprocess_rows(&held, policy, policy_pass, value, score_value, ownership, legal, white, optimism,
                                  temperature, hacks, allow_no_result, want_ownership, symmetries, undo_table, board_x,
-                                 board_y, version, mix_optimism, multipliers, global_features, cache_scalars)
+                                 board_y, version, mix_optimism, multipliers, global_features, cache_scalars,
+                                 threads)
     finally:
         release_held(&held)
 
@@ -206,7 +342,7 @@ cdef const void* _row_vector(HeldBuffers* held, object array, ItemKind kind, Py_
 cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, score_value, ownership, legal, white,
                               optimism, temperature, hacks, allow_no_result, want_ownership, symmetries, undo_table,
                               int board_x, int board_y, int version, bint mix_optimism, multipliers,
-                              global_features, bint cache_scalars):
+                              global_features, bint cache_scalars, int threads):
     """postprocess_rows with every array it reads or fills held in ``held`` (released by the caller)."""
     cdef Py_buffer* policy_buf = hold(held, policy, ITEM_FLOAT32, 4, "policy")
     cdef Py_buffer* pass_buf = hold(held, policy_pass, ITEM_FLOAT32, 2, "policy_pass")
@@ -218,7 +354,8 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
     cdef Py_buffer* globals_buf = NULL
     cdef Py_ssize_t n = policy_buf.shape[0], i
     cdef int grid_h = policy_buf.shape[2], grid_w = policy_buf.shape[3], area = board_x * board_y
-    cdef int channels = policy_buf.shape[1], p, x, y, status = OK, failed_row = -1
+    cdef int channels = policy_buf.shape[1], p, status = OK
+    cdef Py_ssize_t failed_row = -1
     cdef int score_columns = score_buf.shape[1], pass_columns = pass_buf.shape[1]
     cdef Py_ssize_t grid = <Py_ssize_t>grid_h * grid_w, legal_width = legal_buf.shape[1]
     cdef Py_ssize_t globals_width = 0
@@ -241,10 +378,6 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
     cdef const float* own_in = NULL
     cdef double m[NUM_MULTIPLIERS]
     cdef bint has_own = False, allow
-    cdef float out_scale, scaling
-    cdef const int64_t* index
-    cdef const float* own_src
-    cdef float* own_dst
     cdef bint from_globals = allow_no_result is None
     cdef int optimistic = 1 if mix_optimism else 0   # the policy channel mixed in
     if from_globals:
@@ -281,7 +414,6 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
         raise ValueError(f"postprocess_rows takes {NUM_MULTIPLIERS} multipliers, got {len(multipliers)}")
     for p in range(NUM_MULTIPLIERS):
         m[p] = multipliers[p]
-    out_scale = <float>m[0]
     values = np.empty((n, NUM_VALUE_COLUMNS), np.float64)
     # In a PolicyBlock: the NN cache and the search tree's nodes share these rows as they are (policy_rows.pxd).
     block = PolicyBlock(n, area + 1)
@@ -304,45 +436,23 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
         own_out = <float*>hold(held, own, ITEM_FLOAT32, 2, "ownership rows").buf
     if n == 0:
         return (values, probs, own, scalars) if cache_scalars else (values, probs, own)
+    cdef RowJob job
+    job.start, job.end = 0, n
+    job.pol, job.pass_logits, job.value_logits, job.score_logits = pol, pass_logits, value_logits, score_logits
+    job.legal_rows, job.undo, job.white_rows, job.optimism_rows = legal_rows, undo, white_rows, optimism_rows
+    job.temperature_rows, job.hacks_rows, job.want_rows, job.sym_rows = temperature_rows, hacks_rows, want_rows, sym_rows
+    job.allow_rows, job.globals_rows, job.own_in = allow_rows, globals_rows, own_in
+    job.values_out, job.probs_out, job.scalars_out, job.own_out = values_out, probs_out, scalars_out, own_out
+    job.m = m
+    job.grid, job.legal_width, job.globals_width = grid, legal_width, globals_width
+    job.own_channels = own_buf.shape[1] if has_own else 0
+    job.value_width = value_buf.shape[1]
+    job.channels, job.optimistic, job.board_x, job.board_y, job.grid_w = channels, optimistic, board_x, board_y, grid_w
+    job.area, job.score_columns, job.pass_columns, job.version = area, score_columns, pass_columns, version
+    job.mix_optimism, job.from_globals, job.cache_scalars, job.has_own = mix_optimism, from_globals, cache_scalars, has_own
     with nogil:
-        for i in range(n):
-            index = &undo[sym_rows[i] * grid]
-            scaling = out_scale / temperature_rows[i]
-            status = _policy_row(&pol[i * channels * grid], &pol[(i * channels + optimistic) * grid],
-                                 pass_logits[i * pass_columns], pass_logits[i * pass_columns + optimistic],
-                                 optimism_rows[i], mix_optimism, index, board_x, grid_w, area,
-                                 &legal_rows[i * legal_width], scaling, hacks_rows[i], &probs_out[i * (area + 1)])
-            if from_globals:   # KataGo: no result is possible under simple ko or territory scoring
-                allow = (globals_rows[i * globals_width + G_KO_NOT_SIMPLE] == 0.0
-                         or globals_rows[i * globals_width + G_TERRITORY] == 1.0)
-            else:
-                allow = allow_rows[i] != 0
-            if status == OK:
-                status = _value_row(&value_logits[i * value_buf.shape[1]], &score_logits[i * score_columns],
-                                    white_rows[i], allow, version, m, &values_out[i * NUM_VALUE_COLUMNS])
-            if status != OK:
-                failed_row = i
-                break
-            if cache_scalars:
-                for p in range(NUM_VALUE_COLUMNS):
-                    scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + p] = values_out[i * NUM_VALUE_COLUMNS + p]
-                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_PASS_COLUMN] = probs_out[i * (area + 1) + area]
-                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_SYMMETRY_COLUMN] = <double>sym_rows[i]
-                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_OPTIMISM_COLUMN] = <double>optimism_rows[i]
-                scalars_out[i * NUM_CACHE_SCALAR_COLUMNS + CACHE_HAS_OWNERSHIP_COLUMN] = (
-                    1.0 if has_own and want_rows[i] else 0.0)
-            if has_own:
-                own_src = &own_in[i * own_buf.shape[1] * grid]
-                own_dst = &own_out[i * area]
-                if not want_rows[i]:  # tanh is dear: only the rows that keep ownership
-                    memset(own_dst, 0, area * sizeof(float))
-                    continue
-                for y in range(board_y):
-                    for x in range(board_x):
-                        p = y * board_x + x
-                        own_dst[p] = tanhf(own_src[index[y * grid_w + x]] * out_scale)
-                        if not white_rows[i]:
-                            own_dst[p] = -own_dst[p]
+        _run_split(&job, threads)
+    status, failed_row = job.status, job.failed_row
     if status == NO_LEGAL_MOVE:
         raise ValueError(f"a position has no legal move (not even pass): row {failed_row}")
     if status == NONFINITE_POLICY:

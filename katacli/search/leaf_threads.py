@@ -7,11 +7,10 @@ analysis engine's workers, self-play's drivers) share the group's helper instead
 """
 from __future__ import annotations
 
-import os
-
 from typing import Optional
 
 from katacli._core.leaf_workers import LeafHelpers
+from katacli.cpu_cores import usable_cpu_count
 from katacli.config_keys.search_keys import AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES
 from katacli.search.params import SearchParams
 
@@ -23,14 +22,6 @@ GROUP_HELPER_MIN_CORES = 4
 # overlapping), 16 leaves nothing (13.3k / 13.2k); there the search thread is g170-b6c96's bottleneck.
 SECOND_HELPER_MIN_LEAVES = 128
 SECOND_HELPER_MIN_CORES = 8
-
-
-def usable_cpu_count() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def leaf_feature_threads(params: SearchParams, leaves_per_batch: int, solo: bool = True) -> int:
