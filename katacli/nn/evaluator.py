@@ -697,6 +697,8 @@ _POSTPROCESS_TYPES = (_float32, _float32, _float32, _float32, _float32, _bytes, 
 
 def postprocess_threads(rows: int) -> int:
     """Threads a batch of this many rows is postprocessed on (see POSTPROCESS_ROWS_PER_THREAD)."""
+    if rows < 2 * POSTPROCESS_ROWS_PER_THREAD:   # the usual small batch: no need to ask the OS for its cores
+        return 1
     return max(1, min(rows // POSTPROCESS_ROWS_PER_THREAD, POSTPROCESS_MAX_THREADS, usable_cpu_count()))
 
 
