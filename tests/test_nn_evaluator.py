@@ -419,3 +419,24 @@ def test_a_batch_is_split_only_into_pieces_worth_a_thread():
     assert evaluator.piece_count(100 * enough, 361) == 2             # never more than parallel_threads
     evaluator.min_piece_flops = 0
     assert evaluator.piece_count(2, 361) == 2
+
+
+def test_a_big_batchs_postprocessing_split_over_threads_gives_the_same_answers(evaluator, monkeypatch):
+    from katacli.nn import evaluator as evaluator_module
+
+    batch = [make_request(19, 19, seed=300 + i, include_ownership=bool(i % 3)) for i in range(200)]
+    monkeypatch.setattr(evaluator_module, "POSTPROCESS_MAX_THREADS", 1)
+    one = evaluator.evaluate_uncached(batch)
+    monkeypatch.setattr(evaluator_module, "POSTPROCESS_MAX_THREADS", 4)
+    monkeypatch.setattr(evaluator_module, "usable_cpu_count", lambda: 4)
+    assert evaluator_module.postprocess_threads(len(batch)) == 3
+    split = evaluator.evaluate_uncached(batch)
+    fields = ("white_win", "white_loss", "no_result", "white_lead", "white_score_mean", "white_score_mean_sq",
+              "var_time_left", "shortterm_winloss_error", "shortterm_score_error", "policy_pass", "symmetry")
+    for a, b in zip(one, split):
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+        assert np.array_equal(a.policy, b.policy)
+        assert (a.white_ownership is None) == (b.white_ownership is None)
+        if a.white_ownership is not None:
+            assert np.array_equal(a.white_ownership, b.white_ownership)
+    assert sum(o.white_ownership is not None for o in one) == sum(1 for i in range(200) if i % 3)
