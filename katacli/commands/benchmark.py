@@ -65,6 +65,7 @@ class BenchmarkOptions:
     half_batch_size: bool
     as_json: bool
     human_model: Optional[str] = None
+    compare_pipelining: Optional[bool] = None   # None: on a GPU that launches its calls (katacli.tuning.pipelining)
 
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
@@ -264,6 +265,22 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
         _advice(report, options, cfg)
 
 
+def _check_pipelining(report: Report, options: BenchmarkOptions, benchmarker, best, evaluator, human_evaluator):
+    """The best count searched with pipelining the other way, where that is worth it (a GPU that launches its
+    calls, or --compare-pipelining); its lines reported, the check returned (None: not run)."""
+    from katacli.tuning.pipelining import check_pipelining, worth_checking
+
+    if not worth_checking(evaluator, human_evaluator, best.num_threads, options.compare_pipelining):
+        return None
+    report.line(f"Searching numSearchThreads = {best.num_threads} again with searchPipelining = "
+                f"{'false' if best.pipelined else 'true'}, to compare: ")
+    check = check_pipelining(benchmarker, best)
+    for text in check.lines():
+        report.line(text)
+    report.line()
+    return check
+
+
 def run(options: BenchmarkOptions) -> int:
     from katacli.search.speed_benchmark import peak_resident_mb
     from katacli.tuning.network import default_visits, warm_up
@@ -332,6 +349,11 @@ def run(options: BenchmarkOptions) -> int:
         return EXIT_INTERRUPTED
     recommendation = recommend(results, options.seconds_per_move, noise=curve.noise if gpu_quiet else None)
     _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
+    try:
+        pipelining = _check_pipelining(report, options, benchmarker, recommendation.best, evaluator, human_evaluator)
+    except KeyboardInterrupt:
+        report.line("\nInterrupted.")
+        return EXIT_INTERRUPTED
     peak_mb = peak_resident_mb()
     if peak_mb is not None:
         report.line(f"Peak resident memory of this process: {peak_mb:.0f} MB (network, torch and search trees)")
@@ -339,7 +361,8 @@ def run(options: BenchmarkOptions) -> int:
         data = recommendation.to_dict()
         data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),
                     engine="rollouts" if evaluator is None else "network", model=options.model,
-                    peak_resident_mb=None if peak_mb is None else round(peak_mb, 1))
+                    peak_resident_mb=None if peak_mb is None else round(peak_mb, 1),
+                    pipelining=None if pipelining is None else pipelining.to_dict())
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     return 0
 
@@ -376,7 +399,12 @@ def register(app: typer.Typer) -> None:
                                              help="Limit network batches to half the number of threads."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the results as JSON on stdout (the usual report goes to stderr)."),
+        compare_pipelining: Optional[bool] = typer.Option(
+            None, "--compare-pipelining/--no-compare-pipelining",
+            help="Search the best thread count again with searchPipelining (two batches in flight) the other way "
+                 "and recommend the faster. Default: on a GPU, from 16 threads."),
     ) -> None:
         options = BenchmarkOptions(model, config, override_config, visits, threads, num_positions, seconds_per_move,
-                                   tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json, human_model)
+                                   tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json, human_model,
+                                   compare_pipelining)
         raise typer.Exit(run(options))

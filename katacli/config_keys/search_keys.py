@@ -97,7 +97,9 @@ THREAD_KEYS = section("Threads", [
                 "while the search collects the other (numSearchThreads split between them). auto (default): on "
                 "where the GPU is the bottleneck -- a CUDA net with graphs of at least 10 GFLOP a position on "
                 "the board searched (b18c384nbt on 19x19: 1.45-1.70x on an H100), with 64+ search threads; "
-                "off for small nets, whose search is CPU-bound (g170-b6c96: 0.70-0.85x pipelined)."),
+                "off for small nets, whose search may be CPU-bound (g170-b6c96 on an H100 host: 0.89-1.15x "
+                "pipelined, by thread count). kata benchmark and kata genconfig on a GPU search their best "
+                "thread count both ways and recommend the faster."),
     int_key("numLeafFeatureThreads", AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS, MAX_LEAF_FEATURE_THREADS,
             "katacli only: helper threads that build the leaves' network inputs (ladders, pass-alive areas, "
             "feature planes) while the search thread descends to the next leaf of the batch. -1 (auto): 1 when "

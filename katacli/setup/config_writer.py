@@ -77,6 +77,8 @@ class GenConfigChoices:
     num_search_threads: int = 1
     nn_max_batch_size: Optional[int] = None
     tuning_note: Optional[str] = None  # how numSearchThreads was chosen
+    search_pipelining: Optional[bool] = None  # set when tuning found the other setting clearly faster
+    pipelining_note: Optional[str] = None
     human_sl_profile: Optional[str] = None  # imitate this humanSLProfile (needs -human-model); None: full strength
 
 
@@ -170,6 +172,8 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
         ]),
         ("Leaves in flight per search (KataGo's search threads)", [
             Entry("numSearchThreads", c.num_search_threads, note=c.tuning_note),
+            *([Entry("searchPipelining", c.search_pipelining, note=c.pipelining_note)]
+              if c.search_pipelining is not None else []),
         ]),
         ("Neural network, GPU and memory", [
             Entry("nnMaxBatchSize", c.nn_max_batch_size,

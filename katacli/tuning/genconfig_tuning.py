@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli.search.speed_benchmark import BenchmarkResult, MIN_SECONDS
+from katacli.tuning.pipelining import PipeliningCheck, check_pipelining, worth_checking
 from katacli.tuning.recommend import Recommendation, recommend
 from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
@@ -27,6 +28,7 @@ TUNING_BOARD_LEN = 19
 class TuningOutcome:
     visits: int
     recommendation: Recommendation
+    pipelining: Optional[PipeliningCheck] = None   # the best count searched the other way (on a GPU)
 
     @property
     def num_threads(self) -> int:
@@ -83,4 +85,12 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
     results = benchmarker.autotune(seconds_per_move, on_round=lambda r: say(
         "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))),
         **({"max_threads": curve.autotune_max_threads()} if curve is not None else {}))
-    return TuningOutcome(visits, recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None))
+    recommendation = recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None)
+    check = None
+    if worth_checking(evaluator, human_evaluator, recommendation.best.num_threads):
+        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with pipelining the other way "
+            "(searchPipelining), to compare.")
+        check = check_pipelining(benchmarker, recommendation.best)
+        for text in check.lines():
+            say(text)
+    return TuningOutcome(visits, recommendation, check)

@@ -97,6 +97,16 @@ class Benchmarker:
         return run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed,
                              human_evaluator=self.human_evaluator)
 
+    def measure_variant(self, num_threads: int, **param_changes) -> BenchmarkResult:
+        """Search the positions with ``num_threads`` and SearchParams fields changed (e.g. search_pipelining),
+        once; ``on_result`` is not called (the caller reports a variant its own way)."""
+        saved = self.params
+        self.params = saved.replace(**param_changes)
+        try:
+            return self._search_positions(num_threads)
+        finally:
+            self.params = saved
+
     def run_thread_counts(self, thread_counts: Sequence[int]) -> list[BenchmarkResult]:
         """Each count in the order given (the first is the baseline of the Elo comparison)."""
         return [self.measure(threads) for threads in thread_counts]
