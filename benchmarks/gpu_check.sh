@@ -69,13 +69,14 @@ fi
 # NN_ARGS="--compiled-only": just the runner with and without cudaUseTorchCompile.
 if want nn; then step "network throughput"; timeout 240 python3 benchmarks/bench_nn.py --skip-cpu --seconds 1 \
   --compile-batches "${NN_COMPILE_BATCHES-256}" ${NN_ARGS:-}; fi
-# kata benchmark on a GPU also searches its best count with searchPipelining the other way (katacli.tuning.
-# pipelining): the "Two batches in flight" lines below, which answer the pipelining question per net.
+# kata benchmark on a GPU also searches its best count with searchPipelining the other way and with one more
+# leaf helper (katacli.tuning.setting_checks): the "... at numSearchThreads = N" lines below answer both
+# questions per net (g170-b6c96: does pipelining or a third helper close the gap to KataGo?).
 BENCH="${BENCH:-kata benchmark -v 3200 -n 3}"
 if want search; then
-  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t ${SEARCH_B18_THREADS:-64,128,256,512} 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak|Two batches|Recommended:|keep"
+  step "search b18c384nbt (random weights)"; timeout 100 $BENCH -model /tmp/b18.bin.gz -t ${SEARCH_B18_THREADS:-64,128,256,512} 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak|at numSearchThreads =|Recommended:|keep"
   [ -n "${SEARCH_B18_ONLY:-}" ] ||   # SEARCH_B18_ONLY=1: the b18c384nbt run above, nothing more
-  { step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak|Two batches|Recommended:|keep"; }
+  { step "search g170-b6c96"; timeout 80 $BENCH -model "$G170" -t 16,64,128,256 2>&1 | grep -E "runs on|numSearchThreads = *[0-9]+:|Peak|at numSearchThreads =|Recommended:|keep"; }
   if [ -z "${SEARCH_B18_ONLY:-}" ]; then
   # Two batches in flight (searchPipelining, katacli.search.pipeline): on an H100 on 2026-11-26 (a worker
   # thread evaluating one lane) it lost below 128 leaves and tied above; since then a CUDA net's batches

@@ -65,7 +65,7 @@ class BenchmarkOptions:
     half_batch_size: bool
     as_json: bool
     human_model: Optional[str] = None
-    compare_pipelining: Optional[bool] = None   # None: on a GPU that launches its calls (katacli.tuning.pipelining)
+    second_looks: Optional[bool] = None   # None: on a GPU that launches its calls (katacli.tuning.setting_checks)
 
 
 def validate(options: BenchmarkOptions) -> Optional[List[int]]:
@@ -265,20 +265,21 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
         _advice(report, options, cfg)
 
 
-def _check_pipelining(report: Report, options: BenchmarkOptions, benchmarker, best, evaluator, human_evaluator):
-    """The best count searched with pipelining the other way, where that is worth it (a GPU that launches its
-    calls, or --compare-pipelining); its lines reported, the check returned (None: not run)."""
-    from katacli.tuning.pipelining import check_pipelining, worth_checking
+def _second_looks(report: Report, options: BenchmarkOptions, benchmarker, best, evaluator, human_evaluator) -> list:
+    """The best count searched again with searchPipelining the other way and one more leaf helper, where that
+    is worth it (a GPU that launches its calls, or --second-looks); their lines reported, the checks returned."""
+    from katacli.tuning.setting_checks import second_looks, worth_checking
 
-    if not worth_checking(evaluator, human_evaluator, best.num_threads, options.compare_pipelining):
-        return None
-    report.line(f"Searching numSearchThreads = {best.num_threads} again with searchPipelining = "
-                f"{'false' if best.pipelined else 'true'}, to compare: ")
-    check = check_pipelining(benchmarker, best)
-    for text in check.lines():
-        report.line(text)
+    if not worth_checking(evaluator, human_evaluator, best.num_threads, options.second_looks):
+        return []
+    report.line(f"Searching numSearchThreads = {best.num_threads} again with other searchPipelining and "
+                "numLeafFeatureThreads settings, to compare: ")
+    checks = second_looks(benchmarker, best)
+    for check in checks:
+        for text in check.lines():
+            report.line(text)
     report.line()
-    return check
+    return checks
 
 
 def run(options: BenchmarkOptions) -> int:
@@ -350,7 +351,7 @@ def run(options: BenchmarkOptions) -> int:
     recommendation = recommend(results, options.seconds_per_move, noise=curve.noise if gpu_quiet else None)
     _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
     try:
-        pipelining = _check_pipelining(report, options, benchmarker, recommendation.best, evaluator, human_evaluator)
+        checks = _second_looks(report, options, benchmarker, recommendation.best, evaluator, human_evaluator)
     except KeyboardInterrupt:
         report.line("\nInterrupted.")
         return EXIT_INTERRUPTED
@@ -362,7 +363,7 @@ def run(options: BenchmarkOptions) -> int:
         data.update(visits=visits, board_size=[game.x_size, game.y_size], positions=len(positions),
                     engine="rollouts" if evaluator is None else "network", model=options.model,
                     peak_resident_mb=None if peak_mb is None else round(peak_mb, 1),
-                    pipelining=None if pipelining is None else pipelining.to_dict())
+                    setting_checks=[check.to_dict() for check in checks])
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     return 0
 
@@ -399,12 +400,13 @@ def register(app: typer.Typer) -> None:
                                              help="Limit network batches to half the number of threads."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the results as JSON on stdout (the usual report goes to stderr)."),
-        compare_pipelining: Optional[bool] = typer.Option(
-            None, "--compare-pipelining/--no-compare-pipelining",
+        second_looks: Optional[bool] = typer.Option(
+            None, "--second-looks/--no-second-looks",
             help="Search the best thread count again with searchPipelining (two batches in flight) the other way "
-                 "and recommend the faster. Default: on a GPU, from 16 threads."),
+                 "and with one more leaf helper thread (numLeafFeatureThreads, where cores allow), and recommend "
+                 "what is clearly faster. Default: on a GPU, from 16 threads."),
     ) -> None:
         options = BenchmarkOptions(model, config, override_config, visits, threads, num_positions, seconds_per_move,
                                    tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json, human_model,
-                                   compare_pipelining)
+                                   second_looks)
         raise typer.Exit(run(options))

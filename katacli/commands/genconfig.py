@@ -379,12 +379,12 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     choices.num_search_threads = outcome.num_threads
     choices.nn_max_batch_size = outcome.batch_size
     choices.tuning_note = outcome.note()
-    check = outcome.pipelining
-    if check is not None and check.recommended is not None:
-        choices.search_pipelining = check.recommended
-        choices.pipelining_note = (f"Chosen by `kata genconfig`: {check.other.median_visits_per_second:.0f} visits/s "
-                                   f"at {check.num_threads} threads against "
-                                   f"{check.chosen.median_visits_per_second:.0f} with the default (auto).")
+    for check in outcome.checks:
+        if check.recommended is not None:
+            choices.tuned_settings[check.key] = (check.recommended, (
+                f"Chosen by `kata genconfig`: {check.other.median_visits_per_second:.0f} visits/s at "
+                f"{check.num_threads} threads against {check.chosen.median_visits_per_second:.0f} with "
+                f"{check.chosen_value}."))
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:

@@ -99,14 +99,15 @@ THREAD_KEYS = section("Threads", [
                 "the board searched (b18c384nbt on 19x19: 1.45-1.70x on an H100), with 64+ search threads; "
                 "off for small nets, whose search may be CPU-bound (g170-b6c96 on an H100 host: 0.89-1.15x "
                 "pipelined, by thread count). kata benchmark and kata genconfig on a GPU search their best "
-                "thread count both ways and recommend the faster."),
+                "thread count both ways and recommend the faster (5%+)."),
     int_key("numLeafFeatureThreads", AUTO_LEAF_FEATURE_THREADS, AUTO_LEAF_FEATURE_THREADS, MAX_LEAF_FEATURE_THREADS,
             "katacli only: helper threads that build the leaves' network inputs (ladders, pass-alive areas, "
             "feature planes) while the search thread descends to the next leaf of the batch. -1 (auto): 1 when "
             f"numSearchThreads >= {AUTO_LEAF_FEATURE_THREADS_MIN_LEAVES} and the process may use 2 or more CPU "
             "cores (2 with 128+ leaves a batch on 8+ cores), else 0 (searches stepped together -- the analysis engine's, self-play's on a GPU -- share "
             "one per stepping thread where there are 4 or more cores); 0: the search thread does it all. The "
-            "search is the same either way, only faster."),
+            "search is the same either way, only faster. kata benchmark and kata genconfig on a GPU try one "
+            "more helper at their best thread count and recommend it when it is 5%+ faster."),
     int_key("nodeTableShardsPowerOfTwo", 16, 8, 24,
             "Log2 of the number of lock shards in the node table; fixed after startup.",
             unsupported=Unsupported("katacli's node table is not sharded: one thread at a time changes the search graph")),

@@ -77,8 +77,8 @@ class GenConfigChoices:
     num_search_threads: int = 1
     nn_max_batch_size: Optional[int] = None
     tuning_note: Optional[str] = None  # how numSearchThreads was chosen
-    search_pipelining: Optional[bool] = None  # set when tuning found the other setting clearly faster
-    pipelining_note: Optional[str] = None
+    # Settings tuning found clearly faster than their auto values: key -> (value, note).
+    tuned_settings: dict[str, tuple[str, str]] = field(default_factory=dict)
     human_sl_profile: Optional[str] = None  # imitate this humanSLProfile (needs -human-model); None: full strength
 
 
@@ -172,8 +172,7 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
         ]),
         ("Leaves in flight per search (KataGo's search threads)", [
             Entry("numSearchThreads", c.num_search_threads, note=c.tuning_note),
-            *([Entry("searchPipelining", c.search_pipelining, note=c.pipelining_note)]
-              if c.search_pipelining is not None else []),
+            *(Entry(key, value, note=note) for key, (value, note) in c.tuned_settings.items()),
         ]),
         ("Neural network, GPU and memory", [
             Entry("nnMaxBatchSize", c.nn_max_batch_size,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli.search.speed_benchmark import BenchmarkResult, MIN_SECONDS
-from katacli.tuning.pipelining import PipeliningCheck, check_pipelining, worth_checking
+from katacli.tuning.setting_checks import SettingCheck, second_looks, worth_checking
 from katacli.tuning.recommend import Recommendation, recommend
 from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
@@ -28,7 +28,7 @@ TUNING_BOARD_LEN = 19
 class TuningOutcome:
     visits: int
     recommendation: Recommendation
-    pipelining: Optional[PipeliningCheck] = None   # the best count searched the other way (on a GPU)
+    checks: tuple[SettingCheck, ...] = ()   # the best count searched with other settings (on a GPU)
 
     @property
     def num_threads(self) -> int:
@@ -86,11 +86,12 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
         "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))),
         **({"max_threads": curve.autotune_max_threads()} if curve is not None else {}))
     recommendation = recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None)
-    check = None
+    checks: list = []
     if worth_checking(evaluator, human_evaluator, recommendation.best.num_threads):
-        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with pipelining the other way "
-            "(searchPipelining), to compare.")
-        check = check_pipelining(benchmarker, recommendation.best)
-        for text in check.lines():
-            say(text)
-    return TuningOutcome(visits, recommendation, check)
+        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with other searchPipelining "
+            "and numLeafFeatureThreads settings, to compare.")
+        checks = second_looks(benchmarker, recommendation.best)
+        for check in checks:
+            for text in check.lines():
+                say(text)
+    return TuningOutcome(visits, recommendation, tuple(checks))
