@@ -272,8 +272,8 @@ def _second_looks(report: Report, options: BenchmarkOptions, benchmarker, best, 
 
     if not worth_checking(evaluator, human_evaluator, best.num_threads, options.second_looks):
         return []
-    report.line(f"Searching numSearchThreads = {best.num_threads} again with other searchPipelining and "
-                "numLeafFeatureThreads settings, to compare: ")
+    report.line(f"Searching numSearchThreads = {best.num_threads} again with searchPipelining the other way (and "
+                "one more leaf helper, numLeafFeatureThreads, where the cores allow), to compare: ")
     checks = second_looks(benchmarker, best)
     for check in checks:
         for text in check.lines():

@@ -88,8 +88,8 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
     recommendation = recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None)
     checks: list = []
     if worth_checking(evaluator, human_evaluator, recommendation.best.num_threads):
-        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with other searchPipelining "
-            "and numLeafFeatureThreads settings, to compare.")
+        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with searchPipelining the other "
+            "way (and one more leaf helper, numLeafFeatureThreads, where the cores allow), to compare.")
         checks = second_looks(benchmarker, recommendation.best)
         for check in checks:
             for text in check.lines():
