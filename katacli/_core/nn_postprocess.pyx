@@ -58,8 +58,6 @@ cdef enum:
     NO_LEGAL_MOVE = 1
     NONFINITE_POLICY = 2
     NONFINITE_VALUE = 3
-
-
     # Threads one call may split its rows over (postprocess_rows' ``threads``).
     MAX_POSTPROCESS_THREADS = 8
 
