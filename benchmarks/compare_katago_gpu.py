@@ -30,6 +30,9 @@ from kata_env import KATA_COMMAND, REPO  # noqa: E402
 KATAGO_GPU_LINE = re.compile(r"Found GPU (.+?) memory")
 KATAGO_FP16_LINE = re.compile(r"useFP16 = (true|false)")
 KATA_DEVICE_LINE = re.compile(r"The network runs on: (.+)")
+# kata's second looks at its best count (katacli.tuning.setting_checks): another setting's speed, its verdict.
+KATA_SECOND_LOOK_LINE = re.compile(r"^(?:\w+ at numSearchThreads = \d+:|Recommended:|Your config's|\w+ = \S+ is within).*$",
+                                   re.MULTILINE)
 
 
 def katago_device(output: str) -> str:
@@ -114,12 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.katago:
         parser.error("give --katago (or set KATAGO_BINARY)")
-    results, devices = {}, {}
+    results, devices, second_looks = {}, {}, []
     try:
         for name, command in commands(args).items():
             output = run(command)
             results[name] = visits_per_second(output)
             devices[name] = katago_device(output) if name == "katago" else kata_device(output)
+            if name == "kata":
+                second_looks = KATA_SECOND_LOOK_LINE.findall(output)
             if not results[name]:
                 raise RuntimeError(f"{name} printed no result lines; its output ends: {output.strip()[-300:]}")
             print(f"{name} ({devices[name]}): {results[name]}", file=sys.stderr, flush=True)
@@ -129,10 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = side_by_side(results["kata"], results["katago"])
     gpu = gpu_name()
     if args.json:
-        print(json.dumps({"gpu": gpu, "devices": devices, "visits": args.visits, "rows": rows}, indent=1))
+        print(json.dumps({"gpu": gpu, "devices": devices, "visits": args.visits, "rows": rows,
+                          "kata_second_looks": second_looks}, indent=1))
         return 0
     print(f"kata runs on: {devices['kata']}\nKataGo runs on: {devices['katago']}")
     print(format_table(rows, gpu))
+    for line in second_looks:   # kata's own settings searched at its best count (on a GPU)
+        print(line)
     return 0
 
 
