@@ -44,7 +44,7 @@ def test_another_setting_is_recommended_only_when_clearly_faster(chosen, other, 
     assert (check.gain >= MIN_GAIN) == (recommended is not None)
     assert check.best is (check.other if recommended else check.chosen)
     head, verdict = check.lines()
-    assert head.startswith("searchPipelining at numSearchThreads = 256: false (your config)")
+    assert head.startswith("searchPipelining at numSearchThreads = 256: yours (false)")
     assert ("Recommended: searchPipelining = true" in verdict) == (recommended is not None)
     assert ("keep" in verdict) == (recommended is None)
     assert check.to_dict()["recommended"] == recommended
@@ -98,7 +98,7 @@ def test_the_helper_check_adds_one_helper_to_the_better_pipelining_where_cores_a
     # Pipelining won, so the helper check starts from the pipelined run: 128 leaves a lane, two helpers (auto).
     assert bench.calls == [(256, {"search_pipelining": Enabled.TRUE}),
                            (256, {"search_pipelining": Enabled.TRUE, "num_leaf_feature_threads": 3})]
-    assert checks[1].chosen is checks[0].other and checks[1].chosen_value == "2 (auto)"
+    assert checks[1].chosen is checks[0].other and checks[1].chosen_value == "auto: 2"
     assert config_values(checks) == {"searchPipelining": "true", "numLeafFeatureThreads": "3"}
 
 
@@ -130,7 +130,7 @@ def test_benchmark_takes_second_looks_when_asked():
     assert checks[0]["key"] == "searchPipelining" and checks[0]["num_threads"] == 4
     assert checks[0]["config_value"] == "false" and checks[0]["other_value"] == "true"
     assert checks[0]["config_visits_per_second"] > 0 and checks[0]["other_visits_per_second"] > 0
-    assert "searchPipelining at numSearchThreads = 4: false (your config)" in r.stderr
+    assert "searchPipelining at numSearchThreads = 4: yours (false)" in r.stderr
 
 
 def test_benchmark_on_the_cpu_takes_none_by_default():
@@ -158,7 +158,7 @@ def test_genconfig_writes_what_its_second_looks_recommend(tmp_path, monkeypatch)
         looked.append(best.num_threads)
         faster = dataclasses.replace(best, pipelined=True, position_speeds=[2 * s for s in best.position_speeds])
         return [SettingCheck("searchPipelining", "false", "true", best, faster),
-                SettingCheck("numLeafFeatureThreads", "1 (auto)", "2", faster, faster)]
+                SettingCheck("numLeafFeatureThreads", "auto: 1", "2", faster, faster)]
 
     monkeypatch.setattr(genconfig_tuning, "worth_checking", lambda *args: True)   # as on a GPU
     monkeypatch.setattr(genconfig_tuning, "second_looks", twice_as_fast)

@@ -39,10 +39,10 @@ numSearchThreads = 16: 5 / 5 positions, visits/s = 2561.70 nnEvals/s = 2100.00 n
 numSearchThreads = 64: 5 / 5 positions, visits/s = 7385.01 nnEvals/s = 6000.00 nnBatches/s = 105.00 avgBatchSize = 57.10 (2.2 secs) (EloDiff +90)
 
 Searching numSearchThreads = 64 again with searchPipelining the other way (and one more leaf helper, numLeafFeatureThreads, where the cores allow), to compare:
-searchPipelining at numSearchThreads = 64: false (your config) 7385 visits/s, true 8200 (1.11x; medians over the positions).
+searchPipelining at numSearchThreads = 64: yours (false) 7385 visits/s, true 8200 (1.11x; medians over the positions).
 Recommended: searchPipelining = true (11% faster here).
-numLeafFeatureThreads at numSearchThreads = 64: 1 (auto) (your config) 8200 visits/s, 2 8300 (1.01x; medians over the positions).
-numLeafFeatureThreads = 2 is within 5% of your config's (1 (auto)), about as much as runs this short vary: keep your config's.
+numLeafFeatureThreads at numSearchThreads = 64: yours (auto: 1) 8200 visits/s, 2 8300 (1.01x; medians over the positions).
+numLeafFeatureThreads = 2 is within 5% of your config's (auto: 1), about as much as runs this short vary: keep your config's.
 """
 
 

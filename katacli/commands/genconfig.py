@@ -384,7 +384,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
             choices.tuned_settings[check.key] = (check.recommended, (
                 f"Chosen by `kata genconfig`: {check.other.median_visits_per_second:.0f} visits/s at "
                 f"{check.num_threads} threads against {check.chosen.median_visits_per_second:.0f} with "
-                f"{check.chosen_value}."))
+                f"{check.key} = {check.chosen_value}."))
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:

@@ -69,7 +69,7 @@ class SettingCheck:
         return self.other if self.recommended is not None else self.chosen
 
     def lines(self) -> list[str]:
-        head = (f"{self.key} at numSearchThreads = {self.num_threads}: {self.chosen_value} (your config) "
+        head = (f"{self.key} at numSearchThreads = {self.num_threads}: yours ({self.chosen_value}) "
                 f"{self.chosen.median_visits_per_second:.0f} visits/s, {self.other_value} "
                 f"{self.other.median_visits_per_second:.0f} ({self.gain + 1:.2f}x; medians over the positions).")
         if self.gain < 0:
@@ -130,7 +130,7 @@ def check_helpers(benchmarker, best: BenchmarkResult) -> Optional[SettingCheck]:
     pipelining = Enabled.TRUE if best.pipelined else Enabled.FALSE
     other = benchmarker.measure_variant(best.num_threads, search_pipelining=pipelining,
                                         num_leaf_feature_threads=helpers + 1)
-    return SettingCheck("numLeafFeatureThreads", f"{helpers} (auto)", str(helpers + 1), best, other)
+    return SettingCheck("numLeafFeatureThreads", f"auto: {helpers}", str(helpers + 1), best, other)
 
 
 def second_looks(benchmarker, best: BenchmarkResult) -> list[SettingCheck]:
