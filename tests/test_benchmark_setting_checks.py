@@ -170,3 +170,13 @@ def test_genconfig_writes_what_its_second_looks_recommend(tmp_path, monkeypatch)
     text = out.read_text()
     assert "\nsearchPipelining = true\n" in text and "Chosen by `kata genconfig`" in text
     assert "numLeafFeatureThreads = 2" not in text   # not faster: the default stays
+
+
+@pytest.mark.cuda
+def test_on_a_gpu_the_benchmark_takes_its_second_looks_by_default():
+    r = CliRunner().invoke(app, normalize_argv(["benchmark", "-model", str(TINY_MODEL), "-t", "32", "-v", "400",
+                                                "-n", "1", "--json"]))
+    assert r.exit_code == 0, r.output
+    checks = json.loads(r.stdout[r.stdout.index("{"):])["setting_checks"]
+    assert checks and checks[0]["key"] == "searchPipelining" and checks[0]["num_threads"] == 32
+    assert checks[0]["config_visits_per_second"] > 0 and checks[0]["other_visits_per_second"] > 0
