@@ -89,23 +89,19 @@ class Benchmarker:
             self.on_result(result)
         return result
 
-    def _search_positions(self, num_threads: int) -> BenchmarkResult:
+    def _search_positions(self, num_threads: int, params=None) -> BenchmarkResult:
+        """The positions searched once with ``num_threads`` (``params``: instead of the benchmark's own)."""
         for evaluator in (self.evaluator, self.human_evaluator):
             if evaluator is not None:
                 evaluator.max_batch_size = self.batch_policy.size_for(num_threads)
-        params = benchmark_params(self.params, self.visits, num_threads)
+        params = benchmark_params(self.params if params is None else params, self.visits, num_threads)
         return run_benchmark(self.positions, params, self.evaluator, on_progress=self.on_progress, seed=self.seed,
                              human_evaluator=self.human_evaluator)
 
     def measure_variant(self, num_threads: int, **param_changes) -> BenchmarkResult:
         """Search the positions with ``num_threads`` and SearchParams fields changed (e.g. search_pipelining),
         once; ``on_result`` is not called (the caller reports a variant its own way)."""
-        saved = self.params
-        self.params = saved.replace(**param_changes)
-        try:
-            return self._search_positions(num_threads)
-        finally:
-            self.params = saved
+        return self._search_positions(num_threads, self.params.replace(**param_changes))
 
     def run_thread_counts(self, thread_counts: Sequence[int]) -> list[BenchmarkResult]:
         """Each count in the order given (the first is the baseline of the Elo comparison)."""
