@@ -351,63 +351,68 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
     cdef Py_buffer* own_buf = NULL
     cdef Py_buffer* globals_buf = NULL
     cdef Py_ssize_t n = policy_buf.shape[0], i
-    cdef int grid_h = policy_buf.shape[2], grid_w = policy_buf.shape[3], area = board_x * board_y
-    cdef int channels = policy_buf.shape[1], p, status = OK
-    cdef Py_ssize_t failed_row = -1
-    cdef int score_columns = score_buf.shape[1], pass_columns = pass_buf.shape[1]
-    cdef Py_ssize_t grid = <Py_ssize_t>grid_h * grid_w, legal_width = legal_buf.shape[1]
-    cdef Py_ssize_t globals_width = 0
-    # Row-major data of the inputs (shapes checked below).
-    cdef const float* pol = <const float*>policy_buf.buf
-    cdef const float* pass_logits = <const float*>pass_buf.buf
-    cdef const float* value_logits = <const float*>value_buf.buf
-    cdef const float* score_logits = <const float*>score_buf.buf
-    cdef const unsigned char* legal_rows = <const unsigned char*>legal_buf.buf
-    cdef const int64_t* undo = <const int64_t*>undo_buf.buf
-    cdef const unsigned char* white_rows = <const unsigned char*>_row_vector(held, white, ITEM_BYTE, n, "white")
-    cdef const float* optimism_rows = <const float*>_row_vector(held, optimism, ITEM_FLOAT32, n, "optimism")
-    cdef const float* temperature_rows = <const float*>_row_vector(held, temperature, ITEM_FLOAT32, n, "temperature")
-    cdef const unsigned char* hacks_rows = <const unsigned char*>_row_vector(held, hacks, ITEM_BYTE, n, "hacks")
-    cdef const unsigned char* want_rows = <const unsigned char*>_row_vector(held, want_ownership, ITEM_BYTE, n,
-                                                                            "want_ownership")
-    cdef const int64_t* sym_rows = <const int64_t*>_row_vector(held, symmetries, ITEM_INT64, n, "symmetries")
-    cdef const unsigned char* allow_rows = NULL
-    cdef const float* globals_rows = NULL
-    cdef const float* own_in = NULL
+    cdef int grid_h = policy_buf.shape[2], grid_w = policy_buf.shape[3], area = board_x * board_y, p
     cdef double m[NUM_MULTIPLIERS]
-    cdef bint has_own = False, allow
-    cdef bint from_globals = allow_no_result is None
-    cdef int optimistic = 1 if mix_optimism else 0   # the policy channel mixed in
-    if from_globals:
+    # What the row loop reads and writes (see RowJob): the inputs' row-major data (shapes checked below).
+    cdef RowJob job
+    job.start, job.end = 0, n
+    job.pol = <const float*>policy_buf.buf
+    job.pass_logits = <const float*>pass_buf.buf
+    job.value_logits = <const float*>value_buf.buf
+    job.score_logits = <const float*>score_buf.buf
+    job.legal_rows = <const unsigned char*>legal_buf.buf
+    job.undo = <const int64_t*>undo_buf.buf
+    job.white_rows = <const unsigned char*>_row_vector(held, white, ITEM_BYTE, n, "white")
+    job.optimism_rows = <const float*>_row_vector(held, optimism, ITEM_FLOAT32, n, "optimism")
+    job.temperature_rows = <const float*>_row_vector(held, temperature, ITEM_FLOAT32, n, "temperature")
+    job.hacks_rows = <const unsigned char*>_row_vector(held, hacks, ITEM_BYTE, n, "hacks")
+    job.want_rows = <const unsigned char*>_row_vector(held, want_ownership, ITEM_BYTE, n, "want_ownership")
+    job.sym_rows = <const int64_t*>_row_vector(held, symmetries, ITEM_INT64, n, "symmetries")
+    job.allow_rows = NULL
+    job.globals_rows = NULL
+    job.own_in = NULL
+    job.m = m
+    job.grid = <Py_ssize_t>grid_h * grid_w
+    job.legal_width = legal_buf.shape[1]
+    job.globals_width = 0
+    job.own_channels = 0
+    job.value_width = value_buf.shape[1]
+    job.channels = policy_buf.shape[1]
+    job.optimistic = 1 if mix_optimism else 0   # the policy channel mixed in
+    job.board_x, job.board_y, job.grid_w, job.area, job.version = board_x, board_y, grid_w, area, version
+    job.score_columns, job.pass_columns = score_buf.shape[1], pass_buf.shape[1]
+    job.mix_optimism, job.cache_scalars, job.has_own = mix_optimism, cache_scalars, False
+    job.from_globals = allow_no_result is None
+    if job.from_globals:
         if global_features is None:
             raise ValueError("postprocess_rows needs allow_no_result or the rows' global features")
         globals_buf = hold(held, global_features, ITEM_FLOAT32, 2, "global_features")
-        globals_rows = <const float*>globals_buf.buf
-        globals_width = globals_buf.shape[1]
-        if globals_buf.shape[0] != n or globals_width < NUM_GLOBAL_FEATURES_V7:
-            raise ValueError(f"global features of shape ({globals_buf.shape[0]}, {globals_width}) for {n} rows")
+        job.globals_rows = <const float*>globals_buf.buf
+        job.globals_width = globals_buf.shape[1]
+        if globals_buf.shape[0] != n or job.globals_width < NUM_GLOBAL_FEATURES_V7:
+            raise ValueError(f"global features of shape ({globals_buf.shape[0]}, {job.globals_width}) for {n} rows")
     else:
-        allow_rows = <const unsigned char*>_row_vector(held, allow_no_result, ITEM_BYTE, n, "allow_no_result")
+        job.allow_rows = <const unsigned char*>_row_vector(held, allow_no_result, ITEM_BYTE, n, "allow_no_result")
     if not (0 < board_x <= grid_w and 0 < board_y <= grid_h):
         raise ValueError(f"board {board_x}x{board_y} does not fit the network's {grid_w}x{grid_h} outputs")
-    if undo_buf.shape[1] != grid:
-        raise ValueError(f"symmetry table has {undo_buf.shape[1]} points per row, the outputs {grid}")
-    if mix_optimism and (channels < 2 or pass_columns < 2):
+    if undo_buf.shape[1] != job.grid:
+        raise ValueError(f"symmetry table has {undo_buf.shape[1]} points per row, the outputs {job.grid}")
+    if mix_optimism and (job.channels < 2 or job.pass_columns < 2):
         raise ValueError("policy optimism needs the net's optimistic policy channel")
-    if channels < 1 or pass_columns < 1 or value_buf.shape[1] < 3:
+    if job.channels < 1 or job.pass_columns < 1 or job.value_width < 3:
         raise ValueError("the policy needs a channel, the pass logits a column and the value head three")
-    if score_columns < (SCORE_COLUMNS_V9 if version >= 9 else SCORE_COLUMNS_OLD):
-        raise ValueError(f"a version {version} net's score-value head needs more than {score_columns} columns")
+    if job.score_columns < (SCORE_COLUMNS_V9 if version >= 9 else SCORE_COLUMNS_OLD):
+        raise ValueError(f"a version {version} net's score-value head needs more than {job.score_columns} columns")
     for array_rows in (pass_buf.shape[0], value_buf.shape[0], score_buf.shape[0], legal_buf.shape[0]):
         if array_rows != n:
             raise ValueError(f"postprocess_rows: an input has {array_rows} rows, the policy {n}")
-    if legal_width != area + 1:
-        raise ValueError(f"legal mask has {legal_width} entries per row, the board {area} + pass")
+    if job.legal_width != area + 1:
+        raise ValueError(f"legal mask has {job.legal_width} entries per row, the board {area} + pass")
     for i in range(n):
-        if not 0 <= sym_rows[i] < undo_buf.shape[0]:
-            raise ValueError(f"symmetry {sym_rows[i]} out of range")
-        if want_rows[i]:
-            has_own = ownership is not None
+        if not 0 <= job.sym_rows[i] < undo_buf.shape[0]:
+            raise ValueError(f"symmetry {job.sym_rows[i]} out of range")
+        if job.want_rows[i]:
+            job.has_own = ownership is not None
     if len(multipliers) != NUM_MULTIPLIERS:
         raise ValueError(f"postprocess_rows takes {NUM_MULTIPLIERS} multipliers, got {len(multipliers)}")
     for p in range(NUM_MULTIPLIERS):
@@ -416,45 +421,31 @@ cdef object _postprocess_rows(HeldBuffers* held, policy, policy_pass, value, sco
     # In a PolicyBlock: the NN cache and the search tree's nodes share these rows as they are (policy_rows.pxd).
     block = PolicyBlock(n, area + 1)
     probs = np.ndarray((n, area + 1), np.float32, buffer=block)
-    cdef double* values_out = <double*>hold(held, values, ITEM_FLOAT64, 2, "values").buf
-    cdef float* probs_out = (<PolicyBlock>block).rows.data
+    job.values_out = <double*>hold(held, values, ITEM_FLOAT64, 2, "values").buf
+    job.probs_out = (<PolicyBlock>block).rows.data
     scalars = np.empty((n, NUM_CACHE_SCALAR_COLUMNS), np.float64) if cache_scalars else None
-    cdef double* scalars_out = NULL
+    job.scalars_out = NULL
     if cache_scalars:
-        scalars_out = <double*>hold(held, scalars, ITEM_FLOAT64, 2, "scalars").buf
+        job.scalars_out = <double*>hold(held, scalars, ITEM_FLOAT64, 2, "scalars").buf
     own = None
-    cdef float* own_out = NULL
-    if has_own:
+    job.own_out = NULL
+    if job.has_own:
         own_buf = hold(held, ownership, ITEM_FLOAT32, 4, "ownership")
         if own_buf.shape[0] != n or own_buf.shape[2] != grid_h or own_buf.shape[3] != grid_w:
             raise ValueError(f"ownership shape ({own_buf.shape[0]}, {own_buf.shape[1]}, {own_buf.shape[2]}, "
                              f"{own_buf.shape[3]}) does not match the policy's")
-        own_in = <const float*>own_buf.buf
+        job.own_in = <const float*>own_buf.buf
+        job.own_channels = own_buf.shape[1]
         own = np.empty((n, area), np.float32)
-        own_out = <float*>hold(held, own, ITEM_FLOAT32, 2, "ownership rows").buf
+        job.own_out = <float*>hold(held, own, ITEM_FLOAT32, 2, "ownership rows").buf
     if n == 0:
         return (values, probs, own, scalars) if cache_scalars else (values, probs, own)
-    cdef RowJob job
-    job.start, job.end = 0, n
-    job.pol, job.pass_logits, job.value_logits, job.score_logits = pol, pass_logits, value_logits, score_logits
-    job.legal_rows, job.undo, job.white_rows, job.optimism_rows = legal_rows, undo, white_rows, optimism_rows
-    job.temperature_rows, job.hacks_rows, job.want_rows, job.sym_rows = temperature_rows, hacks_rows, want_rows, sym_rows
-    job.allow_rows, job.globals_rows, job.own_in = allow_rows, globals_rows, own_in
-    job.values_out, job.probs_out, job.scalars_out, job.own_out = values_out, probs_out, scalars_out, own_out
-    job.m = m
-    job.grid, job.legal_width, job.globals_width = grid, legal_width, globals_width
-    job.own_channels = own_buf.shape[1] if has_own else 0
-    job.value_width = value_buf.shape[1]
-    job.channels, job.optimistic, job.board_x, job.board_y, job.grid_w = channels, optimistic, board_x, board_y, grid_w
-    job.area, job.score_columns, job.pass_columns, job.version = area, score_columns, pass_columns, version
-    job.mix_optimism, job.from_globals, job.cache_scalars, job.has_own = mix_optimism, from_globals, cache_scalars, has_own
     with nogil:
         _run_split(&job, threads)
-    status, failed_row = job.status, job.failed_row
-    if status == NO_LEGAL_MOVE:
-        raise ValueError(f"a position has no legal move (not even pass): row {failed_row}")
-    if status == NONFINITE_POLICY:
+    if job.status == NO_LEGAL_MOVE:
+        raise ValueError(f"a position has no legal move (not even pass): row {job.failed_row}")
+    if job.status == NONFINITE_POLICY:
         raise FloatingPointError("non-finite policy sum")
-    if status == NONFINITE_VALUE:
+    if job.status == NONFINITE_VALUE:
         raise FloatingPointError("non-finite network value output")
     return (values, probs, own, scalars) if cache_scalars else (values, probs, own)
