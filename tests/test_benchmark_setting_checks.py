@@ -20,11 +20,15 @@ from katacli.tuning import setting_checks
 from katacli.tuning.network import load_evaluator
 from katacli.tuning.runner import Benchmarker
 from katacli.tuning.setting_checks import (
-    MIN_GAIN, MIN_THREADS, SettingCheck, check_helpers, check_pipelining, config_values, second_looks,
-    worth_checking,
+    MIN_GAIN, MIN_THREADS, SettingCheck, check_helpers, check_pipelining, second_looks, worth_checking,
 )
 
 from support.paths import BUNDLED_TINY_MODEL as TINY_MODEL
+
+
+def recommended_values(checks: list) -> dict:
+    """{key: value} of the settings the checks recommend (what genconfig writes)."""
+    return {check.key: check.recommended for check in checks if check.recommended is not None}
 
 
 def result(threads: int, speeds: list, pipelined: bool = False) -> BenchmarkResult:
@@ -48,7 +52,7 @@ def test_another_setting_is_recommended_only_when_clearly_faster(chosen, other, 
     assert ("Recommended: searchPipelining = true" in verdict) == (recommended is not None)
     assert ("keep" in verdict) == (recommended is None)
     assert check.to_dict()["recommended"] == recommended
-    assert config_values([check]) == ({"searchPipelining": "true"} if recommended else {})
+    assert recommended_values([check]) == ({"searchPipelining": "true"} if recommended else {})
 
 
 class LaunchingNet:
@@ -99,7 +103,7 @@ def test_the_helper_check_adds_one_helper_to_the_better_pipelining_where_cores_a
     assert bench.calls == [(256, {"search_pipelining": Enabled.TRUE}),
                            (256, {"search_pipelining": Enabled.TRUE, "num_leaf_feature_threads": 3})]
     assert checks[1].chosen is checks[0].other and checks[1].chosen_value == "auto: 2"
-    assert config_values(checks) == {"searchPipelining": "true", "numLeafFeatureThreads": "3"}
+    assert recommended_values(checks) == {"searchPipelining": "true", "numLeafFeatureThreads": "3"}
 
 
 def test_no_helper_check_without_spare_cores_or_with_a_users_count(monkeypatch):
@@ -150,8 +154,6 @@ def test_a_generated_config_sets_only_the_settings_tuning_chose():
 
 
 def test_genconfig_writes_what_its_second_looks_recommend(tmp_path, monkeypatch):
-    import katacli.tuning.genconfig_tuning as genconfig_tuning
-
     looked = []
 
     def twice_as_fast(benchmarker, best):   # the second looks ran; their figures made up for the test
@@ -160,8 +162,8 @@ def test_genconfig_writes_what_its_second_looks_recommend(tmp_path, monkeypatch)
         return [SettingCheck("searchPipelining", "false", "true", best, faster),
                 SettingCheck("numLeafFeatureThreads", "auto: 1", "2", faster, faster)]
 
-    monkeypatch.setattr(genconfig_tuning, "worth_checking", lambda *args: True)   # as on a GPU
-    monkeypatch.setattr(genconfig_tuning, "second_looks", twice_as_fast)
+    monkeypatch.setattr(setting_checks, "worth_checking", lambda *args: True)   # as on a GPU
+    monkeypatch.setattr(setting_checks, "second_looks", twice_as_fast)
     out = tmp_path / "gtp.cfg"
     r = CliRunner().invoke(app, normalize_argv(["genconfig", "-model", str(TINY_MODEL), "-output", str(out),
                                                 "--non-interactive", "--tune-visits", "8", "--tune-positions", "1"]))

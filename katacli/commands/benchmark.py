@@ -265,23 +265,6 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
         _advice(report, options, cfg)
 
 
-def _second_looks(report: Report, options: BenchmarkOptions, benchmarker, best, evaluator, human_evaluator) -> list:
-    """The best count searched again with searchPipelining the other way and one more leaf helper, where that
-    is worth it (a GPU that launches its calls, or --second-looks); their lines reported, the checks returned."""
-    from katacli.tuning.setting_checks import second_looks, worth_checking
-
-    if not worth_checking(evaluator, human_evaluator, best.num_threads, options.second_looks):
-        return []
-    report.line(f"Searching numSearchThreads = {best.num_threads} again with searchPipelining the other way (and "
-                "one more leaf helper, numLeafFeatureThreads, where the cores allow), to compare: ")
-    checks = second_looks(benchmarker, best)
-    for check in checks:
-        for text in check.lines():
-            report.line(text)
-    report.line()
-    return checks
-
-
 def run(options: BenchmarkOptions) -> int:
     from katacli.search.speed_benchmark import peak_resident_mb
     from katacli.tuning.network import default_visits, warm_up
@@ -290,6 +273,7 @@ def run(options: BenchmarkOptions) -> int:
     from katacli.tuning.noise import busy_machine_warning
     from katacli.tuning.runner import BatchSizePolicy, Benchmarker
     from katacli.tuning.gpu_curve import measure_gpu_curve
+    from katacli.tuning.setting_checks import take_second_looks
 
     report = Report(to_stderr=options.as_json)
     busy = busy_machine_warning()  # before this process adds its own load
@@ -351,7 +335,11 @@ def run(options: BenchmarkOptions) -> int:
     recommendation = recommend(results, options.seconds_per_move, noise=curve.noise if gpu_quiet else None)
     _summary(report, options, cfg, recommendation, tuned, rollouts=evaluator is None)
     try:
-        checks = _second_looks(report, options, benchmarker, recommendation.best, evaluator, human_evaluator)
+        # On a GPU (or --second-looks): the best count with searchPipelining the other way and one more helper.
+        checks = take_second_looks(benchmarker, recommendation.best, evaluator, human_evaluator, report.line,
+                                   options.second_looks)
+        if checks:
+            report.line()
     except KeyboardInterrupt:
         report.line("\nInterrupted.")
         return EXIT_INTERRUPTED

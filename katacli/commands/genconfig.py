@@ -381,10 +381,7 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     choices.tuning_note = outcome.note()
     for check in outcome.checks:
         if check.recommended is not None:
-            choices.tuned_settings[check.key] = (check.recommended, (
-                f"Chosen by `kata genconfig`: {check.other.median_visits_per_second:.0f} visits/s at "
-                f"{check.num_threads} threads against {check.chosen.median_visits_per_second:.0f} with "
-                f"{check.key} = {check.chosen_value}."))
+            choices.tuned_settings[check.key] = (check.recommended, check.config_note())
 
 
 def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: bool) -> None:

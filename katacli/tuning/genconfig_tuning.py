@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli.search.speed_benchmark import BenchmarkResult, MIN_SECONDS
-from katacli.tuning.setting_checks import SettingCheck, second_looks, worth_checking
+from katacli.tuning.setting_checks import SettingCheck, take_second_looks
 from katacli.tuning.recommend import Recommendation, recommend
 from katacli.tuning.runner import BatchSizePolicy, Benchmarker
 
@@ -86,12 +86,6 @@ def tune(evaluator, params, seconds_per_move: float, *, visits: Optional[int] = 
         "Possible numbers of threads to test: " + ", ".join(map(str, r.candidates))),
         **({"max_threads": curve.autotune_max_threads()} if curve is not None else {}))
     recommendation = recommend(results, seconds_per_move, noise=curve.noise if gpu_quiet else None)
-    checks: list = []
-    if worth_checking(evaluator, human_evaluator, recommendation.best.num_threads):
-        say(f"Searching numSearchThreads = {recommendation.best.num_threads} again with searchPipelining the other "
-            "way (and one more leaf helper, numLeafFeatureThreads, where the cores allow), to compare.")
-        checks = second_looks(benchmarker, recommendation.best)
-        for check in checks:
-            for text in check.lines():
-                say(text)
+    # On a GPU: the best count with searchPipelining the other way and one more leaf helper.
+    checks = take_second_looks(benchmarker, recommendation.best, evaluator, human_evaluator, say)
     return TuningOutcome(visits, recommendation, tuple(checks))

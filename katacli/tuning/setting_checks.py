@@ -19,7 +19,7 @@ when it wins clearly (:data:`MIN_GAIN`); otherwise `auto` stays.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from katacli.config import Enabled
 from katacli.config_keys.search_keys import AUTO_LEAF_FEATURE_THREADS, MAX_LEAF_FEATURE_THREADS
@@ -80,6 +80,12 @@ class SettingCheck:
         else:
             verdict = f"Recommended: {self.key} = {self.other_value} ({self.gain:.0%} faster here)."
         return [head, verdict]
+
+    def config_note(self) -> str:
+        """The comment `kata genconfig` writes above the key it sets from this check."""
+        return (f"Chosen by `kata genconfig`: {self.other.median_visits_per_second:.0f} visits/s at "
+                f"{self.num_threads} threads against {self.chosen.median_visits_per_second:.0f} with "
+                f"{self.key} = {self.chosen_value}.")
 
     def to_dict(self) -> dict:
         return {"key": self.key, "num_threads": self.num_threads, "config_value": self.chosen_value,
@@ -142,6 +148,16 @@ def second_looks(benchmarker, best: BenchmarkResult) -> list[SettingCheck]:
     return checks
 
 
-def config_values(checks: list[SettingCheck]) -> dict[str, str]:
-    """{key: value} of the settings the checks recommend (what genconfig writes)."""
-    return {check.key: check.recommended for check in checks if check.recommended is not None}
+def take_second_looks(benchmarker, best: BenchmarkResult, evaluator, human_evaluator, say: Callable[[str], None],
+                      forced: Optional[bool] = None) -> list[SettingCheck]:
+    """:func:`second_looks` where :func:`worth_checking` (``forced`` as there), each check's lines said;
+    the checks ([] where none ran)."""
+    if not worth_checking(evaluator, human_evaluator, best.num_threads, forced):
+        return []
+    say(f"Searching numSearchThreads = {best.num_threads} again with searchPipelining the other way (and one "
+        "more leaf helper, numLeafFeatureThreads, where the cores allow), to compare: ")
+    checks = second_looks(benchmarker, best)
+    for check in checks:
+        for text in check.lines():
+            say(text)
+    return checks
