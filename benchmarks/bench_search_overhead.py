@@ -11,9 +11,10 @@ Usage::
     python benchmarks/bench_search_overhead.py [--sizes 19,9] [--threads 1,16,64] [--visits 1600] [--repeat 5]
         [--leaf-threads 0,1]
 
-Prints the median visits/s with the min-max spread over the repeats, per wall-clock second and per
-CPU second of the process (the figure to compare on a machine shared with other work), and the CPU
-model. The zero-cost net starts no torch threads; the search's own helper threads (numLeafFeatureThreads,
+Prints the median visits/s with the min-max spread over the repeats, per wall-clock second, per
+CPU second of the process (the figure to compare on a machine shared with other work) and per CPU
+second of the search thread (the one that descends and backs up: what bounds a search whose network
+runs on a GPU, and the least noisy figure for a change to the core), and the CPU model. The zero-cost net starts no torch threads; the search's own helper threads (numLeafFeatureThreads,
 one by default for batches of several leaves) fill leaf inputs beside the search thread and spin while
 they wait for its next leaf, so with them a visit costs less wall time but more CPU time, and the wall
 figure is the one to compare, on an idle machine. ``--leaf-threads 0,1`` gives a row for each count.
@@ -185,6 +186,20 @@ Deeper searches (--visits 6400, 19x19), no helper -> one: 16 leaves 26,095 -> 35
 27,907 -> 40,364, 256 leaves 30,870 -> 40,765. A ring of 8 histories was slower than one per slot (the
 search thread stopped to fill leaves itself); 32 beat one per slot at 64 and 256 leaves (10 MB of
 histories for 256 slots fall out of the caches).
+
+Then selection and backup read less scattered memory: each child slot keeps its edge's prior (it was read
+from the parent's 1.4 KB policy row, a cache miss a child, in selection's pass over the children and in
+recompute_stats), a node keeps the prior of its next unexplored edge, and Node's fields are grouped by who
+reads them (a parent's selection reads each child's virtual losses, visits, weight and utility: now the
+first 48 bytes; they were spread over three lines). The search thread's CPU per visit is the figure here
+(the wall figure follows it within 1%). Against 3a6cbfd (built in place in a copy, this file for both),
+alternating rounds, AMD EPYC 2 cores, load average 1.1-1.2, --sizes 19 --threads 256 --repeat 2,
+search-thread visits/s: --visits 12800 (what a GPU check runs) 1.03-1.15x (median 1.10x, five rounds),
+--visits 25600 1.10-1.40x (median 1.19x, five rounds); --threads 64 --visits 6400 --repeat 3 0.98-1.06x
+(median 1.02x). The gain grows with the tree: visits/s fall as the tree outgrows the caches (256 leaves,
+one run each: 3,200 / 12,800 / 25,600 / 51,200 visits 54.7k / 52.1k / 34.3k / 16.1k), so the search is
+bound by memory there. Software prefetching of the next children in that pass gained nothing measurable
+(0.93-1.09x, five rounds), and nodes on 64-byte lines (aligned_alloc) lost (median 0.98x).
 """
 from __future__ import annotations
 
@@ -306,23 +321,25 @@ class _SimulatedCall:
 
 
 def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,
-             pipeline: bool = False, leaf_threads: Optional[int] = None) -> tuple[float, float]:
-    """(visits per wall second, visits per CPU second of this process) over the positions; pipeline: two
+             pipeline: bool = False, leaf_threads: Optional[int] = None) -> tuple[float, float, float]:
+    """(visits per wall second, per CPU second of this process, per CPU second of the search thread) over the
+    positions; pipeline: two
     batches in flight (katacli.search.pipeline), as on a GPU; leaf_threads: numLeafFeatureThreads (None:
     the build's default; older builds, measured from a copy, have no such key)."""
     params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
     if leaf_threads is not None:
         params = params.replace(num_leaf_feature_threads=leaf_threads)
-    total_visits, elapsed, cpu = 0, 0.0, 0.0
+    total_visits, elapsed, cpu, search_cpu = 0, 0.0, 0.0, 0.0
     for state in positions:
         evaluator.cache.clear()
         # (pipeline only when asked: older builds, measured side by side from a copy, have no such argument)
         searcher = Searcher(state, params, evaluator, seed=1, **({"pipeline": True} if pipeline else {}))
-        started, cpu_started = time.perf_counter(), time.process_time()
-        total_visits += searcher.run().visits
+        started, cpu_started, thread_started = time.perf_counter(), time.process_time(), time.thread_time()
+        total_visits += searcher.run().visits   # the search thread is this one
         elapsed += time.perf_counter() - started
         cpu += time.process_time() - cpu_started
-    return total_visits / elapsed, total_visits / cpu
+        search_cpu += time.thread_time() - thread_started
+    return total_visits / elapsed, total_visits / cpu, total_visits / search_cpu
 
 
 def _spread(values: list[float]) -> str:
@@ -365,7 +382,7 @@ def main() -> None:
           f"{args.visits} visits, {args.positions} positions, {args.repeat} repeats")
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
     print(f"{'size':>6} {'threads':>8} {'pipelined':>9} {'helpers':>7}   visits/s: wall (median, min-max)   "
-          "per CPU second (median, min-max)")
+          "per CPU second (median, min-max)   per search-thread CPU second")
     for size in sizes:
         rng = random.Random(size)
         positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
@@ -378,10 +395,10 @@ def main() -> None:
                 rates[threads, pipeline, helpers].append(
                     run_once(evaluator, positions, threads, args.visits, pipeline, helpers))
         for threads, pipeline, helpers in settings:
-            wall, cpu = zip(*rates[threads, pipeline, helpers])
+            wall, cpu, search_cpu = zip(*rates[threads, pipeline, helpers])
             shown = "-" if helpers is None else ("auto" if helpers < 0 else str(helpers))
             print(f"{size:>6} {threads:>8} {'yes' if pipeline else 'no':>9} {shown:>7}   {_spread(list(wall)):>24}   "
-                  f"{_spread(list(cpu)):>24}", flush=True)
+                  f"{_spread(list(cpu)):>24}   {_spread(list(search_cpu)):>24}", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@ from libc.math cimport sqrt, pow, exp
 from katacli._core.board cimport C_WHITE, C_EMPTY
 from katacli._core.search_values cimport result_utility, score_utility, terminal_weight, t3_cdf
 from katacli._core.search_nodes cimport (
-    TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, root_prior,
+    TreeCore, Node, ChildSlot, NodeStats, SvbEntry, LeafSlot, MAX_EDGES, NODE_EXPANDED, child_weight, child_prior,
     node_direct_utility, direct_weight, svb_bias, eval_cache_applies, pattern_bonus,
 )
 from katacli._core.search_evalcache cimport EvalCacheEntry
@@ -220,7 +220,7 @@ cdef void recompute_stats(TreeCore* t, Node* n, bint is_root, int visits_to_add)
             continue
         weights[num] = child_weight(s)
         self_utilities[num] = cs.utility if n.next_pla == C_WHITE else -cs.utility
-        priors[num] = root_prior(t, n, s.edge)
+        priors[num] = child_prior(t, n, s)
         if priors[num] < 1e-30:
             priors[num] = 1e-30
         visits_buf[num] = cs.visits

@@ -123,6 +123,7 @@ cdef int node_add_child(const TreeCore* t, Node* n, int edge, Node* child) noexc
     n.children[slot].edge_visits = 0
     n.children[slot].move = t.edge_loc[edge]
     n.children[slot].edge = <int16_t>edge
+    n.children[slot].prior = n.policy[edge] if n.policy != NULL else -1.0
     _set_explored(n, edge)
     n.num_children += 1
     return slot
@@ -134,6 +135,7 @@ cdef void node_mark_children(const TreeCore* t, Node* n) noexcept nogil:
     for slot in range(n.num_children):
         e = edge_of_move(t, n, n.children[slot].move)
         n.children[slot].edge = <int16_t>e
+        n.children[slot].prior = n.policy[e] if e >= 0 else -1.0
         if e >= 0:
             _set_explored(n, e)
     n.next_new_edge = NEXT_NEW_UNKNOWN
@@ -180,6 +182,7 @@ cdef int node_next_new_edge(const TreeCore* t, Node* n) noexcept nogil:
                 best_prior = n.policy[e]
                 best = e
     n.next_new_edge = <int16_t>best
+    n.next_new_prior = best_prior
     return best
 
 

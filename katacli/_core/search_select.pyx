@@ -9,7 +9,8 @@ from katacli._core.search_values cimport score_utility_diff, utility_radius, res
 from katacli._core.playout cimport rng_uniform, rng_gaussian
 from katacli._core.search_nodes cimport (
     TreeCore, Node, ChildSlot, NodeStats, HUMAN_AT_ROOT, HUMAN_AT_ROOT_PLAYER, HUMAN_AT_OPPONENT,
-    node_direct_utility, child_weight, root_prior, ending_bonus, eval_cache_applies, edge_of_move, edge_explored,
+    node_direct_utility, child_weight, root_prior, child_prior, ending_bonus, eval_cache_applies, edge_of_move,
+    edge_explored,
     edge_before, node_next_new_edge,
 )
 from katacli._core.search_evalcache cimport EvalCacheEntry
@@ -103,6 +104,10 @@ cdef inline double selection_prior(const TreeCore* t, const Node* n, int edge, b
     return n.human_priors[edge] if human else root_prior(t, n, edge)
 
 
+cdef inline double slot_selection_prior(const TreeCore* t, const Node* n, const ChildSlot* s, bint human) noexcept nogil:
+    return n.human_priors[s.edge] if human else child_prior(t, n, s)
+
+
 cdef double explore_selection_value(double scaling, double prior, double child_weight, double child_utility,
                                     Color pla) noexcept nogil:
     if prior < 0.0:
@@ -189,7 +194,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
 
     for i in range(n.num_children):
         s = &n.children[i]
-        p = selection_prior(t, n, s.edge, human)
+        p = slot_selection_prior(t, n, s, human)
         if p < 0.0:
             continue
         mass += p
@@ -215,7 +220,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     for i in range(n.num_children):
         s = &n.children[i]
         c = s.node
-        p = selection_prior(t, n, s.edge, human)
+        p = slot_selection_prior(t, n, s, human)
         if weightless:
             w = c.stats.weight_sum
         else:
@@ -314,7 +319,7 @@ cdef bint select_child(TreeCore* t, Node* n, bint is_root, const History* h, int
     else:
         best_new_edge = node_next_new_edge(t, n)
         if best_new_edge >= 0:
-            best_new_prior = n.policy[best_new_edge]
+            best_new_prior = n.next_new_prior
     if best_new_edge >= 0:
         value = _new_edge_selection_value(t, root_hacks, scaling, best_new_prior, fpu, max_w, parent_weight_per_visit,
                                           pla)
