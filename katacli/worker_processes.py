@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from katacli.cpu_cores import usable_cpu_count
+
 EXIT_INTERRUPTED = 130
 # How often a worker without PR_SET_PDEATHSIG checks that its parent still lives, seconds.
 PARENT_CHECK_SECONDS = 1.0
@@ -35,10 +37,10 @@ POLL_SECONDS = 0.25
 
 
 def default_num_processes(num_game_threads: int, device: str) -> int:
-    """One worker per CPU core on the CPU (never more than games); one with a GPU."""
+    """One worker per CPU core this process may use (never more than games); one with a GPU."""
     if device.startswith("cuda"):
         return 1
-    return max(1, min(os.cpu_count() or 1, num_game_threads))
+    return max(1, min(usable_cpu_count(), num_game_threads))
 
 
 def split_threads(num_game_threads: int, num_processes: int) -> list[int]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from katacli.cpu_cores import usable_cpu_count
 from katacli.data import GT, TrainingFile, join_game_hash, list_training_files
 from katacli.nn.export import write_model_file
 from katacli.nn.configs import random_description
@@ -22,6 +23,7 @@ from katacli.selfplay.runner import SelfplayRun, default_search_drivers
 from katacli.setup.engine_settings import NNSettings
 
 from support.compile import needs_cxx_compiler
+from support.paths import BUNDLED_TINY_MODEL
 from support.selfplay import (
     EXAMPLE_CONFIG, SHARED_TEST_MODEL, TINY_OVERRIDES, random_model, subprocess_env, tiny_config,
 )
@@ -236,7 +238,28 @@ def test_threads_are_shared_out_evenly():
 
     assert split_threads(16, 2) == [8, 8] and split_threads(5, 3) == [2, 2, 1]
     assert default_num_processes(1, "cpu") == 1 and default_num_processes(64, "cuda") == 1
-    assert default_num_processes(64, "cpu") == (os.cpu_count() or 1)
+    assert default_num_processes(64, "cpu") == usable_cpu_count()
+
+
+def test_cpu_sizing_follows_the_cores_this_process_may_use(monkeypatch):
+    # A process pinned to 2 of a machine's 64 cores (taskset, a container's cpuset) sizes its worker processes,
+    # batch servers and network threads by those 2, not by the machine.
+    import katacli.nn.batching as batching
+    import katacli.nn.evaluator as evaluator_module
+    import katacli.worker_processes as worker_processes
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    for module in (worker_processes, batching, evaluator_module):
+        monkeypatch.setattr(module, "usable_cpu_count", lambda: 2)
+    assert worker_processes.default_num_processes(64, "cpu") == 2
+    evaluator = evaluator_module.NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu")
+    evaluator.set_parallel_threads()
+    assert evaluator.parallel_threads == 2
+    batcher = batching.BatchingEvaluator(evaluator)
+    try:
+        assert batcher.num_server_threads == 2
+    finally:
+        batcher.close()
 
 
 def run_in_process(capsys, *args) -> tuple[int, str]:

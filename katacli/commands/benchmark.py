@@ -209,6 +209,8 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
     report.line(f"The network runs on: {describe_device(evaluator)}")
     if evaluator is not None:
         report.line(_leaf_helper_line(params))
+    # The load average counts the whole machine's runnable tasks, so it is weighed against all its cores
+    # (not the ones this process may use, which size its threads).
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if load > (os.cpu_count() or 1):
         report.line(f"WARNING: this machine is busy (load average {load:.1f} on {os.cpu_count()} cores): other programs "

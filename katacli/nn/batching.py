@@ -34,7 +34,6 @@ does when a new network takes over while games are running.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections import deque
@@ -45,6 +44,7 @@ from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
+from katacli.cpu_cores import usable_cpu_count
 from katacli.nn.batch import NNBatch, NNBatchOutput, accepts_batches, concatenate_outputs
 from katacli.nn.mixed_sizes import evaluate_mixed
 from katacli.nn.postprocess import NNOutput
@@ -179,7 +179,7 @@ class BatchingEvaluator:
         self.max_wait = max(0.0, max_wait_ms) / 1000.0
         device = getattr(evaluator, "device", None)  # stand-in evaluators in tests have none
         if server_per_cpu_core and device is not None and device.type == "cpu":
-            num_server_threads = max(num_server_threads, os.cpu_count() or 1)
+            num_server_threads = max(num_server_threads, usable_cpu_count())
         self.clients = clients if clients is not None else BatchClients()
         self.clients._listen(self)
         if pad_mixed_sizes is None:
@@ -201,6 +201,11 @@ class BatchingEvaluator:
                          for i in range(max(1, num_server_threads))]
         for thread in self._threads:
             thread.start()
+
+    @property
+    def num_server_threads(self) -> int:
+        """Threads that take batches off the queue and run them."""
+        return len(self._threads)
 
     def replace_evaluator(self, evaluator) -> None:
         """Run every batch from now on with ``evaluator`` (fully built; e.g. the torch evaluator taking

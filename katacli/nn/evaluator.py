@@ -227,11 +227,11 @@ class NNEvaluator:
     # -- public API
 
     def set_parallel_threads(self, threads: Optional[int] = None) -> None:
-        """Split each CPU batch over this many threads (None: one per core). For a process whose
+        """Split each CPU batch over this many threads (None: one per core this process may use). For a process whose
         network calls come from one search at a time (the GTP engine, benchmarks, evalsgf): one batch
         of a search's leaves then keeps every core busy, as KataGo's search threads do. Engines that
         already evaluate from several threads at once (BatchingEvaluator's servers) leave it at 1."""
-        self.parallel_threads = max(1, int(threads if threads is not None else (os.cpu_count() or 1)))
+        self.parallel_threads = max(1, int(threads if threads is not None else usable_cpu_count()))
 
     def piece_count(self, rows: int, board_area: int) -> int:
         """How many threads a CPU network call of ``rows`` positions is split over: parallel_threads,

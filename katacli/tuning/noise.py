@@ -44,7 +44,7 @@ def busy_machine_warning(load_average: Optional[float] = None, cores: Optional[i
             load_average = os.getloadavg()[0]
         except (AttributeError, OSError):  # not reported on this system (Windows)
             return None
-    cores = cores or os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1   # the load average is the whole machine's: all its cores
     if load_average < BUSY_LOAD_PER_CORE * cores:
         return None
     return (f"WARNING: this machine is busy (load average {load_average:.1f} on {cores} cores) before the benchmark "
