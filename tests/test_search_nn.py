@@ -113,3 +113,5 @@ def test_analysis_reports_network_values_and_reuses_the_tree(evaluator):
     before = searcher.root_visits
     searcher.run(max_visits=before + 20)
     assert searcher.root_visits == before + 20
+    # Its children kept their slots across the new policy row; the priors kept in them follow the row.
+    assert searcher.tree.check_invariants()

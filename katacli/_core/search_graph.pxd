@@ -38,7 +38,8 @@ cdef void graph_record_eval_cache(TreeCore* t) noexcept nogil
 # Whole-graph walks: each call starts a new walk epoch.
 cdef int64_t begin_walk(TreeCore* t) noexcept nogil
 # Checks for tests: virtual losses (0 between batches), node count, and visits of each expanded node
-# >= 1 + its children's edge visits (tree search: also edge visits never above the child's visits).
+# >= 1 + its children's edge visits (tree search: also edge visits never above the child's visits), with the
+# priors kept in child slots and next_new_prior equal to the node's policy row.
 cdef int64_t graph_virtual_losses(TreeCore* t) noexcept nogil
 cdef int64_t graph_node_count(TreeCore* t) noexcept nogil
 cdef bint graph_visits_consistent(TreeCore* t) noexcept nogil

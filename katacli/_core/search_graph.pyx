@@ -350,13 +350,22 @@ cdef int64_t graph_node_count(TreeCore* t) noexcept nogil:
     return _count_nodes(t.root, begin_walk(t))
 
 
+cdef inline bint _same_float(float a, float b) noexcept nogil:
+    return a == b or (a != a and b != b)   # NaN: the same when both are
+
+
 cdef bint _visits_consistent(const Node* n, int64_t epoch, bint tree) noexcept nogil:
     cdef int64_t edge_sum = 0
     cdef int i
     if n == NULL or n.walk_mark == epoch:
         return True
     (<Node*>n).walk_mark = epoch
+    if n.policy != NULL and n.next_new_edge >= 0 and not _same_float(n.next_new_prior, n.policy[n.next_new_edge]):
+        return False   # the kept prior of the next unexplored edge went stale
     for i in range(n.num_children):
+        if n.policy != NULL and n.children[i].edge >= 0 and not _same_float(n.children[i].prior,
+                                                                             n.policy[n.children[i].edge]):
+            return False   # a child slot's kept prior went stale (its policy row changed without node_mark_children)
         edge_sum += n.children[i].edge_visits
         # In a graph a cycle or a second parent may count more edge visits than the child has.
         if tree and n.children[i].edge_visits > n.children[i].node.stats.visits:

@@ -881,7 +881,8 @@ cdef class SearchTree:
         return self.t.node_table_count
 
     def check_invariants(self):
-        """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits."""
+        """Visits of each expanded node = 1 + its children's edge visits, allowing for uncounted and extra leaf visits,
+        and the priors the child slots and nodes keep equal to their policy rows."""
         return graph_visits_consistent(&self.t)
 
 
