@@ -14,7 +14,7 @@ side to move).
 import pytest
 
 from katacli._core.board import GoBoard
-from katacli._core.ladder import is_ladder_captured, is_ladder_captured_2libs, ladder_map
+from katacli._core.ladder import is_ladder_captured, is_ladder_captured_2libs, ladder_map, seqlock_stress
 
 B, W = 1, 2
 
@@ -462,6 +462,28 @@ def test_scan_matches_katago_on_a_midgame_position():
     assert laddered == expected
     assert moves == set(working)
     assert snapshot(board) == before
+
+
+def test_the_shared_ladder_table_never_hands_out_a_half_written_entry():
+    # A tree's table of scanned positions is shared by the search thread and the leaf helpers; each entry's
+    # sequence number keeps a reader from taking stones another thread is writing. Four threads write two
+    # positions' stones into one entry in turn and read it back under both keys after every write.
+    first, first_laddered = parse("""
+        .........
+        .........
+        .........
+        .........
+        .........
+        .....oX..
+        ....XoX..
+        .....X...
+        .........
+    """)
+    second, second_laddered = parse(OPEN_LADDER)
+    assert 1 <= len(first_laddered) <= 13 and 1 <= len(second_laddered) <= 13   # both fit an entry
+    assert first_laddered != second_laddered
+    torn, hits = seqlock_stress(first, second, 4, 20000)
+    assert hits > 1000 and torn == 0
 
 
 def test_scan_of_empty_board():

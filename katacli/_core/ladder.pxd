@@ -94,8 +94,13 @@ cdef int ladder_features(
 # and grandparent's positions: their scans ran when those nodes were leaves. The cache holds each
 # scanned position's laddered stones, keyed by its stones (pos_hash) and ko point, the only inputs
 # of a scan. Direct-mapped (a new entry replaces the slot's), lazily allocated; positions with more
-# laddered stones than an entry holds are not stored. One per search tree (not thread-safe).
-from libc.stdint cimport uint16_t, uint64_t
+# laddered stones than an entry holds are not stored. One table per search tree, shared by every thread
+# that fills the tree's leaves (the search thread and the leaf helpers: with a table each, a leaf's parent
+# had often been scanned by another thread, and a quarter to a half of the previous-board lookups missed).
+# Each entry is read and written under its sequence number (a seqlock): a writer makes it odd, writes, and
+# makes it even again; a reader copies the entry and keeps the copy only if the number was even and did not
+# change, so a reader never takes a half-written entry, and a writer finding another one at work skips.
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
 
 cdef enum:
     LADDER_CACHE_SIZE_BITS = 14
@@ -104,18 +109,24 @@ cdef enum:
 cdef struct LadderCacheEntry:
     uint64_t key0
     uint64_t key1
+    uint32_t seq                     # even: stable, odd: being written (see above)
     uint16_t count_plus_one          # 0: empty slot
     uint16_t stones[LADDER_CACHE_MAX_STONES]
 
 cdef struct LadderCache:
     LadderCacheEntry* entries        # NULL until first used (or when memory ran out)
-    LadderWorkspace* ws              # the tree's ladder workspace (ladder_cache_workspace), NULL until used
+    LadderWorkspace* ws              # this thread's ladder workspace (ladder_cache_workspace), NULL until used
+    bint borrowed                    # entries are another cache's (ladder_cache_borrow): never made or freed here
 
 # ladder_features through the cache: with working == NULL a cached position is answered without
 # a scan; every scan's result is stored. cache NULL: plain ladder_features. Same outputs.
 cdef int ladder_features_cached(
     const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
     LadderWorkspace* ws, LadderCache* cache) noexcept nogil
-# The cache's workspace, made on first use (NULL if memory ran out): one per tree, not one per leaf.
+# The cache's workspace, made on first use (NULL if memory ran out, or borrowed): one per thread, not per leaf.
 cdef LadderWorkspace* ladder_cache_workspace(LadderCache* cache) noexcept nogil
+# The table made now if it is not yet (before other threads borrow it; it stays NULL if memory ran out).
+cdef void ladder_cache_prepare(LadderCache* cache) noexcept nogil
+# view: owner's table (made already: ladder_cache_prepare) with the workspace of own (a thread's cache).
+cdef void ladder_cache_borrow(LadderCache* view, const LadderCache* owner, LadderCache* own) noexcept nogil
 cdef void ladder_cache_release(LadderCache* cache) noexcept nogil

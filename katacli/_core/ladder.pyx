@@ -8,7 +8,7 @@ the search ends; never for a frame's last candidate, which nothing follows on th
 board), so the board's internal representation is restored bit for bit.
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.stdint cimport int16_t, uint16_t, uint64_t
+from libc.stdint cimport int16_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from katacli._core.board cimport (
@@ -639,45 +639,183 @@ cdef inline void _ladder_cache_key(const Board* b, uint64_t* key0, uint64_t* key
     key0[0] = b.pos_hash.h0 ^ (<uint64_t>(b.ko_loc + 1) * 0x9E3779B97F4A7C15ULL)
     key1[0] = b.pos_hash.h1
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    static inline uint32_t katacli_seq_load(uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void katacli_seq_store(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline int katacli_seq_cas(uint32_t* p, uint32_t expected, uint32_t desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    }
+    static inline void katacli_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+    static inline void katacli_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+    """
+    uint32_t seq_load "katacli_seq_load"(uint32_t* p) noexcept nogil
+    void seq_store "katacli_seq_store"(uint32_t* p, uint32_t v) noexcept nogil
+    bint seq_cas "katacli_seq_cas"(uint32_t* p, uint32_t expected, uint32_t desired) noexcept nogil
+    void fence_acquire "katacli_fence_acquire"() noexcept nogil
+    void fence_release "katacli_fence_release"() noexcept nogil
+
+
+cdef bint _entry_read(LadderCacheEntry* e, uint64_t key0, uint64_t key1, LadderCacheEntry* copy) noexcept nogil:
+    """A stable copy of e if it holds this key (the seqlock's read side)."""
+    cdef uint32_t seq = seq_load(&e.seq)
+    if seq & 1:
+        return False   # being written
+    memcpy(copy, e, sizeof(LadderCacheEntry))
+    fence_acquire()    # the copy is read before the number is read again
+    if seq_load(&e.seq) != seq:
+        return False   # written meanwhile: the copy may be torn
+    return copy.count_plus_one != 0 and copy.key0 == key0 and copy.key1 == key1
+
+
+cdef void _entry_write(LadderCacheEntry* e, uint64_t key0, uint64_t key1, const Board* b,
+                       const unsigned char* laddered, int count) noexcept nogil:
+    """Store a scan's laddered stones in e (the seqlock's write side); skipped while another thread writes e."""
+    cdef uint32_t seq = seq_load(&e.seq)
+    cdef int y, n = 0
+    cdef Loc loc
+    if seq & 1 or not seq_cas(&e.seq, seq, seq + 1):
+        return
+    fence_release()    # the odd number is seen before any of the new contents
+    e.key0, e.key1 = key0, key1
+    e.count_plus_one = count + 1
+    for y in range(b.y_size):
+        for loc in range(loc_of(0, y, b.x_size), loc_of(b.x_size, y, b.x_size)):
+            if laddered[loc]:
+                e.stones[n] = <uint16_t>loc
+                n += 1
+    seq_store(&e.seq, seq + 2)
+
+
 cdef int ladder_features_cached(
         const Board* b, Color working_for, unsigned char* laddered, unsigned char* working,
         LadderWorkspace* ws, LadderCache* cache) noexcept nogil:
     cdef uint64_t key0, key1
     cdef LadderCacheEntry* e
-    cdef int i, count, n = 0
-    cdef Loc loc
+    cdef LadderCacheEntry copy
+    cdef int i, count
     if cache == NULL:
         return ladder_features(b, working_for, laddered, working, ws)
     if cache.entries == NULL:
-        cache.entries = <LadderCacheEntry*>calloc(1 << LADDER_CACHE_SIZE_BITS, sizeof(LadderCacheEntry))
+        if not cache.borrowed:
+            ladder_cache_prepare(cache)
         if cache.entries == NULL:
             return ladder_features(b, working_for, laddered, working, ws)
     _ladder_cache_key(b, &key0, &key1)
     e = &cache.entries[key0 & ((1 << LADDER_CACHE_SIZE_BITS) - 1)]
-    if working == NULL and e.count_plus_one != 0 and e.key0 == key0 and e.key1 == key1:
+    if working == NULL and _entry_read(e, key0, key1, &copy):
         memset(laddered, 0, MAX_ARR_SIZE)
-        count = e.count_plus_one - 1
+        count = copy.count_plus_one - 1
         for i in range(count):
-            laddered[e.stones[i]] = 1
+            laddered[copy.stones[i]] = 1
         return count
     count = ladder_features(b, working_for, laddered, working, ws)
     if count <= LADDER_CACHE_MAX_STONES:
-        e.key0, e.key1 = key0, key1
-        e.count_plus_one = count + 1
-        for i in range(b.y_size):
-            for loc in range(loc_of(0, i, b.x_size), loc_of(b.x_size, i, b.x_size)):
-                if laddered[loc]:
-                    e.stones[n] = <uint16_t>loc
-                    n += 1
+        _entry_write(e, key0, key1, b, laddered, count)
     return count
 
 cdef LadderWorkspace* ladder_cache_workspace(LadderCache* cache) noexcept nogil:
-    if cache.ws == NULL:
+    if cache.ws == NULL and not cache.borrowed:
         cache.ws = ladder_workspace_new()
     return cache.ws
 
+cdef void ladder_cache_prepare(LadderCache* cache) noexcept nogil:
+    if cache.entries == NULL and not cache.borrowed:
+        cache.entries = <LadderCacheEntry*>calloc(1 << LADDER_CACHE_SIZE_BITS, sizeof(LadderCacheEntry))
+
+cdef void ladder_cache_borrow(LadderCache* view, const LadderCache* owner, LadderCache* own) noexcept nogil:
+    view.entries = owner.entries
+    view.ws = ladder_cache_workspace(own)
+    view.borrowed = True
+
 cdef void ladder_cache_release(LadderCache* cache) noexcept nogil:
-    free(cache.entries)
+    if not cache.borrowed:
+        free(cache.entries)
     cache.entries = NULL
     ladder_workspace_free(cache.ws)
     cache.ws = NULL
+
+
+# ---- The table's seqlock under contention (tests) -------------------------------------------------
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_t:
+        pass
+    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_join(pthread_t thread, void** retval)
+
+cdef struct _SeqlockRun:
+    LadderCacheEntry* entry          # the one entry every thread writes and reads
+    const Board* boards[2]
+    const unsigned char* laddered[2]  # each board's laddered stones (MAX_ARR_SIZE flags)
+    uint64_t keys[2][2]
+    int counts[2]
+    int rounds
+    int thread_index
+    long long torn                   # results: reads whose stones were not their key's
+    long long hits
+
+cdef void* _seqlock_thread(void* arg) noexcept nogil:
+    cdef _SeqlockRun* run = <_SeqlockRun*>arg
+    cdef LadderCacheEntry copy
+    cdef int r, which, i, k
+    cdef bint same
+    for r in range(run.rounds):
+        which = (r + run.thread_index) & 1
+        _entry_write(run.entry, run.keys[which][0], run.keys[which][1], run.boards[which], run.laddered[which],
+                     run.counts[which])
+        for k in range(2):
+            if not _entry_read(run.entry, run.keys[k][0], run.keys[k][1], &copy):
+                continue
+            run.hits += 1
+            same = copy.count_plus_one - 1 == run.counts[k]
+            for i in range(copy.count_plus_one - 1):
+                if i >= LADDER_CACHE_MAX_STONES or not run.laddered[k][copy.stones[i]]:
+                    same = False
+                    break
+            if not same:
+                run.torn += 1
+    return NULL
+
+def seqlock_stress(GoBoard a, GoBoard b, int threads, int rounds):
+    """Threads that write a's and b's laddered stones into one shared table entry in turn, each reading it back
+    under both keys after every write: (torn reads -- a key read with stones not its own; 0 is right --, reads
+    that found their key). a and b must each have 1..13 laddered stones, not the same ones."""
+    cdef LadderCacheEntry entry
+    cdef unsigned char laddered[2][MAX_ARR_SIZE]
+    cdef _SeqlockRun* runs = <_SeqlockRun*>calloc(threads, sizeof(_SeqlockRun))
+    cdef pthread_t* handles = <pthread_t*>calloc(threads, sizeof(pthread_t))
+    cdef const Board* boards[2]
+    cdef int counts[2]
+    cdef int i, k, started = 0
+    if runs == NULL or handles == NULL:
+        free(runs)
+        free(handles)
+        raise MemoryError()
+    memset(&entry, 0, sizeof(entry))
+    boards[0], boards[1] = &a.b, &b.b
+    for i in range(2):
+        counts[i] = ladder_features(boards[i], C_EMPTY, laddered[i], NULL, _python_ws)
+    for i in range(threads):
+        runs[i].entry = &entry
+        runs[i].rounds = rounds
+        runs[i].thread_index = i
+        for k in range(2):
+            runs[i].boards[k] = boards[k]
+            runs[i].laddered[k] = laddered[k]
+            runs[i].counts[k] = counts[k]
+            _ladder_cache_key(boards[k], &runs[i].keys[k][0], &runs[i].keys[k][1])
+    with nogil:
+        for i in range(threads):
+            if pthread_create(&handles[i], NULL, _seqlock_thread, &runs[i]) != 0:
+                break
+            started += 1
+        for i in range(started):
+            pthread_join(handles[i], NULL)
+    torn = sum(runs[i].torn for i in range(started))
+    hits = sum(runs[i].hits for i in range(started))
+    free(runs)
+    free(handles)
+    if started < threads:
+        raise OSError(f"could start only {started} of {threads} threads")
+    return torn, hits

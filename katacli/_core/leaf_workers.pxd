@@ -54,7 +54,7 @@ cdef struct LeafRing:
 cdef struct LeafWorkers:
     int num_threads
     pthread_t* threads
-    LadderCache* caches              # [num_threads]: each helper's ladder cache
+    LadderCache* caches              # [num_threads]: each helper's ladder workspace (the table is the tree's)
     long owner_pid                   # the process that started the helpers (a forked child does not use them)
     # The batch in progress (set by leaf_workers_begin, read by a helper after it claims a leaf)
     TreeCore* t

@@ -6,7 +6,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
 from katacli._core.history cimport History, history_copy, history_free, history_restore
-from katacli._core.ladder cimport LadderCache, ladder_cache_release
+from katacli._core.ladder cimport LadderCache, ladder_cache_release, ladder_cache_prepare, ladder_cache_borrow
 from katacli._core.search_nodes cimport TreeCore
 from katacli._core.search_leaf cimport fill_leaf_features
 
@@ -85,7 +85,11 @@ cdef void _fill_slot(LeafWorkers* w, int slot, LadderCache* cache) noexcept nogi
     cdef LeafRing* ring = w.ring
     cdef int entry = slot % ring.num_hists
     cdef History* h = &ring.hists[entry]
-    fill_leaf_features(w.t, slot, h, cache)
+    cdef LadderCache shared
+    # Every thread filling this tree's leaves looks ladders up in the tree's table (a leaf's previous
+    # boards were scanned by whichever thread filled its parent), each with its own workspace.
+    ladder_cache_borrow(&shared, &w.t.ladder_cache, cache)
+    fill_leaf_features(w.t, slot, h, &shared)
     history_restore(h, &w.t.root_hist)
     atomic_store(&ring.busy[entry], 0)
 
@@ -225,6 +229,7 @@ cdef bint leaf_workers_begin(LeafWorkers* w, TreeCore* t, LeafRing* ring) noexce
                 history_free(&ring.hists[i])
             history_copy(&ring.hists[i], &t.root_hist)
             ring.hist_version[i] = t.root_version
+    ladder_cache_prepare(&t.ladder_cache)   # before the helpers borrow it
     w.t = t
     w.ring = ring
     # Every leaf so far is done (finish waited for it): this batch's slot 0 is the next leaf.
