@@ -681,6 +681,8 @@ cdef void _entry_write(LadderCacheEntry* e, uint64_t key0, uint64_t key1, const 
     e.key0, e.key1 = key0, key1
     e.count_plus_one = count + 1
     for y in range(b.y_size):
+        if n == count:
+            break      # every stone found (often none: most positions have no ladder)
         for loc in range(loc_of(0, y, b.x_size), loc_of(b.x_size, y, b.x_size)):
             if laddered[loc]:
                 e.stones[n] = <uint16_t>loc
