@@ -20,6 +20,7 @@ from katacli._core.board cimport (
     board_bound_liberties_after_play, board_heuristic_connection_liberties_x2,
     board_find_liberties, board_play_assume_legal,
 )
+from katacli._core.pthreads cimport pthread_t, pthread_create, pthread_join
 
 cdef enum:
     # KataGo's stack size for a 19x19 board: x*y*3/2+1 frames ("recaptures can make it longer").
@@ -700,8 +701,7 @@ cdef int ladder_features_cached(
     if cache == NULL:
         return ladder_features(b, working_for, laddered, working, ws)
     if cache.entries == NULL:
-        if not cache.borrowed:
-            ladder_cache_prepare(cache)
+        ladder_cache_prepare(cache)   # (a borrowed view's table is its owner's to make)
         if cache.entries == NULL:
             return ladder_features(b, working_for, laddered, working, ws)
     _ladder_cache_key(b, &key0, &key1)
@@ -740,12 +740,6 @@ cdef void ladder_cache_release(LadderCache* cache) noexcept nogil:
 
 
 # ---- The table's seqlock under contention (tests) -------------------------------------------------
-cdef extern from "<pthread.h>" nogil:
-    ctypedef struct pthread_t:
-        pass
-    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
-    int pthread_join(pthread_t thread, void** retval)
-
 cdef struct _SeqlockRun:
     LadderCacheEntry* entry          # the one entry every thread writes and reads
     const Board* boards[2]

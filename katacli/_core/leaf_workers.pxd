@@ -27,13 +27,7 @@ from katacli._core.history cimport History
 from katacli._core.ladder cimport LadderCache
 from katacli._core.search_nodes cimport TreeCore
 
-cdef extern from "<pthread.h>" nogil:
-    ctypedef struct pthread_t:
-        pass
-    ctypedef struct pthread_mutex_t:
-        pass
-    ctypedef struct pthread_cond_t:
-        pass
+from katacli._core.pthreads cimport pthread_t, pthread_mutex_t, pthread_cond_t
 
 
 cdef struct WorkerCounter:

@@ -10,17 +10,10 @@ from katacli._core.ladder cimport LadderCache, ladder_cache_release, ladder_cach
 from katacli._core.search_nodes cimport TreeCore
 from katacli._core.search_leaf cimport fill_leaf_features
 
-cdef extern from "<pthread.h>" nogil:
-    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
-    int pthread_join(pthread_t thread, void** retval)
-    int pthread_mutex_init(pthread_mutex_t* m, const void* attr)
-    int pthread_mutex_destroy(pthread_mutex_t* m)
-    int pthread_mutex_lock(pthread_mutex_t* m)
-    int pthread_mutex_unlock(pthread_mutex_t* m)
-    int pthread_cond_init(pthread_cond_t* c, const void* attr)
-    int pthread_cond_destroy(pthread_cond_t* c)
-    int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m)
-    int pthread_cond_broadcast(pthread_cond_t* c)
+from katacli._core.pthreads cimport (
+    pthread_create, pthread_join, pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
+    pthread_cond_init, pthread_cond_destroy, pthread_cond_wait, pthread_cond_broadcast,
+)
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()

@@ -20,11 +20,7 @@ from katacli._core.buffers cimport (
 )
 from katacli._core.features cimport G_KO_NOT_SIMPLE, G_TERRITORY, NUM_GLOBAL_FEATURES_V7
 
-cdef extern from "<pthread.h>" nogil:
-    ctypedef struct pthread_t:
-        pass
-    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
-    int pthread_join(pthread_t thread, void** retval)
+from katacli._core.pthreads cimport pthread_t, pthread_create, pthread_join
 
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
 cdef float ILLEGAL_LOGIT = -1e30
