@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass, replace
 from typing import List, Optional
@@ -209,12 +208,6 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
     report.line(f"The network runs on: {describe_device(evaluator)}")
     if evaluator is not None:
         report.line(_leaf_helper_line(params))
-    # The load average counts the whole machine's runnable tasks, so it is weighed against all its cores
-    # (not the ones this process may use, which size its threads).
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    if load > (os.cpu_count() or 1):
-        report.line(f"WARNING: this machine is busy (load average {load:.1f} on {os.cpu_count()} cores): other programs "
-                    "compete for the CPU, so the figures will be noisy and lower than usual.", style="yellow")
     if "nnMaxBatchSize" in cfg:
         report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, ignoring it and "
                     "assuming it is >= threads, for this benchmark.", style="yellow")
@@ -288,8 +281,8 @@ def run(options: BenchmarkOptions) -> int:
         report_error_and_exit(str(exc))
     visits = options.visits if options.visits is not None else default_visits(evaluator)
     _header(report, options, cfg, params, evaluator, visits, choice)
-    if busy:
-        report.line(busy)
+    if busy:   # measured before this process loaded anything: the load average is the whole machine's
+        report.line(busy, style="yellow")
     warm_up(evaluator, params, game.x_size, game.y_size, notify=report.line)
     # On a GPU: the network's own throughput curve, and its batch timing as the measure of noise.
     curve = measure_gpu_curve(evaluator, game.x_size, game.y_size)
