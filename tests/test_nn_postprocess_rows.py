@@ -85,6 +85,28 @@ def test_passing_hacks_cap_the_pass_prior():
     assert probs[1, 81] > 0.999
 
 
+def test_the_softmax_exp_keeps_float32_precision():
+    """The core's own exp (vectorized, not libm's) over logits from the maximum to 100 below it."""
+    rng = np.random.default_rng(5)
+    x = _inputs(rng, 1, 19, 19, 19, 19, 1)
+    x["legal"][:] = True
+    x["hacks"][:] = False
+    x["symmetries"][:] = 0
+    x["temperature"][:] = 1.0
+    logits = -np.linspace(0.0, 100.0, 361).astype(np.float32)
+    x["policy"][0, 0] = logits.reshape(19, 19)
+    x["policy_pass"][:] = -3.0
+    params = PostProcessParams(output_scale_multiplier=1.0, lead_multiplier=15.0)
+    _, probs, _ = _core(x, 19, 19, 15, 1, params=params)
+    everything = np.concatenate([logits, [-3.0]]).astype(np.float64)
+    # Each prior over the top one (logit 0, exp exactly 1) is its exp: the sum's rounding cancels out, the
+    # exp's error (an ulp) and the two divisions' (half an ulp each) remain.
+    ratio = probs[0].astype(np.float64) / probs[0, 0]
+    normal = everything > -60.0   # priors that are not float32 denormals
+    np.testing.assert_allclose(ratio[normal], np.exp(everything[normal]), rtol=2.5e-7, atol=0)
+    assert (probs[0, ~normal] >= 0).all() and (probs[0, ~normal] < 1e-26).all()
+
+
 def test_every_prior_rounding_to_zero_gives_uniform():
     rng = np.random.default_rng(4)
     x = _inputs(rng, 1, 9, 9, 9, 9, 1)
