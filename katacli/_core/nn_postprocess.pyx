@@ -3,11 +3,15 @@
 
 Per row, as KataGo's NNEvaluator does it (nneval.cpp): the symmetry undone and the board cropped out
 of the network's grid, the optimistic policy channel mixed in, the policy scaled by the output scale
-over the temperature, a softmax over the legal moves in float32 (the maximum, then exp and a running
-sum in board order with pass last, the pass prior capped by the passing hacks, -1 where illegal,
+over the temperature, a softmax over the legal moves in float32 (the maximum, then exp and the sum of
+the board's points, pass added last, the pass prior capped by the passing hacks, -1 where illegal,
 uniform if every legal prior rounded to 0); the values in double as katacli.nn.postprocess computes
 them (rounded to float32), ownership as tanh from White's side. The numpy version (postprocess.py)
-stays the per-position reference; the two agree to float32 rounding (exp and the sum's order).
+stays the per-position reference; the two agree to float32 rounding. The policy's passes are written
+for the compiler to vectorize (their own exp, the sum in four running sums, no branches), so its last
+bits differ from KataGo's libm exp and one running sum by an ulp or two: a thousandth of the tolerance
+of the golden tests against KataGo's outputs. Measured (AMD EPYC, one thread, 19x19 rows, all legal):
+1.91 us a row with libm's expf and one running sum, 1.00 us now.
 """
 import numpy as np
 
@@ -70,8 +74,24 @@ cdef extern from *:
         m2 = m3 > m2 ? m3 : m2;
         return m2 > m0 ? m2 : m0;
     }
+    /* The sum of v[0 .. n) in four running sums (one chain of adds waits on each, a third of a row's
+       time): the same float32 rounding class as one chain, not the same last bit. */
+    static inline float katacli_sum_of(const float* v, int n) {
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        int p = 0;
+        for (; p + 4 <= n; p += 4) {
+            s0 += v[p];
+            s1 += v[p + 1];
+            s2 += v[p + 2];
+            s3 += v[p + 3];
+        }
+        for (; p < n; p++)
+            s0 += v[p];
+        return (s0 + s1) + (s2 + s3);
+    }
     """
     float policy_exp "katacli_policy_exp"(float x) noexcept nogil
+    float sum_of "katacli_sum_of"(const float* v, int n) noexcept nogil
     float max_of "katacli_max_of"(const float* v, int n, float start) noexcept nogil
 
 # Value given to illegal moves' logits before the softmax, and to their probabilities after it.
@@ -181,8 +201,7 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
     for p in range(area + 1):
         # An illegal move's exp(-1e30 - max) is 0 exactly: set so, not computed.
         out[p] = policy_exp(out[p] - max_logit) if legal[p] else 0.0
-    for p in range(area):   # the sum in board order, as KataGo's loop adds them
-        total += out[p]
+    total = sum_of(out, area)
     if hacks:
         board_total = total
         out[area] = max(MIN_PASS_POLICY, min(out[area], board_total * MAX_PASS_POLICY_SUM_FACTOR))
