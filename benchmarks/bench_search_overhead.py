@@ -4,12 +4,14 @@ The evaluator is a real :class:`~katacli.nn.evaluator.NNEvaluator` (the bundled 
 glue: NN cache, symmetries, postprocessing, answer objects or arrays) whose network call is
 replaced by constant outputs (the net's own answer for a blank board, repeated over the batch), so
 everything but the network is measured. Each search starts from a fresh tree and an empty NN cache,
-from positions of a random game; ``numSearchThreads`` is the number of leaves per batch.
+from positions of a random game (``--game benchmark``: from the bundled game `kata benchmark` searches, a
+real network's, with fewer short-liberty chains and more living groups, so less ladder work and more
+pass-alive area work a leaf); ``numSearchThreads`` is the number of leaves per batch.
 
 Usage::
 
     python benchmarks/bench_search_overhead.py [--sizes 19,9] [--threads 1,16,64] [--visits 1600] [--repeat 5]
-        [--leaf-threads 0,1]
+        [--leaf-threads 0,1] [--game random|benchmark]
 
 Prints the median visits/s with the min-max spread over the repeats, per wall-clock second, per
 CPU second of the process (the figure to compare on a machine shared with other work) and per CPU
@@ -234,6 +236,7 @@ from random_positions import random_game_state  # noqa: E402
 import katacli  # noqa: E402
 from katacli.nn.evaluator import NNEvaluator  # noqa: E402
 from katacli.search import SearchParams, Searcher  # noqa: E402
+from katacli.search.benchmark_positions import benchmark_positions  # noqa: E402
 
 # The installed package's tiny net (the benchmark measures the installed build, as `kata` runs it).
 TINY_NET = Path(katacli.__file__).parent / "selfcheck" / "data" / "tiny-b2c16.bin.gz"
@@ -371,6 +374,9 @@ def main() -> None:
                         help="the simulated GPU runs one call at a time (a pipelined search's second call queues)")
     parser.add_argument("--pipeline", choices=["off", "on", "both"], default="off",
                         help="two batches in flight (what a CUDA network gets by default); both: a row of each")
+    parser.add_argument("--game", choices=["random", "benchmark"], default="random",
+                        help="positions from a random game (many short-liberty chains: more ladder work), or from "
+                             "the bundled game `kata benchmark` searches (a real network's)")
     parser.add_argument("--leaf-threads", default="default",
                         help="numLeafFeatureThreads to try, e.g. 0,1 (a row each; auto = -1); default: the "
                              "build's default, the only choice for builds older than the key")
@@ -395,9 +401,12 @@ def main() -> None:
     print(f"{'size':>6} {'threads':>8} {'pipelined':>9} {'helpers':>7}   visits/s: wall (median, min-max)   "
           "per CPU second (median, min-max)   per search-thread CPU second")
     for size in sizes:
-        rng = random.Random(size)
-        positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
-                     for i in range(args.positions)]
+        if args.game == "benchmark":
+            positions = benchmark_positions(size, args.positions)
+        else:
+            rng = random.Random(size)
+            positions = [random_game_state(rng, size, POSITION_MOVES[i % len(POSITION_MOVES)] * size * size // 361)
+                         for i in range(args.positions)]
         run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
         settings = [(t, m, h) for t in thread_counts for m in modes for h in leaf_options if not (m and t < 2)]
         rates: dict[tuple, list[tuple[float, float]]] = {key: [] for key in settings}
