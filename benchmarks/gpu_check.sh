@@ -29,6 +29,9 @@
 # query, e.g. ANALYSIS_SETTINGS=64x1,64x4,16x8: 64 x 4 reached about 80% of a lone 256-leaf search on
 # a simulated GPU, 64 x 1 about half; bench_analysis.py's docstring says why), NN_ARGS="--compiled-only --compile-mode
 # max-autotune-no-cudagraphs" (does inductor's own kernel search beat the default compile's 16,341?), and the selfplay step with the compiled net.
+# Since then (2026-11-27, sessions 14-15, all CPU-side and unmeasured on a GPU): the shared ladder table, the
+# node layout and the vectorized policy softmax (the search thread's postprocessing of every batch in a
+# pipelined search, 1.9 -> 1.0 us a row): the katago step first.
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
@@ -96,9 +99,11 @@ if want search; then
     --leaf-threads 0,1,2 2>&1 | tail -10
   # On the H100's host two helpers beat one at 256 leaves (15.3k -> 18.6k) and the trend had not flattened:
   # do three or four take g170 past 20,000 (numLeafFeatureThreads' auto value stops at two)?
-  step "zero-cost search, 2 / 3 / 4 leaf helpers at 256 and 512 leaves"
+  # (on the positions kata benchmark searches: a real game's, where leaves cost more in pass-alive areas and
+  # less in ladders than in the random game's)
+  step "zero-cost search, 2 / 3 / 4 leaf helpers at 256 and 512 leaves, the benchmark's positions"
   timeout 90 python3 benchmarks/bench_search_overhead.py --sizes 19 --threads 256,512 --visits 6400 --repeat 2 \
-    --leaf-threads 2,3,4 2>&1 | tail -7
+    --positions 10 --game benchmark --leaf-threads 2,3,4 2>&1 | tail -7
   step "search g170-b6c96 with 3 and 4 leaf helpers"
   for helpers in 3 4; do timeout 60 $BENCH -model "$G170" -t 256,512 -override-config numLeafFeatureThreads=$helpers \
     2>&1 | grep -E "numSearchThreads = *[0-9]+:"; done
