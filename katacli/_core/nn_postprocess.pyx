@@ -177,7 +177,7 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
                      float scaling, bint hacks, float* out) noexcept nogil:
     """One row's priors into out[0 .. area] (pass last); p1 the optimistic channel when mixed."""
     cdef int p, q, x, y, legal_count = 0
-    cdef float logit, max_logit = MAX_POLICY_START, total = 0.0, board_total, uniform, inv
+    cdef float max_logit = MAX_POLICY_START, total = 0.0, board_total, uniform
     cdef const int64_t* row_index
     cdef float* row_out
     # The row's logits in board order (the gather by rows of board_x points: no division per point).
