@@ -131,6 +131,12 @@ def test_errors_are_one_line():
     bad["value"][0, 0] = np.nan
     with pytest.raises(FloatingPointError, match="non-finite"):
         _core(bad, 9, 9, 8, 2)
+    for bad_logit in (np.nan, np.inf):   # a broken net's policy: refused, never a silent answer
+        bad = dict(x, policy=x["policy"].copy(), legal=x["legal"].copy())
+        bad["legal"][0, 4] = True
+        bad["policy"][0, :, 0, 4] = bad_logit
+        with pytest.raises(FloatingPointError, match="non-finite"):
+            _core(bad, 9, 9, 8, 2)
     with pytest.raises(ValueError, match="does not fit"):
         _core(x, 10, 9, 8, 2)
     with pytest.raises(ValueError, match="optimistic policy channel"):

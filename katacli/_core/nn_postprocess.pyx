@@ -36,6 +36,7 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
+    /* x must not be NaN (the conversion to int is undefined for it): _policy_row refuses such a row first. */
     static inline float katacli_policy_exp(float x) {
         float fn, r, r2, p, scale;
         int32_t bits;
@@ -176,7 +177,7 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
                      const int64_t* index, int board_x, int grid_w, int area, const unsigned char* legal,
                      float scaling, bint hacks, float* out) noexcept nogil:
     """One row's priors into out[0 .. area] (pass last); p1 the optimistic channel when mixed."""
-    cdef int p, q, x, y, legal_count = 0
+    cdef int p, q, x, y, legal_count = 0, nans = 0
     cdef float max_logit = MAX_POLICY_START, total = 0.0, board_total, uniform
     cdef const int64_t* row_index
     cdef float* row_out
@@ -196,9 +197,13 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
     for p in range(area + 1):
         legal_count += legal[p] != 0
         out[p] = out[p] * scaling if legal[p] else ILLEGAL_LOGIT
+        nans += out[p] != out[p]
     max_logit = max_of(out, area + 1, MAX_POLICY_START)
     if legal_count == 0:
         return NO_LEGAL_MOVE
+    # A NaN logit, or an infinite maximum (inf - inf below): what libm's exp made NaN, refused before the exp.
+    if nans or not isfinite(max_logit):
+        return NONFINITE_POLICY
     for p in range(area + 1):
         # An illegal move's exp(-1e30 - max) is 0 exactly: set so, not computed.
         out[p] = policy_exp(out[p] - max_logit) if legal[p] else 0.0
