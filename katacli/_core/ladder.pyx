@@ -21,6 +21,7 @@ from katacli._core.board cimport (
     board_find_liberties, board_play_assume_legal,
 )
 from katacli._core.pthreads cimport pthread_t, pthread_create, pthread_join
+from katacli._core.atomics cimport seq_load, seq_store, seq_cas, fence_acquire, fence_release
 
 cdef enum:
     # KataGo's stack size for a 19x19 board: x*y*3/2+1 frames ("recaptures can make it longer").
@@ -639,24 +640,6 @@ cdef inline void _ladder_cache_key(const Board* b, uint64_t* key0, uint64_t* key
     # The ko point changes a scan (a defender may retake at the root), so it is part of the key.
     key0[0] = b.pos_hash.h0 ^ (<uint64_t>(b.ko_loc + 1) * 0x9E3779B97F4A7C15ULL)
     key1[0] = b.pos_hash.h1
-
-cdef extern from *:
-    """
-    #include <stdint.h>
-    static inline uint32_t katacli_seq_load(uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-    static inline void katacli_seq_store(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline int katacli_seq_cas(uint32_t* p, uint32_t expected, uint32_t desired) {
-        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-    }
-    static inline void katacli_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
-    static inline void katacli_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
-    """
-    uint32_t seq_load "katacli_seq_load"(uint32_t* p) noexcept nogil
-    void seq_store "katacli_seq_store"(uint32_t* p, uint32_t v) noexcept nogil
-    bint seq_cas "katacli_seq_cas"(uint32_t* p, uint32_t expected, uint32_t desired) noexcept nogil
-    void fence_acquire "katacli_fence_acquire"() noexcept nogil
-    void fence_release "katacli_fence_release"() noexcept nogil
-
 
 cdef bint _entry_read(LadderCacheEntry* e, uint64_t key0, uint64_t key1, LadderCacheEntry* copy) noexcept nogil:
     """A stable copy of e if it holds this key (the seqlock's read side)."""

@@ -9,6 +9,7 @@ from katacli._core.history cimport History, history_copy, history_free, history_
 from katacli._core.ladder cimport LadderCache, ladder_cache_release, ladder_cache_prepare, ladder_cache_borrow
 from katacli._core.search_nodes cimport TreeCore
 from katacli._core.search_leaf cimport fill_leaf_features
+from katacli._core.atomics cimport atomic_load, atomic_store, atomic_add, atomic_cas
 
 from katacli._core.pthreads cimport (
     pthread_create, pthread_join, pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
@@ -21,18 +22,9 @@ cdef extern from "<sched.h>" nogil:
 cdef extern from "<unistd.h>" nogil:
     long getpid()
 
-# Sequentially consistent atomics on 64-bit counters (GCC and Clang builtins), and the spin-wait hint.
+# The spin-wait hint.
 cdef extern from *:
     """
-    #include <stdint.h>
-    static inline int64_t katacli_atomic_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
-    static inline void katacli_atomic_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
-    static inline int64_t katacli_atomic_add(int64_t* p, int64_t v) {
-        return __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST);
-    }
-    static inline int katacli_atomic_cas(int64_t* p, int64_t expected, int64_t desired) {
-        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    }
     #if defined(__x86_64__) || defined(__i386__)
     static inline void katacli_spin_pause(void) { __builtin_ia32_pause(); }
     #elif defined(__aarch64__)
@@ -41,10 +33,6 @@ cdef extern from *:
     static inline void katacli_spin_pause(void) { }
     #endif
     """
-    int64_t atomic_load "katacli_atomic_load"(int64_t* p) noexcept nogil
-    void atomic_store "katacli_atomic_store"(int64_t* p, int64_t v) noexcept nogil
-    int64_t atomic_add "katacli_atomic_add"(int64_t* p, int64_t v) noexcept nogil
-    bint atomic_cas "katacli_atomic_cas"(int64_t* p, int64_t expected, int64_t desired) noexcept nogil
     void spin_pause "katacli_spin_pause"() noexcept nogil
 
 cdef enum:

@@ -8,13 +8,7 @@ import numpy as np
 
 from katacli._core.buffers cimport HeldBuffers, hold_strided, release_held, ITEM_FLOAT32
 
-cdef extern from *:
-    """
-    static inline long long katacli_policy_rows_add(long long* p, long long v) {
-        return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
-    }
-    """
-    long long katacli_policy_rows_add(long long* p, long long v) nogil
+from katacli._core.atomics cimport atomic_add_acq_rel
 
 
 cdef PolicyRows* policy_rows_new(int num_rows, int width) noexcept nogil:
@@ -32,11 +26,11 @@ cdef PolicyRows* policy_rows_new(int num_rows, int width) noexcept nogil:
 
 
 cdef void policy_rows_retain(PolicyRows* rows) noexcept nogil:
-    katacli_policy_rows_add(<long long*>&rows.refs, 1)
+    atomic_add_acq_rel(&rows.refs, 1)
 
 
 cdef void policy_rows_release(PolicyRows* rows) noexcept nogil:
-    if rows != NULL and katacli_policy_rows_add(<long long*>&rows.refs, -1) == 0:
+    if rows != NULL and atomic_add_acq_rel(&rows.refs, -1) == 0:
         free(rows.data)
         free(rows)
 
