@@ -337,9 +337,8 @@ class _SimulatedCall:
 def run_once(evaluator: ZeroCostEvaluator, positions, threads: int, visits: int,
              pipeline: bool = False, leaf_threads: Optional[int] = None) -> tuple[float, float, float]:
     """(visits per wall second, per CPU second of this process, per CPU second of the search thread) over the
-    positions; pipeline: two
-    batches in flight (katacli.search.pipeline), as on a GPU; leaf_threads: numLeafFeatureThreads (None:
-    the build's default; older builds, measured from a copy, have no such key)."""
+    positions; pipeline: two batches in flight (katacli.search.pipeline), as on a GPU; leaf_threads:
+    numLeafFeatureThreads (None: the build's default; older builds, measured from a copy, have no such key)."""
     params = SearchParams().replace(num_search_threads=threads, max_visits=visits)
     if leaf_threads is not None:
         params = params.replace(num_leaf_feature_threads=leaf_threads)
@@ -409,7 +408,7 @@ def main() -> None:
                          for i in range(args.positions)]
         run_once(evaluator, positions[:1], thread_counts[0], min(args.visits, 100))  # warm up
         settings = [(t, m, h) for t in thread_counts for m in modes for h in leaf_options if not (m and t < 2)]
-        rates: dict[tuple, list[tuple[float, float]]] = {key: [] for key in settings}
+        rates: dict[tuple, list[tuple[float, float, float]]] = {key: [] for key in settings}
         for _ in range(args.repeat):  # settings alternate, so a change in load hits all alike
             for threads, pipeline, helpers in settings:
                 rates[threads, pipeline, helpers].append(

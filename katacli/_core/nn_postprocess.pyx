@@ -205,7 +205,7 @@ cdef int _policy_row(const float* p0, const float* p1, float pass0, float pass1,
     if nans or not isfinite(max_logit):
         return NONFINITE_POLICY
     for p in range(area + 1):
-        # An illegal move's exp(-1e30 - max) is 0 exactly: set so, not computed.
+        # An illegal move gets 0 exactly, as exp(-1e30 - max) is (the exp computed for it is dropped: no branch).
         out[p] = policy_exp(out[p] - max_logit) if legal[p] else 0.0
     total = sum_of(out, area)
     if hacks:
