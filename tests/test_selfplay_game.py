@@ -222,18 +222,27 @@ def test_forked_games_continue_earlier_games():
 
 
 def test_cleanup_training_games_start_in_the_encore(monkeypatch):
+    # Every eligible game is drawn for cleanup training. Forks and the policy opening are off, so each game
+    # starts fresh in the main phase (a policy opening that passes twice would reach the encore first, and a
+    # fork's position depends on earlier games); the cleanup opening itself may still end a game on 7x7,
+    # which then has no encore to train.
     monkeypatch.setattr(game_module, "CLEANUP_TRAINING_PROB", 1.0)
-    s = tiny_settings("scoringRules=TERRITORY,hasButtons=false")
-    phases = set()
-    for game in play_games(s, 3, seed=5):
+    s = tiny_settings("scoringRules=TERRITORY,hasButtons=false,initGamesWithPolicy=false,"
+                      "earlyForkGameProb=0,forkGameProb=0,sekiForkHackProb=0")
+    phases = []
+    for game in play_games(s, 16, seed=5):
+        if game.start_state.is_game_finished:
+            assert game.mode != MODE_CLEANUP and game.initial_encore_phase == 0
+            continue
         assert game.mode == MODE_CLEANUP
         phase = game.start_state.encore_phase
         assert phase in (1, 2) and game.initial_encore_phase == phase
-        phases.add(phase)
+        phases.append(phase)
         g = game_rows(game, 9)["globalTargetsNC"]
         if phase == 2:  # the second encore scores like area scoring; phase 1 may move on to it later
             assert (g[:, GT.AREA_SCORING_LIKE] == 1.0).all()
         assert (g[:, GT.GAME_MODE] == MODE_CLEANUP).all()
+    assert len(phases) >= 8 and set(phases) == {1, 2}  # both encore phases are drawn
 
 
 class SwitchingModels:
