@@ -141,6 +141,9 @@ cdef int board_heuristic_connection_liberties_x2(const Board* b, Loc loc, Color 
 cdef Hash128 board_pos_hash_after_move(const Board* b, Loc loc, Color pla) noexcept nogil
 cdef int board_find_liberties(const Board* b, Loc loc, Loc* out, int max_out) noexcept nogil   # distinct liberties of the chain
 cdef int board_num_stones(const Board* b) noexcept nogil
+# KataGo's getSitHashWithSimpleKo of the board seen in symmetry sym (its getSymBoard: bit 4 transposes, bit 2
+# flips x, bit 1 flips y), without building that board: the analysis engine's thisHash (sym 0) and symHash.
+cdef Hash128 board_sym_sit_hash_with_simple_ko(const Board* b, int sym, Color pla) noexcept nogil
 
 # ---- mutation -----------------------------------------------------------------
 # Plays a legal move (PASS_LOC allowed): captures, merges, updates ko_loc,

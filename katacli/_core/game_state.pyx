@@ -4,7 +4,7 @@ from libc.string cimport memcpy
 
 from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, MAX_LEN, NULL_LOC, PASS_LOC,
-    loc_of, loc_x, loc_y, board_init, GoBoard,
+    loc_of, loc_x, loc_y, board_init, board_sym_sit_hash_with_simple_ko, GoBoard,
 )
 from katacli._core.rules cimport (
     Rules, KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY,
@@ -382,6 +382,19 @@ cdef class GameState:
         cdef Hash128 r = history_situation_ko_hash(&self.h, <Color>(pla or self.h.presumed_next_pla),
                                                    DEFAULT_DRAW_EQUIVALENT_WINS)
         return (<object>r.h1 << 64) | <object>r.h0
+
+    def sym_hashes(self, int pla=0):
+        """(thisHash, symHash) as KataGo's analysis engine reports them, as 128-bit ints (hash1 high): the board's
+        stones, simple-ko point and player to move (getSitHashWithSimpleKo), and the smallest of that over the
+        board's 8 symmetries (a non-square board's transposed ones included, as KataGo's getSymBoard)."""
+        cdef Color p = <Color>(pla or self.h.presumed_next_pla)
+        cdef Hash128 r
+        cdef int sym
+        hashes = []
+        for sym in range(8):
+            r = board_sym_sit_hash_with_simple_ko(&self.h.board, sym, p)
+            hashes.append((<object>r.h1 << 64) | <object>r.h0)
+        return hashes[0], min(hashes)
 
     def __str__(self):
         return str(self.board())

@@ -27,7 +27,6 @@ from :meth:`katacli.search.Searcher.root_result`; they are not oriented (always 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -304,22 +303,9 @@ def _sym_map(values: np.ndarray, x_size: int, y_size: int, symmetry: int) -> np.
     return out
 
 
-def position_hashes(colors, player: int, ko_point: Point) -> tuple[str, str]:
-    """(thisHash, symHash): a hash of the position and the smallest over its 8 symmetries (hex, 32 digits).
-
-    ``colors``: rows of point colours (y, then x). The values are katacli's own (KataGo's Zobrist keys
-    differ); equal positions give equal hashes. Each symmetry's board is hashed as its colour digits row by
-    row (the transposed symmetries of a square board read its columns), the player and the ko point after it.
-    """
-    grid = np.asarray(colors, dtype=np.uint8).reshape(len(colors), -1)
-    y_size, x_size = grid.shape
-    hashes = []
-    for sym in range(8 if x_size == y_size else 4):
-        board = grid[::-1 if sym & 1 else 1, ::-1 if sym & 2 else 1]   # symmetric_point's flips
-        if sym & 4:
-            board = board.T
-        digits = (board + ord("0")).tobytes()
-        ko = symmetric_point(ko_point, x_size, y_size, sym) if ko_point is not None else None
-        digest = hashlib.blake2b(digits + f"|{player}|{ko}".encode(), digest_size=16).hexdigest().upper()
-        hashes.append(digest)
-    return hashes[0], min(hashes)
+def position_hashes(state) -> tuple[str, str]:
+    """(thisHash, symHash) of a position (a ``GameState``) as KataGo's analysis engine writes them: its Zobrist
+    hash of the stones, the simple-ko point and the player to move, and the smallest of that over the board's
+    8 symmetries (hash1 then hash0, 16 uppercase hex digits each), so they match KataGo's for the same position."""
+    this_hash, sym_hash = state.sym_hashes()
+    return f"{this_hash:032X}", f"{sym_hash:032X}"

@@ -179,7 +179,7 @@ class SearchViews:
             return None
         raw = sr.root_raw_values(self.tree)
         state = self.tree.root_state()
-        this_hash, sym_hash = position_hashes(state.colors(), state.next_player, state.ko_point)
+        this_hash, sym_hash = position_hashes(state)
         info = dict(
             visits=values["visits"], weight=values["weight"], winrate=0.5 + 0.5 * values["win_loss"],
             score_lead=values["lead"], score_selfplay=values["score_mean"], score_stdev=values["score_stdev"],
