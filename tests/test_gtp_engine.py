@@ -82,6 +82,18 @@ def test_cancellable_searches_answer_cancelled():
     assert "\nplay cancelled\n\n= MoveNum: 0 " in text
 
 
+def test_searching_for_the_other_side_makes_it_the_side_to_move():
+    # KataGo's bot clears its history for the side it is asked to search for (setPlayerAndClearHistory):
+    # showboard then counts no moves, a colourless analyze goes on for that side, and undo replays the game.
+    engine, text = session(["boardsize 9", "play b E5", "play w C3", "kata-analyze w 10", "showboard",
+                            "kata-analyze 10", "kata-search b", "showboard", "undo", "showboard"])
+    first, colourless, search = engine.bot.requests[:3]
+    assert (first.pla, colourless.pla, search.pla) == (2, 2, 1)
+    boards = [block for block in replies(text) if "MoveNum" in block]
+    assert [b.split()[2] for b in boards] == ["0", "0", "1"]
+    assert ["Next player: White" in b for b in boards] == [True, False, True]
+
+
 # --------------------------------------------------------------------------- the network loads in the background
 
 

@@ -211,6 +211,13 @@ class GameSession:
             self.state = saved
             raise IllegalMoveError("illegal move") from None
 
+    def search_for(self, player: int) -> None:
+        """Make ``player`` the side to move, as KataGo's GTP bot does when asked to search or analyze for the
+        other side: the stones stay, the history (superko, the simple-ko point) is forgotten, and later
+        colourless commands go on for ``player``; the game's moves are kept, so undo replays them as played."""
+        if player != self.state.next_player:
+            self.state.reset_history_keep_board(player)
+
     def undo(self) -> bool:
         """Take back the last move; False if there is none."""
         if not self.moves:

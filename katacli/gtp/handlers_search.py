@@ -216,6 +216,7 @@ def cmd_genmove(engine, command: Command) -> str | None:
     pla = parse_player(command.args[0])
     play = command.name in ("genmove", "genmove_debug")
     debug = command.name.endswith("_debug")
+    engine.session.search_for(pla)
     if _nogo_stuck(engine, pla):
         return RESIGN
     if command.name == "kata-search_cancellable":
@@ -228,6 +229,7 @@ def cmd_genmove(engine, command: Command) -> str | None:
 def generate_move(engine, pla: int, *, play: bool, debug: bool = False) -> tuple[str, object, SearchOutcome | None]:
     """genmove's work: search, then KataGo's decision (resignation, cleanup before pass), then play the move
     when ``play``. -> (GTP text, move (x, y) / None for pass / RESIGN, the search outcome or None in a lost NoGo)."""
+    engine.session.search_for(pla)
     if _nogo_stuck(engine, pla):
         return RESIGN, RESIGN, None
     started = time.monotonic()
@@ -246,6 +248,7 @@ def cmd_genmove_analyze(engine, command: Command) -> str | None:
     except AnalyzeArgsError:
         raise GtpError("Could not parse genmove_analyze arguments or arguments out of range: "
                        f"'{command.arg_text}'") from None
+    engine.session.search_for(pla)
     engine.out.write(format_header(command.id))
     if _nogo_stuck(engine, pla):
         engine.out.write(f"play {RESIGN}\n\n")
@@ -320,6 +323,7 @@ def cmd_analyze(engine, command: Command) -> None:
                                           session.y_size)
     except AnalyzeArgsError:
         raise GtpError(f"Could not parse analyze arguments or arguments out of range: '{command.arg_text}'") from None
+    session.search_for(pla)
     params = engine.params.analysis
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     request = make_request(engine, pla, params, options)
