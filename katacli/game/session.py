@@ -142,7 +142,10 @@ class GameSession:
         self.set_position(final_setup(position.setup), position.initial_player)
         for number, (pla, xy) in enumerate(position.moves, start=1):
             try:
-                self.play(pla, xy)
+                # KataGo's playMovesTolerant: a player's consecutive moves stay moves (a GTP `play` out of turn
+                # would clear the history first), so printsgf gives them back as moves, not setup stones.
+                self.state.play_tolerant(xy, pla, self.prevent_encore)
+                self.moves.append((pla, xy))
             except IllegalMoveError:
                 where = f"{source}: " if source else ""
                 vertex = format_vertex(xy, position.x_size, position.y_size)
