@@ -325,6 +325,8 @@ def current_game_sgf(engine) -> str:
                    first_player=state.initial_player, moves=list(state.moves))
     if state.is_game_finished:
         game.result = _game_result_text(engine, state)
+        if game.moves:  # KataGo's writeSgf repeats the result in the last move's comment
+            game.move_comments = [""] * (len(game.moves) - 1) + [f"result={game.result}"]
     return write_sgf(game, nice_rules_name=True)
 
 
