@@ -16,7 +16,7 @@ from test_gtp_rawnn import assert_blocks_match, parse_blocks  # the layout and n
 from support.gtp import feed, make_engine
 from support.paths import G170_B6 as MAIN_MODEL
 from support.paths import HUMAN_TEST as HUMAN_MODEL
-from support.paths import reference_path
+from support.paths import model_path, reference_path
 
 REFERENCE = reference_path("kata-raw-human-nn.jsonl", module=True)
 pytestmark = pytest.mark.needs_shared
@@ -58,6 +58,14 @@ def test_profiles_change_the_human_policy_but_not_the_main_net():
     strong = ask(engine, out, "kata-raw-human-nn 0")
     assert weak.startswith("= symmetry 0") and strong.startswith("= symmetry 0") and weak != strong
     assert ask(engine, out, "kata-raw-nn 0") == main_before
+
+
+def test_kata_get_models_lists_the_human_net_after_the_main_one():
+    engine, out, _ = make_engine(model=MAIN_MODEL, human_model=HUMAN_MODEL, override="useFP16=false")
+    models = json.loads(ask(engine, out, "kata-get-models").removeprefix("= "))
+    assert [m["name"] for m in models] == [str(model_path(MAIN_MODEL)), str(model_path(HUMAN_MODEL))]   # as given
+    assert [m["usesHumanSLProfile"] for m in models] == [False, True]
+    assert [m["usingFP16"] for m in models] == ["false", "false"]   # the setting, as KataGo reports it
 
 
 @pytest.mark.parametrize("human, override, command, error", [

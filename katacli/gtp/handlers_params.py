@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 from katacli.engine_common import network_supported_rules
 from katacli.game.coords import BLACK, WHITE
@@ -139,19 +138,26 @@ def unused_profile_warning(profile, evaluator, human_evaluator) -> str:
     return f"WARNING: humanSLProfile is specified as config param but model(s) don't use it: {names}"
 
 
-def cmd_kata_get_models(engine, command: Command) -> str:
-    evaluator = engine.evaluator
-    if evaluator is None:
-        return "[]"
-    info = {
-        "name": os.path.basename(engine.options.model_path or ""),
+def _model_info(evaluator, path: str | None, fp16_mode: str) -> dict:
+    return {
+        "name": path or "",   # the file as given (KataGo's getModelName)
         "internalName": evaluator.model_name,
         "maxBatchSize": evaluator.max_batch_size,
         "usesHumanSLProfile": bool(evaluator.needs_metadata),
         "version": evaluator.version,
-        "usingFP16": "true" if evaluator.precision != "float32" else "false",
+        "usingFP16": fp16_mode,   # the useFP16 setting (true / false / auto), as KataGo reports it
     }
-    return json.dumps([info], sort_keys=True, separators=(",", ":"))
+
+
+def cmd_kata_get_models(engine, command: Command) -> str:
+    """KataGo's list: the main network, then the -human-model one."""
+    fp16_mode = str(engine.settings.nn.use_fp16)
+    models = []
+    if engine.evaluator is not None:
+        models.append(_model_info(engine.evaluator, engine.options.model_path, fp16_mode))
+    if engine.options.human_model_path is not None and engine.human_evaluator is not None:
+        models.append(_model_info(engine.human_evaluator, engine.options.human_model_path, fp16_mode))
+    return json.dumps(models, sort_keys=True, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------- clocks
