@@ -73,8 +73,9 @@ def test_kata_get_models_lists_the_human_net_after_the_main_one():
     (True, "", "kata-raw-human-nn 0", "Cannot run kata-raw-human-nn, humanSLProfile parameter was not set"),
     (True, "", "kata-set-param humanSLProfile rank_30k", "Unknown human SL network profile: rank_30k"),
     (True, "", "kata-set-param humanSLProfile proyear_1700", "Unknown human SL network profile: proyear_1700"),
-    (False, "", "kata-set-param humanSLProfile rank_1d",
-     "WARNING: humanSLProfile is specified as config param but model(s) don't use it: "),
+    (False, "", "kata-set-param humanSLProfile rank_1d",   # KataGo names the model by its file
+     "Could not set params: WARNING: humanSLProfile is specified as config param but model(s) don't use it: "
+     + str(model_path(MAIN_MODEL))),
     (False, "", "kata-set-param humanSLChosenMoveProp 0.5", "only works with a human SL model"),
 ])
 def test_human_errors_keep_the_engine_running(human, override, command, error):

@@ -17,7 +17,7 @@ from katacli.gtp.errors import GtpError
 from katacli.gtp.handlers_game import parse_player
 from katacli.gtp.protocol import Command
 from katacli.gtp.runtime_params import (
-    ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
+    SET_PARAMS_ERROR_PREFIX, ParamError, apply_param_updates, get_param_text, get_params_json, list_params, parse_set_param_args,
     parse_set_params_json,
 )
 from katacli.nn.human_profile import HumanProfileError, parse_human_profile
@@ -122,19 +122,18 @@ def _check_profile_is_used(engine, updates) -> None:
     except HumanProfileError:
         return  # reported with KataGo's text by apply_param_updates
     if profile.is_set:
-        warning = unused_profile_warning(profile, engine.evaluator, engine.human_evaluator)
+        models = [(engine.evaluator, engine.options.model_path), (engine.human_evaluator, engine.options.human_model_path)]
+        warning = unused_profile_warning(profile, [(e, path) for e, path in models if e is not None])
         if warning:
-            raise ParamError(warning)
+            raise ParamError(SET_PARAMS_ERROR_PREFIX + warning)
 
 
-def unused_profile_warning(profile, evaluator, human_evaluator) -> str:
-    """KataGo's complaint when humanSLProfile is set but no loaded model takes SGF metadata; '' if fine."""
-    if not profile.is_set:
+def unused_profile_warning(profile, models) -> str:
+    """KataGo's complaint when humanSLProfile is set but no loaded model takes SGF metadata; '' if fine.
+    ``models``: (evaluator, file as given) of each loaded network; KataGo names them by their files."""
+    if not profile.is_set or any(e.needs_metadata for e, _ in models):
         return ""
-    models = [e for e in (evaluator, human_evaluator) if e is not None]
-    if any(e.needs_metadata for e in models):
-        return ""
-    names = " and ".join(e.model_name for e in models)
+    names = " and ".join(path or e.model_name for e, path in models)
     return f"WARNING: humanSLProfile is specified as config param but model(s) don't use it: {names}"
 
 
