@@ -151,10 +151,18 @@ def test_analyze_args_player_interval_and_allow_table():
 
 
 def test_clock_conventions():
-    assert describe(quick_game()) == ("originalMainTime 1 originalNumPeriods 5 numStonesPerPeriod 1 perPeriodTime 5 "
-                                      "mainTimeLeft 1 inOvertime 0 numPeriodsLeftIncludingCurrent 5")
+    # KataGo 1.17.2's kata-debug-print-tc lines for these clocks on a 9x9 board (lagBuffer 1).
+    assert describe(canadian_or_absolute(300, 30, 5), 81, 0, 1.0) == (
+        "originalMainTime 300 originalNumPeriods 1 numStonesPerPeriod 5 perPeriodTime 30 mainTimeLeft 300 "
+        "inOvertime 0 numPeriodsLeftIncludingCurrent 1 minRecMax 0 10.8812 66.5 rrec0 10.8812 rreclimit 10.8812 "
+        "rreclimit2 10.8812")
     assert canadian_or_absolute(10, 5, 0).is_effectively_unlimited()
-    assert describe(canadian_or_absolute(10, 0, 0)) == "originalMainTime 10 mainTimeLeft 10 inOvertime 0"
+    assert describe(canadian_or_absolute(10, 0, 0), 81, 2, 1.0) == (   # two stones on the board
+        "originalMainTime 10 mainTimeLeft 10 inOvertime 0 minRecMax 0 0.0947867 0.9 rrec0 0.0947867 "
+        "rreclimit 0.0947867 rreclimit2 0.0947867")
+    assert describe(quick_game(), 81, 0, 1.0).startswith(
+        "originalMainTime 1 originalNumPeriods 5 numStonesPerPeriod 1 perPeriodTime 5 mainTimeLeft 1 inOvertime 0 "
+        "numPeriodsLeftIncludingCurrent 5 minRecMax ")
 
 
 def test_search_factor_when_winning():

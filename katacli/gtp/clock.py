@@ -17,6 +17,8 @@ QUICK_GAME_PERIOD_TIME = 5.0
 QUICK_GAME_PERIODS = 5
 
 TIME_SETTING_KINDS = ("none", "absolute", "byoyomi", "canadian", "fischer", "fischer-capped")
+# kata-debug-print-tc's "just before the limit": this many seconds short of it (KataGo's).
+ALMOST_AT_LIMIT = 0.000001
 
 
 def quick_game() -> TimeControls:
@@ -32,8 +34,10 @@ def canadian_or_absolute(main_time: float, period_time: float, stones: int) -> T
     return TimeControls.byoyomi_or_canadian(main_time, period_time, 1, stones)
 
 
-def describe(tc: TimeControls) -> str:
-    """The fields that are set, kata-debug-print-tc style (without KataGo's time recommendation)."""
+def describe(tc: TimeControls, board_area: int, num_stones_on_board: int, lag_buffer: float) -> str:
+    """kata-debug-print-tc's line (KataGo's toDebugString): the fields that are set, then the next move's
+    min / recommended / max seconds and the recommendation rounded up for byo-yomi at the search's start,
+    just before the limit and just before the rounded limit."""
     parts = [f"originalMainTime {tc.original_main_time:g}"]
     if tc.increment != 0:
         parts.append(f"increment {tc.increment:g}")
@@ -55,4 +59,10 @@ def describe(tc: TimeControls) -> str:
         parts.append(f"numStonesLeftInPeriod {tc.num_stones_left_in_period}")
     if tc.time_left_in_period != 0:
         parts.append(f"timeLeftInPeriod {tc.time_left_in_period:g}")
+    min_time, rec_time, max_time = tc.get_time(board_area, num_stones_on_board, lag_buffer)
+    parts.append(f"minRecMax {min_time:g} {rec_time:g} {max_time:g}")
+    rrec0 = tc.round_up_time_limit_if_needed(lag_buffer, 0.0, rec_time)
+    rreclimit = tc.round_up_time_limit_if_needed(lag_buffer, rec_time - ALMOST_AT_LIMIT, rec_time)
+    rreclimit2 = tc.round_up_time_limit_if_needed(lag_buffer, rreclimit - ALMOST_AT_LIMIT, rreclimit)
+    parts.append(f"rrec0 {rrec0:g} rreclimit {rreclimit:g} rreclimit2 {rreclimit2:g}")
     return " ".join(parts)

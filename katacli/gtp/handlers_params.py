@@ -252,7 +252,12 @@ def cmd_time_left(engine, command: Command) -> str:
 
 
 def cmd_kata_debug_print_tc(engine, command: Command) -> str:
-    return f"Black {describe(engine.clocks[BLACK])}\nWhite {describe(engine.clocks[WHITE])}"
+    state = engine.session.state
+    area = state.x_size * state.y_size
+    stones = area - len(state.board().empty_points())
+    lag = engine.params.genmove.lag_buffer
+    return (f"Black {describe(engine.clocks[BLACK], area, stones, lag)}\n"
+            f"White {describe(engine.clocks[WHITE], area, stones, lag)}")
 
 
 def cmd_cputime(engine, command: Command) -> str:
