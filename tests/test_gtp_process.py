@@ -110,6 +110,7 @@ def test_identity_is_answered_while_the_model_loads():
         reader = threading.Thread(target=read_stderr, daemon=True)
         reader.start()
         assert engine.command("name") == "KataGo"
+        assert engine.command("version") == "1.17.2+g170-b6c96-s175M"   # as KataGo 1.17.2 answers with this net
         lines_before_the_answer = len(stderr_lines)
         assert '"version":8' in engine.command("kata-get-models")  # waits for the network
     reader.join(TIMEOUT)

@@ -11,6 +11,7 @@ from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args
 from katacli.gtp.analyze_info_lines import InfoLineFormatter, AnalyzeOptions, round_half_away
 from katacli.gtp.arguments import parse_bool, parse_double, parse_int, parse_int64
 from katacli.gtp.clock import canadian_or_absolute, describe, quick_game
+from katacli.gtp.identity import abbreviated_model_name, version_text
 from katacli.gtp.play_policy import dynamic_pda_for_white, search_factor
 from katacli.gtp.protocol import EmptyCommand, clean_line, format_header, format_response, parse_command
 from katacli.gtp.scoring import alive_by_ownership
@@ -215,3 +216,16 @@ def test_huge_numbers_are_out_of_range_not_a_crash():
     """int() refuses texts of more than 4300 digits; a 1 MB number must still be a plain "no"."""
     huge = "9" * 1_000_000
     assert parse_int(huge) is None and parse_int64("-" + huge) is None and parse_int("0" * 5000 + "7") == 7
+
+
+@pytest.mark.parametrize("name, abbreviated", [
+    ("g170-b6c96-s175395328-d26788732", "g170-b6c96-s175M"),
+    ("kata1-b18c384nbt-s9996604416-d4316597426", "b18c384nbt-s9996M"),   # KataGo's M even past ten billion
+    ("b10c128-s20000-d100", "b10c128-s20K"),
+    ("b10c128-s9999-d100", "b10c128-s9999"),
+    ("test-b3c48nbt-humanmeta", "test-b3c48nbt-humanmeta"),
+    ("net-s-d-s1x-dx", "net-s-d-s1x-dx"),   # not step pieces: kept
+])
+def test_version_names_networks_as_katago_abbreviates_them(name, abbreviated):
+    assert abbreviated_model_name(name) == abbreviated
+    assert version_text([name]) == f"1.17.2+{abbreviated}" and version_text([]) == "1.17.2"

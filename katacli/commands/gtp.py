@@ -48,7 +48,11 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
     choice = choose_model(model)
     model = choice.path
-    check_models_or_exit(model, human_model)
+    headers = check_models_or_exit(model, human_model)
+    if override_version is None:   # KataGo's answer names the networks, known from their files' headers
+        from katacli.gtp.identity import version_text
+
+        override_version = version_text([header.name for header in headers if header is not None])
     prepared = prepare_config(config, override_config, model is not None, human_model is not None)
     output = ResponseWriter(sys.stdout)
     built: dict = {}

@@ -2,12 +2,42 @@
 are ready before the network, torch and the search are loaded."""
 from __future__ import annotations
 
-from katacli import KATAGO_COMPAT_VERSION, __version__
+import re
+
+from katacli import KATAGO_COMPAT_VERSION
 
 PROTOCOL_VERSION = "2"
-# GUIs (Lizzie, q5Go) recognise KataGo by its GTP name; `version` says what this really is.
+# GUIs (Lizzie, q5Go) recognise KataGo by its GTP name, and scripts its version by `version`'s first part.
 ENGINE_NAME = "KataGo"
-ENGINE_VERSION = f"{KATAGO_COMPAT_VERSION}-katacli-{__version__}"
+ENGINE_VERSION = KATAGO_COMPAT_VERSION
+# A model name's training-step pieces, as KataGo's getAbbrevInternalModelName shortens them: "s175395328" ->
+# "s175M" (at least ten million), "s20000" -> "s20K" (at least ten thousand); the data piece ("d26788732")
+# and the "kata1" run prefix are left out.
+_STEP_PIECE = re.compile(r"([sd])([0-9]+)\s*")
+_MEGA, _KILO = 10_000_000, 10_000
+_INT64_LIMIT = 2 ** 63
+
+
+def abbreviated_model_name(name: str) -> str:
+    pieces = []
+    for piece in name.split("-"):
+        match = _STEP_PIECE.fullmatch(piece)
+        if piece == "kata1" or (match and match[1] == "d" and int(match[2]) < _INT64_LIMIT):
+            continue
+        if match and int(match[2]) < _INT64_LIMIT:
+            step = int(match[2])
+            if step >= _MEGA:
+                piece = f"s{step // 1_000_000}M"
+            elif step >= _KILO:
+                piece = f"s{step // 1_000}K"
+        pieces.append(piece)
+    return "-".join(pieces)
+
+
+def version_text(model_names: list[str]) -> str:
+    """`version` as KataGo answers it: its version, then each loaded network's abbreviated name, joined by +
+    (1.17.2+g170-b6c96-s175M); the katacli version is in the start-up line and `kata --version`."""
+    return "+".join([KATAGO_COMPAT_VERSION] + [abbreviated_model_name(name) for name in model_names])
 
 # KataGo 1.17.2's list, in its order (it leaves out analyze, genmove_analyze, kata-get-params and
 # kata-set-params, which it still accepts).
