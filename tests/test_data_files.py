@@ -20,6 +20,7 @@ from katacli.data import (
     TrainingDataError,
     TrainingDataWriter,
     TrainingFile,
+    convert_file,
     empty_arrays,
     game_row_ranges,
     h5_to_npz,
@@ -268,6 +269,24 @@ def test_convert_command(tmp_path):
     (tmp_path / "junk.h5").write_bytes(b"junk")
     result = run(str(tmp_path / "junk.h5"))
     assert result.returncode == 1 and "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_convert_file_never_writes_over_its_input_or_under_the_other_formats_name(tmp_path):
+    h5 = write_h5(tmp_path / "a.h5", fake_rows(4))
+    before = h5.read_bytes()
+    for dst in ("a.h5", "out.h5", "out.txt"):   # the same file, or npz bytes under a wrong suffix
+        with pytest.raises(TrainingDataError, match=r"\.h5 file converts to \.npz"):
+            convert_file(h5, tmp_path / dst)
+        assert not (tmp_path / "out.h5").exists() and not (tmp_path / "out.txt").exists()
+    assert h5.read_bytes() == before
+    (tmp_path / "linked.npz").symlink_to(h5)   # the right suffix, but the input itself
+    with pytest.raises(TrainingDataError, match="is the input file"):
+        convert_file(h5, tmp_path / "linked.npz")
+    assert h5.read_bytes() == before
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    assert convert_file(h5, out_dir) == out_dir / "a.npz"   # a directory takes the converted name
+    assert_same_arrays(load_training_arrays(out_dir / "a.npz"), load_training_arrays(h5))
 
 
 # ---------------------------------------------------------------------------- writer

@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
     @app.command("convert", help=HELP, rich_help_panel=HELP_PANEL, no_args_is_help=True)
     def convert(
         source: Optional[str] = typer.Argument(None, metavar="INPUT", help="A .npz or .h5 file, or a directory."),
-        output: Optional[str] = typer.Argument(None, metavar="[OUTPUT]",
-                                               help="Output file or directory (default: next to the input)."),
+        output: Optional[str] = typer.Argument(None, metavar="OUTPUT",
+                                               help="Output file (.npz for a .h5 input, .h5 for a .npz) or directory (default: next to the input)."),
         to: Optional[str] = typer.Option(None, "--to", metavar="h5|npz",
                                          help="For directories: convert into this format (default: h5)."),
         describe: bool = typer.Option(False, "--describe", help="Print the data layout and exit."),

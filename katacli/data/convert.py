@@ -41,13 +41,23 @@ def h5_to_npz(src: str | os.PathLike, dst: str | os.PathLike | None = None) -> P
 
 
 def convert_file(src: str | os.PathLike, dst: str | os.PathLike | None = None) -> Path:
-    """Convert by suffix: ``.npz`` -> ``.h5``, ``.h5`` -> ``.npz``."""
+    """Convert by suffix: ``.npz`` -> ``.h5``, ``.h5`` -> ``.npz``. ``dst``: the output file (it must have the
+    output format's suffix, so that no file is written under the other format's name, and must not be ``src``)
+    or an existing directory to write it into; default: beside ``src``."""
     src = Path(src)
-    if src.suffix == NPZ_SUFFIX:
-        return npz_to_h5(src, dst)
-    if src.suffix == H5_SUFFIX:
-        return h5_to_npz(src, dst)
-    raise TrainingDataError(f"{src}: expected a .npz or .h5 file")
+    if src.suffix not in (NPZ_SUFFIX, H5_SUFFIX):
+        raise TrainingDataError(f"{src}: expected a .npz or .h5 file")
+    to_suffix = H5_SUFFIX if src.suffix == NPZ_SUFFIX else NPZ_SUFFIX
+    if dst is not None:
+        dst = Path(dst)
+        if dst.is_dir():
+            dst = dst / src.with_suffix(to_suffix).name
+        elif dst.suffix != to_suffix:
+            raise TrainingDataError(f"{dst}: a {src.suffix} file converts to {to_suffix}; name the output "
+                                    f"{dst.with_suffix(to_suffix).name} (or give a directory)")
+        if dst.exists() and dst.resolve() == src.resolve():
+            raise TrainingDataError(f"{dst} is the input file; give another output")
+    return npz_to_h5(src, dst) if src.suffix == NPZ_SUFFIX else h5_to_npz(src, dst)
 
 
 def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suffix: str) -> list[Path]:
