@@ -172,12 +172,25 @@ def _hide_flag_types(command):
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
-    status = launch_directly(args)  # a GUI's plain engine launch line, without building the typer app
-    if status is not None:
-        sys.exit(status)
-    import typer
+    try:
+        status = launch_directly(args)  # a GUI's plain engine launch line, without building the typer app
+        if status is not None:
+            sys.exit(status)
+        import typer
 
-    _hide_flag_types(typer.main.get_command(_the_app()))(args=args, prog_name="kata")
+        _hide_flag_types(typer.main.get_command(_the_app()))(args=args, prog_name="kata")
+    except Exception as exc:
+        if not _is_missing_setting(exc):
+            raise
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+def _is_missing_setting(exc: Exception) -> bool:
+    """A setting the user must give that a command only finds missing once it evaluates (a human SL net
+    without humanSLProfile): one line, not a traceback. Checked without importing the module for it."""
+    profile = sys.modules.get("katacli.nn.human_profile")
+    return profile is not None and isinstance(exc, profile.ProfileNotSetError)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@ with includePolicy (checked against the raw human net), humanPrior per move and 
 from __future__ import annotations
 
 import json
+import subprocess
 
 import numpy as np
 import pytest
 
 from test_analysis_cli import KATRAIN_LIKE_CONFIG, EngineProcess
+from support.gtp import python_cli
 from support.paths import G170_B6, HUMAN_TEST, model_path
 
 MAIN_MODEL = model_path(G170_B6, module=True)
@@ -107,6 +109,32 @@ def test_bad_profile_is_an_error_reply_and_the_engine_keeps_running(katrain_engi
     good = katrain_engine.next()
     assert good["id"] == "GOOD" and "humanPrior" in good["moveInfos"][0]
     assert katrain_engine.close_stdin_and_wait() == 0
+
+
+def test_a_human_net_without_a_profile_answers_with_the_setting_to_give(tmp_path):
+    engine = EngineProcess(["-model", str(HUMAN_MODEL), "-override-config", f"homeDataDir={tmp_path}"])
+    try:
+        query = {"id": "A", "rules": "japanese", "maxVisits": 3, "komi": 6.5, "boardXSize": 9, "boardYSize": 9,
+                 "moves": []}
+        engine.send(json.dumps(query))
+        reply = engine.next()
+        assert reply["id"] == "A" and reply["field"] == "overrideSettings", reply
+        assert "humanSLProfile was not set" in reply["error"] and "Internal error" not in reply["error"]
+        assert engine.next()["noResults"] is True
+        engine.send(json.dumps(dict(query, id="B", overrideSettings={"humanSLProfile": "rank_5k"})))
+        assert engine.next()["moveInfos"]
+        assert engine.close_stdin_and_wait() == 0 and "Traceback" not in engine.stderr_text
+    finally:
+        engine.kill()
+
+
+def test_a_one_shot_command_says_in_one_line_that_the_net_needs_a_profile(tmp_path):
+    sgf = tmp_path / "game.sgf"
+    sgf.write_text("(;GM[1]FF[4]SZ[9];B[ee];W[cc])")
+    result = subprocess.run(python_cli() + ["evalsgf", str(sgf), "-move-num", "1", "-model", str(HUMAN_MODEL),
+                                            "-visits", "2"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: SGFMetadata is required for this network")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -87,6 +87,16 @@ def test_human_errors_keep_the_engine_running(human, override, command, error):
         assert ask(engine, out, "kata-get-param humanSLProfile") == "= \n\n"
 
 
+def test_a_human_net_as_the_main_model_without_a_profile_asks_for_one():
+    engine, out, err = make_engine(model=HUMAN_MODEL, scripted=False, override="maxVisits=4")
+    feed(engine, ["boardsize 7", "clear_board"])
+    answer = ask(engine, out, "3 genmove b")
+    assert answer.startswith("?3 SGFMetadata is required for this network") and "humanSLProfile" in answer, answer
+    assert "Traceback" not in err.getvalue()
+    assert ask(engine, out, "kata-set-param humanSLProfile rank_5k") == "= \n\n"
+    assert ask(engine, out, "genmove b").startswith("= ")
+
+
 def test_a_human_net_as_the_main_model_takes_the_profile():
     """KataGo allows the human net as -model: humanSLProfile then feeds the main net."""
     engine, out, _ = make_engine(model=HUMAN_MODEL, override="humanSLProfile=preaz_3d")

@@ -23,11 +23,12 @@ import traceback
 from typing import Callable, Optional
 
 from katacli.analysis.backend import loaded_evaluator
-from katacli.analysis.protocol import error
+from katacli.analysis.protocol import error, field_error
 from katacli.analysis.request import AnalysisRequest, RequestStatus
 from katacli.analysis.responses import analysis_response, no_results_response
 from katacli.analysis.scheduler import RequestQueue
 from katacli.game.coords import format_vertex
+from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search import Searcher
 from katacli.search.stepping import SearchGroup, search_shares
 
@@ -156,7 +157,10 @@ class AnalysisWorker:
     def _end(self, request: AnalysisRequest, searcher: Optional[Searcher], stats, exc: Optional[BaseException]) -> None:
         """A search finished (stats) or failed (exc): write its final response and release the request."""
         try:
-            if exc is not None:
+            if isinstance(exc, ProfileNotSetError):   # the query (overrideSettings) or the config must give one
+                self.emit(field_error(request.query_id, "overrideSettings", str(exc)))
+                self.emit(no_results_response(request))
+            elif exc is not None:
                 self.log.write(f"Error analysing {request.query_id} turn {request.turn_number}:\n"
                                + "".join(traceback.format_exception(exc)))
                 self.emit(error(f"Internal error analysing id {request.query_id} turn {request.turn_number}: "

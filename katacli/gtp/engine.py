@@ -26,6 +26,7 @@ from katacli.gtp.clock import quick_game
 from katacli.gtp.errors import EngineStartupError, GtpError
 from katacli.gtp.protocol import Command, EmptyCommand, ResponseWriter, clean_line, parse_command
 from katacli.gtp.runtime_params import GtpRuntimeParams
+from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.timecontrol import TimeControls
 from katacli.setup.engine_settings import GtpSettings
 
@@ -192,6 +193,8 @@ class GtpEngine:
         def run(stop_event):
             try:
                 target(stop_event)
+            except ProfileNotSetError as exc:   # a setting the user must give, not a bug
+                self.log.info(f"Error in background search: {exc}")
             except Exception:  # a background failure must not kill the engine
                 self.log.info("Error in background search:\n" + traceback.format_exc())
             finally:
@@ -282,6 +285,9 @@ class GtpEngine:
             return
         except (EngineStartupError, KeyboardInterrupt):
             raise
+        except ProfileNotSetError as exc:   # a human SL net without humanSLProfile: kata-set-param can set it
+            self.out.response(command.id, str(exc), is_error=True)
+            return
         except Exception as exc:  # a bug must not take the engine down with it
             self.log.info(f"Internal error in '{command.name}':\n{traceback.format_exc()}")
             self.out.response(command.id, f"internal error: {exc}", is_error=True)

@@ -21,6 +21,7 @@ from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
+from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.pattern_avoidance import load_sgf_pattern_table
 from katacli.selfplay.raw_policy import NetEvaluator
 
@@ -162,7 +163,10 @@ class MatchRun:
                         return
                     self._record(game, number)
         except BaseException as exc:  # reported by run(); the other threads stop too
-            log.exception("game thread failed")
+            if isinstance(exc, ProfileNotSetError):   # a setting to give, not a bug: no traceback
+                log.error(f"game thread stopped: {exc}")
+            else:
+                log.exception("game thread failed")
             self._errors.append(exc)
             self.request_stop()
 

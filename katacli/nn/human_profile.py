@@ -91,6 +91,15 @@ class HumanProfileError(ValueError):
     """An unknown or malformed humanSLProfile; the message is KataGo's."""
 
 
+class ProfileNotSetError(HumanProfileError):
+    """A network trained on SGF metadata (a human-SL net) asked to evaluate without a humanSLProfile: a setting
+    the user has to give, reported in one line (KataGo stops with this message)."""
+
+    def __init__(self) -> None:
+        super().__init__("SGFMetadata is required for this network (a human SL net) but humanSLProfile was not set. "
+                         "Did you specify humanSLProfile=... in the config or via overrides?")
+
+
 @dataclass(frozen=True)
 class SgfMetadata:
     """What a human-SL net is told about the game (KataGo's SGFMetadata), Black's and White's view."""
@@ -168,7 +177,7 @@ class HumanProfile:
 
     def row(self, white_to_move: bool, board_area: int) -> np.ndarray:
         if self.metadata is None:
-            raise HumanProfileError("humanSLProfile is not set")
+            raise ProfileNotSetError()
         return self.metadata.row(white_to_move, board_area)
 
 
