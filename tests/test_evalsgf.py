@@ -92,6 +92,8 @@ def test_with_a_network_prints_its_values_policy_and_ownership():
     (["-m", "5", "-e", "ZZ"], "-extra-moves"),
     (["-m", "5", "-override-rules", "nonsense"], "-override-rules"),
     (["-m", "5", "-v", "0"], "-visits: invalid value"),
+    (["-m", "5", "-override-komi", "7.3"], "-override-komi: Komi value is not a half-integer"),
+    (["-m", "5", "-move-num-end", "99"], "-move-num-end: move num 99 requested but sgf has only 9"),
 ])
 def test_bad_requests_are_one_line_errors(args, message):
     result = evalsgf(str(GAME), *args)

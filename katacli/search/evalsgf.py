@@ -93,7 +93,10 @@ def set_up(game: SgfGame, rules: Rules, move_num: int, request: EvalSgfRequest) 
         area = game.x_size * game.y_size
         if abs(request.override_komi) > area + KOMI_CLIP_RADIUS:
             raise EvalSgfError("Invalid komi, too much greater than the area of the board")
-        rules = rules.with_komi(request.override_komi)
+        try:
+            rules = rules.with_komi(request.override_komi)
+        except RulesError as exc:   # not a half-integer, or NaN
+            raise EvalSgfError(f"-override-komi: {exc}") from None
     if move_num < 0:
         raise EvalSgfError(f"Move num {move_num} requested but must be non-negative")
     if move_num > len(game.moves):
@@ -342,6 +345,8 @@ def run_evalsgf(game: SgfGame, request: EvalSgfRequest, params, evaluator, human
     rules = initial_rules(game, request, say)
     last = max(request.move_num, request.move_num_end if request.move_num_end is not None else request.move_num)
     set_up(game, rules, request.move_num, request)  # errors before any network work
+    if last > len(game.moves):   # -move-num-end past the game: said before searching the positions before it
+        raise EvalSgfError(f"-move-num-end: move num {last} requested but sgf has only {len(game.moves)}")
     if (request.raw_nn or request.print_lead) and evaluator is None:
         raise EvalSgfError(f"{'-raw-nn' if request.raw_nn else '-print-lead'} needs a network (-model)")
     for move_num in range(request.move_num, last + 1):
