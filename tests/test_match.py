@@ -115,6 +115,14 @@ def test_table_output_and_log_file(tmp_path):
         "r2 (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
 
 
+def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 1\nnnModelFile = rollouts\nnumGamesTotal = 2\n")
+    for log_file in (tmp_path, tmp_path / "missing" / "match.log"):   # a directory, a missing folder
+        done = kata_match("-config", str(cfg), "-log-file", str(log_file), "--quiet")
+        assert done.exit_code == 1 and done.stderr.startswith("error: -log-file: cannot write "), done.output
+        assert done.exception is None or isinstance(done.exception, SystemExit)
+
+
 def test_results_statistics():
     r = MatchResults(["x", "y"])
     for _ in range(9):

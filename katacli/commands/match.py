@@ -65,7 +65,10 @@ def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) ->
     logger.propagate = False
     handlers: list[logging.Handler] = []
     if log_file:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
+        try:
+            handler = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:   # a directory, a missing folder, no permission
+            report_error_and_exit(f"-log-file: cannot write {log_file}: {exc.strerror or exc}")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         handlers.append(handler)
     console = logging.StreamHandler(sys.stderr)
