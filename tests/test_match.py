@@ -116,7 +116,7 @@ def test_table_output_and_log_file(tmp_path):
 
 
 def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):
-    cfg = write_config(tmp_path, "numBots = 1\nnnModelFile = rollouts\nnumGamesTotal = 2\n")
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\nnumGamesTotal = 2\n")
     for log_file in (tmp_path, tmp_path / "missing" / "match.log"):   # a directory, a missing folder
         done = kata_match("-config", str(cfg), "-log-file", str(log_file), "--quiet")
         assert done.exit_code == 1 and done.stderr.startswith("error: -log-file: cannot write "), done.output
