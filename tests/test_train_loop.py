@@ -24,7 +24,7 @@ from katacli.train.training_net import TrainingNet
 from katacli.train.rows import RowBlock, read_rows
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
-from katacli.train.trainer import TrainingError, run_training
+from katacli.train.trainer import AbortedBySecondInterrupt, TrainingError, _StopFlag, run_training
 
 from support.paths import MODELS, TEST_B4
 from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
@@ -297,3 +297,15 @@ def test_config_file_and_unknown_key_warning(tmp_path):
     assert "Unknown config key 'lrScal'" in done.stderr
     assert "trained 32 samples" in done.stderr
     assert sorted(p.name for p in (tmp_path / "models").glob("*.bin.gz")) == ["kata-b2c16-s16-d80.bin.gz", "kata-b2c16-s32-d80.bin.gz"]
+
+
+def test_only_a_second_ctrl_c_aborts_and_it_is_told_apart():
+    # kata train says "aborted without saving (second Ctrl-C)" only for this exception; any other
+    # KeyboardInterrupt came before the loop ("interrupted before training began").
+    flag = _StopFlag()
+    flag._handle(signal.SIGTERM, None)
+    flag._handle(signal.SIGTERM, None)   # SIGTERM only ever asks to stop after the step
+    assert flag.requested
+    with pytest.raises(AbortedBySecondInterrupt):
+        flag._handle(signal.SIGINT, None)
+    assert issubclass(AbortedBySecondInterrupt, KeyboardInterrupt)

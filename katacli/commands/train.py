@@ -147,7 +147,7 @@ def _run(settings, quiet: bool) -> None:
     from katacli.train.checkpoint import CheckpointError
     from katacli.train.distributed import DeviceError, setup_distributed, teardown_distributed
     from katacli.train.rows import TrainingFileError
-    from katacli.train.trainer import TrainingError, run_training
+    from katacli.train.trainer import AbortedBySecondInterrupt, TrainingError, run_training
     from katacli.train.window import NoTrainingDataError
 
     console = _rich_console()
@@ -165,8 +165,11 @@ def _run(settings, quiet: bool) -> None:
         report_error_and_exit(str(exc), EXIT_CONFIG_ERROR)
     except OSError as exc:  # disk full, output directory not writable, ...
         report_error_and_exit(write_failure_message(exc, "training"))
-    except KeyboardInterrupt:
-        print("aborted without saving (second Ctrl-C)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, AbortedBySecondInterrupt):
+            print("aborted without saving (second Ctrl-C)", file=sys.stderr)
+        else:   # before the training loop (loading data, building the net): nothing trained yet
+            print("interrupted before training began: nothing to save", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED)
     finally:
         teardown_distributed(finished)

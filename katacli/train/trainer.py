@@ -79,6 +79,10 @@ class _Interrupted(Exception):
     """Stop requested before the first batch."""
 
 
+class AbortedBySecondInterrupt(KeyboardInterrupt):
+    """A second Ctrl-C while the training loop was already stopping: leave without saving."""
+
+
 class _StopFlag:
     """Set by Ctrl-C / SIGTERM; the loop stops after the current step. A second Ctrl-C aborts."""
 
@@ -88,7 +92,7 @@ class _StopFlag:
 
     def _handle(self, signum, frame):
         if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+            raise AbortedBySecondInterrupt
         self.requested = True
 
     def __enter__(self):
