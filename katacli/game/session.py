@@ -139,6 +139,13 @@ class GameSession:
         """Set up a position read from SGF, as KataGo's loadsgf does: the setup stones (AB/AW/AE in order),
         then the moves replayed. Raises SgfError naming the first impossible move (after ``source``, a file
         name, when given); SessionError for impossible setup stones."""
+        seen = set()
+        for _, xy in position.setup:   # KataGo refuses a root that sets a point twice (AB[ee]AW[ee], AB[ee]AE[ee])
+            if xy in seen:
+                where = f"{source}: " if source else ""
+                raise SgfError(f"{where}the setup stones (AB/AW/AE) set "
+                               f"{format_vertex(xy, position.x_size, position.y_size)} more than once")
+            seen.add(xy)
         self.set_position(final_setup(position.setup), position.initial_player)
         for number, (pla, xy) in enumerate(position.moves, start=1):
             try:
