@@ -142,6 +142,10 @@ def test_resume_continues_identically(tmp_path):
     assert_same_training_state(straight.output_dir, split.output_dir)
     lines = [json.loads(x)["samples"] for x in open(tmp_path / "split" / "metrics.jsonl")]
     assert lines == sorted(set(lines))  # no duplicated stretch after resuming
+    # A resumed run keeps its net: a modelKind the user asks for that differs is refused (the default is not).
+    with pytest.raises(TrainingError, match="trains a b2c16 net; it cannot continue as b4c32"):
+        run_training(replace(split, max_samples=400, model_kind="b4c32", model_kind_given=True), log=quiet)
+    assert run_training(replace(split, max_samples=352, model_kind="b6c96"), log=quiet).samples == 352
 
 
 def run_command(args: list[str], **popen) -> subprocess.Popen:

@@ -105,6 +105,9 @@ def test_settings_from_config_and_flags():
     assert s.batch_size == 32 and s.lr_scale == 0.5 and s.td_value_loss_scales == (0.5, 0.6, 0.7)
     assert s.optimizer == "adamw"
     assert unknown_train_keys(cfg) == ["maxRows"]
+    assert not s.model_kind_given   # the default kind: a resumed run of another kind goes on
+    assert settings_from_config(cfg, {"modelKind": "b4c32"}).model_kind_given
+    assert settings_from_config(Config.from_text("modelKind = b4c32\n")).model_kind_given
     with pytest.raises(ConfigError, match="lrScale"):
         settings_from_config(Config.from_text("lrScale = -1\n"))
     with pytest.raises(ConfigError, match="either lrScale or lrSchedule"):

@@ -71,6 +71,8 @@ class TrainSettings:
     num_cpu_threads: int = _key("numCpuThreads")
     # Parsed lrSchedule: (from samples, lr scale) points.
     lr_points: list[tuple[int, float]] = field(default_factory=list)
+    # modelKind came from the user (flag or config), not the default: a resumed run of another kind says so.
+    model_kind_given: bool = False
 
     @property
     def checkpoint_interval(self) -> int:
@@ -133,6 +135,7 @@ def settings_from_config(cfg: Config, overrides: Optional[dict[str, Any]] = None
                 or (spec.maximum is not None and value > spec.maximum)):
             raise ConfigError(f"{key} = {value} is out of range [{spec.minimum}, {spec.maximum}]")
         setattr(settings, FIELD_OF_KEY[key], value)
+    settings.model_kind_given = "modelKind" in cfg or (overrides or {}).get("modelKind") is not None
     if settings.lr_schedule:
         try:
             settings.lr_points = parse_lr_schedule(settings.lr_schedule)

@@ -170,6 +170,9 @@ class Trainer:
             self.log(f"resuming from {path} at {int(state['samples'])} samples")
             if s.init_model:
                 self.log(f"note: -init-model is ignored, {s.output_dir} already holds a run")
+            if s.model_kind_given and s.model_kind != architecture_name(model):
+                raise TrainingError(f"the run in {s.output_dir} trains a {architecture_name(model)} net; it cannot "
+                                    f"continue as {s.model_kind} (use a new -output-dir for a {s.model_kind} run)")
             if state.get("optimizer_name", s.optimizer) != s.optimizer:
                 raise TrainingError(f"the run in {s.output_dir} was trained with optimizer = {state['optimizer_name']}; "
                                     f"it cannot continue with {s.optimizer} (use a new -output-dir)")
