@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -253,6 +254,16 @@ def test_init_model_and_fresh_run_errors(tmp_path):
         run_training(make_settings(tmp_path, init_model=str(tmp_path / "none.bin.gz")), log=quiet)
     with pytest.raises(TrainingError, match="unknown model config"):
         run_training(make_settings(tmp_path, output_dir=str(tmp_path / "x"), model_kind="b3c7"), log=quiet)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for settings, message in [
+        (make_settings(tmp_path, data_dir=str(a_file)), f"data directory {a_file} is not a directory"),
+        (make_settings(tmp_path, output_dir=str(a_file)), f"-output-dir {a_file} is a file, not a directory"),
+        (make_settings(tmp_path, output_dir=str(a_file / "run")), f"{a_file} is a file, not a directory"),
+        (make_settings(tmp_path, export_dir=str(a_file)), f"-export-dir {a_file} is a file, not a directory"),
+    ]:   # found before any step (an export directory was found only at the first export)
+        with pytest.raises(TrainingError, match=re.escape(message)):
+            run_training(settings, log=quiet)
 
 
 def kata_train(*args: str):

@@ -107,6 +107,19 @@ class _StopFlag:
         return False
 
 
+def _check_writable_dir(flag: str, directory: str) -> None:
+    """A directory the run can write into (made later if missing): not a file, and writable where it exists or
+    where it would be made."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise TrainingError(f"{flag} {directory} is a file, not a directory")
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise TrainingError(f"{flag} {directory}: {existing} is a file, not a directory")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise TrainingError(f"{flag} {directory}: cannot write in {existing} (no permission)")
+
+
 class Trainer:
     def __init__(self, settings: TrainSettings, ctx: Optional[DistributedContext] = None,
                  log: Callable[[str], None] = print, progress=None):
@@ -135,7 +148,12 @@ class Trainer:
         if s.init_model and not os.path.isfile(s.init_model):
             raise TrainingError(f"initial model {s.init_model} does not exist")
         if not os.path.isdir(s.data_dir):
-            raise TrainingError(f"data directory {s.data_dir} does not exist")
+            what = "is not a directory" if os.path.exists(s.data_dir) else "does not exist"
+            raise TrainingError(f"data directory {s.data_dir} {what}")
+        # Where the run writes: found out now, not after the first steps (and not as "run again to go on").
+        for flag, directory in (("-output-dir", s.output_dir), ("-export-dir", s.export_dir)):
+            if directory:
+                _check_writable_dir(flag, directory)
         if not any(f.rows for f in DataScanner(s.data_dir, self.log).scan()):
             raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
 
