@@ -26,8 +26,9 @@ from katacli.train.rows import RowBlock, read_rows
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import AbortedBySecondInterrupt, TrainingError, _StopFlag, run_training
+from katacli.train.window import NoTrainingDataError
 
-from support.paths import MODELS, TEST_B4
+from support.paths import G170_B6, MODELS, TEST_B4
 from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
 BOARD = 9
 
@@ -254,6 +255,14 @@ def test_init_model_and_fresh_run_errors(tmp_path):
         run_training(make_settings(tmp_path, init_model=str(tmp_path / "none.bin.gz")), log=quiet)
     with pytest.raises(TrainingError, match="unknown model config"):
         run_training(make_settings(tmp_path, output_dir=str(tmp_path / "x"), model_kind="b3c7"), log=quiet)
+    old_net = MODELS / G170_B6
+    if old_net.exists():   # a net it cannot train (version 8) is refused before the run's first file
+        with pytest.raises(TrainingError, match="training needs a version 15"):
+            run_training(make_settings(tmp_path, output_dir=str(tmp_path / "v8"), init_model=str(old_net)), log=quiet)
+        assert not (tmp_path / "v8" / ckpt.INITIAL_MODEL_FILE).exists()
+    with pytest.raises(NoTrainingDataError, match="fewer than one global batch of 1000"):
+        run_training(make_settings(tmp_path, output_dir=str(tmp_path / "big"), batch_size=1000), log=quiet)
+    assert not (tmp_path / "big").exists()
     a_file = tmp_path / "a_file"
     a_file.write_text("")
     for settings, message in [

@@ -35,7 +35,7 @@ from katacli.train.distributed import DistributedContext, any_rank_true, barrier
 from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
-from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError
+from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError, check_trainable
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
 from katacli.train.prefetch import Prefetcher
 from katacli.config_keys.spec import Enabled
@@ -154,8 +154,13 @@ class Trainer:
         for flag, directory in (("-output-dir", s.output_dir), ("-export-dir", s.export_dir)):
             if directory:
                 _check_writable_dir(flag, directory)
-        if not any(f.rows for f in DataScanner(s.data_dir, self.log).scan()):
+        rows = sum(f.rows for f in DataScanner(s.data_dir, self.log).scan())
+        if not rows:
             raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
+        global_batch = s.batch_size * self.ctx.world_size
+        if rows < global_batch:   # the window could never fill a batch: say so before the run's first file
+            raise NoTrainingDataError(f"{s.data_dir} has {rows} rows, fewer than one global batch of {global_batch}; "
+                                      "generate more data or lower batchSize")
 
     def _fresh_model(self, seed: int) -> KataGoModel:
         if self.s.init_model:
@@ -198,6 +203,10 @@ class Trainer:
             seed = s.seed if s.seed >= 0 else random.SystemRandom().randrange(MAX_SEED)
             seed = broadcast_int(seed, ctx)
             model = self._fresh_model(seed)
+            try:
+                check_trainable(model)   # before the run's first file: a net it cannot train leaves nothing behind
+            except UnsupportedModelError as exc:
+                raise TrainingError(str(exc)) from None
             if ctx.is_main:
                 write_model_atomically(model, ckpt.initial_model_path(s.output_dir))
             barrier(ctx)
