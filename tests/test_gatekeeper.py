@@ -104,6 +104,7 @@ def test_command_errors_and_empty_directory(tmp_path):
             "-quit-if-no-nets-to-test"]
     empty = CliRunner().invoke(app, normalize_argv(args))
     assert empty.exit_code == 0, empty.output                       # nothing to test: quits as asked
+    assert f"no network to test in {tmp_path / 't'}: quitting" in empty.stderr   # and says so (a typo shows)
     write_tiny_net(tmp_path / "t" / "cand.bin.gz", 6)
     no_accepted = CliRunner().invoke(app, normalize_argv(args))
     assert no_accepted.exit_code == 1 and "no accepted model in" in no_accepted.stderr

@@ -212,6 +212,9 @@ class Gatekeeper:
         while not self.stopped:
             candidate = self.settled_candidate()
             if candidate is None:
+                if quit_if_no_nets and not self.stopped:   # a typo in -test-models-dir shows here
+                    log.warning("no %snetwork to test in %s: quitting (-quit-if-no-nets-to-test)",
+                                "other " if outcomes else "", self.test_dir)
                 if quit_if_no_nets or self.stopped:
                     break
                 if not waiting_logged:
