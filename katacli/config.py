@@ -352,6 +352,13 @@ class Config:
         with self._lock:
             return sorted(k for k in self._values if k not in self._used)
 
+    def unused_key_warnings(self, command: str) -> list[str]:
+        """KataGo's warnUnusedKeys, once a command has read its settings: one ``WARNING:`` line per key it set
+        that the command never read (a key of another command, or one that only counts with another key).
+        Keys the registry does not know are left out: :meth:`unknown_key_warnings` names them."""
+        return [f"WARNING: Unused key '{key}' in {self.origin(key)}: {command} does not use it here"
+                for key in self.unused_keys() if config_keys.is_known(key)]
+
     def unknown_keys(self) -> list[str]:
         """Keys the registry does not know, in file order."""
         return [key for key in self._values if not config_keys.is_known(key)]

@@ -369,3 +369,20 @@ def test_a_huge_integer_is_out_of_range_not_a_crash():
     with pytest.raises(ConfigError, match="out of range$"):
         cfg.get_int("maxVisits")
     assert cfg.get("numSearchThreads") == 4
+
+
+def test_unused_keys_are_warned_as_katago_does():
+    # KataGo's warnUnusedKeys: a known key the command never read (another command's); unknown keys have
+    # their own warning, and read keys none.
+    cfg = Config.from_text("maxVisits = 10\nnumGameThreads = 4\nmaxVisitz = 3\n", source="my.cfg")
+    cfg.get("maxVisits", int)
+    assert cfg.unused_key_warnings("kata gtp") == [
+        "WARNING: Unused key 'numGameThreads' in my.cfg, line 2: kata gtp does not use it here"]
+
+
+def test_gtp_warns_about_another_commands_keys():
+    from support.gtp import make_engine
+
+    _, _, err = make_engine(override="numGameThreads=4,numAnalysisThreads=2,maxVisits=5")
+    warned = [line for line in err.getvalue().splitlines() if "Unused key" in line]
+    assert len(warned) == 2 and "'numAnalysisThreads'" in warned[0] and "'numGameThreads'" in warned[1]

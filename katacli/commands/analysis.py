@@ -130,6 +130,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
         writer.on_line = lambda line: log.write("Response: " + line)
     with exit_on_config_error():
         engine = build_engine(cfg, settings, backend, writer, log, params, pattern_table)
+    for warning in cfg.unused_key_warnings("kata analysis"):   # all its keys are read by now (KataGo's check)
+        log.info(warning)
     log.write(f"Analyzing up to {settings.num_analysis_threads} positions at a time in parallel")
     log.info("Started, ready to begin handling requests")
     try:

@@ -112,8 +112,9 @@ def register(app: typer.Typer) -> None:
                                                  help="Export .bin.gz models here, e.g. selfplay's -models-dir (config: exportDir)."),
         config: Optional[List[str]] = typer.Option(None, "--config", metavar="FILE",
                                                    help="Training config file (.cfg); may be repeated. See -list-keys."),
-        override_config: Optional[List[str]] = typer.Option(None, "--override-config", metavar="KEY=VALUE,...",
-                                                            help=OVERRIDE_CONFIG_HELP),
+        override_config: Optional[List[str]] = typer.Option(
+            None, "--override-config", metavar="KEY=VALUE,...",
+            help=OVERRIDE_CONFIG_HELP.replace("maxVisits=200, numSearchThreads=8", "lrScale=0.5, swaScale=0")),
         batch_size: Optional[int] = typer.Option(None, "--batch-size", metavar="N", help="Rows per batch per process (config: batchSize)."),
         lr_scale: Optional[float] = typer.Option(None, "--lr-scale", metavar="X", help="Learning-rate multiplier (config: lrScale)."),
         seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed of a new run (config: seed)."),

@@ -135,6 +135,8 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
     log = EngineLog(settings.logging, stderr=stderr)
     for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
         log.file_only(warning)
+    for warning in cfg.unused_key_warnings("kata gtp"):   # every key gtp reads has been read by now (KataGo's check)
+        log.info(warning)
     announce = log.info if settings.startup_print_message_to_stderr else log.write
     announce(f"katacli {__version__} GTP engine (KataGo {KATAGO_COMPAT_VERSION} compatible)")
     rules_name = "NoGo" if nogo else settings.rules.nice_name()

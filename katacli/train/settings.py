@@ -152,9 +152,13 @@ def unknown_train_keys(cfg: Config) -> list[str]:
 
 
 def warn_unknown_train_keys(cfg: Config, stream: Optional[TextIO] = None) -> None:
+    """After :func:`settings_from_config`: a warning for each key kata train does not know, and for each key of
+    another command (maxVisits, numSearchThreads: a search config given to training by mistake)."""
     stream = stream or sys.stderr
     for key in unknown_train_keys(cfg):
         print(f"WARNING: Unknown config key '{key}' in {cfg.origin(key)}; kata train ignores it", file=stream)
+    for line in cfg.unused_key_warnings("kata train"):
+        print(line, file=stream)
 
 
 def describe_keys() -> str:
