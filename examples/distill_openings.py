@@ -38,6 +38,7 @@ import numpy as np
 # Openings end after this many moves at most (each a position to learn from).
 OPENING_DEPTHS = (0, 0, 1, 2, 3, 4, 5, 6, 8, 10, 12)
 KOMI = 7.5
+SEARCH_SEED_BITS = 63   # each search's seed, drawn from the run's
 BATCH = 32
 # The written network's name: its source's, with this added.
 NAME_SUFFIX = "-distilled"
@@ -51,14 +52,15 @@ def generate(model: str, sizes: list[int], count: int, visits: int, seed: int) -
     import katacli
 
     rng = random.Random(seed)
-    net = katacli.load_network(model)
+    net = katacli.load_network(model, seed=seed)   # its random symmetries, and each search below, seeded: one
+    # seed gives the same rows on every run
     rows: list[dict] = []
     while len(rows) < count:
         size = rng.choice(sizes)
         game = katacli.Game(size, komi=KOMI)
         moves: list[list[str]] = []
         for step in range(rng.choice(OPENING_DEPTHS) + 1):
-            result = katacli.analyze(game, net, visits=visits)
+            result = katacli.analyze(game, net, visits=visits, seed=rng.getrandbits(SEARCH_SEED_BITS))
             visited = [(m.move, m.visits) for m in result.moves if m.visits > 0]
             total = sum(v for _, v in visited)
             rows.append({"size": size, "moves": list(moves), "target": [[m, v / total] for m, v in visited]})

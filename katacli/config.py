@@ -558,7 +558,8 @@ class Config:
         if key in self._values:
             return self._get_with_spec(spec, mode)
         if self.require_keys and spec.is_required(mode):
-            raise ConfigError(f"Missing key '{key}' in {self.source}; the {mode} command needs it")
+            # Named after the command running (a match reads self-play's game keys in their mode).
+            raise ConfigError(f"Missing key '{key}' in {self.source}; the {self.mode or mode} command needs it")
         return self.default(key, mode)
 
     def default(self, key: str, mode: str | None = None) -> Any:

@@ -417,6 +417,7 @@ TRAIN = {
     "compile": Enabled.AUTO,
     "num_cpu_threads": 0,
     "lr_points": [],
+    "model_kind_given": False,
 }
 
 RUNTIME = {

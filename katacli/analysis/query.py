@@ -29,7 +29,7 @@ from katacli.analysis.protocol import QueryError, field_warning
 from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
 from katacli.config import Config, ConfigError
 from katacli.engine_common import network_supported_rules
-from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.coords import BLACK, WHITE, format_color, format_vertex
 from katacli.game.rules import Rules, RulesError, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN
 from katacli.search.params import SearchParams, config_key_of
@@ -208,11 +208,13 @@ class QueryParser:
 
     def _initial_state(self, stones, moves, initial_player, rules: Rules, x_size: int, y_size: int) -> GameState:
         board = GoBoard(x_size, y_size)
-        try:
-            for player, point in stones:
+        for player, point in stones:
+            try:
                 board.set_stone(point, player)
-        except ValueError as exc:
-            raise QueryError("initialStones", f"Could not set up initialStones: {exc}") from None
+            except ValueError:   # the stone, as the query wrote it (the board's message has its own numbers)
+                raise QueryError("initialStones", f"Could not set up initialStones: {format_color(player)} "
+                                 f"{format_vertex(point, x_size, y_size)} would leave a group without liberties"
+                                 ) from None
         if initial_player is None:
             if moves:
                 initial_player = moves[0][0]

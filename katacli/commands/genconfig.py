@@ -429,14 +429,19 @@ def choices_from_flags(options: GenconfigOptions):
     limits = [v for v in (options.max_visits, options.max_playouts, options.max_time) if v is not None]
     if len(limits) > 1:
         raise BenchmarkError("choose at most one of --max-visits, --max-playouts and --max-time")
-    try:
-        rules = parse_rules(options.rules or DEFAULT_NONINTERACTIVE_RULES)
-        komi = None if options.komi is None else parse_komi(str(options.komi))
-        devices = parse_device_list(options.devices) if options.devices else []
-        gigabytes = None if options.cache_gb is None else parse_gigabytes(str(options.cache_gb))
-        human_profile = None if options.human_profile is None else parse_human_profile_name(options.human_profile)
-    except ValueError as exc:
-        raise BenchmarkError(str(exc)) from None
+    def flag_value(flag: str, parse: Callable, value):
+        """``parse(value)``, its error naming the flag (the prompts' texts do not)."""
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise BenchmarkError(f"{flag}: {exc}") from None
+
+    rules = flag_value("--rules", parse_rules, options.rules or DEFAULT_NONINTERACTIVE_RULES)
+    komi = None if options.komi is None else flag_value("--komi", parse_komi, str(options.komi))
+    devices = flag_value("--devices", parse_device_list, options.devices) if options.devices else []
+    gigabytes = None if options.cache_gb is None else flag_value("--cache-gb", parse_gigabytes, str(options.cache_gb))
+    human_profile = (None if options.human_profile is None
+                     else flag_value("--human-profile", parse_human_profile_name, options.human_profile))
     try:
         parse_key_value(RESIGN_SPEC.name)(str(options.resign_threshold))
     except ValueError as exc:

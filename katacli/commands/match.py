@@ -104,6 +104,13 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
     for line in settings.positions.log_lines:
         logging.getLogger("katacli.match").info("%s", line)
     sgf_dir = Path(sgf_output_dir) if sgf_output_dir else None
+    if sgf_dir is not None:
+        if sgf_dir.exists() and not sgf_dir.is_dir():
+            report_error_and_exit(f"-sgf-output-dir: {sgf_output_dir} is a file, not a directory")
+        try:   # made now: a file in the way or no permission is said before any game is played
+            sgf_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            report_error_and_exit(f"-sgf-output-dir: cannot make {sgf_output_dir}: {exc.strerror or exc}")
     try:
         try:  # loaded before any network: unusable pattern files stop the match at once, in one line
             pattern_tables = load_pattern_tables(settings)

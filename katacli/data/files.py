@@ -189,7 +189,9 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise TrainingDataError(f"training file not found: {path}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise TrainingDataError(f"cannot read {path} as npz: {exc}") from None
+        # numpy reads a file that is not a zip as a pickle and then advises loading it unsafely: say what it is.
+        reason = "not an npz (zip) file" if not zipfile.is_zipfile(path) else str(exc)
+        raise TrainingDataError(f"cannot read {path} as npz: {reason}") from None
     try:
         validate_arrays(arrays)
     except SchemaError as exc:

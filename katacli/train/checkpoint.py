@@ -51,8 +51,9 @@ def save_checkpoint(path: str, state: dict[str, Any]) -> None:
 def load_checkpoint(path: str) -> dict[str, Any]:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many kinds for a damaged file
-        raise CheckpointError(f"{path}: cannot read checkpoint ({exc})") from exc
+    except Exception as exc:  # torch raises many kinds for a damaged file (an empty one: EOFError with no text)
+        detail = str(exc) or ("the file is empty" if os.path.getsize(path) == 0 else type(exc).__name__)
+        raise CheckpointError(f"{path}: cannot read checkpoint ({detail})") from exc
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path}: not a katacli training checkpoint (format {CHECKPOINT_FORMAT})")
     return state
