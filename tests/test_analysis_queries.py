@@ -38,6 +38,8 @@ FIELD_ERRORS = [
     ({"moves": [["B", "C3"], ["W", "C3"]]}, "moves", "Illegal move 1: C3"),
     ({"initialStones": [["B", "pass"]]}, "initialStones", "Could not parse board location: pass"),
     ({"initialStones": {"B": "C3"}}, "initialStones", MOVES_SHAPE),
+    ({"initialStones": [["B", "A2"], ["B", "B1"], ["W", "A1"]]}, "initialStones",
+     "Could not set up initialStones: W A1 would leave a group without liberties"),
     ({"initialPlayer": "red"}, "initialPlayer", 'Must be "b" or "w"'),
     ({"initialPlayer": 1}, "initialPlayer", 'Must be "b" or "w"'),
     ({"analyzeTurns": [1]}, "analyzeTurns", "Invalid turn number: 1"),

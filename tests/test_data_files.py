@@ -279,6 +279,9 @@ def test_convert_file_never_writes_over_its_input_or_under_the_other_formats_nam
             convert_file(h5, tmp_path / dst)
         assert not (tmp_path / "out.h5").exists() and not (tmp_path / "out.txt").exists()
     assert h5.read_bytes() == before
+    (tmp_path / "junk.npz").write_bytes(b"not a zip at all")   # numpy would advise unpickling it
+    with pytest.raises(TrainingDataError, match=r"junk\.npz as npz: not an npz \(zip\) file$"):
+        convert_file(tmp_path / "junk.npz")
     (tmp_path / "linked.npz").symlink_to(h5)   # the right suffix, but the input itself
     with pytest.raises(TrainingDataError, match="is the input file"):
         convert_file(h5, tmp_path / "linked.npz")

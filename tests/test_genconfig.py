@@ -185,12 +185,13 @@ def test_overwriting_can_keep_the_old_thread_count(tmp_path):
     (["--rules", "foo"], "Could not parse rules: foo"),
     (["--max-visits", "0"], "--max-visits must be from 1"),
     (["--max-visits", "10", "--max-time", "5"], "at most one of"),
-    (["--komi", "7.3"], "Komi must be a whole or half number"),
+    (["--komi", "7.3"], "--komi: Komi must be a whole or half number"),
     (["--devices", "a,b"], "Invalid device index"),
     (["--threads", "0"], "--threads must be from 1"),
     (["--resign-threshold", "2"], "--resign-threshold: Must be from -1 to 0"),
     (["--resign-threshold", "0.5"], "--resign-threshold: Must be from -1 to 0"),
-    (["--cache-gb", "0"], "Must be more than 0"),
+    (["--cache-gb", "0"], "--cache-gb: Must be more than 0"),
+    (["--cache-gb", "-1"], "--cache-gb: Must be from 0 to"),
     (["-model", "/no/such/net.bin.gz"], "model file not found"),
 ])
 def test_bad_flags_are_one_clear_line(tmp_path, args, message):

@@ -121,6 +121,10 @@ def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):
         done = kata_match("-config", str(cfg), "-log-file", str(log_file), "--quiet")
         assert done.exit_code == 1 and done.stderr.startswith("error: -log-file: cannot write "), done.output
         assert done.exception is None or isinstance(done.exception, SystemExit)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    done = kata_match("-config", str(cfg), "-sgf-output-dir", str(a_file), "--quiet")   # refused before any game
+    assert done.exit_code == 1 and "-sgf-output-dir: " in done.stderr and "is a file" in done.stderr, done.output
 
 
 def test_results_statistics():

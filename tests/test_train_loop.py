@@ -333,3 +333,10 @@ def test_only_a_second_ctrl_c_aborts_and_it_is_told_apart():
     with pytest.raises(AbortedBySecondInterrupt):
         flag._handle(signal.SIGINT, None)
     assert issubclass(AbortedBySecondInterrupt, KeyboardInterrupt)
+
+
+def test_an_empty_checkpoint_says_so(tmp_path):
+    empty = tmp_path / ckpt.CHECKPOINT_FILE
+    empty.write_bytes(b"")
+    with pytest.raises(ckpt.CheckpointError, match=r"cannot read checkpoint \(the file is empty\)"):
+        ckpt.load_checkpoint(str(empty))
