@@ -9,7 +9,9 @@ The format, as KataGo's ConfigParser accepts it::
 Keys are letters, digits, ``_`` and ``-``. A key may appear only once per
 file. Values are text until typed access parses them: numbers the way C++
 streams read them, booleans as ``true``/``false`` in any case, lists as
-comma-separated items. ``@include`` directives are not supported.
+comma-separated items. ``@include other.cfg`` reads another file at that point
+(its path relative to the including file's folder, as KataGo resolves it); a key
+set again after an include replaces the included value.
 
 Every user mistake raises :class:`ConfigError` with a message that names the
 file (and line, or ``-override-config``), the key and the offending value.
@@ -33,6 +35,8 @@ from katacli.config_keys import Enabled, KeySpec, ValueKind
 __all__ = ["Config", "ConfigError", "Enabled", "check_config_file", "parse_config_text", "parse_override_string"]
 
 OVERRIDE_ORIGIN = "-override-config"
+# parse_config_text's entry for an "@include FILE" line (no key can start with "@").
+INCLUDE_KEY = "@include"
 NO_FILE_SOURCE = "(no config file)"
 # Characters KataGo treats as whitespace when trimming.
 _WHITESPACE = " \t\r\n\v\f"
@@ -75,7 +79,7 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
     if not text or text.startswith("#"):
         return None
     if text.startswith("@"):
-        raise ConfigError(f"{where}: '@' directives such as @include are not supported: {text}")
+        return INCLUDE_KEY, _include_target(text, where)
 
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"{where}: {reason}: {_shorten(text)}")
@@ -104,6 +108,20 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
     if value == "":
         raise fail(f"key {key!r} has an empty value")
     return key, value
+
+
+def _include_target(text: str, where: str) -> str:
+    """The file an ``@include`` line names (KataGo's readStreamContent: '=' or blanks after the directive,
+    a trailing comment, and quotes around the name allowed)."""
+    line = text.split("#", 1)[0].strip(_WHITESPACE)
+    match = re.match(r"@([^\s=]*)[\s=]+(.*)$", line)
+    if match is None or match.group(1) != "include":
+        directive = line.split()[0] if line.split() else line
+        raise ConfigError(f"{where}: unsupported @ directive '{_shorten(directive)}' (only @include FILE is)")
+    target = match.group(2).strip(_WHITESPACE).strip("'").strip('"')
+    if not target:
+        raise ConfigError(f"{where}: @include names no file")
+    return target
 
 
 def _parse_quoted(text: str, fail) -> tuple[str, str]:
@@ -137,6 +155,9 @@ def parse_config_text(text: str, source: str) -> list[tuple[str, str, int]]:
         if parsed is None:
             continue
         key, value = parsed
+        if key == INCLUDE_KEY:   # kept in place: check_config_file reads the file it names
+            entries.append((key, value, line_number))
+            continue
         if key in first_line_of:
             raise ConfigError(
                 f"{source}, line {line_number}: key '{key}' was already set on line {first_line_of[key]}; "
@@ -238,7 +259,11 @@ class Config:
     @classmethod
     def from_text(cls, text: str, *, source: str = "<config text>", mode: str | None = None) -> "Config":
         config = cls(source=source, mode=mode, require_keys=True)
-        config._add_entries(parse_config_text(text, source), source)
+        entries = parse_config_text(text, source)
+        for key, _, line_number in entries:
+            if key == INCLUDE_KEY:
+                raise ConfigError(f"{source}, line {line_number}: @include needs a config file to be relative to")
+        config._add_entries((key, value, f"{source}, line {n}") for key, value, n in entries)
         return config
 
     @classmethod
@@ -252,13 +277,13 @@ class Config:
             raise ConfigError("no config file given")
         config = cls(source=" + ".join(str(p) for p in paths), mode=mode, require_keys=True)
         for path in paths:
-            config._add_entries(check_config_file(path), str(path))
+            config._add_entries(check_config_file(path))
         return config
 
-    def _add_entries(self, entries: Iterable[tuple[str, str, int]], source: str) -> None:
-        for key, value, line_number in entries:
+    def _add_entries(self, entries: Iterable[tuple[str, str, str]]) -> None:
+        for key, value, origin in entries:
             self._values[key] = value
-            self._origins[key] = f"{source}, line {line_number}"
+            self._origins[key] = origin
 
     def copy(self) -> "Config":
         clone = Config(source=self.source, mode=self.mode, require_keys=self.require_keys)
@@ -601,11 +626,31 @@ class Config:
         return f"Config(source={self.source!r}, mode={self.mode!r}, keys={len(self._values)})"
 
 
-def check_config_file(path: str | Path) -> list[tuple[str, str, int]]:
-    """Read and parse one config file: its ``(key, value, line_number)`` entries, or ConfigError
-    with a one-line message for a file that is missing, unreadable, binary or malformed. Commands
-    call it (through load_config) before they start serving, so a bad file is reported at once."""
-    return parse_config_text(_read_config_file(path), str(path))
+def check_config_file(path: str | Path) -> list[tuple[str, str, str]]:
+    """Read and parse one config file and the files it includes: its ``(key, value, origin)`` entries in the
+    order they apply (origin: ``file, line N``), or ConfigError with a one-line message for a file that is
+    missing, unreadable, binary or malformed, or an include that is absolute or repeated. Commands call it
+    (through load_config) before they start serving, so a bad file is reported at once."""
+    return _entries_with_includes(Path(path), str(path), [Path(path).resolve()])
+
+
+def _entries_with_includes(path: Path, shown: str, included: list[Path]) -> list[tuple[str, str, str]]:
+    entries: list[tuple[str, str, str]] = []
+    for key, value, line_number in parse_config_text(_read_config_file(path), shown):
+        where = f"{shown}, line {line_number}"
+        if key != INCLUDE_KEY:
+            entries.append((key, value, where))
+            continue
+        if Path(value).is_absolute():   # as KataGo: includes are relative to the including file
+            raise ConfigError(f"{where}: @include takes a path relative to this file, not {value}")
+        target = path.parent / value
+        if target.resolve() in included:
+            raise ConfigError(f"{where}: {value} is included twice (or includes itself)")
+        included.append(target.resolve())
+        if not target.is_file():
+            raise ConfigError(f"{where}: @include {value}: {target} is not a file")
+        entries.extend(_entries_with_includes(target, str(target), included))
+    return entries
 
 
 def _read_config_file(path: str | Path) -> str:

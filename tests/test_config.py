@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 
 import pytest
 
@@ -50,7 +51,9 @@ BAD_LINES = [
     ('logDir = "unterminated', "no closing"),
     ('logDir = "a" b', "only a comment may follow a quoted value"),
     ('logDir = "ends with backslash\\', "backslash at the end"),
-    ("@include other.cfg", "not supported"),
+    ("@define x", "unsupported @ directive '@define'"),
+    ("@include", "unsupported @ directive"),
+    ("@include   # nothing", "unsupported @ directive"),
 ]
 
 
@@ -122,7 +125,27 @@ def test_binary_file_is_refused_in_one_line(tmp_path, content):
 def test_check_config_file_returns_the_entries(tmp_path):
     path = tmp_path / "ok.cfg"
     path.write_text("# comment\nmaxVisits = 10\n")
-    assert check_config_file(path) == [("maxVisits", "10", 2)]
+    assert check_config_file(path) == [("maxVisits", "10", f"{path}, line 2")]
+
+
+def test_include_reads_the_named_file_in_place_as_katago_does(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "search.cfg").write_text('numSearchThreads = 2\nmaxVisits = 20\n@include = "more.cfg"\n')
+    (tmp_path / "sub" / "more.cfg").write_text("ponderingEnabled = true\n")
+    main = tmp_path / "main.cfg"
+    main.write_text("maxVisits = 10\n@include sub/search.cfg   # relative to this file\nlagBuffer = 2\n")
+    cfg = Config.from_file(main, mode="gtp")
+    assert cfg.get("maxVisits") == 20 and cfg.origin("maxVisits") == f"{tmp_path / 'sub' / 'search.cfg'}, line 2"
+    assert cfg.get("numSearchThreads") == 2 and cfg.get("ponderingEnabled") is True   # nested, relative
+    assert cfg.get("lagBuffer") == 2.0 and cfg.origin("lagBuffer") == f"{main}, line 3"
+    for text, message in [("@include /etc/other.cfg\n", "relative to this file"),
+                          ("@include nothere.cfg\n", "nothere.cfg is not a file"),
+                          ("@include main.cfg\n", "included twice (or includes itself)")]:
+        main.write_text(text)
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            Config.from_file(main)
+    with pytest.raises(ConfigError, match="@include needs a config file"):
+        Config.from_text("@include x.cfg\n")
 
 
 def test_a_long_bad_line_is_quoted_short(tmp_path):
