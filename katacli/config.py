@@ -41,6 +41,8 @@ NO_FILE_SOURCE = "(no config file)"
 # Characters KataGo treats as whitespace when trimming.
 _WHITESPACE = " \t\r\n\v\f"
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_-]")
+# Bytes of a config file that were not UTF-8 (decoded as surrogate escapes by _read_config_file).
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 # What a C++ stream accepts as a floating point number (no inf/nan, no hex).
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -107,6 +109,8 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
         value = rest.split("#", 1)[0].strip(_WHITESPACE)
     if value == "":
         raise fail(f"key {key!r} has an empty value")
+    if _NOT_UTF8.search(value):
+        raise ConfigError(f"{where}: the value of {key!r} is not valid UTF-8 text (save the file as UTF-8)")
     return key, value
 
 
@@ -658,12 +662,12 @@ def _read_config_file(path: str | Path) -> str:
         data = Path(path).read_bytes()
         if _NUL_BYTE in data or data.startswith(_GZIP_MAGIC):
             raise ConfigError(f"Config file {path} is a binary file, not a text config (is it a model file?)")
-        return data.decode("utf-8")
+        # KataGo reads a config as bytes: a comment in Latin-1 (an editor's é) is no error. The bytes that are
+        # not UTF-8 become surrogate escapes, which _parse_line refuses only inside a value.
+        return data.decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         raise ConfigError(f"Config file not found: {path}") from None
     except IsADirectoryError:
         raise ConfigError(f"Config path is a directory, not a file: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not valid UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"Could not read config file {path}: {exc.strerror or exc}") from None

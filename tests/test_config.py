@@ -106,10 +106,12 @@ def test_unreadable_files(tmp_path, make_path, message):
         Config.from_file(make_path(tmp_path))
 
 
-def test_non_utf8_file(tmp_path):
+def test_non_utf8_bytes_are_refused_only_in_values(tmp_path):
     path = tmp_path / "latin1.cfg"
+    path.write_bytes(b"# r\xe9glages de caf\xe9\nmaxVisits = 10  # caf\xe9\n")   # KataGo reads bytes: comments pass
+    assert Config.from_file(path, mode="gtp").get("maxVisits") == 10
     path.write_bytes(b"logDir = caf\xe9\n")
-    with pytest.raises(ConfigError, match="not valid UTF-8"):
+    with pytest.raises(ConfigError, match=r"latin1\.cfg, line 1: the value of 'logDir' is not valid UTF-8"):
         Config.from_file(path)
 
 
