@@ -105,14 +105,16 @@ def test_nets_and_rollouts_play_a_match(tmp_path, processes):
 
 
 def test_table_output_and_log_file(tmp_path):
-    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+    long_name = "r2-a-name-long-enough-that-an-80-column-table-would-cut-it"
+    cfg = write_config(tmp_path, f"numBots = 2\nbotName0 = r1\nbotName1 = {long_name}\nnnModelFile = rollouts\n"
                                  "numGamesTotal = 2\nmaxVisits1 = 12\nmaxVisitz = 3\n")
     done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
     assert done.exit_code == 0, done.output
+    assert long_name in done.stdout   # a table written to a file or pipe is not cut to 80 columns
     assert "Unknown config key 'maxVisitz'" in done.stderr and "maxVisits1" not in done.stderr
     assert "Match results: 2 games" in done.stdout and "win rate" in done.stdout
-    assert "r1 (B) vs r2 (W)" in (tmp_path / "match.log").read_text() or \
-        "r2 (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
+    assert f"r1 (B) vs {long_name} (W)" in (tmp_path / "match.log").read_text() or \
+        f"{long_name} (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
 
 
 def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):

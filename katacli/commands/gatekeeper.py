@@ -48,10 +48,9 @@ def read_gatekeeper_config(cfg):
 def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test_dir: str, accepted_dir: str,
                    rejected_dir: str, sgf_dir: str, selfplay_dir: Optional[str], required_win_prop: float,
                    no_autoreject: bool, quit_if_no_nets: bool, seed: Optional[int], quiet: bool) -> int:
-    from rich.console import Console
 
     from katacli.match.gatekeeper import Gatekeeper, GatekeeperError
-    from katacli.match.results import results_table
+    from katacli.match.results import results_console, results_table
 
     if not 0.0 <= required_win_prop <= 1.0:
         report_error_and_exit("-required-candidate-win-prop must be between 0 and 1")
@@ -83,7 +82,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
         logger.addHandler(handler)
     for line in positions.log_lines:   # what the start positions' loading found (KataGo logs it too)
         logger.info("%s", line)
-    console = Console(stderr=True)
+    console = results_console(stderr=True)
 
     def show(outcome) -> None:
         if outcome.results is not None and not quiet:

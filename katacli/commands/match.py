@@ -85,7 +85,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
     from rich.console import Console
 
     from katacli.config import ConfigError
-    from katacli.match.results import results_table
+    from katacli.match.results import results_console, results_table
     from katacli.match.runner import MatchNetworks, MatchRun, load_pattern_tables
     from katacli.search.pattern_avoidance import PatternAvoidanceError
     from katacli.match.settings import MatchSettings
@@ -150,7 +150,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
     if as_json:
         print(json.dumps({"interrupted": run.stopped, **results.as_dict()}, indent=2))
     else:
-        Console().print(results_table(results))
+        results_console().print(results_table(results))
         if run.stopped:
             print(f"interrupted after {results.games} games", file=sys.stderr)
     return EXIT_INTERRUPTED if run.stopped else 0

@@ -146,6 +146,21 @@ def format_elo(elo: Optional[float], score: float) -> str:
     return f"{elo:+.0f}"
 
 
+# Characters a results table may take where the output is not a terminal (a file, a pipe: rich would cut
+# it to 80 columns and shorten long bot names to "test-b3c…").
+FILE_TABLE_WIDTH = 200
+
+
+def results_console(stderr: bool = False):
+    """A rich Console for results tables: the terminal's width, or FILE_TABLE_WIDTH when redirected."""
+    import sys
+
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else FILE_TABLE_WIDTH)
+
+
 def results_table(results: MatchResults):
     """A rich Table of every pair and, with several bots, the per-bot Elo."""
     from rich.table import Table
