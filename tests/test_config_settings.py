@@ -45,7 +45,8 @@ def test_load_rules(text, expected):
 
 
 RULES_ERRORS = [
-    ("rules = chinese\nkoRule = SIMPLE", "cannot specify both 'rules' and individual rules like 'koRule'"),
+    ("rules = chinese\nkoRule = SIMPLE",
+     "cannot specify both 'rules' (g.cfg, line 4) and individual rules like 'koRule' (g.cfg, line 5)"),
     ("rules = nonsense", "Invalid value for 'rules' (g.cfg, line 4)"),
     ("koRule = SIMPLE\nscoringRule = AREA", "Missing key 'multiStoneSuicideLegal'"),
     ("", "Missing key 'koRule'"),

@@ -62,6 +62,8 @@ def test_settings_follow_katago_keys(tmp_path):
     ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nkomiAuto = true\n",
      "need a bot with a network"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nmaxVisits1 = abc\n",
+     "line 20, as maxVisits1"),   # the key as written, beside the value's line
 ])
 def test_bad_configs_give_one_line_errors(tmp_path, text, message):
     base = BASE.replace("komiMean = 6.5\n", "") if "komiAuto" in text else BASE

@@ -216,7 +216,7 @@ def bot_config(cfg: Config, index: int) -> Config:
             continue
         view._remove(key)
         if int(m.group(2)) == index:
-            view.set(m.group(1), cfg.as_dict()[key], origin=cfg.origin(key))
+            view.set(m.group(1), cfg.as_dict()[key], origin=f"{cfg.origin(key)}, as {key}")   # errors name it
     return view
 
 

@@ -73,8 +73,9 @@ def load_rules(cfg: Config, *, load_komi: bool = False) -> Rules:
     if "rules" in cfg:
         clashing = [key for key in INDIVIDUAL_RULE_KEYS if key in cfg]
         if clashing:
-            raise ConfigError(
-                f"{cfg.source}: cannot specify both 'rules' and individual rules like '{clashing[0]}'"
+            raise ConfigError(   # each from where it was set: a file, or -override-config
+                f"cannot specify both 'rules' ({cfg.origin('rules')}) and individual rules like '{clashing[0]}' "
+                f"({cfg.origin(clashing[0])})"
             )
         text = cfg.get("rules", mode)
         try:
