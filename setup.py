@@ -8,6 +8,7 @@ import os
 import sys
 
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_py import build_py
 
 try:
     from Cython.Build import cythonize
@@ -41,6 +42,20 @@ extensions = [
 ]
 
 
+class BuildPyWithExampleConfigs(build_py):
+    """Also copies the commented example configs (configs/*.cfg) into the package, as resources/configs/: an
+    installed `kata selfplay` without -config uses selfplay_example.cfg (katacli.example_configs finds it)."""
+
+    def run(self):
+        super().run()
+        target = os.path.join(self.build_lib, "katacli", "resources", "configs")
+        self.mkpath(target)
+        source = os.path.join(HERE, "configs")
+        for name in sorted(os.listdir(source)):
+            if name.endswith(".cfg"):
+                self.copy_file(os.path.join(source, name), os.path.join(target, name))
+
+
 def read_version():
     with open(os.path.join(HERE, "katacli", "__init__.py")) as f:
         for line in f:
@@ -61,6 +76,7 @@ setup(
     package_data={"katacli._core": ["*.pxd", "*.pyx"],
                   "katacli": ["resources/*", "selfcheck/data/*", "nets/*.bin.gz", "nets/*.json"]},
     include_package_data=True,
+    cmdclass={"build_py": BuildPyWithExampleConfigs},
     ext_modules=cythonize(
         extensions,
         language_level=3,

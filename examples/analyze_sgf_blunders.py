@@ -6,10 +6,10 @@ of the game's main line, reads the results (they arrive in any order), and print
 which the player who moved lost the most winrate, with the score they lost and the engine's
 preferred move.
 
-    python3 examples/analyze_sgf_blunders.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/analyze_sgf_blunders.py game.sgf --visits 50            # katacli's default network
-    python3 examples/analyze_sgf_blunders.py game.sgf --model rollouts       # no network: rollouts (weak)
-    python3 examples/analyze_sgf_blunders.py game.sgf --engine "katago analysis -model m.bin.gz -config a.cfg"
+    .venv/bin/python examples/analyze_sgf_blunders.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    .venv/bin/python examples/analyze_sgf_blunders.py game.sgf --visits 50            # katacli's default network
+    .venv/bin/python examples/analyze_sgf_blunders.py game.sgf --model rollouts       # no network: rollouts (weak)
+    .venv/bin/python examples/analyze_sgf_blunders.py game.sgf --engine "katago analysis -model m.bin.gz -config a.cfg"
 
 All values are read from Black's point of view (reportAnalysisWinratesAs = BLACK, set per query with
 overrideSettings) and turned into the mover's loss.

@@ -4,9 +4,9 @@
 No search: each position costs one network evaluation, and positions go to the network in batches
 (KataGo's batching), so thousands of positions take seconds on a GPU and minutes on a CPU.
 
-    python3 examples/batch_evaluate_sgf.py games/ --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz \\
+    .venv/bin/python examples/batch_evaluate_sgf.py games/ --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz \\
         --out positions.csv
-    python3 examples/batch_evaluate_sgf.py a.sgf b.sgf --every 10 --random-net b2c16   # no model file needed
+    .venv/bin/python examples/batch_evaluate_sgf.py a.sgf b.sgf --every 10 --random-net b2c16   # no model file needed
 
 Columns: file, move_number (moves played before the position), next_player, last_move, black_winrate,
 black_score_lead, winrate and score_lead for the side to move, the policy's favourite move and its

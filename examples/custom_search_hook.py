@@ -6,8 +6,8 @@ leaves included. This example scales down the policy prior of first-line moves b
 (and renormalises), so the search explores them less; the values are left alone. It analyses one
 position with the plain network and with the adjusted one and prints both top-move tables.
 
-    python3 examples/custom_search_hook.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/custom_search_hook.py --random-net b2c16 --edge-factor 0    # no model file needed
+    .venv/bin/python examples/custom_search_hook.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    .venv/bin/python examples/custom_search_hook.py --random-net b2c16 --edge-factor 0    # no model file needed
 
 Other hooks work the same way: make ``output.white_win`` more optimistic for one colour, add a
 bonus to a joseki's moves, or blend in a second network's policy.

@@ -13,7 +13,7 @@ policy on the 2nd line while its search, 200 to 1,500 visits, spends most visits
               and ownership outputs are held to the original net's on the same positions (the
               trunk is shared), so only the policy moves.
 
-    python3 examples/distill_openings.py --model katacli/nets/default.bin.gz --out distilled.bin.gz \\
+    .venv/bin/python examples/distill_openings.py --model katacli/nets/default.bin.gz --out distilled.bin.gz \\
         --sizes 19,19,19,17,15,13,9 --positions 3000 --visits 600 --processes 2 --rows-out rows.json
 
 It prints the empty-board policy by line (distance from the edge) before and after. Generated rows

@@ -5,10 +5,10 @@ GNU Go is a classic open-source Go program (about 5-8 kyu at its default level):
 to see that an engine plays sensible Go. The games are run by examples/gtp_match.py (both engines
 score every game, colours alternate); this script only finds GNU Go and sets the two engines up:
 
-    python3 examples/play_vs_gnugo.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/play_vs_gnugo.py --games 4 --size 9 --visits 200 --level 10 --sgf-dir games/
-    python3 examples/play_vs_gnugo.py                # katacli's small default network
-    python3 examples/play_vs_gnugo.py --model rollouts   # no network: the rollout engine (it will lose)
+    .venv/bin/python examples/play_vs_gnugo.py --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    .venv/bin/python examples/play_vs_gnugo.py --games 4 --size 9 --visits 200 --level 10 --sgf-dir games/
+    .venv/bin/python examples/play_vs_gnugo.py                # katacli's small default network
+    .venv/bin/python examples/play_vs_gnugo.py --model rollouts   # no network: the rollout engine (it will lose)
 
 GNU Go must be installed: `sudo apt-get install gnugo` (Debian/Ubuntu; it lands in /usr/games),
 `brew install gnu-go` (macOS), or pass its path with --gnugo. Both engines play Chinese (area)

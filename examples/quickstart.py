@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Load a network, set up a 9x9 position, search 200 visits, print the best move and the win rate.
 
-    python3 examples/quickstart.py ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/quickstart.py            # katacli's small built-in network
-    python3 examples/quickstart.py rollouts   # no network: random playouts (weak, but needs nothing)
+    .venv/bin/python examples/quickstart.py ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    .venv/bin/python examples/quickstart.py            # katacli's small built-in network
+    .venv/bin/python examples/quickstart.py rollouts   # no network: random playouts (weak, but needs nothing)
 """
 import argparse
 

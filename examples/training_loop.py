@@ -15,12 +15,12 @@ Elo table per generation measured by `kata match`.
 Everything runs through the ``kata`` command line (``python3 -m katacli.cli`` unless --kata is
 given). A quick look (minutes on a CPU; the net barely improves):
 
-    python3 examples/training_loop.py --work-dir /tmp/loop --boards 7 --generations 2 --games 16 --visits 16 \\
+    .venv/bin/python examples/training_loop.py --work-dir /tmp/loop --boards 7 --generations 2 --games 16 --visits 16 \\
         --gating-games 8 --match-games 4
 
 A run that shows a clear gain on a CPU (an hour or more; more generations keep improving):
 
-    python3 examples/training_loop.py --work-dir loop9 --model-kind b6c96 --generations 6 --games 200 \\
+    .venv/bin/python examples/training_loop.py --work-dir loop9 --model-kind b6c96 --generations 6 --games 200 \\
         --visits 64 --train-samples 100000 --gating-games 40 --match-games 20
 
 Resumable: WORK/progress.json records the steps done per generation; rerunning with the same

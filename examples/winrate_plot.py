@@ -4,9 +4,9 @@
 An :class:`katacli.Engine` follows the game move by move, so each search starts from the subtree the
 previous one built (the way ``kata gtp`` reuses its tree). The plot is written with matplotlib.
 
-    python3 examples/winrate_plot.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
-    python3 examples/winrate_plot.py game.sgf --visits 50 --out game.png      # katacli's default network
-    python3 examples/winrate_plot.py game.sgf --model rollouts                # no network: random playouts
+    .venv/bin/python examples/winrate_plot.py game.sgf --model ../shared/models/g170-b6c96-s175395328-d26788732.bin.gz
+    .venv/bin/python examples/winrate_plot.py game.sgf --visits 50 --out game.png      # katacli's default network
+    .venv/bin/python examples/winrate_plot.py game.sgf --model rollouts                # no network: random playouts
 
 It also prints one line per position: move number, the move just played, Black's win rate and lead.
 """

@@ -411,3 +411,14 @@ def test_gtp_warns_about_another_commands_keys():
     _, _, err = make_engine(override="numGameThreads=4,numAnalysisThreads=2,maxVisits=5")
     warned = [line for line in err.getvalue().splitlines() if "Unused key" in line]
     assert len(warned) == 2 and "'numAnalysisThreads'" in warned[0] and "'numGameThreads'" in warned[1]
+
+
+def test_every_example_config_ships_with_the_package():
+    # `kata selfplay` without -config reads selfplay_example.cfg: an installed katacli carries the examples.
+    from katacli.example_configs import example_config
+    from support.paths import REPO
+
+    for path in sorted((REPO / "configs").glob("*.cfg")):
+        found = example_config(path.name)
+        assert found is not None and found.read_text() == path.read_text(), path.name
+    assert example_config("no_such_example.cfg") is None

@@ -45,7 +45,7 @@ MIN_VISITS, MAX_VISITS = 2, 1_000_000_000 - 1
 MAX_NUM_POSITIONS = 100_000
 MAX_SECONDS_PER_MOVE = 1_000_000.0
 EXIT_INTERRUPTED = 130
-TABLE_MIN_WIDTH = 100
+TABLE_MIN_WIDTH = 140
 
 
 @dataclass
@@ -129,7 +129,8 @@ class Report:
     def noise(self, result, spread: float) -> None:
         if self.live:
             self.console.file.write("\r")
-        self.line(f"numSearchThreads = {result.num_threads:2d}: speeds scatter by {spread:.0%} against the first count, "
+        # Not starting "numSearchThreads = N:": scripts read KataGo's result lines by that prefix.
+        self.line(f"Speeds at numSearchThreads = {result.num_threads} scatter by {spread:.0%} against the first count, "
                   "position by position (is the machine busy?): searching the positions again")
 
     def table(self, recommendation) -> None:
@@ -238,6 +239,8 @@ def _advice(report: Report, options: BenchmarkOptions, cfg) -> None:
                 "'-time' flag and benchmark again.")
     report.line("If you intend to do short or fixed-visit searches, use lower numSearchThreads for better strength, "
                 "high threads will weaken strength.")
+    if options.config:   # KataGo's last advice line names the config file
+        report.line(f"If interested see also other notes about performance and mem usage in the top of {where}")
     report.line()
 
 

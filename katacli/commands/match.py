@@ -24,7 +24,6 @@ Example: kata match -config configs/match_example.cfg -sgf-output-dir match_sgfs
 
 Ctrl-C stops the match: games in progress are dropped, finished ones are counted and their SGFs kept (each game is its own complete file).
 """
-EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "match_example.cfg"
 EXIT_RUNTIME_ERROR = 2
 EXIT_INTERRUPTED = 130
 

@@ -20,6 +20,7 @@ from katacli.cli_support import (
     report_error_and_exit,
     write_failure_message,
 )
+from katacli.example_configs import example_config
 
 HELP = """Generate training data by self-play, like `katago selfplay`.
 
@@ -39,7 +40,7 @@ Example: kata selfplay -models-dir models -output-dir selfplay -config configs/s
 Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress are dropped. A second Ctrl-C exits at once (files on disk are always complete).
 """
 
-EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "selfplay_example.cfg"
+EXAMPLE_CONFIG_NAME = "selfplay_example.cfg"   # the default -config (katacli.example_configs finds it)
 EXIT_RUNTIME_ERROR = 2
 
 
@@ -109,10 +110,11 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     if max_games_total is not None and max_games_total <= 0:
         report_error_and_exit("-max-games-total must be a positive integer")
     if not config:
-        if not EXAMPLE_CONFIG.is_file():
-            report_error_and_exit("give a self-play config with -config (see configs/selfplay_example.cfg)")
-        print(f"No -config given: using {EXAMPLE_CONFIG}", file=sys.stderr)
-        config = [str(EXAMPLE_CONFIG)]
+        example = example_config(EXAMPLE_CONFIG_NAME)
+        if example is None:
+            report_error_and_exit(f"give a self-play config with -config (see configs/{EXAMPLE_CONFIG_NAME})")
+        print(f"No -config given: using {example}", file=sys.stderr)
+        config = [str(example)]
     cfg = load_config(config, override_config, mode="selfplay")
     with exit_on_config_error():
         settings, nn, cpu_threads, pass_alive, log_to_stdout, num_processes = read_selfplay_config(cfg)
