@@ -448,3 +448,14 @@ def test_load_network_compiles_when_asked_and_not_by_default_on_the_cpu():
     assert not katacli.load_network(BUNDLED_TINY_MODEL, device="cpu").nn.runner.compiled   # auto: CUDA only
     assert katacli.load_network(BUNDLED_TINY_MODEL, device="cpu", compile=True).nn.runner.compiled
     assert not katacli.load_network(BUNDLED_TINY_MODEL, device="cpu", compile=False).nn.runner.compiled
+
+
+def test_a_cuda_device_without_a_gpu_is_a_clear_error():
+    import torch
+
+    from support.paths import BUNDLED_TINY_MODEL
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="no CUDA GPU is available to PyTorch here"):
+        katacli.load_network(BUNDLED_TINY_MODEL, device="cuda")

@@ -34,7 +34,7 @@ Examples:
   kata benchmark -model net.bin.gz                      # tune automatically
   kata benchmark -model net.bin.gz -t 1,2,4,8 -v 400    # just these counts, 400 visits each
   kata benchmark -model net.bin.gz -config gtp.cfg --json
-  kata benchmark -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config gtp_human5k_example.cfg
+  kata benchmark -model net.bin.gz -human-model b18c384nbt-humanv0.bin.gz -config configs/gtp_human5k_example.cfg
 
 Without -model katacli's default network is measured (the one `kata gtp` plays with when given no
 -model); `-model rollouts` measures the rollout engine: random playouts, no network.

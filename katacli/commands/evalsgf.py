@@ -23,7 +23,7 @@ reportAnalysisWinratesAs says otherwise.
 
 \b
 Examples:
-  kata evalsgf game.sgf -move-num 120 -model net.bin.gz -config gtp_example.cfg -v 800
+  kata evalsgf game.sgf -move-num 120 -model net.bin.gz -config configs/gtp_example.cfg -v 800
   kata evalsgf game.sgf -m 50 -model net.bin.gz -print R16 -print-max-depth 2
   kata evalsgf game.sgf -m 50 -model net.bin.gz -extra "D4 Q16" -print-policy -print-ownership
 

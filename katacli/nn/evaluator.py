@@ -159,6 +159,9 @@ class NNEvaluator:
         if default_symmetry is not None and not 0 <= default_symmetry < NUM_SYMMETRIES:
             raise ValueError(f"default symmetry must be in 0..7, got {default_symmetry}")
         self.device = torch.device(device) if device is not None else default_device()
+        if self.device.type == "cuda" and not torch.cuda.is_available():   # torch's own is a bare AssertionError
+            raise ValueError(f"device {device!r}: no CUDA GPU is available to PyTorch here (a CPU-only torch "
+                             "build, or no GPU visible); use device='cpu'")
         self.precision = precision
         # NHWC is faster on both devices (CPU, test-b4c32 9x9 traced: 1.25-1.5x; g170 19x19: 1.2x).
         self.channels_last = True if channels_last is None else channels_last
