@@ -169,3 +169,18 @@ def test_a_quiet_gpu_is_never_searched_twice_and_its_noise_sets_the_margin():
     assert cpu.searched > 2 and noisy_calls  # on a CPU the scatter still means a busy machine
     a, b = measured(1, [1000.0] * 4), measured(8, [3000.0, 1500.0, 4000.0, 2000.0])
     assert noise_margin_elo(b, a, noise=0.02) < noise_margin_elo(b, a)
+
+
+def test_only_result_lines_start_with_numsearchthreads():
+    # Scripts read KataGo's result lines by their "numSearchThreads = N:" prefix: the re-search notice must not
+    # look like one.
+    import io
+
+    from rich.console import Console
+
+    from katacli.commands.benchmark import Report
+
+    out = io.StringIO()
+    report = Report(console=Console(file=out, width=200))
+    report.noise(measured(2, [10.0, 20.0]), 0.4)
+    assert out.getvalue().startswith("Speeds at numSearchThreads = 2 scatter by 40%")
