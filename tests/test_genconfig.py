@@ -107,23 +107,22 @@ def test_non_interactive_tuning_with_a_network(tmp_path):
 
 # --------------------------------------------------------------------------- the wizard
 
+# KataGo's questions in KataGo's order (so answers piped to katago genconfig work): no komi or resignation.
 WIZARD_ANSWERS = [
     "chinez", "chinese",     # a typo is re-asked
-    "",                      # komi: what the GUI sends
     "maybe", "y",            # add a limit? (bad answer re-asked)
     "moves", "seconds",      # what to limit
     "0", "15",               # seconds per move (0 refused)
     "y", "",                 # ponder, without a limit
-    "y", "0.5", "-0.8",      # resign, at a threshold checked when given (0.5 is out of range)
     "2.5gb",                 # cache
 ]
 
 
 def test_interactive_wizard(tmp_path):
     out = tmp_path / "gtp.cfg"
-    r = kata("-output", str(out), input="\n".join(WIZARD_ANSWERS) + "\n")
+    r = kata("-output", str(out), "--resign-threshold", "-0.8", input="\n".join(WIZARD_ANSWERS) + "\n")
     assert r.exit_code == 0, r.output
-    for section in ("RULES", "SEARCH LIMITS", "RESIGNATION", "GPUS AND RAM", "PERFORMANCE TUNING", "DONE"):
+    for section in ("RULES", "SEARCH LIMITS", "GPUS AND RAM", "PERFORMANCE TUNING", "DONE"):
         assert section in r.stdout
     assert "Could not parse rules: chinez" in r.stdout
     assert "Please answer y or n" in r.stdout
@@ -131,15 +130,14 @@ def test_interactive_wizard(tmp_path):
     keys = settings(out)
     assert keys["rules"] == "chinese" and keys["maxTime"] == "15.0" and keys["ponderingEnabled"] == "true"
     assert "maxTimePondering" not in keys and "ignoreGTPAndForceKomi" not in keys
-    assert "Must be from -1 to 0" in r.stdout
-    assert keys["allowResignation"] == "true" and keys["resignThreshold"] == "-0.8"
+    assert keys["allowResignation"] == "true" and keys["resignThreshold"] == "-0.8"   # the flag, not a question
     assert keys["nnCacheSizePowerOfTwo"] == str(cache_size_for_gb(2.5))
     assert_loads_cleanly_in_gtp(out)
 
 
 def test_interactive_wizard_with_tuning(tmp_path):
     out = tmp_path / "gtp.cfg"
-    answers = ["japanese", "", "y", "visits", "", "n", "", "", "", "8", "2"]  # tune with 8 visits, 2 s per move
+    answers = ["japanese", "y", "visits", "", "n", "", "8", "2"]  # tune with 8 visits, 2 s per move
     r = kata("-model", str(TINY_MODEL), "-output", str(out), "--tune-positions", "1", input="\n".join(answers) + "\n")
     assert r.exit_code == 0, r.output
     assert "if you intend to do a 2 second search" in r.stdout
@@ -173,8 +171,8 @@ def test_existing_file_needs_confirmation_or_force(tmp_path):
 def test_overwriting_can_keep_the_old_thread_count(tmp_path):
     out = tmp_path / "gtp.cfg"
     out.write_text("numSearchThreads = 5\n")
-    # overwrite; rules, komi, no limit (and its note), no pondering, resign, threshold, cache; keep the 5 threads
-    answers = ["y", "aga", "", "n", "", "n", "", "", "", "y"]
+    # overwrite; rules, no limit (and its note), no pondering, cache; keep the 5 threads
+    answers = ["y", "aga", "n", "", "n", "", "y"]
     r = kata("-model", str(TINY_MODEL), "-output", str(out), input="\n".join(answers) + "\n")
     assert r.exit_code == 0, r.output
     assert "already sets numSearchThreads = 5" in r.stdout and "TUNING NOW" not in r.stdout
@@ -276,9 +274,9 @@ def test_a_profile_without_the_human_net_still_writes_a_human_config(tmp_path):
 
 def test_interactive_human_player(tmp_path):
     out = tmp_path / "human.cfg"
-    # rules, komi, no limit (and its note), no pondering, resign with the default threshold, then imitate a
-    # human (default yes): a bad profile is re-asked with KataGo's message; then the cache.
-    answers = ["japanese", "", "n", "", "n", "", "", "", "rank_30k", "preaz_9d", ""]
+    # rules, no limit (and its note), no pondering, then imitate a human (default yes): a bad profile is
+    # re-asked with KataGo's message; then the cache.
+    answers = ["japanese", "n", "", "n", "", "rank_30k", "preaz_9d", ""]
     r = kata("-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL), "-output", str(out),
              "--threads", "2", input="\n".join(answers) + "\n")
     assert r.exit_code == 0, r.output
@@ -289,7 +287,7 @@ def test_interactive_human_player(tmp_path):
 
 def test_interactive_no_to_imitation_plays_at_full_strength(tmp_path):
     out = tmp_path / "gtp.cfg"
-    answers = ["japanese", "", "n", "", "n", "", "", "n", ""]
+    answers = ["japanese", "n", "", "n", "n", ""]
     r = kata("-model", str(TINY_MODEL), "-human-model", str(TINY_HUMAN_MODEL), "-output", str(out),
              "--threads", "2", input="\n".join(answers) + "\n")
     assert r.exit_code == 0, r.output
@@ -301,7 +299,7 @@ def test_interactive_no_to_imitation_plays_at_full_strength(tmp_path):
 
 def test_without_a_human_net_the_wizard_only_hints(tmp_path):
     out = tmp_path / "gtp.cfg"
-    answers = ["japanese", "", "n", "", "n", "", "", ""]
+    answers = ["japanese", "n", "", "n", ""]
     r = kata("-output", str(out), input="\n".join(answers) + "\n")
     assert r.exit_code == 0, r.output
     assert "run kata genconfig\nwith -human-model" in r.stdout and "Imitate a human?" not in r.stdout

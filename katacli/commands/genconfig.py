@@ -17,8 +17,10 @@ from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
 
 HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
 
-It asks which rules to use, whether to force a komi, how long to think per move, whether to ponder
-and to resign, which GPU(s) to use and how much memory to spend on the cache. Then it benchmarks
+It asks KataGo's questions in KataGo's order (answers piped to `katago genconfig` work here too): which
+rules to use, how long to think per move, whether to ponder, which GPU(s) to use and how much memory to
+spend on the cache (a forced komi and resignation come from --komi and --resign-threshold / --no-resign,
+which take the same defaults as KataGo's example config). Then it benchmarks
 the network to choose numSearchThreads and the batch size, and writes a config that `kata gtp`
 loads without warnings:
 
@@ -247,9 +249,8 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Opti
     wizard.section("RULES")
     choices.rules = wizard.ask("What rules should the engine use by default for play and analysis?\n"
                                f"({RULES_CHOICES}):", parse_rules)
-    choices.forced_komi = wizard.ask(
-        "GUIs and servers tell the engine the komi of each game, and it uses that. Leave blank for this "
-        "(recommended),\nor enter a komi to use always, whatever they say:", parse_komi)
+    # KataGo's questions only, in its order, so that answers piped to `katago genconfig` work here too: a forced
+    # komi and the resignation threshold come from --komi / --resign-threshold (their defaults otherwise).
 
     wizard.section("SEARCH LIMITS")
     limit = wizard.ask(
@@ -284,15 +285,6 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Opti
                                              parse_number(float, 1e-3, MAX_SECONDS, blank=-1.0))
         if choices.max_ponder_time is not None and choices.max_ponder_time < 0:
             choices.max_ponder_time = None
-
-    wizard.section("RESIGNATION")
-    choices.allow_resignation = wizard.ask("Resign games that are clearly lost? (y/n, default y):", parse_yes_no(True))
-    if choices.allow_resignation:
-        choices.resign_threshold = wizard.ask(
-            f"Resign when the win/loss value (-1 certain loss .. 1 certain win) stays below this for "
-            f"{choices.resign_consec_turns} turns ({RESIGN_SPEC.minimum:g} to {RESIGN_SPEC.maximum:g}); "
-            f"blank for {DEFAULT_RESIGN_THRESHOLD:g}:",
-            parse_key_value(RESIGN_SPEC.name, blank=DEFAULT_RESIGN_THRESHOLD))
 
     ask_human_profile(wizard, choices, human_model)
 
