@@ -84,6 +84,28 @@ def test_with_a_network_prints_its_values_policy_and_ownership():
     assert re.search(r"^NN rows: [1-9]", result.output, re.M)
 
 
+def test_the_ownership_map_is_the_search_roots_own_evaluation():
+    # KataGo prints the root node's network ownership; evalsgf used to evaluate the root again (a second
+    # network call, in orientation 0, so not the root's own numbers when the root drew another orientation).
+    import numpy as np
+
+    from katacli._core.game_state import GameState
+    from katacli.nn.evaluator import NNEvaluator
+    from katacli.search import SearchParams, Searcher
+    from katacli.search.raw_eval import evaluate_raw
+
+    state = GameState(9, 9)
+    for xy, pla in (((4, 4), 1), ((2, 2), 2), ((6, 6), 1)):
+        state.play(xy, pla)
+    for symmetry in (0, 5):
+        evaluator = NNEvaluator.from_file(str(TINY_MODEL), device="cpu", default_symmetry=symmetry)
+        searcher = Searcher(state, SearchParams().replace(max_visits=4, root_num_symmetries_to_sample=1),
+                            evaluator, seed=1)
+        searcher.run()
+        expected = np.asarray(evaluate_raw(evaluator, state, state.next_player, [symmetry], 0.0)[0].white_ownership)
+        assert np.allclose(searcher.root_raw_ownership(), expected, atol=1e-5)
+
+
 @pytest.mark.parametrize("args, message", [
     (["-m", "99"], "Move num 99 requested but sgf has only 9"),
     (["-m", "-1"], "Move num -1 requested but must be non-negative"),

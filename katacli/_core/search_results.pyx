@@ -597,6 +597,19 @@ def root_raw_values(SearchTree tree):
     }
 
 
+def root_raw_ownership(SearchTree tree):
+    """The root's own network ownership (White's view, float32, board points row-major: what KataGo's evalsgf
+    -print-ownership prints), or None before the root is evaluated or without an ownership head."""
+    cdef Node* r = tree.t.root
+    cdef int k
+    if r == NULL or r.state != NODE_EXPANDED or r.ownership == NULL:
+        return None
+    out = np.empty(tree.t.area, np.float32)
+    for k in range(tree.t.area):
+        out[k] = r.ownership[k]
+    return out
+
+
 def root_policy(SearchTree tree, bint maybe_noised=False):
     """Raw policy of the root, row-major board points then pass, -1 for illegal moves; None if unevaluated.
 

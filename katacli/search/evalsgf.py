@@ -139,11 +139,12 @@ def search_report(searcher, evaluator, session: GameSession, request: EvalSgfReq
     state = session.state
     lines: list[str] = []
     sign = -1.0 if perspective == BLACK else 1.0
-    root_eval = _root_network_output(evaluator, state) if evaluator is not None else None
-    if request.print_ownership and root_eval is not None:
+    # The search root's own evaluation, as KataGo prints it (no second network call: NN rows counts the search's).
+    ownership = searcher.root_raw_ownership() if evaluator is not None else None
+    if request.print_ownership and ownership is not None:
         lines.append("Ownership map (ROOT position):")
         for y in range(state.y_size):
-            row = root_eval.white_ownership[y * state.x_size:(y + 1) * state.x_size]
+            row = ownership[y * state.x_size:(y + 1) * state.x_size]
             lines.append("".join("%6.1f " % (sign * v * CENTI) for v in row))
         lines.append("")
     raw = searcher.root_raw_values()
@@ -254,12 +255,6 @@ def network_debug_lines(output, x_size: int, y_size: int) -> list[str]:
 def _permille(x: float) -> int:
     """Thousandths, rounded as C rounds (halves away from zero)."""
     return int(round_half_away(x * MILLI))
-
-
-def _root_network_output(evaluator, state):
-    from katacli.search.raw_eval import evaluate_raw
-
-    return evaluate_raw(evaluator, state, state.next_player, [0], 0.0)[0]
 
 
 def _policy_grid(policy, x_size: int, y_size: int, illegal: str, cell) -> list[str]:

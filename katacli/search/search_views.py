@@ -105,6 +105,12 @@ class SearchViews:
         with self._lock:
             return sr.root_raw_values(self.tree)
 
+    def root_raw_ownership(self):
+        """The root's network ownership (White's view, board points row-major), or None (not evaluated yet,
+        or a net without an ownership head)."""
+        with self._lock:
+            return sr.root_raw_ownership(self.tree)
+
     def root_policy(self):
         """The root's policy as the search used it (noise and temperature included), board points row-major
         then pass, -1 for illegal moves; None before it is evaluated."""
