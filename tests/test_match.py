@@ -3,6 +3,7 @@ rollout engine, SGF files, the results table / JSON, and clear errors for bad co
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,10 @@ def test_nets_and_rollouts_play_a_match(tmp_path, processes):
         for player, move in game.moves:        # every recorded move is legal where it was played
             assert replay.is_legal(move, player), (f.name, player, move)
             replay.play(move, player)
+        # KataGo's comment on each searched move (White's win, loss, no result, score, visits), the result last
+        text = f.read_text()
+        assert len(re.findall(r";[BW]\[[a-z]*\]C\[\d\.\d\d \d\.\d\d \d\.\d\d -?\d+\.\d v=\d+", text)) == len(game.moves)
+        assert text.rstrip().endswith(f" result={game.result}])")
     assert len(names) == 6
 
 

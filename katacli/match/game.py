@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable, Optional
 
@@ -51,6 +51,7 @@ class MatchBot:
         self.net = net
         self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
         self.resign = ResignTracker()
+        self.last_comment = ""   # the last search's values as KataGo comments a match game's move
 
     def choose(self, state: GameState, hint: Optional[tuple] = None, clear_tree: bool = False) -> tuple:
         """(move, White's win-loss, White's lead, visits) after a search with this bot's settings.
@@ -76,7 +77,17 @@ class MatchBot:
                 searcher.set_root_hint(None, has_hint=False)
         move = searcher.choose_move()
         values = searcher.root_values(pruned=True) or {"win_loss": 0.0, "lead": 0.0}
+        self.last_comment = move_comment(values, searcher.root_visits)
         return move, values["win_loss"], values["lead"], searcher.root_visits
+
+
+def move_comment(values: Optional[dict], visits: int) -> str:
+    """KataGo's comment on a searched move of a match game: White's win, loss and no-result probabilities and
+    score mean, then the visits ("0.54 0.46 0.00 1.0 v=8"); only the visits without values (an unsearched root)."""
+    if not values or "win" not in values:
+        return f"v={visits}"
+    return (f"{values['win']:.2f} {values['loss']:.2f} {values['no_result']:.2f} {values['score_mean']:.1f} "
+            f"v={visits}")
 
 
 @dataclass
@@ -86,6 +97,7 @@ class MatchGame:
     state: GameState          # the final position, scored (or resigned)
     hit_move_limit: bool
     pass_alive_under_suicide: bool = False
+    move_comments: dict = field(default_factory=dict)   # move index -> move_comment(), for the searched moves
 
     @property
     def winner(self) -> int:
@@ -111,10 +123,12 @@ class MatchGame:
         moves = list(s.moves)
         ko_passes = passes_for_ko(SimpleNamespace(end_state=s, initial_encore_phase=0,
                                                   pass_alive_under_suicide=self.pass_alive_under_suicide))
-        comments = [""] * len(moves)
+        comments = [self.move_comments.get(i, "") for i in range(len(moves))]
         for i in ko_passes:
             moves[i] = (moves[i][0], None)
-            comments[i] = "Pass for ko"
+            comments[i] = " ".join(c for c in (comments[i], "Pass for ko") if c)
+        if comments and s.is_game_finished:   # KataGo's writeSgf repeats the result on the last move
+            comments[-1] = " ".join(c for c in (comments[-1], f"result={self.result}") if c)
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
                          first_player=s.initial_player, moves=moves, result=self.result,
@@ -192,6 +206,7 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
     advantage = initial_black_advantage(state.num_handicap_stones(), state.komi, int(state.rules_tuple.scoring_rule),
                                         int(state.rules_tuple.white_handicap_bonus_rule))
     hit_limit = True
+    comments: dict = {}
     for _ in range(settings.max_moves_per_game):
         state.end_game_if_all_pass_alive()
         if state.is_game_finished:
@@ -210,6 +225,7 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
             state.set_winner_by_resignation(WHITE if pla == BLACK else BLACK)
             hit_limit = False
             break
+        comments[len(state.moves)] = bot.last_comment
         state.play(move, pla)
         if on_move is not None:
             on_move(bot, choice)
@@ -218,7 +234,7 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
         hit_limit = not state.is_game_finished
     if not state.is_game_finished:
         state.end_and_score_now()
-    return MatchGame(black.spec.name, white.spec.name, state, hit_limit)
+    return MatchGame(black.spec.name, white.spec.name, state, hit_limit, move_comments=comments)
 
 
 def _no_policy_init() -> PlaySettings:
