@@ -118,10 +118,19 @@ def test_table_output_and_log_file(tmp_path):
     done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
     assert done.exit_code == 0, done.output
     assert long_name in done.stdout   # a table written to a file or pipe is not cut to 80 columns
-    assert "Unknown config key 'maxVisitz'" in done.stderr and "maxVisits1" not in done.stderr
+    assert "Unknown config key 'maxVisitz'" in done.stderr and "maxVisits1" not in done.stderr   # a bot's key is read
     assert "Match results: 2 games" in done.stdout and "win rate" in done.stdout
     assert f"r1 (B) vs {long_name} (W)" in (tmp_path / "match.log").read_text() or \
         f"{long_name} (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
+
+
+def test_another_commands_key_is_warned_about_as_katago_does(tmp_path):
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 2\nmaxVisits1 = 12\nnumAnalysisThreads = 4\n")
+    done = kata_match("-config", str(cfg), "--quiet")
+    assert done.exit_code == 0, done.output
+    unused = [line for line in done.stderr.splitlines() if "Unused key" in line]
+    assert len(unused) == 1 and "'numAnalysisThreads'" in unused[0], done.stderr
 
 
 def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):

@@ -244,9 +244,10 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
         if key in cfg:
             cfg.mark_used(key)
     params = SearchParams.from_config(view, BOT_MODE)
-    for key in view.used_keys():
-        if key in cfg:
-            cfg.mark_used(key)
+    for key in view.used_keys():   # what the bot read, marked in the match's config: its plain or its own key
+        for read in (key, f"{key}{index}"):
+            if read in cfg:
+                cfg.mark_used(read)
     try:
         sgf_patterns = tuple(sgf_pattern_sets_from_config(cfg, index))
     except PatternAvoidanceError as exc:
