@@ -77,6 +77,21 @@ cdef inline int loc_y(Loc loc, int x_size) noexcept nogil:
 cdef inline Color opp_of(Color c) noexcept nogil:
     return c ^ 3
 
+cdef inline Loc sym_loc(int x, int y, int x_size, int y_size, int symmetry) noexcept nogil:
+    """KataGo's symmetry of a point (x, y): flip y (bit 1), flip x (bit 2), then transpose (bit 4); the Loc on the
+    board in that symmetry (y_size x x_size when transposed)."""
+    cdef int tmp
+    if symmetry & 2:
+        x = x_size - x - 1
+    if symmetry & 1:
+        y = y_size - y - 1
+    if symmetry & 4:
+        tmp = x
+        x = y
+        y = tmp
+        return loc_of(x, y, y_size)
+    return loc_of(x, y, x_size)
+
 cdef inline bint hash_eq(Hash128 a, Hash128 b) noexcept nogil:
     return a.h0 == b.h0 and a.h1 == b.h1
 

@@ -525,11 +525,11 @@ cdef int board_find_liberties(const Board* b, Loc loc, Loc* out, int max_out) no
     return n
 
 cdef Hash128 board_sym_sit_hash_with_simple_ko(const Board* b, int sym, Color pla) noexcept nogil:
-    cdef bint transpose = (sym & 4) != 0, flip_x = (sym & 2) != 0, flip_y = (sym & 1) != 0
+    cdef bint transpose = (sym & 4) != 0
     cdef int sym_x_size = b.y_size if transpose else b.x_size
     cdef int sym_y_size = b.x_size if transpose else b.y_size
-    cdef int x, y, sx, sy
-    cdef Loc loc, sym_loc
+    cdef int x, y
+    cdef Loc loc, moved
     cdef Color c
     cdef Hash128 h = hash_xor(_size_x_hash[sym_x_size], _size_y_hash[sym_y_size])
     for y in range(b.y_size):
@@ -538,13 +538,11 @@ cdef Hash128 board_sym_sit_hash_with_simple_ko(const Board* b, int sym, Color pl
             c = b.colors[loc]
             if c != C_BLACK and c != C_WHITE and loc != b.ko_loc:
                 continue
-            sx = b.x_size - x - 1 if flip_x else x
-            sy = b.y_size - y - 1 if flip_y else y
-            sym_loc = loc_of(sy, sx, sym_x_size) if transpose else loc_of(sx, sy, sym_x_size)
+            moved = sym_loc(x, y, b.x_size, b.y_size, sym)
             if c == C_BLACK or c == C_WHITE:
-                h = hash_xor(h, _stone_hash[sym_loc][c])
+                h = hash_xor(h, _stone_hash[moved][c])
             if loc == b.ko_loc:
-                h = hash_xor(h, zobrist_ko(sym_loc))
+                h = hash_xor(h, zobrist_ko(moved))
     return hash_xor(h, _player_hash[pla])
 
 

@@ -12,7 +12,6 @@ from katacli._core.board cimport Loc
 from katacli._core.search_nodes cimport TreeCore, Node
 
 cdef double compute_ending_bonus(TreeCore* t, Loc move) noexcept nogil
-cdef int sym_loc(int x, int y, int x_size, int y_size, int symmetry) noexcept nogil
 cdef int root_board_symmetries(const TreeCore* t, int* out) noexcept nogil
 cdef void mark_root_symmetry_duplicates(TreeCore* t, unsigned char* dup, int* syms, int num_syms) noexcept nogil
 cdef void compute_root_allowed(TreeCore* t, unsigned char* sym_dup) noexcept nogil

@@ -7,7 +7,7 @@ from libc.math cimport sqrt
 
 from katacli._core.board cimport (
     Board, Loc, Color, C_BLACK, C_WHITE, MAX_ARR_SIZE, NULL_LOC, PASS_LOC, NUM_SYMMETRIES, loc_of, loc_x, loc_y, opp_of,
-    board_would_be_capture,
+    board_would_be_capture, sym_loc,
 )
 from katacli._core.rules cimport SCORING_AREA
 from katacli._core.history cimport (
@@ -66,21 +66,6 @@ cdef double compute_ending_bonus(TreeCore* t, Loc move) noexcept nogil:
         else:
             extra -= pts * TERRITORY_PASS_BONUS_FRACTION
     return extra if pla == C_WHITE else -extra
-
-
-cdef int sym_loc(int x, int y, int x_size, int y_size, int symmetry) noexcept nogil:
-    """KataGo's symmetry of a point: flip y (bit 1), flip x (bit 2), then transpose (bit 4)."""
-    cdef int tmp
-    if symmetry & 2:
-        x = x_size - x - 1
-    if symmetry & 1:
-        y = y_size - y - 1
-    if symmetry & 4:
-        tmp = x
-        x = y
-        y = tmp
-        return loc_of(x, y, y_size)
-    return loc_of(x, y, x_size)
 
 
 cdef int root_board_symmetries(const TreeCore* t, int* out) noexcept nogil:
