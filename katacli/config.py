@@ -388,6 +388,12 @@ class Config:
         return [f"WARNING: Unused key '{key}' in {self.origin(key)}: {command} does not use it here"
                 for key in self.unused_keys() if config_keys.is_known(key)]
 
+    def warn_unused_keys(self, command: str, stream: TextIO | None = None) -> None:
+        """Print :meth:`unused_key_warnings` (to stderr by default), as :meth:`warn_unknown_keys` prints its own."""
+        stream = sys.stderr if stream is None else stream
+        for line in self.unused_key_warnings(command):
+            print(line, file=stream)
+
     def unknown_keys(self) -> list[str]:
         """Keys the registry does not know, in file order."""
         return [key for key in self._values if not config_keys.is_known(key)]

@@ -4,7 +4,7 @@ from libc.string cimport memcpy
 
 from katacli._core.board cimport (
     Board, Loc, Color, Hash128, C_EMPTY, C_BLACK, C_WHITE, MAX_ARR_SIZE, MAX_LEN, NULL_LOC, PASS_LOC,
-    loc_of, loc_x, loc_y, board_init, board_sym_sit_hash_with_simple_ko, GoBoard,
+    loc_of, loc_x, loc_y, board_init, board_num_stones, board_sym_sit_hash_with_simple_ko, GoBoard,
 )
 from katacli._core.rules cimport (
     Rules, KO_SIMPLE, KO_POSITIONAL, KO_SITUATIONAL, KO_SPIGHT, SCORING_AREA, SCORING_TERRITORY,
@@ -355,6 +355,11 @@ cdef class GameState:
     def self_komi(self, int pla, double draw_equivalent_wins_for_white=0.5):
         GameState._check_player(pla)
         return float(history_current_self_komi(&self.h, <Color>pla, draw_equivalent_wins_for_white))
+
+    @property
+    def num_stones(self):
+        """Stones on the board (both colours)."""
+        return board_num_stones(&self.h.board)
 
     def num_handicap_stones(self):
         return history_compute_num_handicap_stones(&self.h)

@@ -98,8 +98,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         log_to_stdout = cfg.get("logToStdout", "gtp")
         num_processes = choose_num_processes(cfg, settings.num_game_threads)
     warn_unknown_keys(cfg)
-    for warning in cfg.unused_key_warnings("kata match"):   # every key the match reads is read by now (KataGo's check)
-        print(warning, file=sys.stderr)
+    cfg.warn_unused_keys("kata match")   # every key the match reads is read by now (KataGo's check)
     warn_about_positions(settings.positions, settings.ignored_keys)
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
     for line in settings.positions.log_lines:

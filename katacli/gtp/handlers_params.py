@@ -253,11 +253,9 @@ def cmd_time_left(engine, command: Command) -> str:
 
 def cmd_kata_debug_print_tc(engine, command: Command) -> str:
     state = engine.session.state
-    area = state.x_size * state.y_size
-    stones = area - len(state.board().empty_points())
-    lag = engine.params.genmove.lag_buffer
-    return (f"Black {describe(engine.clocks[BLACK], area, stones, lag)}\n"
-            f"White {describe(engine.clocks[WHITE], area, stones, lag)}")
+    area, lag = state.x_size * state.y_size, engine.params.genmove.lag_buffer
+    return (f"Black {describe(engine.clocks[BLACK], area, state.num_stones, lag)}\n"
+            f"White {describe(engine.clocks[WHITE], area, state.num_stones, lag)}")
 
 
 def cmd_cputime(engine, command: Command) -> str:

@@ -22,14 +22,13 @@ def abbreviated_model_name(name: str) -> str:
     pieces = []
     for piece in name.split("-"):
         match = _STEP_PIECE.fullmatch(piece)
-        if piece == "kata1" or (match and match[1] == "d" and int(match[2]) < _INT64_LIMIT):
+        step = int(match[2]) if match else _INT64_LIMIT   # a number past int64 is no step piece (KataGo's parse)
+        if piece == "kata1" or (step < _INT64_LIMIT and match[1] == "d"):
             continue
-        if match and int(match[2]) < _INT64_LIMIT:
-            step = int(match[2])
-            if step >= _MEGA:
-                piece = f"s{step // 1_000_000}M"
-            elif step >= _KILO:
-                piece = f"s{step // 1_000}K"
+        if _MEGA <= step < _INT64_LIMIT:
+            piece = f"s{step // 1_000_000}M"
+        elif _KILO <= step < _INT64_LIMIT:
+            piece = f"s{step // 1_000}K"
         pieces.append(piece)
     return "-".join(pieces)
 

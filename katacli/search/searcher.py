@@ -711,7 +711,7 @@ class Searcher(SearchViews):
             if p.obvious_moves_time_factor < 1.0:
                 entropy, surprise = self._policy_entropy_and_surprise()
             inputs = TimeBudgetInputs(board_area=state.x_size * state.y_size,
-                                      num_stones_on_board=state.x_size * state.y_size - len(state.board().empty_points()),
+                                      num_stones_on_board=state.num_stones,
                                       turn_number=self.tree.root_turn_number, policy_entropy=entropy,
                                       policy_surprise=surprise)
             limit = search_time_limit(tc, p, inputs, elapsed, self._time_carried_over, search_factor)

@@ -157,8 +157,7 @@ def warn_unknown_train_keys(cfg: Config, stream: Optional[TextIO] = None) -> Non
     stream = stream or sys.stderr
     for key in unknown_train_keys(cfg):
         print(f"WARNING: Unknown config key '{key}' in {cfg.origin(key)}; kata train ignores it", file=stream)
-    for line in cfg.unused_key_warnings("kata train"):
-        print(line, file=stream)
+    cfg.warn_unused_keys("kata train", stream)
 
 
 def describe_keys() -> str:

@@ -111,11 +111,10 @@ def _check_writable_dir(flag: str, directory: str) -> None:
     """A directory the run can write into (made later if missing): not a file, and writable where it exists or
     where it would be made."""
     path = Path(directory)
-    if path.exists() and not path.is_dir():
-        raise TrainingError(f"{flag} {directory} is a file, not a directory")
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():
-        raise TrainingError(f"{flag} {directory}: {existing} is a file, not a directory")
+        where = "" if existing == path else f": {existing}"
+        raise TrainingError(f"{flag} {directory}{where} is a file, not a directory")
     if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise TrainingError(f"{flag} {directory}: cannot write in {existing} (no permission)")
 
