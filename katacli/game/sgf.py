@@ -156,6 +156,13 @@ def game_result_tag(state) -> str:
     return ("B" if state.winner == BLACK else "W") + "+" + format_komi(abs(state.final_white_minus_black_score))
 
 
+def with_result_comment(comments: list[str], result: str) -> list[str]:
+    """Move comments with the game's result added to the last one, as KataGo's writeSgf writes a finished
+    game ("... result=W+7.5"); ``comments`` has one entry per move (at least one)."""
+    last = " ".join(c for c in (comments[-1], f"result={result}") if c)
+    return comments[:-1] + [last]
+
+
 def final_setup(setup) -> list[tuple[int, Point]]:
     """AB/AW/AE entries applied in order: the stones that remain, as (colour, (x, y))."""
     points: dict = {}

@@ -16,7 +16,7 @@ from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_
 from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
-from katacli.game.sgf import SgfError, SgfGame, load_sgf, write_sgf
+from katacli.game.sgf import SgfError, SgfGame, load_sgf, with_result_comment, write_sgf
 from katacli.gtp.arguments import parse_int
 from katacli.gtp.errors import GtpError
 from katacli.gtp.identity import identity_answer
@@ -325,8 +325,8 @@ def current_game_sgf(engine) -> str:
                    first_player=state.initial_player, moves=list(state.moves))
     if state.is_game_finished:
         game.result = _game_result_text(engine, state)
-        if game.moves:  # KataGo's writeSgf repeats the result in the last move's comment
-            game.move_comments = [""] * (len(game.moves) - 1) + [f"result={game.result}"]
+        if game.moves:
+            game.move_comments = with_result_comment([""] * len(game.moves), game.result)
     return write_sgf(game, nice_rules_name=True)
 
 

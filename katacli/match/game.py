@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
-from katacli.game.sgf import SgfGame, write_sgf
+from katacli.game.sgf import SgfGame, with_result_comment, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
 from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
 from katacli.selfplay.game_init import GameInitializer, GameStart
@@ -127,8 +127,8 @@ class MatchGame:
         for i in ko_passes:
             moves[i] = (moves[i][0], None)
             comments[i] = " ".join(c for c in (comments[i], "Pass for ko") if c)
-        if comments and s.is_game_finished:   # KataGo's writeSgf repeats the result on the last move
-            comments[-1] = " ".join(c for c in (comments[-1], f"result={self.result}") if c)
+        if comments and s.is_game_finished:
+            comments = with_result_comment(comments, self.result)
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
                          first_player=s.initial_player, moves=moves, result=self.result,

@@ -19,7 +19,7 @@ from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
-from katacli.game.sgf import SgfGame, write_sgf
+from katacli.game.sgf import SgfGame, with_result_comment, write_sgf
 from katacli.selfplay.opening import initial_position
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.rows import game_rows
@@ -79,7 +79,7 @@ def move_comments(game: FinishedGame) -> list[str]:
         comments[index] = (f"{v.win:.2f} {v.loss:.2f} {v.no_result:.2f} {v.score:.1f} "
                            f"v={turn.targets.unreduced_visits} weight={weight:.2f}")
     if comments and game.end_state.is_game_finished:
-        comments[-1] = (comments[-1] + " " if comments[-1] else "") + f"result={result_string(game)}"
+        comments = with_result_comment(comments, result_string(game))
     return comments
 
 
