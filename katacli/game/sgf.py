@@ -156,6 +156,12 @@ def game_result_tag(state) -> str:
     return ("B" if state.winner == BLACK else "W") + "+" + format_komi(abs(state.final_white_minus_black_score))
 
 
+def values_comment(win: float, loss: float, no_result: float, score: float, visits: int) -> str:
+    """KataGo's writeSgf comment on a searched move: White's win, loss and no-result probabilities, the score,
+    the visits ("0.54 0.46 0.00 1.0 v=8")."""
+    return f"{win:.2f} {loss:.2f} {no_result:.2f} {score:.1f} v={visits}"
+
+
 def with_result_comment(comments: list[str], result: str) -> list[str]:
     """Move comments with the game's result added to the last one, as KataGo's writeSgf writes a finished
     game ("... result=W+7.5"); ``comments`` has one entry per move (at least one)."""

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
-from katacli.game.sgf import SgfGame, with_result_comment, write_sgf
+from katacli.game.sgf import SgfGame, values_comment, with_result_comment, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
 from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
 from katacli.selfplay.game_init import GameInitializer, GameStart
@@ -86,8 +86,7 @@ def move_comment(values: Optional[dict], visits: int) -> str:
     score mean, then the visits ("0.54 0.46 0.00 1.0 v=8"); only the visits without values (an unsearched root)."""
     if not values or "win" not in values:
         return f"v={visits}"
-    return (f"{values['win']:.2f} {values['loss']:.2f} {values['no_result']:.2f} {values['score_mean']:.1f} "
-            f"v={visits}")
+    return values_comment(values["win"], values["loss"], values["no_result"], values["score_mean"], visits)
 
 
 @dataclass

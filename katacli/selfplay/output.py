@@ -19,7 +19,7 @@ from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
-from katacli.game.sgf import SgfGame, with_result_comment, write_sgf
+from katacli.game.sgf import SgfGame, values_comment, with_result_comment, write_sgf
 from katacli.selfplay.opening import initial_position
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.rows import game_rows
@@ -76,8 +76,8 @@ def move_comments(game: FinishedGame) -> list[str]:
             break
         v = turn.targets.value
         weight = turn.target_weight if turn.target_weight_unrounded is None else turn.target_weight_unrounded
-        comments[index] = (f"{v.win:.2f} {v.loss:.2f} {v.no_result:.2f} {v.score:.1f} "
-                           f"v={turn.targets.unreduced_visits} weight={weight:.2f}")
+        comments[index] = (values_comment(v.win, v.loss, v.no_result, v.score, turn.targets.unreduced_visits)
+                           + f" weight={weight:.2f}")
     if comments and game.end_state.is_game_finished:
         comments = with_result_comment(comments, result_string(game))
     return comments
