@@ -171,14 +171,16 @@ def test_scoring_with_a_network_uses_the_search_estimates():
     assert replies(out.getvalue())[-5:] == ["= W+2.5", "= D3", "= C3", "= ", "= W+2.0"]
 
 
-def test_a_finished_chinese_game_is_counted_without_the_dead_stones():
+def test_a_finished_chinese_game_is_scored_by_the_lead_estimate():
     engine, out, _ = make_engine()
-    engine.loader = ModelLoader(lambda: object())  # the scripted bot says White owns every point
+    engine.loader = ModelLoader(lambda: object())  # the scripted bot: lead 2.3, White owns every point
     feed(engine, ["boardsize 5", "kata-set-rules chinese", "komi 0.5", "play b C3", "play w D3", "play b pass",
-                  "play w pass", "final_score", "final_status_list dead"])
-    # Chinese rules allow passing with dead stones on the board: the black stone is taken off and
-    # White's 25 points are counted, rather than the search's lead estimate (2.3).
-    assert replies(out.getvalue())[-2:] == ["= W+25.5", "= C3"]
+                  "play w pass", "final_score", "final_status_list dead", "printsgf"])
+    # Chinese rules allow passing with dead stones on the board: as KataGo (computeAnticipatedWinnerAndScore),
+    # the score is the rounded lead estimate, not the board as it stands, and printsgf gives the same result.
+    answers = replies(out.getvalue())
+    assert answers[-3:-1] == ["= W+2.5", "= C3"]
+    assert "RE[W+2.5]" in answers[-1]
 
 
 def test_a_finished_game_is_scored_from_the_history():

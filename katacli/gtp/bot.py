@@ -308,8 +308,17 @@ class SearchBot(Bot):
         return self._side_search(state, pla, visits, stop, False).root_values(pruned=False) or {}
 
     def estimate_lead(self, state, pla: int, visits: int, stop: threading.Event) -> float:
-        values = self._side_search(state, pla, visits, stop, False).root_values() or {}
-        return float(values.get("lead", 0.0))
+        """Points White is ahead: KataGo's computeLead, noiseless side searches at a few komi values (one
+        search's lead is off by a point or two under area scoring, whose score moves in 2-point steps)."""
+        from katacli.search.fair_komi import CachedProbe, lead_by_komi
+
+        def probe(komi: float) -> tuple[float, float]:
+            position = state.copy()
+            position.set_komi(komi)
+            values = self.side_search_values(position, pla, visits, stop)
+            return float(values.get("lead", 0.0)), float(values.get("win_loss", 0.0))
+
+        return lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state)
 
     def estimate_ownership(self, state, pla: int, visits: int, stop: threading.Event):
         analysis = self._side_search(state, pla, visits, stop, True).analysis(max_pv_len=1, include_ownership=True)

@@ -4,14 +4,13 @@
   scoring without friendlyPassOk, e.g. Tromp-Taylor) or under territory scoring
   (where the cleanup phase settles life and death) is scored exactly from the
   game history.
-* A finished game under area scoring with friendlyPassOk (Chinese, AGA, ...) may end
-  with dead stones still on the board: the network judges which chains are dead
-  (as for final_status_list), they are taken off, and the board is counted exactly
-  (stones plus surrounded points, plus komi and bonuses). KataGo reports a rounded
-  lead estimate here instead; counting agrees with other engines and servers.
-* Otherwise, with a network, a short search estimates the lead and the
-  ownership of every point; a chain is dead when its average ownership is not
-  clearly its own colour or one of its points clearly belongs to the opponent.
+* Otherwise (an unfinished game, or a finished one under area scoring with
+  friendlyPassOk -- Chinese, AGA, ... -- which may end with dead stones on the board),
+  with a network, noiseless searches at a few komi values estimate the lead
+  (KataGo's computeLead), rounded to the results the rules allow, and a search
+  estimates the ownership of every point; a chain is dead when its average ownership
+  is not clearly its own colour or one of its points clearly belongs to the opponent.
+  ``printsgf`` writes the same result for a finished game.
 * Without a network, the position is counted as it stands (Tromp-Taylor area,
   with stones in pass-dead regions recognised as dead).
 
@@ -62,21 +61,6 @@ def _nogo_result(engine) -> tuple[int, float]:
     return winner, (1.0 if winner == WHITE else -1.0)
 
 
-def _area_count_without_dead_stones(engine, state) -> tuple[int, float]:
-    """A finished area-scoring game counted after removing the chains the network judges dead."""
-    from katacli._core.game_state import GameState
-
-    alive = alive_stones(engine)
-    board = state.board()
-    for y, row in enumerate(state.colors()):
-        for x, color in enumerate(row):
-            if color != 0 and (x, y) not in alive:
-                board.set_stone((x, y), 0)
-    _, board_score = GameState(board=board, rules=state.rules_tuple).area_now()
-    score = board_score + state.white_bonus_score + state.white_handicap_bonus_score + state.komi
-    return (WHITE if score > 0 else BLACK if score < 0 else 0), score
-
-
 def final_winner_and_score(engine) -> tuple[int, float]:
     """(winner: 0 / BLACK / WHITE, final score White minus Black)."""
     if engine.nogo:
@@ -86,8 +70,6 @@ def final_winner_and_score(engine) -> tuple[int, float]:
         return state.winner, state.final_white_minus_black_score
     if engine.evaluator is None:
         return _tromp_taylor(state)
-    if state.is_game_finished and not state.is_no_result and rules.scoring == ScoringRule.AREA:
-        return _area_count_without_dead_stones(engine, state)
     visits = max(LEAD_VISITS_MIN, engine.params.genmove.num_search_threads * LEAD_VISITS_PER_THREAD)
     lead = engine.run_in_worker(lambda stop: engine.bot.estimate_lead(state.copy(), state.next_player, visits, stop))
     lead = _round_lead(lead, rules)
