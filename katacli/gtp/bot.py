@@ -159,6 +159,7 @@ class SearchBot(Bot):
         self._searcher = None
         self._signature = None  # what the tree's root position was built from
         self._moves: list = []
+        self._analysis_params = False   # the tree was last searched with the analysis parameters
         self._seed = stable_seed(engine.options.seed)
         # KataGo's eval cache (useEvalCache): one for the engine's whole run, across games, until clear_cache.
         self._eval_cache = new_eval_cache(engine.params.genmove)
@@ -168,8 +169,12 @@ class SearchBot(Bot):
     def _signature_of(state) -> tuple:
         return (state.x_size, state.y_size, state.rules_tuple, tuple(state.initial_stones()), state.initial_player)
 
-    def _prepare(self, request: SearchRequest, keep_ownership: bool):
-        """The searcher, positioned at request.state: the old tree is advanced along new moves when possible."""
+    def _prepare(self, request: SearchRequest, keep_ownership: bool, pondering: bool = False):
+        """The searcher, positioned at request.state: the old tree is advanced along new moves when possible.
+        As KataGo's GTP engine, a switch between the genmove and the analysis parameters, or genmove
+        parameters that changed (dynamic PDA), start a fresh tree (its Search::setParams clears the search):
+        an analysis tree must not make the next genmove's move, nor its visits count against maxVisits.
+        Pondering searches on with the parameters of the last search."""
         from katacli.search import Searcher
 
         evaluator = None if request.nogo else self.evaluator
@@ -182,12 +187,16 @@ class SearchBot(Bot):
                                 seed=self._seed, human_evaluator=human_evaluator, eval_cache=self._eval_cache)
             self._searcher = searcher
         else:
-            if searcher.params != request.params:
+            if not pondering and (searcher.params != request.params
+                                  or self._analysis_params != request.analysis_params):
                 searcher.set_params(request.params)
+                searcher.clear()
             if searcher.keep_ownership != keep_ownership:
                 searcher.set_keep_ownership(keep_ownership)
             self._follow(searcher, state)
         self._signature, self._moves = signature, moves
+        if not pondering:
+            self._analysis_params = request.analysis_params
         searcher.set_restrictions(self._restrictions(request))
         searcher.set_external_pattern_table(self.engine.avoid_patterns.table)
         return searcher
@@ -275,7 +284,7 @@ class SearchBot(Bot):
                      search_factor=ANALYSIS_SEARCH_FACTOR)
 
     def ponder(self, request: SearchRequest, stop: threading.Event) -> None:
-        searcher = self._prepare(request, False)
+        searcher = self._prepare(request, False, pondering=True)
         searcher.run(stop_event=stop, pondering=True)
 
     def _side_search(self, state, pla: int, visits: int, stop: threading.Event, keep_ownership: bool):
@@ -318,11 +327,21 @@ class SearchBot(Bot):
             values = self.side_search_values(position, pla, visits, stop)
             return float(values.get("lead", 0.0)), float(values.get("win_loss", 0.0))
 
-        return lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state)
+        lead = lead_by_komi(CachedProbe(probe, state.x_size, state.y_size), state)
+        self._after_scoring()
+        return lead
 
     def estimate_ownership(self, state, pla: int, visits: int, stop: threading.Event):
         analysis = self._side_search(state, pla, visits, stop, True).analysis(max_pv_len=1, include_ownership=True)
+        self._after_scoring()
         return [float(v) for v in analysis.ownership]
+
+    def _after_scoring(self) -> None:
+        """KataGo scores (final_score, final_status_list) on the game's bot and then sets its genmove
+        parameters back, which clears its tree: the next search starts afresh, as there."""
+        if self._searcher is not None:
+            self._searcher.clear()
+        self._analysis_params = False
 
     def benchmark(self, params, visits: int, board_len: int, stop: threading.Event) -> str:
         self.clear_cache()

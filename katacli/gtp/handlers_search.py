@@ -87,13 +87,13 @@ def genmove_params(engine, pla: int, analyzing: bool):
     return params.replace(**changes)
 
 
-def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock=None, factor: float = 1.0
-                 ) -> SearchRequest:
+def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock=None, factor: float = 1.0,
+                 analysis_params: bool = False) -> SearchRequest:
     analyzing = options is not None
     options = options or AnalyzeOptions()
     return SearchRequest(
         state=_state_for(engine, pla), pla=pla, params=params, clock=clock, search_factor=factor,
-        nogo=engine.nogo, avoid=options.avoid,
+        nogo=engine.nogo, analysis_params=analysis_params, avoid=options.avoid,
         report_interval=options.interval_seconds if analyzing else None,
         min_moves=options.min_moves,
         # KataGo's analysisPVLen counts the moves after the first one; our max_pv_len counts all of them.
@@ -326,7 +326,7 @@ def cmd_analyze(engine, command: Command) -> None:
     session.search_for(pla)
     params = engine.params.analysis
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))
-    request = make_request(engine, pla, params, options)
+    request = make_request(engine, pla, params, options, analysis_params=True)
     engine.out.write(format_header(command.id))
     engine.start_background(lambda stop: engine.bot.analyze(request, stop, emit),
                             on_stopped=lambda: engine.out.write("\n"))

@@ -22,6 +22,8 @@ class SearchRequest:
     clock: TimeControls | None = None  # None: only the params' visit/playout/time limits apply
     search_factor: float = 1.0  # < 1 to think less (KataGo's searchFactorWhenWinning)
     nogo: bool = False
+    # Searched with the analysis parameters (lz-analyze, kata-analyze), not the genmove ones
+    analysis_params: bool = False
     # player -> {point or None (pass): depth until which the move is not searched}
     avoid: dict = field(default_factory=dict)
     # Analysis reporting

@@ -269,11 +269,22 @@ class Searcher(SearchViews):
         return self.params.avoid_repeated_pattern_utility != 0.0 or self.external_pattern_table is not None
 
     def set_restrictions(self, restrictions: Optional[MoveRestrictions]) -> None:
-        """avoid / allow lists for the next searches (KataGo clears them when a move is played)."""
+        """avoid / allow lists for the next searches (KataGo clears them when a move is played). Lists that
+        differ from the last ones start a fresh tree (KataGo's setAvoidMoveUntilByLoc): the old tree's
+        visits went to moves now forbidden, or left out moves now allowed."""
         self._ensure_idle()
         with self._lock:
+            before = self._restricted_until()
             self.restrictions = restrictions
+            if self._restricted_until() != before:
+                self.tree.clear()
+                self._root_human = None
             self._apply_restrictions()
+
+    def _restricted_until(self) -> tuple:
+        if self.restrictions is None:
+            return (None, None)
+        return tuple(self.restrictions.until_by_loc(pla) for pla in (BLACK, WHITE))
 
     def set_root_hint(self, move, has_hint: bool = True) -> None:
         """A root move, (x, y) or None for pass, to search almost as often as the most searched one, with a
