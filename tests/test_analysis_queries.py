@@ -131,6 +131,48 @@ def test_general_errors_for_lines_without_a_usable_id():
     assert all(set(o) == {"error"} for o in objs)
 
 
+# KataGo 1.17.2's answers to query lines with half a UTF-16 surrogate pair (nlohmann::json refuses them;
+# Python's json would accept them and the echoed text could not be written as UTF-8).
+SURROGATE_LINES = [
+    ('{"id":"x","action":"query_version","note":"\\ud800"}',
+     'column 50: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by '
+     'U+DC00..U+DFFF; last read: \'"\\ud800"\''),
+    ('{"id":"x","action":"query_version","note":"ab\\udc00cd"}',
+     'column 51: syntax error while parsing value - invalid string: surrogate U+DC00..U+DFFF must follow '
+     'U+D800..U+DBFF; last read: \'"ab\\udc00\''),
+    ('{"id":"x","action":"query_version","note":"\\ud800\\u0041"}',
+     'column 55: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by '
+     'U+DC00..U+DFFF; last read: \'"\\ud800\\u0041\''),
+]
+
+
+def test_half_surrogate_pairs_are_parse_errors_and_the_engine_keeps_answering():
+    with running_engine() as (engine, out):
+        send(engine, *[line for line, _ in SURROGATE_LINES])
+        # an escaped backslash is no escape, a whole pair is a character, a byte order mark is skipped
+        send(engine, '{"id":"a","action":"query_version","note":"\\\\ud800"}',
+             '{"id":"b","action":"query_version","note":"\\ud83d\\ude00"}', '\ufeff{"id":"c","action":"query_version"}')
+    objs = out.objects
+    assert [o["error"] for o in objs[:3]] == [
+        f"[json.exception.parse_error.101] parse error at line 1, {detail} - could not parse input line as json "
+        f"request: {line}" for line, detail in SURROGATE_LINES]
+    assert [(o["id"], o.get("note")) for o in objs[3:]] == [("a", "\\ud800"), ("b", "\U0001f600"), ("c", None)]
+
+
+def test_text_the_output_cannot_encode_is_escaped_and_writing_goes_on():
+    import io
+
+    from katacli.analysis.output import JsonLineWriter
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", write_through=True)
+    writer = JsonLineWriter(stream)
+    writer.write({"id": "\ud800"})
+    writer.write({"id": "next"})
+    assert raw.getvalue().decode("utf-8").splitlines() == ['{"id":"\\ud800"}', '{"id":"next"}']
+    assert not writer.silenced
+
+
 def test_unknown_fields_and_override_keys_warn_but_the_query_runs():
     line = query_line("w", maxVists=30, overrideSettings={"cpuctExploration": 1.5, "notAParam": 1, "alsoNot": "x"})
     with running_engine() as (engine, out):

@@ -29,7 +29,10 @@ class JsonLineWriter:
             if self._silenced:
                 return
             try:
-                self._stream.write(line + "\n")
+                try:
+                    self._stream.write(line + "\n")
+                except UnicodeEncodeError:   # text the stream cannot encode is escaped, not a closed pipe
+                    self._stream.write(line.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
                 self._stream.flush()
             except (BrokenPipeError, ValueError, OSError):
                 self._silenced = True

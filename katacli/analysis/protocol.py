@@ -61,14 +61,67 @@ def _reject_constant(name: str):
     raise ValueError(f"invalid literal '{name}'")
 
 
+# A byte order mark, which KataGo's JSON parser skips at the start of a line (Windows tools write one).
+BYTE_ORDER_MARK = "\ufeff"
+HIGH_SURROGATES = range(0xD800, 0xDC00)
+LOW_SURROGATES = range(0xDC00, 0xE000)
+
+
+class SurrogateError(ValueError):
+    """A \\u escape of half a UTF-16 pair without its other half: KataGo's parser refuses it (Python's
+    would give a string that cannot be written back as UTF-8)."""
+
+    def __init__(self, column: int, problem: str, last_read: str):
+        super().__init__(problem)
+        self.column, self.problem, self.last_read = column, problem, last_read   # column: 1-based
+
+
+def _check_surrogate_pairs(line: str) -> None:
+    """Raise SurrogateError at the first unpaired surrogate escape of a (valid JSON) line, with the
+    column and the text read that nlohmann::json reports."""
+    in_string, start, i = False, 0, 0
+    while i < len(line):
+        char = line[i]
+        if char == '"':
+            in_string, start = not in_string, i
+        elif char == "\\" and in_string:
+            if line[i + 1] != "u":
+                i += 2
+                continue
+            code = int(line[i + 2:i + 6], 16)
+            if code in LOW_SURROGATES:
+                last = i + 5
+                raise SurrogateError(last + 1, "surrogate U+DC00..U+DFFF must follow U+D800..U+DBFF", line[start:last + 1])
+            if code in HIGH_SURROGATES:
+                follow = line[i + 6:i + 12]
+                if follow[:2] == "\\u" and int(follow[2:], 16) in LOW_SURROGATES:
+                    i += 12
+                    continue
+                last = i + 11 if follow[:2] == "\\u" else i + 7 if follow[:1] == "\\" else i + 6
+                raise SurrogateError(last + 1, "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF",
+                                     line[start:last + 1])
+            i += 6
+            continue
+        i += 1
+
+
 def loads(line: str) -> Any:
-    """Parse a query line as strict JSON (NaN / Infinity are not JSON, as for KataGo)."""
-    return json.loads(line, parse_constant=_reject_constant)
+    """Parse a query line as strict JSON (NaN / Infinity are not JSON, nor half a surrogate pair, as for
+    KataGo); a leading byte order mark is skipped."""
+    if line.startswith(BYTE_ORDER_MARK):
+        line = line[len(BYTE_ORDER_MARK):]
+    value = json.loads(line, parse_constant=_reject_constant)
+    if "\\u" in line:
+        _check_surrogate_pairs(line)
+    return value
 
 
 def parse_error_message(line: str, exc: Exception) -> str:
     """The general error for a line that is not JSON, in the shape of KataGo's message."""
-    if isinstance(exc, json.JSONDecodeError):
+    if isinstance(exc, SurrogateError):
+        detail = (f"parse error at line 1, column {exc.column}: syntax error while parsing value - invalid string: "
+                  f"{exc.problem}; last read: '{exc.last_read}'")
+    elif isinstance(exc, json.JSONDecodeError):
         detail = f"parse error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
     else:
         detail = f"parse error: {exc}"
