@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import signal
 import sys
 
 from katacli import __version__, KATAGO_COMPAT_VERSION
-from katacli.launch_line import launch_directly
+from katacli.launch_line import EXIT_INTERRUPTED, launch_directly
 
 # Subcommands in the order `kata --help` lists them. A name is registered only
 # when its module exists and defines `register(app)`, so a subcommand appears
@@ -171,6 +173,7 @@ def _hide_flag_types(command):
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    _reopen_closed_std_streams()
     args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
     try:
         status = launch_directly(args)  # a GUI's plain engine launch line, without building the typer app
@@ -179,11 +182,44 @@ def main(argv: list[str] | None = None) -> None:
         import typer
 
         _hide_flag_types(typer.main.get_command(_the_app()))(args=args, prog_name="kata")
+    except SystemExit as exc:
+        if exc.code == EXIT_INTERRUPTED and argv is None:
+            _exit_by_interrupt()
+        raise
     except Exception as exc:
         if not _is_missing_setting(exc):
             raise
         print(f"error: {exc}", file=sys.stderr, flush=True)
         sys.exit(1)
+
+
+def _reopen_closed_std_streams() -> None:
+    """A launcher may start the engine with stdin, stdout or stderr closed (Python then has None there):
+    point each at the null device, as KataGo reads end-of-input and writes into nothing. The descriptor
+    itself is filled, so that a file opened later (a log) cannot become the process's stdout."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, os.fdopen(fd, mode, closefd=False))
+
+
+def _exit_by_interrupt() -> None:
+    """End the process as Ctrl-C's default action does, once a command has stopped cleanly after one: a
+    shell then sees a process killed by SIGINT and stops its loop or script (an exit status of 130 would
+    let `for ...; do kata analysis ...; done` go on to the next run), as with KataGo."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    if hasattr(signal, "SIGINT") and hasattr(os, "kill"):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    sys.exit(EXIT_INTERRUPTED)   # where the signal does not end the process
 
 
 def _is_missing_setting(exc: Exception) -> bool:

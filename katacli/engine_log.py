@@ -88,5 +88,8 @@ class EngineLog:
     def close(self) -> None:
         with self._lock:
             if self._file is not None:
-                self._file.close()
+                try:
+                    self._file.close()
+                except (OSError, ValueError):   # a full disk fails the last flush too: the log is best effort
+                    pass
                 self._file = None

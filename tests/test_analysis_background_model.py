@@ -221,7 +221,9 @@ def test_ctrl_c_while_loading_quits_without_hanging(held):
     engine.send(e5_query("dropped"))
     engine.process.send_signal(signal.SIGINT)
     engine.gate.touch()  # quitting still lets the load end: a failure would be reported
-    assert engine.wait() == 0
+    # The status of an interrupted run (main() called with arguments, as here, returns it; the console
+    # script then ends the process by SIGINT itself, as KataGo is ended: test_analysis_cli.py)
+    assert engine.wait() == 130
     assert engine.process.stdout.read() == ""  # quitting now: the queued query is dropped, as KataGo does
     assert not any("Traceback" in line for line in engine.stderr)
 

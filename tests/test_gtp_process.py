@@ -143,12 +143,12 @@ def test_ctrl_c_exits_cleanly():
     assert engine.read_line() == "="
     assert LZ_INFO_RE.match(engine.read_line())
     engine.process.send_signal(signal.SIGINT)
-    assert engine.process.wait(TIMEOUT) == 0
+    assert engine.process.wait(TIMEOUT) == -signal.SIGINT   # ended as Ctrl-C ends a process, as KataGo
     assert "Traceback" not in engine.process.stderr.read()
 
 
 def test_ctrl_c_during_a_genmove_exits_cleanly():
-    """Ctrl-C while a genmove's search runs the network: the search stops and the process exits 0. (Python
+    """Ctrl-C while a genmove's search runs the network: the search stops and the process ends as Ctrl-C ends one. (Python
     3.11's Thread.join, interrupted by the Ctrl-C, marked the running search thread finished; the process
     then exited with the search inside torch and aborted: "terminate called without an active exception".)"""
     model = model_path(G170_B6)
@@ -158,7 +158,7 @@ def test_ctrl_c_during_a_genmove_exits_cleanly():
     engine.send_line("genmove b")
     threading.Event().wait(2.0)  # the search is under way (a million visits take minutes)
     engine.process.send_signal(signal.SIGINT)
-    assert engine.process.wait(TIMEOUT) == 0
+    assert engine.process.wait(TIMEOUT) == -signal.SIGINT
     stderr = engine.process.stderr.read()
     assert "terminate called" not in stderr and "Traceback" not in stderr
 
@@ -243,3 +243,32 @@ def test_q5go_style_session():
         move = engine.command("kata-search b")
         assert re.fullmatch(r"[A-G][1-7]|pass", move)
         assert "MoveNum: 0" in engine.command("showboard")  # kata-search does not play
+
+
+# --------------------------------------------------------------------------- odd launches
+
+
+@pytest.mark.parametrize("closed", [0, 1, 2], ids=["stdin", "stdout", "stderr"])
+def test_a_closed_standard_stream_is_no_crash(closed):
+    """A launcher may start the engine with a standard stream closed: KataGo then reads end-of-input or
+    writes into nothing. (Python left None there, and the engine ended in a traceback.)"""
+    import os
+
+    result = subprocess.run(python_cli() + ["gtp"] + ROLLOUTS, input=b"name\ngenmove b\nquit\n",
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
+                            preexec_fn=lambda: os.close(closed))
+    assert result.returncode == 0, result.stderr
+    assert b"Traceback" not in result.stderr
+    if closed == 0:
+        assert result.stdout == b""   # nothing read, nothing answered
+    elif closed == 2:   # the game goes on as usual
+        assert result.stdout.decode().startswith("= KataGo\n\n= ") and result.stdout.endswith(b"\n\n")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+def test_a_full_log_disk_does_not_fail_the_run():
+    result = subprocess.run(python_cli() + ["gtp", "-model", "rollouts", "-override-config",
+                                            "maxVisits=10,logDir=,logFile=/dev/full"],
+                            input="name\ngenmove b\nquit\n", capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.startswith("= KataGo\n\n= ")

@@ -177,7 +177,7 @@ def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    assert proc.returncode == -signal.SIGINT, err   # stopped cleanly, then ended as Ctrl-C ends a process
     report = json.loads(out)
     assert report["interrupted"] and report["games"] >= 2
     files = list(sgfs.iterdir())

@@ -53,6 +53,7 @@ class AnalysisEngine:
         self.log = log if log is not None else NullLog()
         self.log_all_requests = log_all_requests
         self.log_errors_and_warnings = log_errors_and_warnings
+        self.interrupted = False   # serve() ended on Ctrl-C
         self.queue = RequestQueue()
         self.parser = QueryParser(defaults)
         # One eval cache for every query, as KataGo's analysis engine shares one between its bots.
@@ -122,6 +123,7 @@ class AnalysisEngine:
                     raise KeyboardInterrupt
             except KeyboardInterrupt:
                 self.log.write("Interrupted, quitting without waiting for open queries")
+                self.interrupted = True
                 self.finish(wait=False)
                 return 0
         self.finish(wait=wait_at_end)

@@ -11,7 +11,7 @@ from katacli.cli_support import (
     EXIT_MODEL_FAILURE, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
     model_failure_line, model_option, override_config_option, start_model_checks,
 )
-from katacli.launch_line import LaunchOptions
+from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
 from katacli.nets import choose_model
 
 if TYPE_CHECKING:  # typer builds the command in register(); a GUI's plain launch line runs without it
@@ -136,6 +136,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
     log.info("Started, ready to begin handling requests")
     try:
         status = engine.serve(stdin, wait_at_end=not quit_without_waiting)  # starts the networks' loads
+        if engine.interrupted:
+            status = EXIT_INTERRUPTED
     finally:
         backend.close()
         for line in backend.summary_lines():
@@ -164,7 +166,7 @@ def launch(model: Optional[str], human_model: Optional[str], config: Optional[Li
     try:
         return run_analysis(model, config, override_config, analysis_threads, quit_without_waiting, human_model)
     except KeyboardInterrupt:  # Ctrl-C while starting up (serving handles its own)
-        return 0
+        return EXIT_INTERRUPTED
 
 
 def register(app: typer.Typer) -> None:

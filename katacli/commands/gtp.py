@@ -13,7 +13,7 @@ from katacli.cli_support import (
     override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
-from katacli.launch_line import LaunchOptions
+from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
 from katacli.nets import choose_model
 
 if TYPE_CHECKING:  # typer builds the command in register(); a GUI's plain launch line runs without it
@@ -74,6 +74,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     threading.Thread(target=build, name="engine-builder", daemon=True).start()
     stream = io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
     engine = None
+    status = 0
     try:
         while True:
             raw = stream.readline()
@@ -95,7 +96,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
         engine.loader.get()
         engine.human_loader.get()
     except KeyboardInterrupt:
-        pass
+        status = EXIT_INTERRUPTED
     except EngineStartupError as exc:  # the network could not be loaded
         print(model_failure_line(str(exc)), file=sys.stderr, flush=True)
         return EXIT_MODEL_FAILURE
@@ -105,7 +106,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
             engine.save_avoid_patterns(force=True)
             engine.log.write("All cleaned up, quitting")
             engine.log.close()
-    return 0
+    return status
 
 
 def _wait_for_engine(ready: threading.Event, built: dict):
