@@ -29,6 +29,10 @@ from typing import Callable, Optional, Sequence
 from katacli.cpu_cores import usable_cpu_count
 
 EXIT_INTERRUPTED = 130
+# A stop signal this soon after the first is the same stop delivered twice (`timeout` signals the command
+# and then its process group; a group kill reaches workers the parent also signals), not a person's
+# second Ctrl-C asking to leave at once, seconds.
+REPEATED_SIGNAL_SECONDS = 0.1
 # How often a worker without PR_SET_PDEATHSIG checks that its parent still lives, seconds.
 PARENT_CHECK_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1

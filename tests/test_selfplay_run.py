@@ -314,13 +314,14 @@ def test_random_init_bootstrap(tmp_path, capsys):
             assert f.attrs["model"] == "random-b2c16"
 
 
-def _start(tmp_path: Path, extra: str) -> tuple[subprocess.Popen, Path]:
+def _start(tmp_path: Path, extra: str, new_session: bool = False) -> tuple[subprocess.Popen, Path]:
+    """``new_session``: in a process group of its own (as `timeout` or a service manager runs it)."""
     models = model_dir(tmp_path, shared=False)  # the tiniest net: these tests are about files, not play
     out = tmp_path / "out"
     proc = subprocess.Popen([*CLI, "-models-dir", str(models), "-output-dir", str(out), "-config",
                              str(EXAMPLE_CONFIG), "-override-config", TINY_OVERRIDES, "-override-config", extra,
                              "-override-config", SHORT_GAMES, "-quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=subprocess_env())
+                            text=True, env=subprocess_env(), start_new_session=new_session)
     return proc, out
 
 
@@ -364,6 +365,24 @@ def test_sigint_flushes_finished_games(tmp_path):
 
 @pytest.mark.subprocess
 @pytest.mark.skipif(not HAS_PROC, reason="needs Linux /proc to find the worker processes")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_a_stop_sent_to_the_command_and_its_process_group_writes_every_finished_game(tmp_path, signum):
+    """`timeout -s SIG` signals the command and then its whole process group; a service manager's stop
+    signals every process of the group. The parent then gets the stop twice and the workers get it from
+    both the group and the parent: still one clean stop, as KataGo's any number of signals (before, the
+    repeat was taken for a second Ctrl-C and the buffered rows were lost)."""
+    proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=100000,numSelfplayProcesses=2",
+                       new_session=True)
+    _wait_for(lambda: sgf_lines(out) >= 2 and len(worker_pids(proc)) == 2, proc)
+    os.kill(proc.pid, signum)
+    os.killpg(proc.pid, signum)
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    games, rows = check_output_dir(out)
+    assert games == sgf_lines(out) >= 2 and rows > 0   # every finished game's rows were written
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not HAS_PROC, reason="needs Linux /proc to find the worker processes")
 def test_a_killed_worker_ends_the_run_with_an_error_and_leaves_readable_files(tmp_path):
     proc, out = _start(tmp_path, ALL_ROWS + ",maxRowsPerTrainFile=1,firstFileRandMinProp=1.0,numSelfplayProcesses=2")
     _wait_for(lambda: len(list_training_files(out / "tdata")) >= 1 and len(worker_pids(proc)) == 2, proc)
@@ -390,7 +409,7 @@ def test_workers_die_with_a_killed_parent_and_a_second_signal_exits_at_once(tmp_
     check_output_dir(out)
 
 
-def test_second_signal_exits_at_once(tmp_path, monkeypatch):
+def test_a_second_signal_exits_at_once_but_the_same_stop_delivered_twice_does_not(tmp_path, monkeypatch):
     from katacli.selfplay import runner as runner_module
     from katacli.selfplay.settings import SelfplaySettings
 
@@ -402,7 +421,16 @@ def test_second_signal_exits_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(runner_module.os, "_exit", exits.append)
     run._on_signal(signal.SIGINT, None)
     assert run.stats.stopping and exits == []
+    # The same stop delivered twice (`timeout` signals the command, then its process group): still a clean stop
     run._on_signal(signal.SIGINT, None)
+    assert exits == []
+    # A second Ctrl-C later on: leave at once
+    run._first_signal_at -= runner_module.REPEATED_SIGNAL_SECONDS
+    run._on_signal(signal.SIGINT, None)
+    assert exits == [runner_module.EXIT_INTERRUPTED]
+    # A worker process never leaves by itself (its parent does, and it dies with the parent)
+    run._force_quit_allowed = False
+    run._on_signal(signal.SIGTERM, None)
     assert exits == [runner_module.EXIT_INTERRUPTED]
     run.output.close()
     manager.close()

@@ -30,7 +30,7 @@ from katacli.selfplay.stats import RunStats
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.setup.engine_settings import NNSettings
 from katacli.worker_processes import (
-    EXIT_INTERRUPTED, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
+    EXIT_INTERRUPTED, REPEATED_SIGNAL_SECONDS, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
 )
 
 log = logging.getLogger("katacli.selfplay")
@@ -119,7 +119,7 @@ def worker_main(job: WorkerJob, counter: SharedGameCounter, events, parent_pid: 
         started.append(run)
         if early_stop.is_set():
             run.request_stop()
-        stats = run.run(on_tick=report, signals=(signal.SIGTERM,))
+        stats = run.run(on_tick=report, signals=(signal.SIGTERM,), force_quit=False)
         events.put(("done", job.index, _counters(stats)))
     except BaseException as exc:
         logger.exception("worker %d failed", job.index)
@@ -157,7 +157,7 @@ class ProcessRun:
         self.stats = RunStats(current_model="")
         self._latest: dict[int, dict] = {}
         self._errors: list[str] = []
-        self._signals = 0
+        self._first_signal_at: Optional[float] = None   # time.monotonic() of the first stop signal
 
     def request_stop(self) -> None:
         """Stop as a first Ctrl-C does: workers drop the games in progress and write the finished ones."""
@@ -165,12 +165,14 @@ class ProcessRun:
         self.pool.stop_workers()
 
     def _on_signal(self, signum, frame) -> None:
-        self._signals += 1
+        now = time.monotonic()
         self.stats.stopping = True
         self.pool.stop_workers()
-        if self._signals == 1:
+        if self._first_signal_at is None:
+            self._first_signal_at = now
             log.info("stopping: workers finish writing completed games")
-        else:  # a second Ctrl-C: leave at once, as a single process does (workers die with us)
+        elif now - self._first_signal_at >= REPEATED_SIGNAL_SECONDS:
+            # a second Ctrl-C: leave at once, as a single process does (workers die with us)
             log.warning("second signal: exiting without writing buffered games")
             os._exit(EXIT_INTERRUPTED)
 

@@ -19,6 +19,7 @@ import queue
 import random
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -30,11 +31,10 @@ from katacli.selfplay.records import FinishedGame
 from katacli.search.stepping import search_shares
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.selfplay.stats import TICK_SECONDS, RunStats
+from katacli.worker_processes import EXIT_INTERRUPTED, REPEATED_SIGNAL_SECONDS
 
 log = logging.getLogger("katacli.selfplay")
 
-# Exit status after a second SIGINT/SIGTERM (128 + SIGINT, as shells report it).
-EXIT_INTERRUPTED = 130
 RUN_ID_BITS = 64
 
 
@@ -77,6 +77,8 @@ class SelfplayRun:
         if search_drivers and hasattr(manager, "use_search_drivers"):
             manager.use_search_drivers(search_drivers)
         self._stop = threading.Event()
+        self._first_signal_at: Optional[float] = None   # time.monotonic() of the first stop signal
+        self._force_quit_allowed = True
         self._queue: "queue.Queue[Optional[FinishedGame]]" = queue.Queue(settings.runner.max_data_queue_size)
         self._start_lock = threading.Lock()
         self._errors: list[BaseException] = []
@@ -93,11 +95,15 @@ class SelfplayRun:
         self._stop.set()
 
     def _on_signal(self, signum, frame) -> None:
-        if self._stop.is_set():
+        now = time.monotonic()
+        if (self._first_signal_at is not None and self._force_quit_allowed
+                and now - self._first_signal_at >= REPEATED_SIGNAL_SECONDS):
             # A second Ctrl-C: leave at once. Files are renamed into place only when complete,
             # so nothing unreadable is left; the buffered rows are lost.
             log.warning("second signal: exiting without writing buffered games")
             os._exit(EXIT_INTERRUPTED)
+        if self._first_signal_at is None:
+            self._first_signal_at = now
         self.request_stop()
 
     def _count_move(self) -> None:
@@ -186,12 +192,15 @@ class SelfplayRun:
 
     # ---- the run
     def run(self, on_tick: Optional[Callable[[RunStats], None]] = None, handle_signals: bool = True,
-            signals: tuple = (signal.SIGINT, signal.SIGTERM)) -> RunStats:
+            signals: tuple = (signal.SIGINT, signal.SIGTERM), force_quit: bool = True) -> RunStats:
         """Play until max_games_total or a stop request; returns the final counters.
 
-        ``signals`` stop the run cleanly (a second one exits at once) when handle_signals is set.
+        ``signals`` stop the run cleanly when handle_signals is set; with ``force_quit``, a second one
+        (REPEATED_SIGNAL_SECONDS or more after the first) exits at once. A worker process has none: its
+        parent leaves at once, and the worker dies with it.
         Raises the first error of a game or writer thread after shutting the others down.
         """
+        self._force_quit_allowed = force_quit
         previous = {}
         if handle_signals and threading.current_thread() is threading.main_thread():
             for sig in signals:
