@@ -66,12 +66,19 @@ def test_old_and_broken_candidates_are_rejected_without_games(tmp_path):
     old = write_tiny_net(dirs["test"] / "old.bin.gz", 4)
     base_time = os.stat(dirs["accepted"] / "base.bin.gz").st_mtime
     os.utime(old, (base_time - 100, base_time - 100))
+    # copied within the second of the accepted one, a little before it: KataGo compares whole seconds
+    same_second = write_tiny_net(dirs["test"] / "same-second.bin.gz", 7)
+    second = os.stat(dirs["accepted"] / "base.bin.gz").st_mtime_ns // 1_000_000_000 * 1_000_000_000
+    os.utime(dirs["accepted"] / "base.bin.gz", ns=(second + 600_000_000, second + 600_000_000))
+    os.utime(same_second, ns=(second + 100_000_000, second + 100_000_000))
     broken = dirs["test"] / "broken.bin.gz"
     broken.write_bytes(b"\x1f\x8b not really a network")
     outcomes = keeper(dirs, required=0.0).run(quit_if_no_nets=True)
-    assert {o.candidate: o.accepted for o in outcomes} == {"old.bin.gz": False, "broken.bin.gz": False}
+    assert {o.candidate: o.accepted for o in outcomes} == {"old.bin.gz": False, "broken.bin.gz": False,
+                                                           "same-second.bin.gz": True}
     reasons = {o.candidate: o.reason for o in outcomes}
     assert "older than" in reasons["old.bin.gz"] and "cannot be loaded" in reasons["broken.bin.gz"]
+    assert "scored" in reasons["same-second.bin.gz"]   # played, not rejected as older
     assert sorted(p.name for p in dirs["rejected"].iterdir()) == ["broken.bin.gz", "old.bin.gz"]
 
 
@@ -106,11 +113,14 @@ def test_command_errors_and_empty_directory(tmp_path):
     assert empty.exit_code == 0, empty.output                       # nothing to test: quits as asked
     assert f"no network to test in {tmp_path / 't'}: quitting" in empty.stderr   # and says so (a typo shows)
     write_tiny_net(tmp_path / "t" / "cand.bin.gz", 6)
-    no_accepted = CliRunner().invoke(app, normalize_argv(args))
-    assert no_accepted.exit_code == 1 and "no accepted model in" in no_accepted.stderr
-    assert "Traceback" not in no_accepted.output and (tmp_path / "t" / "cand.bin.gz").exists()
     bad_prop = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "2"]))
     assert bad_prop.exit_code == 1 and "between 0 and 1" in bad_prop.stderr
+    # Nothing accepted yet (a run's start): the candidate plays a random network, as in KataGo's loop
+    first = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "0"]))
+    assert first.exit_code == 0, first.output
+    assert "testing cand.bin.gz against a random one" in first.stderr and "against random" in first.stderr
+    assert (tmp_path / "a" / "cand.bin.gz").is_file() and not (tmp_path / "t" / "cand.bin.gz").exists()
+    assert len(list((tmp_path / "s" / "cand.bin.gz").glob("*.sgf"))) == 4
 
 
 @pytest.mark.subprocess

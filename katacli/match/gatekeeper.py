@@ -2,8 +2,10 @@
 
 The loop: take the newest network in the test directory (a file, or a directory holding
 one, as training exports them); wait while it is still being written; reject it at once
-if it is older than the newest accepted network (unless told not to); otherwise play
-numGamesPerGating games against the accepted network, both colours in turn, and move it
+if it is older than the newest accepted network (unless told not to; whole seconds, as KataGo
+compares them); otherwise play
+numGamesPerGating games against the accepted network (a random one while none is accepted,
+as KataGo), both colours in turn, and move it
 (file or whole directory, by rename) into the accepted directory when it scores at least
 requiredCandidateWinProp (the candidate wins ties), else into the rejected directory.
 A candidate that cannot be read once it has stopped changing is rejected with the reason
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,9 @@ POLL_SECONDS = 4.0
 # The candidate wins ties: it needs this much less than the required share.
 TIE_EPSILON = 1e-10
 SELFPLAY_SUBDIRS = ("sgfs", "tdata", "vadata")
+# The random network a run's first candidate plays when nothing is accepted yet: the tiniest architecture.
+RANDOM_NETWORK_ARCHITECTURE = "b2c16"
+NS_PER_SECOND = 1_000_000_000
 
 
 class GatekeeperError(Exception):
@@ -50,6 +56,17 @@ class GatingOutcome:
     accepted: bool
     reason: str
     results: Optional[MatchResults] = None
+
+
+def _random_network(folder: Path) -> ModelFile:
+    """A network of random weights written into ``folder``: the opponent of a run's first candidate.
+    (KataGo's is a net whose outputs are random; random weights of a tiny net play as randomly.)"""
+    from katacli.nn.configs import random_description
+    from katacli.nn.export import write_model_file
+
+    path = folder / "random.bin.gz"
+    write_model_file(random_description(RANDOM_NETWORK_ARCHITECTURE, seed=0, model_name="random"), path)
+    return ModelFile("random", path, 0)
 
 
 def _entry_under(path: Path, root: Path) -> Path:
@@ -152,13 +169,21 @@ class Gatekeeper:
                                          positions=self.positions)
 
     def test_one(self, candidate: ModelFile, on_tick: Optional[Callable] = None) -> Optional[GatingOutcome]:
-        """Gate one candidate; None when interrupted (nothing moved)."""
+        """Gate one candidate; None when interrupted (nothing moved). With no accepted network yet (a run's
+        start), the candidate plays a random network, as KataGo's gatekeeper does."""
         accepted = find_latest_model(self.accepted_dir)
         if accepted is None:
-            raise GatekeeperError(f"no accepted model in {self.accepted_dir}: put the network self-play starts "
-                                  "from there")
+            with tempfile.TemporaryDirectory(prefix="kata-gatekeeper-") as folder:
+                log.info("no accepted network in %s yet: testing %s against a random one", self.accepted_dir,
+                         candidate.name)
+                return self._test_against(candidate, _random_network(Path(folder)), on_tick)
+        return self._test_against(candidate, accepted, on_tick)
+
+    def _test_against(self, candidate: ModelFile, accepted: ModelFile,
+                      on_tick: Optional[Callable]) -> Optional[GatingOutcome]:
         entry = _entry_under(candidate.path, self.test_dir)
-        if self.auto_reject_old and accepted.mtime_ns > candidate.mtime_ns:
+        # KataGo compares the files' times in whole seconds: one copied in the same second is not older
+        if self.auto_reject_old and accepted.mtime_ns // NS_PER_SECOND > candidate.mtime_ns // NS_PER_SECOND:
             return self._decide(candidate, entry, False, f"older than the accepted model {accepted.name}")
         try:
             read_model_file(candidate.path)
