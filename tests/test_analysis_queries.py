@@ -38,8 +38,6 @@ FIELD_ERRORS = [
     ({"moves": [["B", "C3"], ["W", "C3"]]}, "moves", "Illegal move 1: C3"),
     ({"initialStones": [["B", "pass"]]}, "initialStones", "Could not parse board location: pass"),
     ({"initialStones": {"B": "C3"}}, "initialStones", MOVES_SHAPE),
-    ({"initialStones": [["B", "A2"], ["B", "B1"], ["W", "A1"]]}, "initialStones",
-     "Could not set up initialStones: W A1 would leave a group without liberties"),
     ({"initialPlayer": "red"}, "initialPlayer", 'Must be "b" or "w"'),
     ({"initialPlayer": 1}, "initialPlayer", 'Must be "b" or "w"'),
     ({"analyzeTurns": [1]}, "analyzeTurns", "Invalid turn number: 1"),
@@ -116,6 +114,33 @@ def test_every_bad_field_gets_katago_error_and_the_engine_keeps_serving():
                 for index, (_, field, message) in enumerate(FIELD_ERRORS)]
     assert errors == expected
     assert [o["id"] for o in out.objects if "error" not in o] == ["good"]
+
+
+# initialStones as KataGo's analysis engine places them (Board::setStone): (stones, rules, KataGo 1.17.2's
+# rootInfo thisHash and currentPlayer for the position, 9x9, komi 6.5).
+SETUP_STONES = [
+    ([["W", "B1"], ["W", "A2"], ["B", "A1"]], "japanese", "0A0E734030A8290DD00D2B2EF74DD345", "B"),   # lone suicide: skipped
+    ([["B", "A1"], ["W", "B1"], ["W", "A2"]], "japanese", "0A0E734030A8290DD00D2B2EF74DD345", "B"),   # captures A1
+    ([["W", "D4"], ["B", "D4"], ["B", "E5"]], "japanese", "2EBFCB8E754DEFDB958CC68DE48C83C0", "W"),   # replaced: 2 handicap
+    ([["B", "A2"], ["B", "B1"], ["W", "A1"], ["B", "B2"], ["W", "C1"], ["W", "C2"], ["W", "A3"], ["W", "B3"]],
+     "chinese", "39947783455AE86808CBB93330927406", "B"),                                           # captures a group
+    ([["B", "E5"], ["W", "D5"], ["W", "F5"], ["W", "E4"], ["W", "E6"], ["B", "D6"], ["B", "C5"], ["B", "D4"], ["B", "E5"]],
+     "chinese", "3942240AE2B3C4433634363581DB4E43", "B"),                                           # no ko left behind
+]
+
+
+def test_initial_stones_are_placed_as_katago_places_them():
+    """A stone that leaves stones without liberties captures them, a lone suicide is skipped, a stone
+    replaces one of the other colour; the side to move follows the board that results (before, such
+    set-ups -- tsumego, edited positions -- were refused)."""
+    with running_engine() as (engine, out):
+        for index, (stones, rules, _, _) in enumerate(SETUP_STONES):
+            send(engine, query_line(f"s{index}", initialStones=stones, rules=rules, komi=6.5, boardXSize=9,
+                                    boardYSize=9, maxVisits=2))
+        out.wait_finals(len(SETUP_STONES))
+    roots = {o["id"]: o["rootInfo"] for o in out.objects if "rootInfo" in o}
+    assert [(roots[f"s{i}"]["thisHash"], roots[f"s{i}"]["currentPlayer"]) for i in range(len(SETUP_STONES))] == [
+        (katago_hash, player) for _, _, katago_hash, player in SETUP_STONES]
 
 
 def test_general_errors_for_lines_without_a_usable_id():

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from katacli._core.board import GoBoard
+from katacli._core.constants import EMPTY
 from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.analysis.fields import (
@@ -29,7 +30,7 @@ from katacli.analysis.protocol import QueryError, field_warning
 from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
 from katacli.config import Config, ConfigError
 from katacli.engine_common import network_supported_rules
-from katacli.game.coords import BLACK, WHITE, format_color, format_vertex
+from katacli.game.coords import BLACK, WHITE, format_vertex
 from katacli.game.rules import Rules, RulesError, WhiteHandicapBonus, komi_is_int_or_half_int, to_float32
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN
 from katacli.search.params import SearchParams, config_key_of
@@ -93,12 +94,35 @@ def perspective_from_config(cfg: Config) -> Optional[str]:
     return _PERSPECTIVES.get(str(cfg.get("reportAnalysisWinratesAs", MODE)).upper())
 
 
-def handicap_stones_on_board(stones: list) -> int:
-    """KataGo's count: only Black stones and at least two of them, else 0."""
-    if any(player == WHITE for player, _ in stones):
+def handicap_stones_on_board(board: GoBoard) -> int:
+    """KataGo's count (numHandicapStonesOnBoard): the Black stones if there are two or more and no White
+    one, else 0."""
+    colors = [color for row in board.colors() for color in row]
+    if WHITE in colors:
         return 0
-    blacks = len({point for player, point in stones if player == BLACK})
+    blacks = colors.count(BLACK)
     return blacks if blacks >= 2 else 0
+
+
+def place_setup_stone(board: GoBoard, point, color: int) -> None:
+    """Put a stone on the board as KataGo's analysis engine puts initialStones (Board::setStone): it captures
+    what it leaves without liberties; a stone on an empty point that would be a lone suicide is skipped
+    (a larger group without liberties is taken off, as multi-stone suicide does); a stone replacing one of
+    the other colour is skipped if it would have no liberties. No ko is left behind."""
+    current = board.color_at(point)
+    if current == color:
+        return
+    if current != EMPTY:
+        board.set_stone(point, EMPTY)
+        if not board.is_legal(point, color, False):
+            return
+        board.play(point, color, False)
+    elif board.is_legal(point, color, True):
+        board.play(point, color, True)
+    else:
+        return
+    if board.color_at(point) == color:
+        board.set_stone(point, color)   # (the same colour again: only clears the ko point the capture made)
 
 
 class QueryParser:
@@ -209,17 +233,12 @@ class QueryParser:
     def _initial_state(self, stones, moves, initial_player, rules: Rules, x_size: int, y_size: int) -> GameState:
         board = GoBoard(x_size, y_size)
         for player, point in stones:
-            try:
-                board.set_stone(point, player)
-            except ValueError:   # the stone, as the query wrote it (the board's message has its own numbers)
-                raise QueryError("initialStones", f"Could not set up initialStones: {format_color(player)} "
-                                 f"{format_vertex(point, x_size, y_size)} would leave a group without liberties"
-                                 ) from None
+            place_setup_stone(board, point, player)
         if initial_player is None:
             if moves:
                 initial_player = moves[0][0]
             else:
-                initial_player = WHITE if handicap_stones_on_board(stones) > 0 else BLACK
+                initial_player = WHITE if handicap_stones_on_board(board) > 0 else BLACK
         state = GameState(board=board, rules=rules.to_core_tuple(), next_player=initial_player)
         state.set_assume_multiple_starting_black_moves_are_handicap(
             self.defaults.assume_multiple_starting_black_moves_are_handicap)
