@@ -272,3 +272,27 @@ def test_a_full_log_disk_does_not_fail_the_run():
                             input="name\ngenmove b\nquit\n", capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert result.stdout.startswith("= KataGo\n\n= ")
+
+
+def test_katagos_default_files_in_the_home_folder_are_used(tmp_path):
+    """`katago gtp` without -model / -config reads default_model.bin.gz and default_gtp.cfg beside its
+    executable or in ~/.katago: a user who set them up for KataGo gets them from `kata gtp` too."""
+    import os
+    import shutil
+
+    from support.paths import CONFIGS
+
+    home = tmp_path / "home"
+    (home / ".katago").mkdir(parents=True)
+    config = "\n".join(line for line in (CONFIGS / "gtp_example.cfg").read_text().splitlines()
+                       if not line.startswith(("logDir", "maxVisits"))) + "\nmaxVisits = 7\n"
+    (home / ".katago" / "default_gtp.cfg").write_text(config)
+    shutil.copy(model_path("test-b4c32.bin.gz"), home / ".katago" / "default_model.bin.gz")
+    env = dict(os.environ, HOME=str(home))
+    result = subprocess.run(python_cli() + ["gtp"], input="kata-get-param maxVisits\nkata-get-models\nquit\n",
+                            capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=tmp_path)
+    answers = [line for line in result.stdout.splitlines() if line]
+    assert answers[:1] == ["= 7"], result.stderr
+    assert f'"name":"{home / ".katago" / "default_model.bin.gz"}"' in answers[1]
+    assert "No -config given: using KataGo's default config" in result.stderr
+    assert "No -model given: using KataGo's default network" in result.stderr

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from katacli.katago_defaults import default_gtp_config
 from katacli.tuning.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
 from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
@@ -392,6 +393,9 @@ def register(app: typer.Typer) -> None:
                  "and with one more leaf helper thread (numLeafFeatureThreads, where cores allow), and recommend "
                  "what is clearly faster. Default: on a GPU, from 16 threads."),
     ) -> None:
+        config, config_note = default_gtp_config(config)   # KataGo's default_gtp.cfg, when set up
+        if config_note:
+            print(config_note, file=sys.stderr, flush=True)
         options = BenchmarkOptions(model, config, override_config, visits, threads, num_positions, seconds_per_move,
                                    tune, sgf, board_size, fixed_batch_size, half_batch_size, as_json, human_model,
                                    second_looks)

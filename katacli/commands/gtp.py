@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, List, Optional
 
+from katacli.katago_defaults import default_gtp_config
 from katacli.cli_support import (
     EXIT_MODEL_FAILURE, check_models_or_exit, config_option, human_model_option, model_failure_line, model_option,
     override_config_option,
@@ -48,6 +49,9 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
     choice = choose_model(model)
     model = choice.path
+    config, config_note = default_gtp_config(config)   # KataGo's default_gtp.cfg, when set up
+    if config_note:
+        print(config_note, file=sys.stderr, flush=True)
     headers = check_models_or_exit(model, human_model)
     if override_version is None:   # KataGo's answer names the networks, known from their files' headers
         from katacli.gtp.identity import version_text

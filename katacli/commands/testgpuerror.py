@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from katacli.katago_defaults import default_gtp_config
 from katacli.cli_support import (
     config_option, exit_on_config_error, load_config, model_option, override_config_option, report_error_and_exit,
 )
@@ -138,6 +139,9 @@ def run(model_arg, config, override_config, board_size, sgf_files, quick, refere
     choice = choose_model(model_arg)
     if choice.path is None:
         report_error_and_exit("kata testgpuerror needs a network: pass -model NET.bin.gz")
+    config, config_note = default_gtp_config(config)   # KataGo's default_gtp.cfg, when set up
+    if config_note:
+        report(config_note)
     cfg = load_config(config, override_config, mode=MODE)
     try:
         check_model_paths(choice.path, None)

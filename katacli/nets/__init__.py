@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from katacli.katago_defaults import DEFAULT_MODEL_FILES, find_default_file
+
 # The -model value (any case) that asks for the rollout engine; `kata match` spells it the same way.
 ROLLOUTS_MODEL = "rollouts"
 DEFAULT_NET_FILE = "default.bin.gz"
@@ -73,12 +75,17 @@ class ModelChoice:
 
 
 def choose_model(model: Optional[str]) -> ModelChoice:
-    """-model as the commands read it: a file, ``rollouts``, or nothing (the packaged default network,
-    or the rollout engine with a warning when it is missing)."""
+    """-model as the commands read it: a file, ``rollouts``, or nothing (KataGo's default_model.bin.gz
+    beside the launcher or in ~/.katago, else the packaged default network, or the rollout engine with a
+    warning when it is missing)."""
     if is_rollouts_model(model):
         return ModelChoice(None, FROM_ROLLOUTS, "-model rollouts: playing by Monte Carlo rollouts, without a network")
     if model is not None:
         return ModelChoice(model, FROM_FILE, None)
+    katago_default = find_default_file(DEFAULT_MODEL_FILES)
+    if katago_default is not None:   # KataGo's default_model.bin.gz, set up for `katago`
+        return ModelChoice(str(katago_default), FROM_FILE, f"No -model given: using KataGo's default network "
+                                                           f"{katago_default}")
     packaged = packaged_default_net()
     if packaged is None:
         return ModelChoice(None, DEFAULT_MISSING, MISSING_DEFAULT_NET_WARNING.format(path=default_net_path()))
