@@ -154,7 +154,9 @@ def parse_config_text(text: str, source: str) -> list[tuple[str, str, int]]:
     """
     entries: list[tuple[str, str, int]] = []
     first_line_of: dict[str, int] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a "\r" before it is stripped with the other whitespace), as KataGo reads
+    # them: splitlines() would also break a comment at a Unicode line separator.
+    for line_number, line in enumerate(text.split("\n"), start=1):
         parsed = _parse_line(line, f"{source}, line {line_number}")
         if parsed is None:
             continue
@@ -641,6 +643,8 @@ def check_config_file(path: str | Path) -> list[tuple[str, str, str]]:
     order they apply (origin: ``file, line N``), or ConfigError with a one-line message for a file that is
     missing, unreadable, binary or malformed, or an include that is absolute or repeated. Commands call it
     (through load_config) before they start serving, so a bad file is reported at once."""
+    if not str(path):   # (Path("") would be the current directory) a GUI's empty config field
+        raise ConfigError("Config file not found: the -config value is empty")
     return _entries_with_includes(Path(path), str(path), [Path(path).resolve()])
 
 

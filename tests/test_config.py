@@ -66,6 +66,13 @@ def test_bad_lines_name_file_and_line(line, message):
     assert message in str(info.value)
 
 
+def test_lines_end_at_newlines_only_as_katago_reads_them():
+    """A Unicode line separator (or a form feed) inside a comment does not start a new setting line; a
+    carriage return before the newline is whitespace."""
+    text = "# a tip from a forum:\u2028 keep visits low\x0c too\nmaxVisits = 5\r\n# last\u0085 line\n"
+    assert parse_config_text(text, "t.cfg") == [("maxVisits", "5", 2)]
+
+
 def test_duplicate_key_is_an_error_naming_both_lines():
     with pytest.raises(ConfigError, match=r"dup.cfg, line 4: key 'maxVisits' was already set on line 1"):
         parse_config_text("maxVisits = 1\nmaxTime = 2\n\nmaxVisits = 3\n", "dup.cfg")
@@ -100,6 +107,7 @@ def test_later_files_override_earlier_ones(tmp_path):
 @pytest.mark.parametrize("make_path,message", [
     (lambda d: d / "missing.cfg", "Config file not found"),
     (lambda d: d, "is a directory"),
+    (lambda d: "", "Config file not found: the -config value is empty"),   # a GUI's empty config field
 ])
 def test_unreadable_files(tmp_path, make_path, message):
     with pytest.raises(ConfigError, match=message):

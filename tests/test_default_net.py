@@ -72,13 +72,26 @@ def test_a_model_file_is_used_as_given():
     assert choice.path == "some/net.bin.gz" and choice.source == nets.FROM_FILE and choice.note is None
 
 
-def test_no_model_means_the_packaged_network(default_net):
-    choice = nets.choose_model(None)
+@pytest.mark.parametrize("given", [None, ""])   # an empty -model is none (KataGo)
+def test_no_model_means_the_packaged_network(default_net, given, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))   # no ~/.katago/default_model.bin.gz
+    choice = nets.choose_model(given)
     assert choice.path == str(default_net) and choice.source == nets.FROM_DEFAULT
     assert str(default_net) in choice.note and "-model rollouts" in choice.note
 
 
+def test_katagos_default_network_comes_first(default_net, tmp_path, monkeypatch):
+    """katago without -model reads default_model.bin.gz beside its executable or in ~/.katago."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".katago").mkdir()
+    katago_default = tmp_path / ".katago" / "default_model.bin.gz"
+    katago_default.write_bytes(default_net.read_bytes())
+    choice = nets.choose_model(None)
+    assert choice.path == str(katago_default) and "KataGo's default network" in choice.note
+
+
 def test_a_missing_packaged_network_means_rollouts_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(nets, "NETS_DIR", tmp_path)
     choice = nets.choose_model(None)
     assert choice.uses_rollouts and choice.source == nets.DEFAULT_MISSING

@@ -78,6 +78,8 @@ def choose_model(model: Optional[str]) -> ModelChoice:
     """-model as the commands read it: a file, ``rollouts``, or nothing (KataGo's default_model.bin.gz
     beside the launcher or in ~/.katago, else the packaged default network, or the rollout engine with a
     warning when it is missing)."""
+    if model == "":   # KataGo takes an empty -model (a GUI's empty field) as none given
+        model = None
     if is_rollouts_model(model):
         return ModelChoice(None, FROM_ROLLOUTS, "-model rollouts: playing by Monte Carlo rollouts, without a network")
     if model is not None:
