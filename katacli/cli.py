@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(status)
         import typer
 
-        _hide_flag_types(typer.main.get_command(_the_app()))(args=args, prog_name="kata")
+        command = _hide_flag_types(typer.main.get_command(_the_app()))
+        _refuse_repeated_options(command, args)
+        command(args=args, prog_name="kata")
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED and argv is None:
             _exit_by_interrupt()
@@ -191,6 +193,24 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print(f"error: {exc}", file=sys.stderr, flush=True)
         sys.exit(1)
+
+
+def _refuse_repeated_options(command, args: list[str]) -> None:
+    """An option that takes one value, given twice, is an error, as in KataGo ("Argument already set!"):
+    click would silently keep the last one (-model A -model B plays B)."""
+    words = [arg for arg in args if not arg.startswith("-")]
+    subcommand = getattr(command, "commands", {}).get(words[0]) if words else None
+    if subcommand is None or "--" in args:
+        return
+    for param in subcommand.params:
+        if getattr(param, "multiple", True) or not getattr(param, "opts", None):
+            continue
+        given = [arg for arg in args if arg.partition("=")[0] in param.opts]
+        if len(given) > 1:
+            name = param.opts[0]
+            print(f"error: {name[1:] if name.startswith('--') else name} was given more than once", file=sys.stderr,
+                  flush=True)
+            sys.exit(1)
 
 
 def _reopen_closed_std_streams() -> None:

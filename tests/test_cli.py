@@ -66,3 +66,22 @@ def test_a_broken_command_module_only_disables_itself(monkeypatch):
     assert broken.exit_code == 1
     assert "cannot start" in broken.output and "libsomething" in broken.output
     assert runner.invoke(app, ["runtests", "--list"]).exit_code == 0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["gtp", "-model", "a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),
+    (["gtp", "-model=a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),
+    (["benchmark", "-t", "1", "-t", "2"], "error: -t was given more than once"),
+])
+def test_an_option_of_one_value_given_twice_is_an_error_as_in_katago(argv, message, capsys):
+    """KataGo refuses it ("Argument already set!"); click would keep the last one without a word."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(argv)
+    assert done.value.code == 1 and capsys.readouterr().err.strip() == message
+
+
+def test_options_katago_takes_several_times_may_repeat(capsys):
+    with pytest.raises(SystemExit) as done:   # (repeated -config / -override-config: --help ends it first)
+        cli.main(["gtp", "-config", "a.cfg", "-config", "b.cfg", "-override-config", "x=1", "-override-config",
+                  "y=2", "--help"])
+    assert done.value.code == 0 and "more than once" not in capsys.readouterr().err
