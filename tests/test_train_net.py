@@ -99,6 +99,17 @@ def test_seeded_heads_are_reproducible():
 def test_architecture_names_for_export():
     assert architecture_name(KataGoModel.from_config("b2c16", seed=0)) == "b2c16"
     assert architecture_name(KataGoModel.from_config("b5c192nbt", seed=0)) == "b5c192nbt"
+    # every -model-kind is its own name (a resumed run is checked against it; exports must not collide)
+    for kind in ("b4c32-mish", "b5c192nbt-silu", "b4c32"):
+        assert architecture_name(KataGoModel.from_config(kind, seed=0)) == kind
+
+
+def test_a_transformer_trunk_is_named_by_its_attention_blocks_and_heads():
+    from katacli.nn.torch_model import load_model
+    from support.paths import model_path
+
+    model = load_model(model_path("b7c96h3tfrs-test5-cnorm.bin.gz"))
+    assert architecture_name(model) == "b7c96h3tf"
 
 
 def test_score_belief_sizes_follow_katago_configs():

@@ -16,18 +16,29 @@ import os
 from typing import Optional
 
 from katacli.nn.export import model_file_bytes
-from katacli.nn.torch_model import KataGoModel, NestedBottleneckBlock
+from katacli.nn.description import Activation
+from katacli.nn.torch_model import AttentionBlock, KataGoModel, NestedBottleneckBlock
 from katacli.atomic_files import atomic_write_bytes
 
 GZIP_LEVEL = 6
 MAX_NAME_LENGTH = 96  # KataGo's limit on model names
 
 
+# A net's trunk activation as -model-kind spells it (katacli.nn.configs): ReLU has no suffix.
+ACTIVATION_NAME_SUFFIXES = {Activation.MISH: "-mish", Activation.SILU: "-silu"}
+
+
 def architecture_name(model: KataGoModel) -> str:
-    """KataGo-style size tag of a net, e.g. ``b6c96`` or ``b18c384nbt``."""
+    """KataGo-style tag of a net, as -model-kind names it: ``b6c96``, ``b18c384nbt``, ``b4c32-mish``; a
+    transformer trunk ``b7c96h3tf`` (attention blocks, channels, heads)."""
     blocks = model.trunk.blocks
+    channels = model.trunk.initial_conv.out_channels
+    attention = [b for b in blocks if isinstance(b, AttentionBlock)]
+    if attention:
+        return f"b{len(attention)}c{channels}h{attention[0].num_heads}tf"
     nested = any(isinstance(b, NestedBottleneckBlock) for b in blocks)
-    return f"b{len(blocks)}c{model.trunk.initial_conv.out_channels}" + ("nbt" if nested else "")
+    activation = getattr(model.trunk.tip, "activation", None)
+    return f"b{len(blocks)}c{channels}" + ("nbt" if nested else "") + ACTIVATION_NAME_SUFFIXES.get(activation, "")
 
 
 def export_name(prefix: str, samples: int, data_rows: int) -> str:
