@@ -46,6 +46,7 @@ EXPORTS = {
     "CoordError": "katacli.game.coords",
     "RulesError": "katacli.game.rules",
     "SgfError": "katacli.game.sgf",
+    "SessionError": "katacli.game.session",
     "ConfigError": "katacli.config",
     "ModelFileError": "katacli.nn.model_file_reader",
 }
