@@ -182,13 +182,19 @@ def parse_override_string(text: str) -> dict[str, str]:
     cannot contain commas. Later pieces win over earlier ones.
     """
     result: dict[str, str] = {}
+    last_key = None
     for piece in text.split(","):
         piece = piece.strip(_WHITESPACE)
         if not piece:
             continue
         if "=" not in piece:
-            raise ConfigError(f"{OVERRIDE_ORIGIN}: expected key=value but got '{piece}'")
+            hint = ""
+            if last_key is not None:   # e.g. lrSchedule=(0,1.0),(...): the comma cut a value in two
+                hint = (f" (values are split at commas here, as in KataGo: a value with commas, such as "
+                        f"{last_key}'s, goes in a config file)")
+            raise ConfigError(f"{OVERRIDE_ORIGIN}: expected key=value but got '{piece}'{hint}")
         key, value = piece.split("=", 1)
+        last_key = key.strip(_WHITESPACE)
         key = key.strip(_WHITESPACE)
         if not key:
             raise ConfigError(f"{OVERRIDE_ORIGIN}: missing key before '=' in '{piece}'")

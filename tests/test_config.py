@@ -321,6 +321,8 @@ def test_parse_override_string(text, expected):
     ("maxVisits", "expected key=value but got 'maxVisits'"),
     ("maxVisits=5, oops", "expected key=value but got 'oops'"),
     ("=5", "missing key"),
+    ("lrSchedule=(0,1.0),(128,0.5)", r"got '1.0\)' \(values are split at commas here, as in KataGo: a value with "
+                                     r"commas, such as lrSchedule's, goes in a config file\)"),
 ])
 def test_bad_override_strings(text, message):
     with pytest.raises(ConfigError, match=message):
