@@ -160,3 +160,14 @@ def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
     rerun = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     assert (dirs["accepted"] / "cand.bin.gz").is_file() and not list(dirs["test"].iterdir())
+
+
+def test_a_stopped_gating_moves_nothing_and_says_so(tmp_path, caplog):
+    dirs = make_dirs(tmp_path)
+    time.sleep(0.01)
+    write_tiny_net(dirs["test"] / "cand-s.bin.gz", 8)
+    k = keeper(dirs, required=0.0)
+    with caplog.at_level("INFO", logger="katacli.match"):
+        outcomes = k.run(quit_if_no_nets=True, on_tick=lambda *_: k.request_stop())
+    assert outcomes == [] and (dirs["test"] / "cand-s.bin.gz").is_file()
+    assert any("stopped: cand-s.bin.gz stays in" in record.getMessage() for record in caplog.records)

@@ -251,6 +251,8 @@ class Gatekeeper:
             log.info("testing candidate %s", candidate.name)
             outcome = self.test_one(candidate, on_tick)
             if outcome is None:
+                log.warning("stopped: %s stays in %s and is tested afresh next time (its finished games' SGFs "
+                            "are kept)", candidate.name, self.test_dir)
                 break
             outcomes.append(outcome)
             if on_outcome is not None:
