@@ -57,3 +57,13 @@ def test_a_genmove_after_analysis_searches_its_own_visits():
     info = lines[-2]
     assert info.startswith("info move ") and " rootInfo visits 60 " in info, info   # not the analysis tree's
     assert lines[-1] == "play C5"
+
+
+def test_a_genmove_after_a_genmove_still_reuses_the_tree():
+    """Same parameters (an even game: no dynamic PDA), no avoid lists: the tree carries over, as in KataGo."""
+    engine, out, _ = make_engine(override=OVERRIDE, model=G170_B6, scripted=False,
+                                 config=[str(CONFIGS / "gtp_example.cfg")])
+    feed(engine, START + ["genmove w", "genmove b", "genmove w"])
+    engine.stop_background()
+    stats = engine.bot._searcher.last_stats
+    assert stats.visits >= 60 and stats.playouts < stats.visits   # part of the visits came from the old tree
