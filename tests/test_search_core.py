@@ -310,8 +310,9 @@ def test_root_symmetry_sampling_averages_evaluations():
     searcher = Searcher(GameState(7), plain_params(root_num_symmetries_to_sample=4), evaluator, seed=1)
     searcher.run(max_visits=30)
     assert searcher.root_visits == 30
-    # The root took 4 evaluations, every other node one (in graph search a transposition reuses its node).
-    assert evaluator.num_positions_evaluated == 4 + searcher.tree.node_count() - 1
+    # The root took 4 evaluations and a plain one (KataGo's computeRootNNEvaluation: the score utility's
+    # centre), every other node one (in graph search a transposition reuses its node).
+    assert evaluator.num_positions_evaluated == 4 + 1 + searcher.tree.node_count() - 1
     assert searcher.tree.node_count() <= 30
     assert abs(sum(m.prior for m in searcher.analysis(min_moves=100).moves) - 1.0) < 1e-3
 

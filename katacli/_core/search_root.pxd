@@ -16,7 +16,8 @@ cdef int root_board_symmetries(const TreeCore* t, int* out) noexcept nogil
 cdef void mark_root_symmetry_duplicates(TreeCore* t, unsigned char* dup, int* syms, int num_syms) noexcept nogil
 cdef void compute_root_allowed(TreeCore* t, unsigned char* sym_dup) noexcept nogil
 cdef void filter_root_children(TreeCore* t) noexcept nogil
-# All of the above for a new search on an evaluated root; syms gets the root's symmetries (room for 8).
-cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil
+# All of the above for a new search on an evaluated root; syms gets the root's symmetries (room for 8);
+# has_center: centre the score utility on `center` (a fresh root's plain evaluation), not the root's values.
+cdef int begin_search_root(TreeCore* t, int* syms, bint has_center, double center) noexcept nogil
 # Tree reuse after a move at the root: the move's expanded child detached (else NULL), the rest freed.
 cdef Node* root_take_child_subtree(TreeCore* t, Loc move) noexcept nogil

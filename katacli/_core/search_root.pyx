@@ -173,11 +173,12 @@ cdef void filter_root_children(TreeCore* t) noexcept nogil:
         graph_sweep_unreachable(t)   # a dropped child may still be reachable another way
 
 
-cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
+cdef int begin_search_root(TreeCore* t, int* syms, bint has_center, double center) noexcept nogil:
     """Per-search root setup (KataGo's beginSearch / computeRootValues) on an evaluated root.
 
-    Sets the dynamic score centre, the root's safe area, allowed moves and ending bonuses, drops
-    root children no longer allowed and refreshes utilities that depend on the score centre.
+    Sets the dynamic score centre (from ``center`` when has_center: a fresh root's plain evaluation, else
+    from the root's values), the root's safe area, allowed moves and ending bonuses, drops root children
+    no longer allowed and refreshes utilities that depend on the score centre.
     Writes the root position's symmetries (at least the identity) to syms[NUM_SYMMETRIES]; returns their number.
     """
     cdef int num_syms, i
@@ -187,7 +188,10 @@ cdef int begin_search_root(TreeCore* t, int* syms) noexcept nogil:
     cdef SearchConfig* c = &t.cfg
     area_calculate(&t.root_hist.board, t.root_safe_area, False, False, False,
                    history_suicide_legal_for_pass_alive(&t.root_hist))
-    expected = r.stats.score_mean if r.stats.visits > 0 and r.stats.weight_sum > 0 else r.eval.score_mean
+    if has_center:
+        expected = center
+    else:
+        expected = r.stats.score_mean if r.stats.visits > 0 and r.stats.weight_sum > 0 else r.eval.score_mean
     c.recent_score_center = expected * (1.0 - c.dynamic_score_center_zero_weight)
     cap = sqrt(<double>t.area) * c.dynamic_score_center_scale
     if c.recent_score_center > expected + cap:

@@ -701,14 +701,18 @@ cdef class SearchTree:
         self.t.num_leaves = 1
         return 1
 
-    def begin_search(self):
-        """Per-search root setup (KataGo's beginSearch / computeRootValues); call once the root is evaluated."""
+    def begin_search(self, center_score=None):
+        """Per-search root setup (KataGo's beginSearch / computeRootValues); call once the root is evaluated.
+        ``center_score``: White's expected score to centre the score utility on, for a fresh root (KataGo's
+        plain root evaluation); None: the root's own values."""
         cdef int syms[NUM_SYMMETRIES]
         cdef int num_syms, i
+        cdef bint has_center = center_score is not None
+        cdef double center = center_score if has_center else 0.0
         if self.t.root == NULL or self.t.root.state != NODE_EXPANDED:
             raise ValueError("the root must be evaluated before a search begins")
         with nogil:
-            num_syms = begin_search_root(&self.t, syms)
+            num_syms = begin_search_root(&self.t, syms, has_center, center)
         self._root_symmetries = [syms[i] for i in range(num_syms)]
         return self._root_symmetries
 

@@ -106,6 +106,9 @@ class NetworkLeafEvaluator:
         # so one NNBatch serves them all (an NNBatch is never changed).
         self._plain_batches: dict[tuple, tuple] = {}
         self._plain_batches_tree = None
+        # The score mean of the root's plain evaluation (one symmetry, cached), made beside a root averaged
+        # over several symmetries: the score utility's centre comes from it (KataGo's computeRootNNEvaluation).
+        self.root_plain_score_mean: Optional[float] = None
 
     def evaluate_with_human(self, tree, num_leaves: int, params, root_human_only: bool = False):
         """(main outputs, human outputs or None): per leaf, the human entry is None where not needed.
@@ -122,6 +125,7 @@ class NetworkLeafEvaluator:
         human_requests: list[NNRequest] = []
         main_groups: list[tuple[int, int]] = []   # (first request, count) per leaf
         human_groups: list[Optional[tuple[int, int]]] = []
+        plain_root = None   # the index of the root's plain request, beside its symmetry samples
         for i in range(num_leaves):
             key, is_root, white = tree.leaf_info(i)
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
@@ -130,12 +134,17 @@ class NetworkLeafEvaluator:
             if not root_human_only:
                 main_groups.append((len(main_requests), len(symmetries)))
                 main_requests += _leaf_requests(*leaf, meta_rows.get(self.evaluator, white))
+                if num_syms > 1:
+                    plain_root = len(main_requests)
+                    main_requests += _leaf_requests(*leaf[:5], [None], *leaf[6:], meta_rows.get(self.evaluator, white))
             if human_usable and (is_root or human_everywhere):
                 human_groups.append((len(human_requests), len(symmetries)))
                 human_requests += _leaf_requests(*leaf, meta_rows.get(self.human_evaluator, white))
             else:
                 human_groups.append(None)
         outputs = list(self._evaluate_many(main_requests)) if main_requests else []
+        if plain_root is not None:
+            self.root_plain_score_mean = float(outputs[plain_root].white_score_mean)
         human_outputs = list(self._human_evaluate_many(human_requests)) if human_requests else []
         self.num_evals += len(main_requests) + len(human_requests)
         self.num_batches += 1

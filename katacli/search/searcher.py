@@ -632,9 +632,15 @@ class Searcher(SearchViews):
             self._pla_search_is_for) if self._pattern_avoidance_on() else None)
         self._pla_search_was_for = self._pla_search_is_for
         playouts = 0
+        center_score = None
         if not tree.root_evaluated:
             if tree.prepare_root_eval():
+                self._leaf_evaluator.root_plain_score_mean = None
                 yield from self._evaluation(1)
+                # A fresh root averaged over several symmetries: KataGo centres the score utility on one plain
+                # evaluation of it (computeRootNNEvaluation), not on the average.
+                if self.params.root_num_symmetries_to_sample > 1:
+                    center_score = self._leaf_evaluator.root_plain_score_mean
             playouts = 1
         elif self.evaluator is not None and self._root_needs_reevaluation():
             tree.prepare_root_eval()
@@ -642,7 +648,7 @@ class Searcher(SearchViews):
         if self._root_human is None and human_net_usable(self.human_evaluator, self.params):
             self._evaluate_root_human()
         tree.mark_root_current()
-        self.root_symmetries = tree.begin_search()
+        self.root_symmetries = tree.begin_search(center_score)
         self._apply_root_noise_and_temperature()
         return playouts
 
