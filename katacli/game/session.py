@@ -86,6 +86,19 @@ class GameSession:
         self.state.play_tolerant(xy, player, self.prevent_encore)
         self.moves.append((player, xy))
 
+    def passes_for_ko(self) -> dict[int, Point]:
+        """Move index -> point, for the recorded moves that were a "pass for ko" in the encore (territory
+        scoring's cleanup phases): KataGo's records write them as passes."""
+        state = self._fresh_state(self.initial_board, self.initial_player)
+        found = {}
+        for i, (player, xy) in enumerate(self.moves):
+            if player != state.next_player:
+                state.reset_history_keep_board(player)
+            if xy is not None and state.encore_phase > 0 and state.is_pass_for_ko(xy, player):
+                found[i] = xy
+            state.play_tolerant(xy, player, self.prevent_encore)
+        return found
+
     # -- GTP-level operations ----------------------------------------------------------------
     def set_size(self, x_size: int, y_size: int) -> None:
         self._check_size(x_size, y_size)

@@ -169,6 +169,21 @@ def with_result_comment(comments: list[str], result: str) -> list[str]:
     return comments[:-1] + [last]
 
 
+def with_passes_for_ko(game: SgfGame, ko_passes: dict[int, Point]) -> SgfGame:
+    """The record with each "pass for ko" of the encore (move index -> the ko point) written as KataGo writes
+    it: a pass, its point marked TR, "Pass for ko". Written as a move there, it would replay as a capture."""
+    if not ko_passes:
+        return game
+    moves = list(game.moves)
+    comments = list(game.move_comments) + [""] * (len(moves) - len(game.move_comments))
+    for i in ko_passes:
+        moves[i] = (moves[i][0], None)
+        comments[i] = "Pass for ko" + (" " + comments[i] if comments[i] else "")
+    game.moves, game.move_comments = moves, comments
+    game.move_triangles = {**game.move_triangles, **ko_passes}
+    return game
+
+
 def final_setup(setup) -> list[tuple[int, Point]]:
     """AB/AW/AE entries applied in order: the stones that remain, as (colour, (x, y))."""
     points: dict = {}

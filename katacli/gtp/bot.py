@@ -29,6 +29,8 @@ from katacli.search.speed_benchmark import gtp_benchmark_line
 ANALYSIS_SEARCH_FACTOR = 1e40
 UNLIMITED_PLAYOUTS = 1 << 50
 UNLIMITED_SECONDS = 1e20
+# Territory scoring's last cleanup phase (the encore after the second pair of passes), its final phase.
+FINAL_ENCORE_PHASE = 2
 # place_free_handicap samples the network's policy at this temperature (KataGo's playExtraBlack).
 FREE_HANDICAP_TEMPERATURE = 0.25
 # Without a network, free handicap stones keep this many lines free at the edge: (smallest board side, margin).
@@ -81,8 +83,10 @@ class Bot:
 
     # ------------------------------------------------------------------ move policies
     def adjust_pass(self, state, pla: int, move):
-        """KataGo's cleanupBeforePass: under area rules that want dead stones captured, rather than
-        passing, play inside our own pass-alive area next to an opponent stone while there is one."""
+        """KataGo's cleanupBeforePass (PlayUtils::maybeCleanupBeforePass): in the game's final phase (area
+        scoring, or territory scoring's last cleanup phase) with the button taken, where dead stones should
+        be captured, rather than passing, play inside our own pass-alive area next to an opponent stone
+        while there is one."""
         settings = self.engine.settings
         rules = self.engine.rules
         if move is not None or self.engine.nogo or settings.friendly_pass == Enabled.TRUE:
@@ -91,12 +95,14 @@ class Bot:
             wanted = not rules.friendly_pass_ok and rules.scoring == ScoringRule.AREA
         else:
             wanted = settings.cleanup_before_pass == Enabled.TRUE
-        if not wanted or rules.scoring != ScoringRule.AREA or rules.has_button:
+        final_phase = rules.scoring == ScoringRule.AREA or state.encore_phase >= FINAL_ENCORE_PHASE
+        if not wanted or not final_phase or state.has_button:   # (has_button: still there to take)
             return move
         from katacli._core.area import area_map
 
         board = state.board()
-        safe = area_map(board, False, True, False, rules.multi_stone_suicide_legal)
+        # the search's root safe area: pass-alive groups and the territory they strictly own
+        safe = area_map(board, False, False, False, state.suicide_legal_for_pass_alive())
         colors = state.colors()
         opp = BLACK + WHITE - pla
         for y in range(state.y_size):

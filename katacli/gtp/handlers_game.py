@@ -16,7 +16,7 @@ from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_
 from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
-from katacli.game.sgf import SgfError, SgfGame, load_sgf, with_result_comment, write_sgf
+from katacli.game.sgf import SgfError, SgfGame, load_sgf, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.gtp.arguments import parse_int
 from katacli.gtp.errors import GtpError
 from katacli.gtp.identity import identity_answer
@@ -327,7 +327,7 @@ def current_game_sgf(engine) -> str:
         game.result = _game_result_text(engine, state)
         if game.moves:
             game.move_comments = with_result_comment([""] * len(game.moves), game.result)
-    return write_sgf(game, nice_rules_name=True)
+    return write_sgf(with_passes_for_ko(game, engine.session.passes_for_ko()), nice_rules_name=True)
 
 
 def _game_result_text(engine, state) -> str:

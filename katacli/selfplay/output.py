@@ -19,7 +19,7 @@ from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import Rules, format_komi
-from katacli.game.sgf import SgfGame, values_comment, with_result_comment, write_sgf
+from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.selfplay.opening import initial_position
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.rows import game_rows
@@ -104,18 +104,13 @@ def game_sgf(game: FinishedGame) -> str:
     A pass for ko is written as KataGo writes it: a pass, its point marked TR, "Pass for ko".
     """
     end = game.end_state
-    moves, comments = list(end.moves), move_comments(game)
-    ko_passes = passes_for_ko(game)
-    for i in ko_passes:
-        moves[i] = (moves[i][0], None)
-        comments[i] = "Pass for ko" + (" " + comments[i] if comments[i] else "")
     record = SgfGame(
         x_size=end.x_size, y_size=end.y_size, komi=end.komi, rules=rules_of(end),
         handicap=game.handicap_for_sgf, setup=list(end.initial_stones()), first_player=end.initial_player,
-        moves=moves, result=result_string(game), black_name=game.model_name, white_name=game.model_name,
-        root_comment=game_comment(game), move_comments=comments, move_triangles=ko_passes,
+        moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
+        root_comment=game_comment(game), move_comments=move_comments(game),
     )
-    return write_sgf(record)
+    return write_sgf(with_passes_for_ko(record, passes_for_ko(game)))
 
 
 class GameOutput:

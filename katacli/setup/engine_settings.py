@@ -346,6 +346,8 @@ class GtpSettings:
                                   f"{exc}") from None
         if "allowResignation" in cfg and cfg.require_keys and "resignThreshold" not in cfg:
             raise ConfigError(f"Missing key 'resignThreshold' in {cfg.source}; it must accompany allowResignation")
+        if cfg.get("cleanupBeforePass", mode) == Enabled.TRUE and cfg.get("friendlyPass", mode) == Enabled.TRUE:
+            raise ConfigError("Cannot specify both cleanupBeforePass = true and friendlyPass = true at the same time")
         pattern_utility = cfg.get("avoidRepeatedPatternUtility", mode)
         return build_settings(
             cls, cfg, mode,
