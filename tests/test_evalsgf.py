@@ -252,3 +252,15 @@ def test_hint_loc_searches_the_hinted_move_almost_as_much_as_the_best():
     assert with_hint[hint] > visits[hint] and with_hint[hint] >= 0.5 * max(with_hint.values())
     two = evalsgf(str(GAME), "-m", "9", "-hint-loc", "A1 B1")
     assert two.exit_code == 1 and "-hint-loc: give one move" in two.output
+
+
+@pytest.mark.parametrize("override,komi", [("chinese", 7.5), ("koSIMPLEscoreAREAsui0komi5", 5.0)])
+def test_override_rules_bring_their_own_komi(override, komi):
+    """KataGo's evalsgf takes -override-rules whole (its Rules::parseRules): the preset's usual komi, or the
+    one the rules text names, not the SGF's KM."""
+    from katacli.game.sgf import read_sgf
+    from katacli.search.evalsgf import EvalSgfRequest, initial_rules
+
+    game = read_sgf("(;GM[1]FF[4]SZ[9]KM[6.5]RU[Japanese];B[ee];W[cc];B[gg])")
+    rules = initial_rules(game, EvalSgfRequest(move_num=3, override_rules=override), lambda line: None)
+    assert rules.komi == komi

@@ -42,6 +42,23 @@ READ_CASES = [
     ("(;AP[foxwq]KM[375])", dict(komi=7.5)),
     ("(;AP[foxwq]KM[650])", dict(komi=6.5)),
     ("(;AP[SGFC:2.0]KM[0])", dict(komi=0.0)),
+    # Fox writes handicap games as HA with White moving first: KataGo (and kata) put the stones back,
+    # the side stones of 6 and 7 north and south before 2018; not on other boards or with stones given.
+    ("(;AP[foxwq]SZ[19]HA[2]KM[0];W[qc];B[dc])", dict(setup=[(BLACK, (15, 3)), (BLACK, (3, 15))])),
+    ("(;AP[foxwq]SZ[19]HA[3]KM[0];W[qc])", dict(setup=[(BLACK, (3, 3)), (BLACK, (15, 3)), (BLACK, (3, 15))])),
+    ("(;AP[GNU Go:3.8]GN[]SZ[19]HA[2];W[qc])", dict(setup=[(BLACK, (15, 3)), (BLACK, (3, 15))])),
+    ("(;AP[foxwq]DT[2017-05-01]SZ[19]HA[7]KM[0];W[cc])",
+     dict(setup=[(BLACK, (3, 3)), (BLACK, (9, 3)), (BLACK, (15, 3)), (BLACK, (9, 9)), (BLACK, (3, 15)),
+                 (BLACK, (9, 15)), (BLACK, (15, 15))])),
+    ("(;AP[foxwq]DT[2019-05-01]SZ[19]HA[7]KM[0];W[cc])",
+     dict(setup=[(BLACK, (3, 3)), (BLACK, (15, 3)), (BLACK, (3, 9)), (BLACK, (9, 9)), (BLACK, (15, 9)),
+                 (BLACK, (3, 15)), (BLACK, (15, 15))])),
+    ("(;AP[foxwq]SZ[13]HA[2]KM[0];W[jc])", dict(setup=[])),
+    ("(;AP[foxwq]SZ[19]HA[2]AB[dd][pp];W[qc])", dict(setup=[(BLACK, (3, 3)), (BLACK, (15, 15))])),
+    ("(;AP[GNU Go:3.8]SZ[19]HA[2];W[qc])", dict(setup=[])),        # (a GNU Go file without Fox's empty GN)
+    # Stone placements in the first node of a variation are left unread, as KataGo leaves them.
+    ("(;SZ[9];B[ee](;AB[gg]W[cc];B[dd])(;W[dd]))", dict(setup=[], moves=[(BLACK, (4, 4)), (WHITE, (2, 2)),
+                                                                      (BLACK, (3, 3))])),
 ]
 
 
@@ -112,6 +129,7 @@ def test_rules_or_default(props, rules, warning):
 
 @pytest.mark.parametrize("props,warning_part", [
     ("KM[abc]", "Could not parse komi"),
+    ("KM[\uff16.\uff15]", "Could not parse komi"),   # full-width digits are no number to KataGo's strtod
     ("KM[7.25]", "not integer or half-integer"),
     ("KM[1000]", "Komi value"),
     ("AP[foxwq]KM[123]", "no case implemented for foxwq"),

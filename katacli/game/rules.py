@@ -91,7 +91,7 @@ COMPACT_KOMI_LIMIT = 1e5
 # KataGo's Global::trim whitespace set.
 _WHITESPACE = " \t\r\n\v\f"
 # What C++ `istream >> float` accepts (no inf/nan/hex, no Python-only underscores).
-_C_FLOAT_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_C_FLOAT_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)   # (strtod: no other digits)
 
 
 def _parse_enum(enum_cls, text: str, what: str):

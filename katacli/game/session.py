@@ -21,15 +21,12 @@ from katacli._core.board import GoBoard
 from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
+from katacli.game.handicap import HandicapError, fixed_handicap_points
 from katacli.game.rules import Rules
 from katacli.game.sgf import SgfError, SgfPosition, final_setup
 from katacli._core.constants import BLACK, WHITE, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
 MIN_BOARD_LEN = 2
-MIN_FIXED_HANDICAP = 2
-MAX_FIXED_HANDICAP = 9
-# Handicap points sit on the 3rd line on boards up to this size, the 4th line above it.
-SMALL_BOARD_HANDICAP_LIMIT = 12
 
 
 class SessionError(ValueError):
@@ -173,35 +170,10 @@ class GameSession:
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
         """KataGo's fixed handicap placement for this board size."""
-        x, y = self.x_size, self.y_size
-        if x < 7 or y < 7:
-            raise SessionError("Board is too small for fixed handicap")
-        if (x % 2 == 0 or y % 2 == 0) and count > 4:
-            raise SessionError("Fixed handicap > 4 is not allowed on boards with even dimensions")
-        if (x <= 7 or y <= 7) and count > 4:
-            raise SessionError("Fixed handicap > 4 is not allowed on boards with size 7")
-        if count < MIN_FIXED_HANDICAP:
-            raise SessionError("Fixed handicap < 2 is not allowed")
-        if count > MAX_FIXED_HANDICAP:
-            raise SessionError("Fixed handicap > 9 is not allowed")
-
-        def line_coords(size: int) -> tuple[int, int, int]:
-            edge = 2 if size <= SMALL_BOARD_HANDICAP_LIMIT else 3
-            return edge, size - 1 - edge, size // 2
-
-        xs, ys = line_coords(x), line_coords(y)
-        # (column index, row index) into xs/ys: two opposite corners first, then the others, sides, centre.
-        order = {
-            2: [(0, 1), (1, 0)],
-            3: [(0, 1), (1, 0), (0, 0)],
-            4: [(0, 1), (1, 0), (0, 0), (1, 1)],
-            5: [(0, 1), (1, 0), (0, 0), (1, 1), (2, 2)],
-            6: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2)],
-            7: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 2)],
-            8: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1)],
-            9: [(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1), (2, 2)],
-        }[count]
-        return [(xs[i], ys[j]) for i, j in order]
+        try:
+            return fixed_handicap_points(self.x_size, self.y_size, count)
+        except HandicapError as exc:
+            raise SessionError(str(exc)) from None
 
     def place_fixed_handicap(self, count: int) -> list[Point]:
         """Put the handicap stones on an empty board; White moves next. Returns the points in board order."""

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 
 from sgfmill import sgf_grammar
 
 from katacli.game.coords import BLACK, WHITE, Point, opponent
+from katacli.game.handicap import MAX_FIXED_HANDICAP, MIN_FIXED_HANDICAP, fixed_handicap_points
 from katacli.game.rules import Rules, RulesError, format_komi, komi_is_int_or_half_int, parse_c_float
 from katacli._core.constants import EMPTY, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
@@ -44,6 +46,10 @@ MAX_SGF_FILE_BYTES = 64 << 20
 _FOX_KOMI_FIXES = {550: 5.5, 275: 5.5, 325: 6.5, 650: 6.5, 375: 7.5, 750: 7.5, 350: 7.0, 700: 7.0,
                    0: 0.0, 6.5: 6.5, 7.5: 7.5, 7: 7.0}
 _FOX_APPLICATIONS = ("foxwq", "SGFC:2.0")
+# Fox game records hold HA without the handicap stones on 19x19; before this date their 6 and 7 stone
+# handicaps had the side stones north and south.
+FOX_BOARD_LEN = 19
+FOX_NEW_HANDICAP_DATE = "2018-01-01"
 # GoGoD Chinese games give komi per side (quarter points); KataGo doubles these.
 _GOGOD_CHINESE_RULES = ("chinese", "chinese, pair go")
 
@@ -233,7 +239,7 @@ def _build_game(tree, file_name: str | None, max_board_len: int) -> SgfGame:
     root = {key: [_decode(v, encoding) for v in values] for key, values in root_raw.items() if key}
     game = SgfGame(root_properties=root, file_name=file_name)
     game.x_size, game.y_size = _board_size(root, max_board_len)
-    game.setup = _setup_stones(root, game.x_size, game.y_size)
+    game.setup = _setup_stones(root, game.x_size, game.y_size) or _fox_handicap_stones(tree, root)
     game.moves = _main_line_moves(tree, encoding, game.x_size, game.y_size)
     game.first_player = _first_player(root, game.setup, game.moves)
     game.result = root["RE"][0] if "RE" in root else None
@@ -247,6 +253,25 @@ def _build_game(tree, file_name: str | None, max_board_len: int) -> SgfGame:
         else:
             game.handicap = handicap
     return game
+
+
+def _fox_handicap_stones(tree, root: dict[str, list[str]]) -> list[tuple[int, Point]]:
+    """The handicap stones of a Fox (foxwq) game record, which has HA but not the stones (White moves first):
+    KataGo's fixed placement, the side stones of 6 and 7 north and south in games before 2018, as KataGo
+    reads such files. Empty for any other file."""
+    applications = " ".join(root.get("AP", []))
+    is_fox = "foxwq" in applications or ("GNU Go:3.8" in applications and root.get("GN", ["-"])[0] == "")
+    if (not is_fox or len(tree.sequence) < 2 or root.get("SZ") != ["19"] or "B" in root or "W" in root
+            or "W" not in tree.sequence[1] or "B" in tree.sequence[1]):
+        return []
+    handicap = _parse_int(root["HA"][0]) if len(root.get("HA", [])) == 1 else None
+    if handicap is None or not MIN_FIXED_HANDICAP <= handicap <= MAX_FIXED_HANDICAP:
+        return []
+    points = fixed_handicap_points(FOX_BOARD_LEN, FOX_BOARD_LEN, handicap)
+    date = root.get("DT", [""])[0]
+    if handicap in (6, 7) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date) and date < FOX_NEW_HANDICAP_DATE:
+        points = [(y, x) for x, y in points]   # transposed: the side stones north and south
+    return [(BLACK, xy) for xy in sorted(points, key=lambda xy: (xy[1], xy[0]))]
 
 
 def _encoding_of(root_raw: dict) -> str:
@@ -327,8 +352,8 @@ def _setup_stones(props: dict[str, list[str]], x_size: int, y_size: int) -> list
     return stones
 
 
-def _main_line_nodes(tree) -> list[dict]:
-    """Nodes of the longest variation, the first one among equally long ones."""
+def _main_line_sequences(tree) -> list[list[dict]]:
+    """The node sequences of the longest variation (the first one among equally long ones), root first."""
     depths: dict[int, int] = {}
 
     def depth(subtree) -> int:
@@ -345,25 +370,28 @@ def _main_line_nodes(tree) -> list[dict]:
     for subtree in reversed(order):
         depth(subtree)
 
-    nodes = []
+    sequences = []
     while True:
-        nodes.extend(tree.sequence)
+        sequences.append(tree.sequence)
         if not tree.children:
-            return nodes
+            return sequences
         tree = max(tree.children, key=depth)  # max() keeps the first of equal depths
 
 
 def _main_line_moves(tree, encoding: str, x_size: int, y_size: int) -> list[Move]:
+    """The main line's moves. As KataGo reads them, stone placements are refused in a sequence's later
+    nodes, and left unread in the first node of a variation (only the root's set the board up)."""
     moves: list[Move] = []
-    for index, node in enumerate(_main_line_nodes(tree)):
-        if index > 0 and any(key in node for key, _ in _SETUP_PROPERTIES):
-            raise SgfError(
-                "Found stone placements after the root, game records that are not simply ordinary play "
-                "not currently supported"
-            )
-        for key, color in (("B", BLACK), ("W", WHITE)):  # KataGo takes a node's B before its W
-            for raw_value in node.get(key, []):
-                moves.append((color, _parse_move_point(_decode(raw_value, encoding), x_size, y_size)))
+    for sequence in _main_line_sequences(tree):
+        for index, node in enumerate(sequence):
+            if index > 0 and any(key in node for key, _ in _SETUP_PROPERTIES):
+                raise SgfError(
+                    "Found stone placements after the root, game records that are not simply ordinary play "
+                    "not currently supported"
+                )
+            for key, color in (("B", BLACK), ("W", WHITE)):  # KataGo takes a node's B before its W
+                for raw_value in node.get(key, []):
+                    moves.append((color, _parse_move_point(_decode(raw_value, encoding), x_size, y_size)))
     return moves
 
 

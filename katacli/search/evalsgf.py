@@ -75,13 +75,14 @@ def parse_moves(text: str, x_size: int, y_size: int, what: str) -> list:
 
 
 def initial_rules(game: SgfGame, request: EvalSgfRequest, say: Callable[[str], None]) -> Rules:
-    """The SGF's rules (KataGo's getRulesOrWarn, saying its warning), or -override-rules."""
+    """The SGF's rules (KataGo's getRulesOrWarn, saying its warning), or -override-rules: those rules whole,
+    komi included (the preset's usual komi, or the one the rules text gives), as KataGo takes them."""
     rules, warning = game.rules_or_default(Rules.preset(DEFAULT_RULES))
     if warning:
         say(warning)
     if request.override_rules is not None:
         try:
-            rules = Rules.parse(request.override_rules).with_komi(rules.komi)
+            rules = Rules.parse(request.override_rules)
         except RulesError as exc:
             raise EvalSgfError(f"-override-rules: {exc}") from None
     return rules
