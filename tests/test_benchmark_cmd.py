@@ -222,7 +222,7 @@ def test_half_batch_size_limits_batches():
     (["-n", "0"], "Number of positions per game to use: invalid value 0"),
     (["-time", "0"], "seconds per game move"),
     (["--boardsize", "25"], "Board size to test: invalid value 25"),
-    (["--sgf", "/no/such/game.sgf"], "cannot read file"),
+    (["--sgf", "/no/such/game.sgf"], "Could not open file /no/such/game.sgf"),
     (["--sgf", "x.sgf", "--boardsize", "9"], "Cannot specify both -sgf and -boardsize"),
     (["--fixed-batch-size", "4", "--half-batch-size"], "Cannot specify both fixed batch size"),
     (["--fixed-batch-size", "0"], "Invalid value for fixed batch size"),

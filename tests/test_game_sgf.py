@@ -282,7 +282,7 @@ def test_load_sgf(tmp_path):
     game = load_sgf(str(path))
     assert game.file_name == str(path)
     assert game.moves == [(BLACK, (4, 4))]
-    with pytest.raises(SgfError, match="cannot read file"):
+    with pytest.raises(SgfError, match="Could not open file .* - does not exist or invalid permissions"):
         load_sgf(str(tmp_path / "missing.sgf"))
     bad = tmp_path / "bad.sgf"
     bad.write_text("(;SZ[9];B[zz])", encoding="utf-8")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from katacli._core.board import GoBoard
 from katacli._core.game_state import GameState, IllegalMoveError
 
-from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
+from katacli.game.coords import Point, format_vertex, parse_color, parse_vertex
 from katacli.game.handicap import HandicapError, fixed_handicap_points
 from katacli.game.rules import Rules
 from katacli.game.sgf import SgfError, SgfPosition, final_setup
@@ -164,9 +164,9 @@ class GameSession:
                 self.state.play_tolerant(xy, pla, self.prevent_encore)
                 self.moves.append((pla, xy))
             except IllegalMoveError:
-                where = f"{source}: " if source else ""
                 vertex = format_vertex(xy, position.x_size, position.y_size)
-                raise SgfError(f"{where}illegal move {number} ({format_color(pla)} {vertex})") from None
+                # KataGo's words, its turn counted from 0
+                raise SgfError(f"Illegal move in {source or ''} turn {number - 1} move {vertex}") from None
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
         """KataGo's fixed handicap placement for this board size."""

@@ -212,6 +212,8 @@ def read_file_bytes(path: str) -> bytes:
             raise SgfError(f"{path}: not a regular file")
         with open(path, "rb") as f:
             data = f.read(MAX_SGF_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SgfError(f"Could not open file {path} - does not exist or invalid permissions?") from None   # KataGo's
     except (OSError, ValueError) as e:  # ValueError: a path with a NUL byte
         raise SgfError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
     if len(data) > MAX_SGF_FILE_BYTES:
