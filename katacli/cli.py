@@ -37,17 +37,17 @@ APP_HELP = (
 )
 
 
-def normalize_argv(argv: list[str]) -> list[str]:
+def normalize_argv(argv: list[str], value_options: frozenset = frozenset()) -> list[str]:
     """Turn KataGo's ``-long-flag`` spelling into click's ``--long-flag``.
 
-    Everything after a bare ``--`` is left alone, as are values that follow a
-    flag (they never look like ``-word`` in KataGo usage except negative numbers,
-    which the pattern excludes because they start with a digit).
+    Everything after a bare ``--`` is left alone, as are negative numbers (the pattern excludes them: they
+    start with a digit) and the value of an option named in ``value_options`` (``--name`` spellings of the
+    options that take a value): ``-override-version -dev`` keeps its value ``-dev``, as KataGo reads it.
     """
     out: list[str] = []
     passthrough = False
     for arg in argv:
-        if passthrough:
+        if passthrough or (out and out[-1] in value_options and arg != "--"):
             out.append(arg)
             continue
         if arg == "--":
@@ -174,7 +174,8 @@ def _hide_flag_types(command):
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     _reopen_closed_std_streams()
-    args = normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    raw_args = list(sys.argv[1:] if argv is None else argv)
+    args = normalize_argv(raw_args)
     try:
         status = launch_directly(args)  # a GUI's plain engine launch line, without building the typer app
         if status is not None:
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
         import typer
 
         command = _hide_flag_types(typer.main.get_command(_the_app()))
+        args = normalize_argv(raw_args, _value_options(command, args))   # now knowing which options take values
         _refuse_repeated_options(command, args)
         command(args=args, prog_name="kata")
     except SystemExit as exc:
@@ -195,11 +197,26 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
 
 
+def _subcommand(command, args: list[str]):
+    """The click command of the subcommand ``args`` name, or None."""
+    words = [arg for arg in args if not arg.startswith("-")]
+    return getattr(command, "commands", {}).get(words[0]) if words else None
+
+
+def _value_options(command, args: list[str]) -> frozenset:
+    """The ``--name`` spellings of the subcommand's options that take a value (not on/off flags)."""
+    subcommand = _subcommand(command, args)
+    if subcommand is None:
+        return frozenset()
+    return frozenset(opt for param in subcommand.params if getattr(param, "opts", None)
+                     and not getattr(param, "is_flag", False) and not getattr(param, "count", False)
+                     and param.param_type_name == "option" for opt in param.opts if opt.startswith("--"))
+
+
 def _refuse_repeated_options(command, args: list[str]) -> None:
     """An option that takes one value, given twice, is an error, as in KataGo ("Argument already set!"):
     click would silently keep the last one (-model A -model B plays B)."""
-    words = [arg for arg in args if not arg.startswith("-")]
-    subcommand = getattr(command, "commands", {}).get(words[0]) if words else None
+    subcommand = _subcommand(command, args)
     if subcommand is None or "--" in args:
         return
     for param in subcommand.params:

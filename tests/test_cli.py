@@ -68,6 +68,21 @@ def test_a_broken_command_module_only_disables_itself(monkeypatch):
     assert runner.invoke(app, ["runtests", "--list"]).exit_code == 0
 
 
+def test_a_value_that_looks_like_a_flag_stays_a_value(capsys):
+    """KataGo takes the token after -override-version as its value, even "-dev"; click got "--dev"."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(["gtp", "-override-version", "-dev", "-model", "rollouts", "--help"])
+    assert done.value.code == 0
+    command = cli._hide_flag_types(typer.main.get_command(cli.app))
+    args = cli.normalize_argv(["gtp", "-override-version", "-dev", "-quit-without-waiting"])
+    values = cli._value_options(command, args)
+    assert cli.normalize_argv(["gtp", "-override-version", "-dev"], values) == ["gtp", "--override-version", "-dev"]
+    # an on/off flag takes no value: the next flag is still a flag
+    flags = cli.normalize_argv(["evalsgf", "-print-ownership", "-print-policy"],
+                               cli._value_options(command, ["evalsgf"]))
+    assert flags == ["evalsgf", "--print-ownership", "--print-policy"]
+
+
 @pytest.mark.parametrize("argv,message", [
     (["gtp", "-model", "a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),
     (["gtp", "-model=a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),
