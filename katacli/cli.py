@@ -248,11 +248,11 @@ def _exit_by_interrupt() -> None:
     """End the process as Ctrl-C's default action does, once a command has stopped cleanly after one: a
     shell then sees a process killed by SIGINT and stops its loop or script (an exit status of 130 would
     let `for ...; do kata analysis ...; done` go on to the next run), as with KataGo."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
+    # (stderr only: the protocol's stdout is flushed line by line, and a pipe nobody reads would block this)
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
     if hasattr(signal, "SIGINT") and hasattr(os, "kill"):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import datetime
 import os
+import secrets
 import sys
 import threading
 from typing import TextIO
 
 from katacli.setup.engine_settings import LoggingSettings
+
+# Random bytes in a log file's name (8 hex digits, as KataGo's).
+LOG_NAME_RANDOM_BYTES = 4
 
 
 class EngineLog:
@@ -40,7 +44,9 @@ class EngineLog:
         if settings.log_file:
             return settings.log_file
         now = datetime.datetime.now()
-        stamp = now.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        # A random suffix, as KataGo's: engines started in the same second in containers sharing a log folder
+        # all have process id 1, and their logs interleaved in one file.
+        stamp = now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(LOG_NAME_RANDOM_BYTES).upper()
         if settings.log_dir:
             return os.path.join(settings.log_dir, f"{stamp}.log")
         if settings.log_dir_dated:

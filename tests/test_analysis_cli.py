@@ -160,3 +160,29 @@ def test_startup_errors_exit_with_one_line(args, message, status):
     assert result.returncode == status
     assert "error" in result.stderr and message in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.subprocess
+def test_ctrl_c_with_a_full_output_pipe_still_ends_the_engine():
+    """A client that stops reading (its pipe full, the threads answering queries blocked writing to it)
+    and then sends Ctrl-C: the engine ends within its few seconds' grace (it hung for ever, waiting on the
+    blocked writers), and a second Ctrl-C ends it at once, as KataGo ends on the first."""
+    with sigint_reaches_children():
+        process = subprocess.Popen(
+            python_cli() + ["analysis", "-model", str(model_path(SMALL_MODEL)), "-override-config",
+                            "numAnalysisThreads=2,logDir="],
+            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        for index in range(60):   # 19x19 answers with policy and ownership: far more than a pipe holds
+            process.stdin.write((query_line(f"q{index}", boardXSize=19, boardYSize=19, maxVisits=4,
+                                            includeOwnership=True, includePolicy=True) + "\n").encode())
+        process.stdin.flush()
+        time.sleep(4.0)   # answered until the pipe filled; nobody reads it
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(10) == -signal.SIGINT
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -212,3 +212,16 @@ def test_load_config_errors_exit_cleanly(tmp_path, capsys, content, override, me
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_log_files_in_a_log_dir_get_a_random_name_suffix():
+    """As KataGo's: two engines started in the same second with the same process id (containers sharing a
+    mounted log folder) must not append to one file."""
+    import re
+
+    from katacli.engine_log import EngineLog
+
+    settings = LoggingSettings.from_config(Config({"logDir": "logs"}), "gtp")
+    names = {EngineLog._log_path(settings) for _ in range(20)}
+    assert len(names) == 20
+    assert all(re.fullmatch(r"logs/[0-9]{8}-[0-9]{6}-[0-9A-F]{8}\.log", name) for name in names), names

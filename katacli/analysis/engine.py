@@ -15,6 +15,7 @@ log (stderr or a file), never to stdout.
 from __future__ import annotations
 
 import random
+import time
 from typing import Optional, TextIO
 
 from katacli.analysis.actions import ActionHandler
@@ -28,7 +29,7 @@ from katacli.analysis.query import QueryDefaults, QueryParser
 from katacli.analysis.scheduler import RequestQueue
 from katacli.search.eval_cache import new_eval_cache
 
-# How long quitting without waiting gives each analysis thread to notice, seconds.
+# How long quitting without waiting gives the analysis threads to notice, seconds (all of them together).
 QUIT_JOIN_SECONDS = 5.0
 
 
@@ -104,8 +105,10 @@ class AnalysisEngine:
         else:
             self.writer.silence()
             self.queue.abandon()
+            # One deadline for all of them: a thread blocked writing to a pipe nobody reads never notices.
+            deadline = time.monotonic() + QUIT_JOIN_SECONDS
             for worker in self.workers:
-                worker.join(QUIT_JOIN_SECONDS)
+                worker.join(max(0.0, deadline - time.monotonic()))
 
     def serve(self, stream: TextIO, wait_at_end: bool = True) -> int:
         """Answer queries from ``stream`` until it ends (or Ctrl-C); the exit status. Ctrl-C is taken
@@ -124,6 +127,7 @@ class AnalysisEngine:
             except KeyboardInterrupt:
                 self.log.write("Interrupted, quitting without waiting for open queries")
                 self.interrupted = True
+                interrupts.quitting()
                 self.finish(wait=False)
                 return 0
         self.finish(wait=wait_at_end)

@@ -9,6 +9,7 @@ waits for the next line), or when the loop next reaches that point.
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -21,11 +22,21 @@ class DeferredInterrupt:
     def __init__(self) -> None:
         self.requested = False
         self._allowed = False
+        self._quitting = False
 
     def handle_signal(self, signum, frame) -> None:
+        if self._quitting:   # a second Ctrl-C while the engine stops: end the process now, as Ctrl-C does
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+            return
         self.requested = True
         if self._allowed:
             raise KeyboardInterrupt
+
+    def quitting(self) -> None:
+        """The engine is stopping after a Ctrl-C (it may wait a few seconds for its threads): another
+        Ctrl-C ends the process at once."""
+        self._quitting = True
 
     @contextmanager
     def allowed(self) -> Iterator[None]:

@@ -42,9 +42,9 @@ class JsonLineWriter:
             self.on_line(line)
 
     def silence(self) -> None:
-        """Drop everything written from now on."""
-        with self._lock:
-            self._silenced = True
+        """Drop everything written from now on. Without the lock: a writer may hold it, blocked on a pipe
+        nobody reads (quitting on Ctrl-C must not wait for it)."""
+        self._silenced = True
 
     @property
     def silenced(self) -> bool:

@@ -144,6 +144,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
             log.write(line)
         log.write("All cleaned up, quitting")
         log.close()
+    if writer.silenced:   # quitting without writing (Ctrl-C): a flush could block on a pipe nobody reads
+        return status
     try:
         stdout.flush()
     except (BrokenPipeError, OSError, ValueError):
