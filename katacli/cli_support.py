@@ -223,6 +223,17 @@ HUMAN_MODEL_WITHOUT_PROFILE_ANALYSIS_WARNING = (
     "queries that provide humanSLProfile in overrideSettings.")
 
 
+def unused_profile_startup_warning(profile_set: bool, headers: Sequence) -> str | None:
+    """KataGo's start-up warning when humanSLProfile is set but no loaded network takes SGF metadata (a
+    forgotten or wrong -human-model: the profile would be ignored without a word), or None. ``headers``: the
+    ModelFileHeader (or None) of -model and -human-model."""
+    loaded = [header for header in headers if header is not None]
+    if not profile_set or not loaded or any(header.takes_metadata for header in loaded):
+        return None
+    names = " and ".join(header.path for header in loaded)
+    return f"WARNING: humanSLProfile is specified as config param but model(s) don't use it: {names}"
+
+
 def human_model_warning(human_network, profile_set: bool, analysis: bool = False) -> str | None:
     """KataGo's startup warning for a loaded -human-model net, or None."""
     if not human_network.needs_metadata:

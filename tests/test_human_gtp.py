@@ -185,3 +185,39 @@ def test_a_corrupt_human_model_is_a_one_line_error(command, tmp_path):
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if "broken-human.bin.gz" in line]
     assert lines and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_profile_no_loaded_net_uses_is_warned_about_at_start_up():
+    """KataGo's start-up warning: humanSLProfile set, but neither -model nor -human-model takes SGF metadata
+    (a forgotten or wrong -human-model would silently play at full strength)."""
+    from katacli.cli_support import unused_profile_startup_warning
+    from katacli.nn.model_file_reader import check_model_file
+
+    main, human = check_model_file(model_path(MAIN_MODEL)), check_model_file(model_path(HUMAN_MODEL))
+    assert unused_profile_startup_warning(True, (main, None)) == (
+        f"WARNING: humanSLProfile is specified as config param but model(s) don't use it: {main.path}")
+    assert unused_profile_startup_warning(True, (main, main)).endswith(f"{main.path} and {main.path}")
+    assert unused_profile_startup_warning(True, (main, human)) is None
+    assert unused_profile_startup_warning(False, (main, None)) is None
+
+
+@pytest.mark.parametrize("profile", ["proyear_1_990", "proyear_\u0661\u0669\u0669\u0660"])
+def test_a_profile_year_is_ascii_digits_as_katago_reads_it(profile):
+    from katacli.nn.human_profile import HumanProfileError, parse_human_profile
+
+    with pytest.raises(HumanProfileError, match="Unknown human SL network profile"):
+        parse_human_profile(profile)
+    assert parse_human_profile("proyear_+1990").is_set and parse_human_profile("proyear_01990").is_set
+
+
+def test_kata_gtp_warns_at_start_up_about_a_profile_without_a_human_net(tmp_path):
+    import subprocess
+
+    from support.gtp import python_cli
+
+    args = python_cli() + ["gtp", "-model", str(model_path(MAIN_MODEL)), "-override-config",
+                           f"humanSLProfile=rank_5k,logDir={tmp_path}"]
+    result = subprocess.run(args, input="quit\n", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert ("WARNING: humanSLProfile is specified as config param but model(s) don't use it: "
+            f"{model_path(MAIN_MODEL)}") in result.stderr

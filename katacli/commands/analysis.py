@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from katacli.cli_support import (
     EXIT_MODEL_FAILURE, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
-    model_failure_line, model_option, override_config_option, start_model_checks,
+    model_failure_line, model_option, override_config_option, start_model_checks, unused_profile_startup_warning,
 )
 from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
 from katacli.nets import choose_model
@@ -117,6 +117,9 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
             warning = human_model_warning(backend.human_loading, "humanSLProfile" in cfg, analysis=True)
             if warning:
                 log.info(warning)
+        unused = unused_profile_startup_warning(params.human_profile.is_set, (header, human_header))
+        if unused:
+            log.info(unused)
         if batch_size * BATCH_SIZE_NOTE_FACTOR <= searches:
             log.write(f"Note: nnMaxBatchSize ({batch_size}) is smaller than numSearchThreads * numAnalysisThreads "
                       f"({searches}); raising nnMaxBatchSize may improve throughput")

@@ -65,6 +65,7 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
     def build() -> None:
         try:
             built["engine"] = build_engine(model, config, override_config, override_version, output=output,
+                                           model_headers=headers,
                                            prepared=prepared, human_model=human_model, model_note=choice.note)
         except SystemExit as exc:  # a config error, already reported on stderr
             sys.stderr.flush()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from katacli.cli_support import (
     EXIT_MODEL_FAILURE, check_model_or_exit, exit_on_config_error, human_model_warning, load_config,
-    model_failure_line, report_error_and_exit,
+    model_failure_line, report_error_and_exit, unused_profile_startup_warning,
 )
 from katacli.config import Config
 from katacli.engine_common import DETERMINISTIC_SEED, network_supported_rules, stable_seed
@@ -105,7 +105,7 @@ def _check_rules_for_network(settings, cfg) -> None:
 def build_engine(model: Optional[str], config: Optional[List[str]], override_config: Optional[List[str]],
                  override_version: Optional[str] = None, *, stdout=None, stderr=None, loader=None, make_bot=None,
                  output=None, prepared=None, human_model: Optional[str] = None, human_loader=None,
-                 model_note: Optional[str] = None):
+                 model_note: Optional[str] = None, model_headers: Sequence = ()):
     """The configured engine (not yet running). Config mistakes exit with a one-line error.
 
     ``model``: the network file, None for the rollout engine (``kata gtp`` reads -model, the default
@@ -149,6 +149,9 @@ def build_engine(model: Optional[str], config: Optional[List[str]], override_con
         announce("No model given: playing by Monte Carlo rollouts")
     for line in avoid_patterns.startup_log:
         log.write(line)
+    unused = unused_profile_startup_warning(params.genmove.human_profile.is_set, model_headers)
+    if unused:
+        log.info(unused)
     seed = DETERMINISTIC_SEED if settings.for_deterministic_testing else settings.search_rand_seed
     options = EngineOptions(settings=settings, params=params, config=cfg, model_path=model,
                             human_model_path=human_model, override_version=override_version, nogo=nogo, seed=seed,

@@ -199,11 +199,13 @@ def _professional(year: int, source: int) -> SgfMetadata:
 
 
 def _parse_year(text: str) -> Optional[int]:
+    """KataGo's tryStringToInt: an optional sign and ASCII digits, around them whitespace (Python's int()
+    would also take "1_990" and other scripts' digits)."""
     text = text.strip()
-    try:
-        return int(text)
-    except ValueError:
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):
         return None
+    return int(text)
 
 
 @functools.lru_cache(maxsize=None)
