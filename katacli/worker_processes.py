@@ -40,6 +40,23 @@ PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.25
 
 
+class StopSignals:
+    """The stop signals (SIGINT, SIGTERM) a run got: the first asks for a clean stop; a later one,
+    REPEATED_SIGNAL_SECONDS or more after it, is a person's second Ctrl-C asking to leave at once (a sooner
+    one is the same stop delivered twice)."""
+
+    def __init__(self) -> None:
+        self.first_at: Optional[float] = None   # time.monotonic() of the first
+
+    def is_second(self) -> bool:
+        """Count a signal; whether it asks to leave at once."""
+        now = time.monotonic()
+        if self.first_at is None:
+            self.first_at = now
+            return False
+        return now - self.first_at >= REPEATED_SIGNAL_SECONDS
+
+
 def default_num_processes(num_game_threads: int, device: str) -> int:
     """One worker per CPU core this process may use (never more than games); one with a GPU."""
     if device.startswith("cuda"):

@@ -21,6 +21,7 @@ from katacli.nn.configs import random_description
 from katacli.selfplay.model_pool import ModelManager, NoModelError, find_latest_model
 from katacli.selfplay.runner import SelfplayRun, default_search_drivers
 from katacli.setup.engine_settings import NNSettings
+from katacli.worker_processes import REPEATED_SIGNAL_SECONDS
 
 from support.compile import needs_cxx_compiler
 from support.paths import BUNDLED_TINY_MODEL
@@ -425,7 +426,7 @@ def test_a_second_signal_exits_at_once_but_the_same_stop_delivered_twice_does_no
     run._on_signal(signal.SIGINT, None)
     assert exits == []
     # A second Ctrl-C later on: leave at once
-    run._first_signal_at -= runner_module.REPEATED_SIGNAL_SECONDS
+    run._stop_signals.first_at -= REPEATED_SIGNAL_SECONDS
     run._on_signal(signal.SIGINT, None)
     assert exits == [runner_module.EXIT_INTERRUPTED]
     # A worker process never leaves by itself (its parent does, and it dies with the parent)

@@ -30,7 +30,7 @@ from katacli.selfplay.stats import RunStats
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.setup.engine_settings import NNSettings
 from katacli.worker_processes import (
-    EXIT_INTERRUPTED, REPEATED_SIGNAL_SECONDS, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
+    EXIT_INTERRUPTED, StopSignals, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
 )
 
 log = logging.getLogger("katacli.selfplay")
@@ -157,7 +157,7 @@ class ProcessRun:
         self.stats = RunStats(current_model="")
         self._latest: dict[int, dict] = {}
         self._errors: list[str] = []
-        self._first_signal_at: Optional[float] = None   # time.monotonic() of the first stop signal
+        self._stop_signals = StopSignals()
 
     def request_stop(self) -> None:
         """Stop as a first Ctrl-C does: workers drop the games in progress and write the finished ones."""
@@ -165,13 +165,13 @@ class ProcessRun:
         self.pool.stop_workers()
 
     def _on_signal(self, signum, frame) -> None:
-        now = time.monotonic()
+        first = self._stop_signals.first_at is None
+        second = self._stop_signals.is_second()
         self.stats.stopping = True
         self.pool.stop_workers()
-        if self._first_signal_at is None:
-            self._first_signal_at = now
+        if first:
             log.info("stopping: workers finish writing completed games")
-        elif now - self._first_signal_at >= REPEATED_SIGNAL_SECONDS:
+        elif second:
             # a second Ctrl-C: leave at once, as a single process does (workers die with us)
             log.warning("second signal: exiting without writing buffered games")
             os._exit(EXIT_INTERRUPTED)

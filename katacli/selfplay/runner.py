@@ -19,7 +19,6 @@ import queue
 import random
 import signal
 import threading
-import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -31,7 +30,7 @@ from katacli.selfplay.records import FinishedGame
 from katacli.search.stepping import search_shares
 from katacli.selfplay.settings import SelfplaySettings
 from katacli.selfplay.stats import TICK_SECONDS, RunStats
-from katacli.worker_processes import EXIT_INTERRUPTED, REPEATED_SIGNAL_SECONDS
+from katacli.worker_processes import EXIT_INTERRUPTED, StopSignals
 
 log = logging.getLogger("katacli.selfplay")
 
@@ -77,7 +76,7 @@ class SelfplayRun:
         if search_drivers and hasattr(manager, "use_search_drivers"):
             manager.use_search_drivers(search_drivers)
         self._stop = threading.Event()
-        self._first_signal_at: Optional[float] = None   # time.monotonic() of the first stop signal
+        self._stop_signals = StopSignals()
         self._force_quit_allowed = True
         self._queue: "queue.Queue[Optional[FinishedGame]]" = queue.Queue(settings.runner.max_data_queue_size)
         self._start_lock = threading.Lock()
@@ -95,15 +94,11 @@ class SelfplayRun:
         self._stop.set()
 
     def _on_signal(self, signum, frame) -> None:
-        now = time.monotonic()
-        if (self._first_signal_at is not None and self._force_quit_allowed
-                and now - self._first_signal_at >= REPEATED_SIGNAL_SECONDS):
+        if self._stop_signals.is_second() and self._force_quit_allowed:
             # A second Ctrl-C: leave at once. Files are renamed into place only when complete,
             # so nothing unreadable is left; the buffered rows are lost.
             log.warning("second signal: exiting without writing buffered games")
             os._exit(EXIT_INTERRUPTED)
-        if self._first_signal_at is None:
-            self._first_signal_at = now
         self.request_stop()
 
     def _count_move(self) -> None:
@@ -196,7 +191,7 @@ class SelfplayRun:
         """Play until max_games_total or a stop request; returns the final counters.
 
         ``signals`` stop the run cleanly when handle_signals is set; with ``force_quit``, a second one
-        (REPEATED_SIGNAL_SECONDS or more after the first) exits at once. A worker process has none: its
+        (see katacli.worker_processes.StopSignals) exits at once. A worker process has none: its
         parent leaves at once, and the worker dies with it.
         Raises the first error of a game or writer thread after shutting the others down.
         """
