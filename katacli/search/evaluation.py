@@ -130,13 +130,15 @@ class NetworkLeafEvaluator:
             key, is_root, white = tree.leaf_info(i)
             num_syms = min(NUM_SYMMETRIES, params.root_num_symmetries_to_sample) if is_root else 1
             symmetries = self._rng.sample(range(NUM_SYMMETRIES), num_syms) if num_syms > 1 else [None]
-            leaf = (tree, i, key, is_root, white, symmetries, params, tree.leaf_needs_ownership(i))
+            ownership = tree.leaf_needs_ownership(i)
+            leaf = (tree, i, key, is_root, white, symmetries, params, ownership)
             if not root_human_only:
                 main_groups.append((len(main_requests), len(symmetries)))
                 main_requests += _leaf_requests(*leaf, meta_rows.get(self.evaluator, white))
                 if num_syms > 1:
                     plain_root = len(main_requests)
-                    main_requests += _leaf_requests(*leaf[:5], [None], *leaf[6:], meta_rows.get(self.evaluator, white))
+                    main_requests += _leaf_requests(tree, i, key, is_root, white, [None], params, ownership,
+                                                    meta_rows.get(self.evaluator, white))
             if human_usable and (is_root or human_everywhere):
                 human_groups.append((len(human_requests), len(symmetries)))
                 human_requests += _leaf_requests(*leaf, meta_rows.get(self.human_evaluator, white))
