@@ -23,7 +23,7 @@ from katacli._core.game_state import GameState, IllegalMoveError
 from katacli.game.coords import Point, format_vertex, parse_color, parse_vertex
 from katacli.game.handicap import HandicapError, fixed_handicap_points
 from katacli.game.rules import Rules
-from katacli.game.sgf import SgfError, SgfPosition, final_setup
+from katacli.game.sgf import SgfError, SgfPosition, final_setup, passes_for_ko
 from katacli._core.constants import BLACK, WHITE, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
 MIN_BOARD_LEN = 2
@@ -78,23 +78,19 @@ class GameSession:
             self._apply(player, xy)
 
     def _apply(self, player: int, xy: Point | None) -> None:
-        if player != self.state.next_player:
-            self.state.reset_history_keep_board(player)
-        self.state.play_tolerant(xy, player, self.prevent_encore)
+        self._replay(self.state, player, xy)
         self.moves.append((player, xy))
+
+    def _replay(self, state: GameState, player: int, xy: Point | None) -> None:
+        """A recorded move on ``state``, as the session plays it (a player moving twice clears the history)."""
+        if player != state.next_player:
+            state.reset_history_keep_board(player)
+        state.play_tolerant(xy, player, self.prevent_encore)
 
     def passes_for_ko(self) -> dict[int, Point]:
         """Move index -> point, for the recorded moves that were a "pass for ko" in the encore (territory
         scoring's cleanup phases): KataGo's records write them as passes."""
-        state = self._fresh_state(self.initial_board, self.initial_player)
-        found = {}
-        for i, (player, xy) in enumerate(self.moves):
-            if player != state.next_player:
-                state.reset_history_keep_board(player)
-            if xy is not None and state.encore_phase > 0 and state.is_pass_for_ko(xy, player):
-                found[i] = xy
-            state.play_tolerant(xy, player, self.prevent_encore)
-        return found
+        return passes_for_ko(self._fresh_state(self.initial_board, self.initial_player), self.moves, self._replay)
 
     # -- GTP-level operations ----------------------------------------------------------------
     def set_size(self, x_size: int, y_size: int) -> None:

@@ -175,6 +175,18 @@ def with_result_comment(comments: list[str], result: str) -> list[str]:
     return comments[:-1] + [last]
 
 
+def passes_for_ko(state, moves, play) -> dict[int, Point]:
+    """Move index -> point, for the moves that were a "pass for ko" in the encore (territory scoring's
+    cleanup phases), found by replaying ``moves`` on ``state`` (a GameState at the game's start, changed)
+    with ``play(state, player, move)``."""
+    found = {}
+    for i, (player, move) in enumerate(moves):
+        if move is not None and state.is_pass_for_ko(move, player):
+            found[i] = move
+        play(state, player, move)
+    return found
+
+
 def with_passes_for_ko(game: SgfGame, ko_passes: dict[int, Point]) -> SgfGame:
     """The record with each "pass for ko" of the encore (move index -> the ko point) written as KataGo writes
     it: a pass, its point marked TR, "Pass for ko". Written as a move there, it would replay as a capture."""

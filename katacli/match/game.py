@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Callable, Optional
 
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
-from katacli.game.sgf import SgfGame, values_comment, with_result_comment, write_sgf
+from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.gtp.resign import ResignTracker, initial_black_advantage
 from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
 from katacli.selfplay.game_init import GameInitializer, GameStart
@@ -119,21 +118,15 @@ class MatchGame:
         """One SGF line; a pass for ko in the territory-scoring encore is written as KataGo writes it."""
         s = self.state
         comment = "match game" + (", stopped at maxMovesPerGame and scored as it stood" if self.hit_move_limit else "")
-        moves = list(s.moves)
-        ko_passes = passes_for_ko(SimpleNamespace(end_state=s, initial_encore_phase=0,
-                                                  pass_alive_under_suicide=self.pass_alive_under_suicide))
-        comments = [self.move_comments.get(i, "") for i in range(len(moves))]
-        for i in ko_passes:
-            moves[i] = (moves[i][0], None)
-            comments[i] = " ".join(c for c in (comments[i], "Pass for ko") if c)
+        comments = [self.move_comments.get(i, "") for i in range(len(s.moves))]
         if comments and s.is_game_finished:
             comments = with_result_comment(comments, self.result)
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
-                         first_player=s.initial_player, moves=moves, result=self.result,
+                         first_player=s.initial_player, moves=list(s.moves), result=self.result,
                          black_name=self.black, white_name=self.white, root_comment=comment,
-                         move_comments=comments, move_triangles=ko_passes)
-        return write_sgf(record)
+                         move_comments=comments)
+        return write_sgf(with_passes_for_ko(record, passes_for_ko(s, 0, self.pass_alive_under_suicide)))
 
 
 def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,

@@ -17,9 +17,11 @@ from katacli.data.schema import (MODE_ASYM, MODE_CLEANUP, MODE_FORK, MODE_HANDIC
                                   MODE_NORMAL, MODE_SGFPOS)
 from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
-from katacli.game.coords import BLACK, WHITE
+from katacli._core.game_state import GameState
+from katacli.game.coords import BLACK, WHITE, Point
 from katacli.game.rules import Rules, format_komi
 from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
+from katacli.game.sgf import passes_for_ko as find_passes_for_ko
 from katacli.selfplay.opening import initial_position
 from katacli.selfplay.records import FinishedGame
 from katacli.selfplay.rows import game_rows
@@ -83,19 +85,13 @@ def move_comments(game: FinishedGame) -> list[str]:
     return comments
 
 
-def passes_for_ko(game: FinishedGame) -> dict[int, tuple[int, int]]:
-    """Move index -> point, for the moves that were a "pass for ko" in the encore (territory scoring)."""
-    end = game.end_state
-    if end.encore_phase == 0 and game.initial_encore_phase == 0:
+def passes_for_ko(end: GameState, initial_encore_phase: int, pass_alive_under_suicide: bool) -> dict[int, Point]:
+    """Move index -> point, for the moves of the game ending in ``end`` that were a "pass for ko" in the encore
+    (territory scoring), replayed from its start in ``initial_encore_phase``."""
+    if end.encore_phase == 0 and initial_encore_phase == 0:
         return {}
-    state = initial_position(end, encore_phase=game.initial_encore_phase,
-                             pass_alive_under_suicide=game.pass_alive_under_suicide)
-    found = {}
-    for i, (player, move) in enumerate(end.moves):
-        if move is not None and state.is_pass_for_ko(move, player):
-            found[i] = move
-        state.play(move, player)
-    return found
+    state = initial_position(end, encore_phase=initial_encore_phase, pass_alive_under_suicide=pass_alive_under_suicide)
+    return find_passes_for_ko(state, end.moves, lambda position, player, move: position.play(move, player))
 
 
 def game_sgf(game: FinishedGame) -> str:
@@ -110,7 +106,8 @@ def game_sgf(game: FinishedGame) -> str:
         moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
         root_comment=game_comment(game), move_comments=move_comments(game),
     )
-    return write_sgf(with_passes_for_ko(record, passes_for_ko(game)))
+    ko_passes = passes_for_ko(end, game.initial_encore_phase, game.pass_alive_under_suicide)
+    return write_sgf(with_passes_for_ko(record, ko_passes))
 
 
 class GameOutput:
