@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Iterator
 
@@ -74,15 +75,30 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def _keep_mode(final_path: Path, temp: Path) -> None:
+    """Give ``temp`` the permission bits of the file it replaces (a new file keeps the umask's)."""
+    try:
+        mode = stat.S_IMODE(os.stat(final_path).st_mode)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(temp, mode)
+
+
 @contextlib.contextmanager
 def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path to write; on success it is fsync'ed and renamed to ``final_path``.
     On failure the temporary file is removed; an OSError (disk full, ...) is raised again as a
-    plain one naming ``final_path`` (libraries such as HDF5 put pages of detail in theirs)."""
+    plain one naming ``final_path`` (libraries such as HDF5 put pages of detail in theirs).
+    A symbolic link is written through (its target replaced, the link kept), and a file replaced keeps
+    its permission bits, as an in-place write would leave them."""
     final_path = Path(final_path)
+    if final_path.is_symlink():
+        final_path = Path(os.path.realpath(final_path))
     temp = partial_name(final_path)
     try:
         yield temp
+        _keep_mode(final_path, temp)
         _fsync_path(temp)
         os.replace(temp, final_path)
         _fsync_path(final_path.parent)

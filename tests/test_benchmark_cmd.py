@@ -235,6 +235,17 @@ def test_bad_input_is_one_clear_line(args, message):
     assert "Traceback" not in r.output
 
 
+@pytest.mark.parametrize("threads", ["", "  "])
+def test_an_empty_thread_list_tunes_as_in_katago(threads):
+    # A script's `-t "$THREADS"` with the variable empty: KataGo tunes the thread count.
+    from katacli.commands.benchmark import BenchmarkOptions, validate
+
+    options = BenchmarkOptions(model=None, config=None, override_config=None, visits=None, threads=threads,
+                               num_positions=1, seconds_per_move=5.0, tune=False, sgf=None, board_size=None,
+                               fixed_batch_size=None, half_batch_size=False, as_json=False)
+    assert validate(options) is None
+
+
 def test_unreadable_model_file(tmp_path):
     bad = tmp_path / "broken.bin.gz"
     bad.write_bytes(b"not a network")

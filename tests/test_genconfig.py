@@ -99,7 +99,7 @@ def test_non_interactive_tuning_with_a_network(tmp_path):
     keys = settings(out)
     threads = int(keys["numSearchThreads"])
     assert f"Using {threads} numSearchThreads!" in r.stdout
-    assert int(keys["nnMaxBatchSize"]) >= threads
+    assert "nnMaxBatchSize" not in keys   # follows numSearchThreads, as KataGo's genconfig leaves it
     assert "Chosen by `kata genconfig`" in out.read_text().replace("\n# ", " ")
     assert f"kata gtp -model '{TINY_MODEL}' -config '{out}'" in r.stdout
     assert_loads_cleanly_in_gtp(out)
@@ -146,6 +146,79 @@ def test_interactive_wizard_with_tuning(tmp_path):
     assert_loads_cleanly_in_gtp(out)
 
 
+# Each answer is accepted or refused as KataGo's genconfig accepts or refuses it, so that piped answers stay in
+# step: a refused one is asked again and takes the next line.
+@pytest.mark.parametrize("parser, text, accepted", [
+    ("seconds", "1e20", False), ("seconds", "9.9e19", True), ("seconds", "0", False), ("seconds", "0.0005", True),
+    ("seconds", "1_000", False), ("seconds", "inf", False), ("seconds", "nan", False), ("seconds", " 45.5 ", True),
+    ("visits", "1_000", False), ("visits", "1e3", False), ("visits", "1000000000", True),
+    ("visits", "1000000001", False), ("visits", "+7", True), ("tuning visits", "1", True),
+    ("gigabytes", "1000000", False), ("gigabytes", "999999", True), ("gigabytes", "0", False),
+    ("gigabytes", "2GB", True), ("seconds per move", "1000000", True), ("seconds per move", "1000001", False),
+])
+def test_wizard_numbers_are_read_as_katago_reads_them(parser, text, accepted):
+    from katacli.commands import genconfig
+
+    parse = {
+        "seconds": genconfig.parse_number(float, 0.0, genconfig.MAX_SECONDS, above_low=True, below_high=True),
+        "visits": genconfig.parse_number(int, 1, genconfig.MAX_LIMIT),
+        "tuning visits": genconfig.parse_number(int, 1, genconfig.MAX_LIMIT),
+        "gigabytes": genconfig.parse_gigabytes,
+        "seconds per move": genconfig.parse_number(float, 0.0, genconfig.MAX_SECONDS_PER_MOVE, above_low=True),
+    }[parser]
+    if accepted:
+        parse(text)
+    else:
+        with pytest.raises(ValueError):
+            parse(text)
+
+
+def test_a_refused_ponder_limit_keeps_later_answers_in_step(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    # korean, a limit of seconds (default), ponder with a limit: 0 and 1e20 refused, 45.5 taken; then the cache
+    answers = ["korean", "y", "second", "", "y", "0", "1e20", "45.5", "3"]
+    r = kata("-output", str(out), input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("Must be above 0 and below 1e+20") == 2
+    keys = settings(out)
+    assert keys["maxTimePondering"] == "45.5" and keys["nnCacheSizePowerOfTwo"] == str(cache_size_for_gb(3))
+
+
+@pytest.mark.parametrize("rules", [
+    "koSIMPLEscoreTERRITORYtaxALLsui1", '{"ko":"POSITIONAL","scoring":"TERRITORY","hasButton":true}', "Chinese",
+])
+def test_custom_rules_answers_are_written_as_given(tmp_path, rules):
+    # The short form and JSON keys are case-sensitive: lowercasing them made the finished config unloadable.
+    out = tmp_path / "gtp.cfg"
+    r = kata("-output", str(out), input="\n".join([rules, "n", "", "n", ""]) + "\n")
+    assert r.exit_code == 0, r.output
+    assert settings(out)["rules"] == (rules.lower() if rules == "Chinese" else rules)
+    assert_loads_cleanly_in_gtp(out)
+
+
+def test_overwriting_a_linked_config_writes_through_the_link_and_keeps_its_mode(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    target = real / "gtp.cfg"
+    target.write_text("numSearchThreads = 3\n")
+    target.chmod(0o640)
+    link = tmp_path / "gtp.cfg"
+    link.symlink_to(target)
+    r = kata("-output", str(link), "--non-interactive", "--force")
+    assert r.exit_code == 0, r.output
+    assert link.is_symlink() and "rules = tromp-taylor" in target.read_text()
+    assert (target.stat().st_mode & 0o777) == 0o640
+
+
+def test_an_unreadable_config_being_overwritten_is_noted_then_tuned(tmp_path):
+    out = tmp_path / "gtp.cfg"
+    out.write_text("numSearchThreads = 9000\n")
+    answers = ["y", "aga", "n", "", "n", "", "8", "2"]
+    r = kata("-model", str(TINY_MODEL), "-output", str(out), "--tune-positions", "1", input="\n".join(answers) + "\n")
+    assert r.exit_code == 0, r.output
+    assert "does not set numSearchThreads or could not be read" in r.stdout and "TUNING NOW" in r.stdout
+
+
 def test_closed_stdin_writes_nothing(tmp_path):
     out = tmp_path / "gtp.cfg"
     r = kata("-output", str(out), input="japanese\n")
@@ -188,8 +261,8 @@ def test_overwriting_can_keep_the_old_thread_count(tmp_path):
     (["--threads", "0"], "--threads must be from 1"),
     (["--resign-threshold", "2"], "--resign-threshold: Must be from -1 to 0"),
     (["--resign-threshold", "0.5"], "--resign-threshold: Must be from -1 to 0"),
-    (["--cache-gb", "0"], "--cache-gb: Must be more than 0"),
-    (["--cache-gb", "-1"], "--cache-gb: Must be from 0 to"),
+    (["--cache-gb", "0"], "--cache-gb: Must be above 0 and below 1e+06"),
+    (["--cache-gb", "-1"], "--cache-gb: Must be above 0 and below 1e+06"),
     (["-model", "/no/such/net.bin.gz"], "model file not found"),
 ])
 def test_bad_flags_are_one_clear_line(tmp_path, args, message):

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from katacli.katago_defaults import default_gtp_config
-from katacli.tuning.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS
+from katacli.tuning.network import DEFAULT_VISITS_CPU, DEFAULT_VISITS_GPU, DEFAULT_VISITS_ROLLOUTS, default_visits
 from katacli.cli_support import (
     config_option, exit_on_config_error, human_model_option, human_model_warning, load_config, model_option,
     override_config_option, report_error_and_exit,
@@ -93,8 +93,8 @@ def validate(options: BenchmarkOptions) -> Optional[List[int]]:
         BatchSizePolicy(options.fixed_batch_size, options.half_batch_size)
     except ValueError as exc:
         raise BenchmarkError(str(exc)) from None
-    if options.threads is None:
-        return None
+    if options.threads is None or not options.threads.strip():
+        return None   # -t "" (a script's empty variable) tunes, as in KataGo
     if options.tune:
         raise BenchmarkError("Cannot both automatically tune threads (-s) and specify exact numbers of threads (-t)")
     try:
@@ -202,7 +202,7 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
         report.line(f"Loaded model {options.model}")
     report.line()
     report.line(f"Testing using {visits} visits.")
-    if options.visits is None and evaluator is not None:
+    if evaluator is not None and visits == default_visits(evaluator):   # KataGo: also when -v names the default
         report.line('  If you have a good GPU, you might increase this using "-visits N" to get more accurate results.')
         report.line("  If you have a weak GPU and this is taking forever, you can decrease it instead to finish the "
                     "benchmark faster.")
@@ -266,7 +266,7 @@ def _summary(report: Report, options: BenchmarkOptions, cfg, recommendation, tun
 
 def run(options: BenchmarkOptions) -> int:
     from katacli.search.speed_benchmark import peak_resident_mb
-    from katacli.tuning.network import default_visits, warm_up
+    from katacli.tuning.network import warm_up
     from katacli.search.benchmark_positions import BenchmarkError
     from katacli.tuning.recommend import elo_effect, recommend
     from katacli.tuning.noise import busy_machine_warning

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, TypeVar
@@ -57,6 +58,7 @@ LIMIT_KINDS = {"visits": "visits", "visit": "visits", "playouts": "playouts", "p
 MAX_LIMIT = 1_000_000_000
 MAX_SECONDS = 1.0e20
 MAX_CACHE_GB = 1_000_000.0
+MAX_SECONDS_PER_MOVE = 1_000_000.0
 SECTION_RULE = "=" * 73
 DEFAULT_HUMAN_PROFILE = "rank_5k"
 HUMAN_PROFILE_EXAMPLES = ("rank_5k (a modern 5 kyu), preaz_9d (a 9 dan before AlphaZero), rank_3k_5d (Black 3k, "
@@ -110,13 +112,15 @@ def parse_yes_no(default: Optional[bool]) -> Callable[[str], bool]:
 
 
 def parse_rules(text: str) -> str:
-    from katacli.game.rules import Rules, RulesError
+    from katacli.game.rules import PRESET_ALIASES, Rules, RulesError
 
     try:
         Rules.parse(text)
     except RulesError as exc:
         raise ValueError(f"{exc}. Known rules: {RULES_CHOICES}") from None
-    return text.strip().lower()
+    named = text.strip().lower()
+    # A preset's name in lower case; the short form and JSON as given (their keys are case-sensitive).
+    return named if named in PRESET_ALIASES else text.strip()
 
 
 def parse_komi(text: str) -> Optional[float]:
@@ -133,16 +137,33 @@ def parse_komi(text: str) -> Optional[float]:
     return komi
 
 
-def parse_number(kind: type, low: float, high: float, blank: Optional[T] = None) -> Callable[[str], T]:
+# Numbers as KataGo's genconfig reads them: plain decimal digits (no "1_000", "inf" or "nan", which Python
+# would take), a float optionally with an exponent.
+INT_ANSWER = re.compile(r"[+-]?[0-9]+")
+FLOAT_ANSWER = re.compile(r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_number(kind: type, low: float, high: float, blank: Optional[T] = None, *,
+                 above_low: bool = False, below_high: bool = False) -> Callable[[str], T]:
+    """A number from ``low`` to ``high``; ``above_low`` / ``below_high`` leave that bound out (KataGo's
+    "must be positive and less than 1e20" ranges), so the same answers are accepted and refused."""
+    pattern = INT_ANSWER if kind is int else FLOAT_ANSWER
+    if above_low or below_high:
+        bounds = (f"above {low:g}" if above_low else f"at least {low:g}") + " and " + (
+            f"below {high:g}" if below_high else f"at most {high:g}")
+    else:
+        bounds = f"from {low:g} to {high:g}"
+
     def parse(text: str):
         if not text and blank is not None:
             return blank
-        try:
-            value = kind(text)
-        except ValueError:
-            raise ValueError(f"Please enter a number from {low:g} to {high:g}") from None
-        if not low <= value <= high or value != value:
-            raise ValueError(f"Must be from {low:g} to {high:g}")
+        if not pattern.fullmatch(text.strip()):
+            raise ValueError(f"Please enter a number {bounds}")
+        value = kind(text.strip())
+        too_low = value <= low if above_low else value < low
+        too_high = value >= high if below_high else value > high
+        if too_low or too_high:
+            raise ValueError(f"Must be {bounds}")
         return value
     return parse
 
@@ -158,10 +179,7 @@ def parse_gigabytes(text: str) -> Optional[float]:
     text = text.lower().removesuffix("gb").strip()
     if not text:
         return None
-    value = parse_number(float, 0.0, MAX_CACHE_GB)(text)
-    if value <= 0:
-        raise ValueError("Must be more than 0")
-    return value
+    return parse_number(float, 0.0, MAX_CACHE_GB, above_low=True, below_high=True)(text)
 
 
 def parse_human_profile_name(text: str) -> str:
@@ -275,14 +293,16 @@ def ask_choices(wizard: Wizard, choices, gpu_names: list[str], human_model: Opti
                                               parse_number(int, 1, MAX_LIMIT, blank=300))
         else:
             choices.max_time = wizard.ask("Max seconds per move when playing games, blank for 10:",
-                                          parse_number(float, 1e-3, MAX_SECONDS, blank=10.0))
+                                          parse_number(float, 0.0, MAX_SECONDS, blank=10.0,
+                                                       above_low=True, below_high=True))
     choices.pondering = wizard.ask(
         "The engine can think during the opponent's turn (pondering): faster and stronger in real games, but\n"
         "do NOT enable it for tests with fixed limits, or when two bots share one machine.\n"
         "Enable pondering? (y/n, default n):", parse_yes_no(False))
     if choices.pondering:
         choices.max_ponder_time = wizard.ask("Max seconds to ponder during the opponent's turn, blank for no limit:",
-                                             parse_number(float, 1e-3, MAX_SECONDS, blank=-1.0))
+                                             parse_number(float, 0.0, MAX_SECONDS, blank=-1.0,
+                                                          above_low=True, below_high=True))
         if choices.max_ponder_time is not None and choices.max_ponder_time < 0:
             choices.max_ponder_time = None
 
@@ -334,7 +354,7 @@ def gpu_names() -> list[str]:
 
 
 def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
-    """Set choices.num_search_threads / nn_max_batch_size / tuning_note by benchmarking the network."""
+    """Set choices.num_search_threads / tuning_note by benchmarking the network."""
     from katacli.setup.config_writer import render_config
     from katacli.tuning.network import load_evaluator
     from katacli.tuning.genconfig_tuning import tune
@@ -369,7 +389,6 @@ def tune_threads(options: GenconfigOptions, choices, wizard: Wizard) -> None:
     report.table(outcome.recommendation)
     wizard.say(f"Using {outcome.num_threads} numSearchThreads!", style="bold green")
     choices.num_search_threads = outcome.num_threads
-    choices.nn_max_batch_size = outcome.batch_size
     choices.tuning_note = outcome.note()
     for check in outcome.checks:
         if check.recommended is not None:
@@ -391,7 +410,10 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
         return
     if existed and not options.non_interactive:
         old_threads = existing_thread_count(options.output)
-        if old_threads is not None and wizard.ask(
+        if old_threads is None:
+            wizard.say("NOTE: the config being overwritten does not set numSearchThreads or could not be read.\n"
+                       "Tuning to set it.")
+        elif wizard.ask(
                 f"{options.output} already sets numSearchThreads = {old_threads}. Skip performance tuning and keep "
                 "it\n(all other settings are still overwritten)? (y/n):", parse_yes_no(None)):
             choices.num_search_threads = old_threads
@@ -401,12 +423,12 @@ def choose_threads(options: GenconfigOptions, choices, wizard: Wizard, existed: 
         options.tune_visits = wizard.ask(
             "Visits per search for tuning, blank for a default based on your hardware's speed.\n"
             "Use a large number for more accurate results, a small one if this takes forever:",
-            parse_number(int, 2, MAX_LIMIT, blank=-1))
+            parse_number(int, 1, MAX_LIMIT, blank=-1))
         if options.tune_visits is not None and options.tune_visits < 0:
             options.tune_visits = None
         options.seconds_per_move = wizard.ask(
             f"Seconds per move to optimize performance for, blank for {options.seconds_per_move:g}:",
-            parse_number(float, 1e-3, 1e6, blank=options.seconds_per_move))
+            parse_number(float, 0.0, MAX_SECONDS_PER_MOVE, blank=options.seconds_per_move, above_low=True))
     wizard.section("TUNING NOW")
     tune_threads(options, choices, wizard)
 

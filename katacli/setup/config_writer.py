@@ -75,7 +75,6 @@ class GenConfigChoices:
     devices: list[int] = field(default_factory=list)  # CUDA device indices; empty: the default device
     cache_size_power_of_two: Optional[int] = None
     num_search_threads: int = 1
-    nn_max_batch_size: Optional[int] = None
     tuning_note: Optional[str] = None  # how numSearchThreads was chosen
     # Settings tuning found clearly faster than their auto values: key -> (value, note).
     tuned_settings: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -175,7 +174,9 @@ def _sections(c: GenConfigChoices) -> list[tuple[str, list[Entry]]]:
             *(Entry(key, value, note=note) for key, (value, note) in c.tuned_settings.items()),
         ]),
         ("Neural network, GPU and memory", [
-            Entry("nnMaxBatchSize", c.nn_max_batch_size,
+            # Left to follow numSearchThreads, as KataGo's genconfig leaves it: a fixed value would stay behind
+            # when numSearchThreads is raised later (both benchmarks warn about a hard-coded one).
+            Entry("nnMaxBatchSize", shown=config_keys.get_spec("nnMaxBatchSize").mode_defaults["gtp"],
                   note="It must be at least numSearchThreads; unset, it follows numSearchThreads."),
             Entry("nnCacheSizePowerOfTwo", cache,
                   note=f"Each step up doubles the memory; {cache_gb_for_size(cache_power):.1f} GB at this setting "

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 from katacli.search.speed_benchmark import BenchmarkResult, MIN_SECONDS
 from katacli.tuning.setting_checks import SettingCheck, take_second_looks
 from katacli.tuning.recommend import Recommendation, recommend
-from katacli.tuning.runner import BatchSizePolicy, Benchmarker
+from katacli.tuning.runner import Benchmarker
 
 CALIBRATION_THREADS = 16
 CALIBRATION_POSITIONS = 3
@@ -33,10 +33,6 @@ class TuningOutcome:
     @property
     def num_threads(self) -> int:
         return self.recommendation.best.num_threads
-
-    @property
-    def batch_size(self) -> int:
-        return BatchSizePolicy().size_for(self.num_threads)
 
     def note(self) -> str:
         best = self.recommendation.best
