@@ -89,6 +89,32 @@ def test_search_spends_about_the_recommended_time():
     assert rec * 0.8 <= stats.seconds <= rec + 0.4
 
 
+class SlowMaterialEvaluator(MaterialEvaluator):
+    """Each batch takes STEP_SECONDS, longer than the search's 0.1 s re-planning period."""
+    STEP_SECONDS = 0.25
+
+    def evaluate(self, requests):
+        import time
+        time.sleep(self.STEP_SECONDS)
+        return super().evaluate(requests)
+
+
+def test_a_time_limit_that_ran_out_stops_the_search_before_it_is_planned_again(monkeypatch):
+    # KataGo checks the stop against the last plan, then plans again: a plan made after the limit passed
+    # (where the round-up to a whole byo-yomi period can double a move) must not extend the move.
+    plans = []
+
+    def plan(self, tc, has_tc, elapsed, search_factor, max_time):
+        plans.append(elapsed)
+        return 0.3 if elapsed < 0.3 else 3.0   # planned again after 0.3 s: a much longer limit
+
+    monkeypatch.setattr(Searcher, "_plan_time", plan)
+    searcher = Searcher(GameState(9), SearchParams().replace(lag_buffer=0.0), SlowMaterialEvaluator(), seed=1)
+    stats = searcher.run(time_controls=TimeControls.byoyomi_or_canadian(0.0, 5.0, 3, 1))
+    assert stats.stopped_by == "time"
+    assert stats.seconds < 1.0 and all(at < 0.3 for at in plans)
+
+
 # ---- chosen move ---------------------------------------------------------------------------
 def test_choose_index_with_temperature():
     rng = random.Random(1)

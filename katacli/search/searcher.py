@@ -452,11 +452,12 @@ class Searcher(SearchViews):
         # Only the visit and playout limits can stop a search without a clock or a stop event: the loop
         # then tests them inline (a one-leaf search comes here once a visit).
         limits_only = not (has_tc or has_max_time) and stop_event is None
+        replans = (has_tc or has_max_time) and not pondering
         failed = True
         try:
             while True:
                 elapsed = time.monotonic() - start
-                if (has_tc or has_max_time) and not pondering and elapsed >= last_time_check + TIME_RECHECK_PERIOD:
+                if replans and last_time_check < 0.0:   # the first plan, before any stop check
                     last_time_check = elapsed
                     with self._lock:
                         tc_limit = self._plan_time(time_controls, has_tc, elapsed, search_factor, max_time)
@@ -467,6 +468,13 @@ class Searcher(SearchViews):
                     if reason:
                         stats.stopped_by = reason
                         break
+                # Re-planned only after the stop check, as KataGo: a plan made just after the last one's time
+                # ran out must not extend the move (with main time nearly gone it would round the limit up
+                # to the whole next period).
+                if replans and elapsed >= last_time_check + TIME_RECHECK_PERIOD:
+                    last_time_check = elapsed
+                    with self._lock:
+                        tc_limit = self._plan_time(time_controls, has_tc, elapsed, search_factor, max_time)
                 maybe_trim_heap()   # what the network's temporaries left free in the heap (katacli.heap_trim)
                 if next_callback is not None and elapsed >= next_callback:
                     next_callback += callback_period
