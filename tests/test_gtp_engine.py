@@ -54,6 +54,60 @@ def test_pondering_runs_between_commands_and_stops_on_the_next_line():
     engine.stop_background()
 
 
+@pytest.mark.parametrize("line", ["name", "showboard", "list_commands", "kata-get-param maxVisits",
+                                  "kata-debug-print-tc", "time_left b 30 0", "kgs-time_settings byoyomi 0 5 3",
+                                  "komi 7.5", "", "no_such_command", "12"])
+def test_pondering_goes_on_through_commands_that_leave_the_game_alone(line):
+    # As KataGo: a GUI's query during the opponent's turn must not throw the pondering away (nor restart it).
+    engine, out, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "komi 7.5", "play b E5"])
+    task = engine.background
+    feed(engine, [line])
+    assert engine.background is task and task.thread.is_alive()
+    assert len(engine.bot.requests) == 1
+    engine.stop_background()
+
+
+@pytest.mark.parametrize("line", ["komi 6.5", "play w E6", "undo", "clear_board", "kata-set-param maxVisits 5",
+                                  "genmove w", "stop", "clear_cache", "kata-analyze w 10"])
+def test_commands_that_change_or_search_the_game_stop_pondering(line):
+    engine, out, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "komi 7.5", "play b E5"])
+    task = engine.background
+    feed(engine, [line])
+    assert not task.thread.is_alive()
+    engine.stop_background()
+
+
+def test_an_illegal_play_ponders_on_as_in_katago():
+    engine, out, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "play b E5", "stop", "play w E5"])
+    assert replies(out.getvalue())[-1] == "? illegal move"
+    assert engine.pondering
+    engine.stop_background()
+
+
+def test_pondering_shortens_by_the_last_genmove_search_factor():
+    # searchFactorWhenWinning cut the genmove; KataGo's ponder(lastSearchFactor) cuts pondering the same way.
+    engine, out, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "play b E5"])
+    engine.stats.last_search_factor = 0.4
+    feed(engine, ["play w E6", "play b D4"])
+    assert engine.bot.requests[-1].search_factor == pytest.approx(0.4)
+    engine.stop_background()
+
+
+def test_set_param_applies_to_the_next_ponder():
+    # KataGo's kata-set-param sets the bot's parameters at once, so pondering after it uses them.
+    engine, out, _ = make_engine(override="ponderingEnabled=true,maxTimePondering=60,maxVisits=20,searchRandSeed=3",
+                                 scripted=False)
+    feed(engine, ["boardsize 7", "genmove b", "kata-set-param maxTimePondering 0"])
+    assert engine.bot._searcher.params.max_time_pondering == 0.0
+    feed(engine, ["play w D5"])
+    assert engine.background is not None and engine.background.done.wait(WAIT)   # ponders 0 s: ends at once
+    engine.stop_background()
+
+
 def test_pondering_with_the_real_search():
     engine, out, _ = make_engine(override="ponderingEnabled=true,maxVisits=30,searchRandSeed=5", scripted=False)
     feed(engine, ["boardsize 7", "play b D4"])

@@ -81,6 +81,11 @@ class Bot:
         """The position was replaced (undo, new rules, a set-up position): KataGo starts a fresh tree
         then, even where the new position is one the old tree already holds."""
 
+    def params_changed(self, genmove, analysis) -> None:
+        """kata-set-param changed the engine's genmove and/or analysis parameters (None: unchanged): the kind
+        the tree was last searched with applies at once, as KataGo's set*ParamsIfChanged (pondering, which
+        searches on with the tree's parameters, then uses them)."""
+
     # ------------------------------------------------------------------ move policies
     def adjust_pass(self, state, pla: int, move):
         """KataGo's cleanupBeforePass (PlayUtils::maybeCleanupBeforePass): in the game's final phase (area
@@ -291,7 +296,7 @@ class SearchBot(Bot):
 
     def ponder(self, request: SearchRequest, stop: threading.Event) -> None:
         searcher = self._prepare(request, False, pondering=True)
-        searcher.run(stop_event=stop, pondering=True)
+        searcher.run(stop_event=stop, pondering=True, search_factor=request.search_factor)
 
     def _side_search(self, state, pla: int, visits: int, stop: threading.Event, keep_ownership: bool):
         """A separate, noiseless search (the game's tree is left alone), as KataGo's score estimates use."""
@@ -369,6 +374,13 @@ class SearchBot(Bot):
     def forget_tree(self) -> None:
         # The next search sets its position afresh instead of advancing the old tree.
         self._signature, self._moves = None, []
+
+    def params_changed(self, genmove, analysis) -> None:
+        searcher = self._searcher
+        wanted = analysis if self._analysis_params else genmove
+        if searcher is not None and wanted is not None and searcher.params != wanted:
+            searcher.set_params(wanted)
+            searcher.clear()   # KataGo's setParams clears the search
 
 
 def make_bot(evaluator, engine) -> Bot:

@@ -94,6 +94,7 @@ class BackgroundTask:
     stop_event: threading.Event
     done: threading.Event  # set by the thread as it ends (see run_in_worker on why not Thread.join)
     on_stopped: Callable[[], None] | None = None  # e.g. print the blank line that ends an analysis
+    pondering: bool = False   # a ponder, which commands that leave the game and search alone do not stop
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -161,6 +162,11 @@ class GtpEngine:
             self._bot = make_bot(self.evaluator, self)
         return self._bot
 
+    @property
+    def has_bot(self) -> bool:
+        """Whether the search adapter exists (a search has been asked for)."""
+        return self._bot is not None
+
     def make_session(self, x_size: int, y_size: int, rules: Rules) -> GameSession:
         """A new game configured like this engine's (cleanup phase, handicap convention)."""
         return GameSession(
@@ -182,11 +188,11 @@ class GtpEngine:
 
     # ------------------------------------------------------------------ background work
     def start_background(self, target: Callable[[threading.Event], None],
-                         on_stopped: Callable[[], None] | None = None) -> None:
+                         on_stopped: Callable[[], None] | None = None, pondering: bool = False) -> None:
         stop_event, done = threading.Event(), threading.Event()
         thread = threading.Thread(target=self._guarded(target, done), args=(stop_event,), name="gtp-background",
                                   daemon=True)
-        self.background = BackgroundTask(thread, stop_event, done, on_stopped)
+        self.background = BackgroundTask(thread, stop_event, done, on_stopped, pondering)
         thread.start()
 
     def _guarded(self, target, done: threading.Event):
@@ -205,6 +211,26 @@ class GtpEngine:
         task, self.background = self.background, None
         if task is not None:
             task.stop()
+
+    @property
+    def pondering(self) -> bool:
+        """Whether a ponder is still searching (it ends by itself at maxTimePondering)."""
+        task = self.background
+        return task is not None and task.pondering and not task.done.is_set()
+
+    def _keeps_pondering(self, line: str) -> bool:
+        """Whether this line leaves a running ponder alone. KataGo stops its search only for commands that
+        change the game or search with it: a GUI's name, showboard or time_left during the opponent's turn
+        must not throw the pondering away (analysis and cancellable searches stop at any line)."""
+        from katacli.gtp.handlers import HANDLERS, KEEP_PONDERING
+
+        if not self.pondering:
+            return False
+        try:
+            name = parse_command(line).name
+        except EmptyCommand:
+            return True
+        return name in KEEP_PONDERING or name not in HANDLERS
 
     def run_in_worker(self, target: Callable[[threading.Event], object]):
         """Run a blocking search in a worker thread so that Ctrl-C reaches the main thread meanwhile."""
@@ -254,7 +280,8 @@ class GtpEngine:
 
     def handle_line(self, raw: str) -> None:
         line = clean_line(raw)
-        self.stop_background()
+        if not self._keeps_pondering(line):
+            self.stop_background()
         if not line:
             return
         if self.settings.log_all_gtp_communication:
@@ -282,6 +309,7 @@ class GtpEngine:
         except GtpError as exc:
             if not getattr(exc, "response_ended", False):
                 self.out.response(command.id, str(exc), is_error=True)
+            self._maybe_ponder()   # KataGo ponders on after an illegal play too
             return
         except (EngineStartupError, KeyboardInterrupt):
             raise
@@ -294,7 +322,11 @@ class GtpEngine:
             return
         if text is not None:
             self.out.response(command.id, text)
-        if self.ponder_requested and not self.quit_requested and self.params.pondering_enabled:
+        self._maybe_ponder()
+
+    def _maybe_ponder(self) -> None:
+        """Ponder after a command that asked for it (KataGo's maybeStartPondering), unless already pondering."""
+        if self.ponder_requested and not self.quit_requested and self.params.pondering_enabled and not self.pondering:
             from katacli.gtp.handlers_search import start_pondering
 
             start_pondering(self)

@@ -70,3 +70,11 @@ HANDLERS = {
 
 # Answered at once, even while the network is still loading.
 NEEDS_NO_MODEL = frozenset({"protocol_version", "name", "version", "known_command", "list_commands", "quit"})
+# Commands that leave a running ponder alone (KataGo stops its bot only to change the game or search with it):
+# they read the game, the settings or the clocks. komi stops it itself when the komi changes.
+KEEP_PONDERING = frozenset({
+    "protocol_version", "name", "version", "known_command", "list_commands", "showboard", "get_komi", "komi",
+    "kata-get-rules", "kata-list-params", "kata-get-param", "kata-get-params", "kata-get-models",
+    "time_settings", "kgs-time_settings", "kata-time_settings", "kata-list_time_settings", "time_left",
+    "kata-debug-print-tc", "cputime", "gomill-cpu_time",
+})

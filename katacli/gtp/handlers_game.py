@@ -109,7 +109,9 @@ def cmd_komi(engine, command: Command) -> str:
         raise GtpError(str(exc)) from None
     if engine.settings.forced_komi is not None:
         komi = engine.settings.forced_komi
-    engine.session.set_komi(komi)
+    if komi != engine.rules.komi:   # as KataGo's setKomiIfNew: an unchanged komi keeps a running ponder
+        engine.stop_background()
+        engine.session.set_komi(komi)
     # Some controllers send komi before every move; keep pondering through it.
     engine.ponder_requested = bool(engine.session.state.moves)
     return ""

@@ -109,9 +109,14 @@ def cmd_kata_set_param(engine, command: Command) -> str:
             updates = parse_set_params_json(command.arg_text)
         _check_profile_is_used(engine, updates)
         has_human_model = engine.human_evaluator is not None
+        old = engine.params
         engine.params = apply_param_updates(engine.config, engine.params, updates, has_human_model=has_human_model)
     except ParamError as exc:
         raise GtpError(str(exc)) from None
+    new = engine.params
+    if engine.has_bot and (new.genmove != old.genmove or new.analysis != old.analysis):
+        engine.bot.params_changed(new.genmove if new.genmove != old.genmove else None,
+                                  new.analysis if new.analysis != old.analysis else None)
     return ""
 
 

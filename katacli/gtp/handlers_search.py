@@ -337,8 +337,10 @@ def start_pondering(engine) -> None:
     state = engine.session.state
     if engine.nogo and not nogo_has_legal_move(state, state.next_player):
         return
-    request = make_request(engine, state.next_player, engine.params.genmove, None)
-    engine.start_background(lambda stop: engine.bot.ponder(request, stop))
+    # The last genmove's search factor (searchFactorWhenWinning...) shortens pondering too, as KataGo's ponder.
+    request = make_request(engine, state.next_player, engine.params.genmove, None,
+                           factor=engine.stats.last_search_factor)
+    engine.start_background(lambda stop: engine.bot.ponder(request, stop), pondering=True)
 
 
 def cmd_stop(engine, command: Command) -> str:
