@@ -22,6 +22,8 @@ keys the registry does not know can be reported as warnings.
 """
 from __future__ import annotations
 
+import locale
+import os
 import re
 import struct
 import sys
@@ -43,6 +45,8 @@ _WHITESPACE = " \t\r\n\v\f"
 _KEY_CHAR = re.compile(r"[A-Za-z0-9_-]")
 # Bytes of a config file that were not UTF-8 (decoded as surrogate escapes by _read_config_file).
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
+# Keys that name files or folders: their values may hold such bytes, as the system's file names can.
+_PATH_KEY = re.compile(r"(Dir|Dirs|DirDated|File|Files|Path)$")
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 # What a C++ stream accepts as a floating point number (no inf/nan, no hex).
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -110,8 +114,21 @@ def _parse_line(line: str, where: str) -> tuple[str, str] | None:
     if value == "":
         raise fail(f"key {key!r} has an empty value")
     if _NOT_UTF8.search(value):
-        raise ConfigError(f"{where}: the value of {key!r} is not valid UTF-8 text (save the file as UTF-8)")
+        if not _PATH_KEY.search(key):
+            raise ConfigError(f"{where}: the value of {key!r} is not valid UTF-8 text (save the file as UTF-8)")
+        value = _path_from_bytes(value)
     return key, value
+
+
+def _path_from_bytes(value: str) -> str:
+    """A file or folder name with bytes that are not UTF-8 (a config saved in Latin-1 / Windows' ANSI code
+    page), named to the system as KataGo names it, by those bytes: kept as surrogate escapes, which Python's
+    file functions turn back into the same bytes; on Windows, read in the ANSI code page KataGo's narrow
+    paths use."""
+    if os.name != "nt":
+        return value
+    return value.encode("utf-8", errors="surrogateescape").decode(locale.getpreferredencoding(False),
+                                                                  errors="replace")
 
 
 def _include_target(text: str, where: str) -> str:

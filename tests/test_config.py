@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import io
 import re
 
@@ -114,13 +115,28 @@ def test_unreadable_files(tmp_path, make_path, message):
         Config.from_file(make_path(tmp_path))
 
 
-def test_non_utf8_bytes_are_refused_only_in_values(tmp_path):
+def test_non_utf8_bytes_pass_in_comments_and_file_names_only(tmp_path):
     path = tmp_path / "latin1.cfg"
     path.write_bytes(b"# r\xe9glages de caf\xe9\nmaxVisits = 10  # caf\xe9\n")   # KataGo reads bytes: comments pass
     assert Config.from_file(path, mode="gtp").get("maxVisits") == 10
+    # A file or folder name (a Windows user's Notepad-saved config): the system gets the same bytes, as from KataGo.
     path.write_bytes(b"logDir = caf\xe9\n")
-    with pytest.raises(ConfigError, match=r"latin1\.cfg, line 1: the value of 'logDir' is not valid UTF-8"):
+    log_dir = Config.from_file(path, mode="gtp").get("logDir")
+    if os.name != "nt":
+        assert os.fsencode(log_dir) == b"caf\xe9"
+    path.write_bytes(b"botName = caf\xe9\n")   # text that is shown or written into SGFs must be UTF-8
+    with pytest.raises(ConfigError, match=r"latin1\.cfg, line 1: the value of 'botName' is not valid UTF-8"):
         Config.from_file(path)
+
+
+@pytest.mark.parametrize("text, mode", [
+    ("debugSkipNeuralNet = true", "gtp"),          # KataGo: a random network
+    ("requireMaxBoardSize = true", "analysis"),    # KataGo: refuses queries on smaller boards
+])
+def test_keys_katacli_cannot_act_on_are_warned_about(text, mode):
+    cfg = Config.from_text(text, source="x.cfg", mode=mode)
+    stream = io.StringIO()
+    assert cfg.check_unsupported_keys(stream) == [text.split()[0]] and "has no effect" in stream.getvalue()
 
 
 @pytest.mark.parametrize("content", [gzip.compress(b"maxVisits = 10\n"), b"maxVisits = 10\n\x00\x01\x02\n"])

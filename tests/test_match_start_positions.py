@@ -157,6 +157,8 @@ def test_policy_opening_keys_without_init_games_with_policy_are_announced(tmp_pa
     ("policyInitAreaProp = 0.04\n", (0.04, 0.0, 1.0, 1.0, 1.0)),   # KataGo's loadForMatch defaults
     ("policyInitAreaProp = 0.1\nstartPosesPolicyInitAreaProp = 0.02\ncompensateAfterPolicyInitProb = 0.2\n"
      "policyInitGammaShape = 2.0\npolicyInitAreaTemperature = 0.5\n", (0.1, 0.02, 0.2, 2.0, 0.5)),
+    # KataGo's match reads the gamma shape up to 100 (self-play: up to 10)
+    ("policyInitAreaProp = 0.04\npolicyInitGammaShape = 50\n", (0.04, 0.0, 1.0, 50.0, 1.0)),
 ])
 def test_init_games_with_policy_reads_the_opening_keys(extra, expected):
     text = BASE.replace("nnModelFile = rollouts", "nnModelFile0 = rollouts\nnnModelFile1 = rollouts")

@@ -213,7 +213,13 @@ def _header(report: Report, options: BenchmarkOptions, cfg, params, evaluator, v
     if "nnMaxBatchSize" in cfg:
         report.line(f"WARNING: Your nnMaxBatchSize is hardcoded to {cfg.as_dict()['nnMaxBatchSize']}, ignoring it and "
                     "assuming it is >= threads, for this benchmark.", style="yellow")
-    report.line(f"Your GTP config is currently set to use numSearchThreads = {params.num_search_threads}")
+    if "numSearchThreads" in cfg or "numSearchThreadsPerAnalysisThread" not in cfg:
+        report.line(f"Your GTP config is currently set to use numSearchThreads = {params.num_search_threads}")
+    else:
+        # An analysis config (KataGo's benchmark refuses it): its per-search threads are not numSearchThreads.
+        report.line(f"Your config sets no numSearchThreads (it looks like an analysis config: "
+                    f"numSearchThreadsPerAnalysisThread = {cfg.as_dict()['numSearchThreadsPerAnalysisThread']}); "
+                    f"the baseline is the default, numSearchThreads = {params.num_search_threads}", style="yellow")
 
 
 def _leaf_helper_line(params) -> str:

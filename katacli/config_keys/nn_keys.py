@@ -41,7 +41,9 @@ NN_KEYS = section(NN_SECTION, [
             "Threads feeding the network; usually one per GPU."),
     bool_key("nnRandomize", True, "Evaluate each position in a random board orientation."),
     int_key("nnForcedSymmetry", None, 0, NUM_SYMMETRIES - 1, "Always evaluate in this one orientation (0-7)."),
-    bool_key("debugSkipNeuralNet", False, "Debugging only: replace the network with uniform outputs."),
+    bool_key("debugSkipNeuralNet", False, "Debugging only (KataGo): a random network instead of the model file.",
+             unsupported=Unsupported("katacli always evaluates the model given (-model rollouts searches without a "
+                                     "network)", off=False)),
     int_key("numEigenThreadsPerModel", None, 1, MAX_SERVER_THREADS,
             "Threads PyTorch uses inside one network evaluation on the CPU (default: PyTorch's, one per core)."),
     bool_key("nnNumpyUntilTorch", True,
@@ -76,7 +78,9 @@ NN_FAMILIES = [
         section=NN_SECTION, mode_defaults={
             "analysis": False,
             "gtp": DerivedDefault("true unless gtpForceMaxNNSize", lambda r: not r.value("gtpForceMaxNNSize")),
-        })),
+        }, unsupported=Unsupported("katacli's network takes every board size at the same cost, so queries for "
+                                   "smaller boards are answered (KataGo refuses them)", off=False,
+                                   modes=frozenset({"analysis"})))),
     KeyFamily(r"(useFP16|cudaUseFP16)(-[0-9]+)?", enabled_key(
         "[cuda]UseFP16[-<N>]", "Half precision on the GPU: true, false or auto.", section=NN_SECTION)),
     KeyFamily(r"(inputsUseNHWC|cudaInputsUseNHWC)[0-9]*", bool_key(

@@ -39,6 +39,9 @@ ROLLOUTS = ROLLOUTS_MODEL
 _INDEXED_KEY = re.compile(r"^([A-Za-z][A-Za-z_]*?[A-Za-z_])(\d+)$")
 # Visits of the searches that make komi fair (komiAuto, handicap): KataGo's loadForMatch default.
 MATCH_COMPENSATE_KOMI_VISITS = 100
+# KataGo's match reads policyInitGammaShape from 0.5 to 100 (self-play: to 10).
+MIN_POLICY_INIT_GAMMA_SHAPE = 0.5
+MAX_MATCH_POLICY_INIT_GAMMA_SHAPE = 100.0
 # Keys of policy openings, which KataGo's match reads only with initGamesWithPolicy = true.
 POLICY_INIT_KEYS = ("policyInitAreaProp", "startPosesPolicyInitAreaProp", "compensateAfterPolicyInitProb",
                     "policyInitGammaShape", "policyInitAreaTemperature")
@@ -162,7 +165,8 @@ def read_policy_openings(cfg: Config, *, gatekeeper: bool = False) -> tuple[Opti
         start_poses_area_prop=_optional(cfg, "startPosesPolicyInitAreaProp", RUNNER_MODE),
         compensate_prob=(cfg.get("compensateAfterPolicyInitProb", RUNNER_MODE)
                          if cfg.is_set("compensateAfterPolicyInitProb") else MATCH_COMPENSATE_AFTER_POLICY_INIT_PROB),
-        gamma_shape=_optional(cfg, "policyInitGammaShape", RUNNER_MODE),
+        gamma_shape=cfg.get_float("policyInitGammaShape", default_value("policyInitGammaShape", RUNNER_MODE),
+                                  minimum=MIN_POLICY_INIT_GAMMA_SHAPE, maximum=MAX_MATCH_POLICY_INIT_GAMMA_SHAPE),
         temperature=_optional(cfg, "policyInitAreaTemperature", RUNNER_MODE),
     )
     return openings, ()
