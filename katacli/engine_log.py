@@ -46,11 +46,11 @@ class EngineLog:
         now = datetime.datetime.now()
         # A random suffix, as KataGo's: engines started in the same second in containers sharing a log folder
         # all have process id 1, and their logs interleaved in one file.
-        stamp = now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(LOG_NAME_RANDOM_BYTES).upper()
+        when, random_hex = now.strftime("%Y%m%d-%H%M%S"), secrets.token_hex(LOG_NAME_RANDOM_BYTES).upper()
         if settings.log_dir:
-            return os.path.join(settings.log_dir, f"{stamp}.log")
-        if settings.log_dir_dated:
-            return os.path.join(settings.log_dir_dated, now.strftime("%Y%m%d"), f"{stamp}.log")
+            return os.path.join(settings.log_dir, f"{when}-{random_hex}.log")
+        if settings.log_dir_dated:   # KataGo's layout: a folder for the start time, a random name in it
+            return os.path.join(settings.log_dir_dated, when, f"{random_hex}.log")
         return None
 
     def write(self, message: str) -> None:

@@ -225,3 +225,14 @@ def test_log_files_in_a_log_dir_get_a_random_name_suffix():
     names = {EngineLog._log_path(settings) for _ in range(20)}
     assert len(names) == 20
     assert all(re.fullmatch(r"logs/[0-9]{8}-[0-9]{6}-[0-9A-F]{8}\.log", name) for name in names), names
+
+
+def test_log_dir_dated_has_katagos_layout():
+    # A folder named for the start time, a random name in it (scripts that collect KataGo's logs find kata's).
+    import re
+
+    from katacli.engine_log import EngineLog
+
+    settings = LoggingSettings.from_config(Config({"logDirDated": "dd"}), "gtp")
+    name = EngineLog._log_path(settings)
+    assert re.fullmatch(r"dd/[0-9]{8}-[0-9]{6}/[0-9A-F]{8}\.log", name), name
