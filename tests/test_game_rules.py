@@ -336,6 +336,7 @@ def test_parse_komi(text, komi):
     ("nan", "Expected single float argument for komi but got 'nan'"),
     ("inf", "Expected single float argument for komi but got 'inf'"),
     ("1e39", "Expected single float argument for komi but got '1e39'"),
+    ("1e400", "Expected single float argument for komi but got '1e400'"),   # beyond a double too
     ("", "Expected single float argument for komi but got ''"),
     ("400.5", "unacceptable komi"),
     ("-401", "unacceptable komi"),

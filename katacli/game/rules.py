@@ -106,8 +106,11 @@ def parse_c_float(text: str) -> float | None:
     stripped = text.strip(_WHITESPACE)
     if not _C_FLOAT_RE.fullmatch(stripped):
         return None
+    value = float(stripped)
+    if math.isinf(value):   # too many digits for a double: a C++ stream fails there too
+        return None
     try:
-        return to_float32(float(stripped))
+        return to_float32(value)
     except OverflowError:
         return None
 
