@@ -77,7 +77,7 @@ def _build_app():
     line runs without it, see :mod:`katacli.launch_line`)."""
     import typer
 
-    app = typer.Typer(name="kata", help=APP_HELP, no_args_is_help=True, add_completion=False,
+    app = typer.Typer(name="kata", help=APP_HELP, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                       pretty_exceptions_enable=False, context_settings={"help_option_names": HELP_OPTION_NAMES})
 
     @app.callback()

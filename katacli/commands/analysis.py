@@ -23,9 +23,10 @@ BATCH_SIZE_NOTE_FACTOR = 1.5
 
 HELP = (
     "Run KataGo's parallel JSON analysis engine on stdin/stdout.\n\n"
-    "Write one JSON query per line, e.g. "
+    "Write one JSON query per line, such as this one:\n\n"
+    "\b\n"   # click's mark: the paragraph below is printed as it is, so it can be copied
     '{"id":"q1","moves":[["B","D4"],["W","Q16"]],"rules":"japanese","komi":6.5,"boardXSize":19,'
-    '"boardYSize":19,"analyzeTurns":[0,1,2],"maxVisits":200} '
+    '"boardYSize":19,"analyzeTurns":[0,1,2],"maxVisits":200}\n\n'
     "and read one JSON result per analysed turn (moveInfos, rootInfo, optional ownership and policy), in "
     "whatever order they finish. Actions: terminate (with terminateId), terminate_all, clear_cache, "
     "query_version, query_models. The protocol is KataGo's docs/Analysis_Engine.md.\n\n"

@@ -22,7 +22,7 @@ It asks KataGo's questions in KataGo's order (answers piped to `katago genconfig
 rules to use, how long to think per move, whether to ponder, which GPU(s) to use and how much memory to
 spend on the cache (a forced komi and resignation come from --komi and --resign-threshold / --no-resign,
 which take the same defaults as KataGo's example config). Then it benchmarks
-the network to choose numSearchThreads and the batch size, and writes a config that `kata gtp`
+the network to choose numSearchThreads (the batch size follows it), and writes a config that `kata gtp`
 loads without warnings:
 
 \b
