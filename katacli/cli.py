@@ -183,9 +183,14 @@ def main(argv: list[str] | None = None) -> None:
         import typer
 
         command = _hide_flag_types(typer.main.get_command(_the_app()))
-        args = normalize_argv(raw_args, _value_options(command, args))   # now knowing which options take values
+        value_options = _value_options(command, args)
+        args = _katago_common_flags(command, normalize_argv(raw_args, value_options), value_options)
         _refuse_repeated_options(command, args)
         command(args=args, prog_name="kata")
+    except KeyboardInterrupt:   # Ctrl-C before a command took over its handling (while the app was built)
+        if argv is None:
+            _exit_by_interrupt()
+        sys.exit(EXIT_INTERRUPTED)
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED and argv is None:
             _exit_by_interrupt()
@@ -195,6 +200,23 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print(f"error: {exc}", file=sys.stderr, flush=True)
         sys.exit(1)
+
+
+def _katago_common_flags(command, args: list[str], value_options: frozenset) -> list[str]:
+    """The flags every KataGo subcommand takes (TCLAP's): ``--`` or ``-ignore_rest`` ends the command
+    line (what follows is ignored), ``-version`` prints the version and exits."""
+    if _subcommand(command, args) is None:
+        return args
+    name_at = next(i for i, arg in enumerate(args) if not arg.startswith("-"))
+    for i, arg in enumerate(args[name_at + 1:], start=name_at + 1):
+        if args[i - 1] in value_options:
+            continue   # an option's value, e.g. -override-version --
+        if arg in ("--", "--ignore_rest"):
+            return args[:i]
+        if arg == "--version":
+            print(f"{args[name_at]} version: {_version_text()}")
+            sys.exit(0)
+    return args
 
 
 def _subcommand(command, args: list[str]):

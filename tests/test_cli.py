@@ -83,6 +83,24 @@ def test_a_value_that_looks_like_a_flag_stays_a_value(capsys):
     assert flags == ["evalsgf", "--print-ownership", "--print-policy"]
 
 
+@pytest.mark.parametrize("sub", ["gtp", "analysis", "benchmark", "match"])
+def test_every_subcommand_takes_katagos_version_flag(sub, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main([sub, "-model", "rollouts", "-version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith(f"{sub} version: katacli ")
+
+
+def test_double_dash_and_ignore_rest_end_the_command_line_as_in_katago():
+    command = cli._hide_flag_types(typer.main.get_command(cli.app))
+    values = cli._value_options(command, ["gtp"])
+    for end in ("--", "--ignore_rest"):
+        args = ["gtp", "--model", "rollouts", end, "foo", "--bar"]
+        assert cli._katago_common_flags(command, args, values) == ["gtp", "--model", "rollouts"]
+    # an option's value is not a flag: -override-version -- keeps its value
+    kept = ["gtp", "--override-version", "--", "--model", "rollouts"]
+    assert cli._katago_common_flags(command, kept, values) == kept
+
+
 @pytest.mark.parametrize("argv,message", [
     (["gtp", "-model", "a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),
     (["gtp", "-model=a.bin.gz", "-model", "b.bin.gz"], "error: -model was given more than once"),

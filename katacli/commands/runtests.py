@@ -6,6 +6,7 @@ from typing import List, Optional
 import typer
 
 from katacli.cli_support import report_error_and_exit
+from katacli.launch_line import EXIT_INTERRUPTED
 
 HELP = """Check this installation: rules, scoring, features, the network, search and GTP (like `katago runtests`).
 
@@ -60,7 +61,7 @@ def run(only: Optional[List[str]], list_only: bool, verbose: bool) -> int:
                     console.print(escape(result.trace.rstrip()), style="dim")
     except KeyboardInterrupt:
         console.print("Interrupted.")
-        return EXIT_FAILED
+        return EXIT_INTERRUPTED   # a script tells a stop from a failed check (ends by SIGINT, as other commands)
     if failed:
         console.print(f"[bold red]{len(failed)} of {len(checks)} checks FAILED:[/] "
                       + ", ".join(escape(r.name) for r in failed))
