@@ -459,3 +459,72 @@ def test_a_cuda_device_without_a_gpu_is_a_clear_error():
         pytest.skip("this machine has a GPU")
     with pytest.raises(ValueError, match="no CUDA GPU is available to PyTorch here"):
         katacli.load_network(BUNDLED_TINY_MODEL, device="cuda")
+
+
+def _reference_game(case):
+    """The API game a kata-raw-nn reference case sets up (square boards, no handicap), or None."""
+    size, rules, komi, moves = None, "tromp-taylor", None, []
+    for command in case["commands"]:
+        name, *args = command.split()
+        if name == "boardsize":
+            size = int(args[0])
+        elif name == "kata-set-rules":
+            rules = args[0]
+        elif name == "komi":
+            komi = float(args[0])
+        elif name == "play":
+            moves.append((args[0], args[1]))
+        elif name != "clear_board":
+            return None
+    game = katacli.Game(size, rules=rules, komi=komi)
+    for color, vertex in moves:
+        game.play(color, vertex)
+    return game
+
+
+@pytest.mark.parametrize("model", ["test-b3c48nbt.bin.gz", "b7c96h3tfrs-test5-cnorm.bin.gz"])
+def test_evaluate_gives_kata_raw_nn_priors_for_nets_with_an_optimistic_policy(model):
+    # kata-raw-nn (KataGo's and kata gtp's) mixes in the optimistic policy at rootPolicyOptimism (0.2); so must
+    # Network.evaluate, whose docs name it as the same thing.
+    import json
+
+    from support.paths import model_path, reference_path
+
+    net = katacli.load_network(model_path(model), symmetry=0)
+    cases = [json.loads(line) for line in reference_path("kata-raw-nn.jsonl").read_text().splitlines()]
+    checked = 0
+    for case in cases:
+        if case["model_file"] != model or case["query"] != "kata-raw-nn 0":
+            continue
+        game = _reference_game(case)
+        if game is None:
+            continue
+        got = net.evaluate(game, symmetry=0).policy.reshape(-1)
+        want = np.array([np.nan if p is None else p for p in case["expected"][0]["policy"]])
+        legal = ~np.isnan(want)
+        assert np.abs(got[legal] - want[legal]).max() <= 1e-4, case["id"]
+        checked += 1
+        if checked == 5:
+            break
+    assert checked >= 3
+    plain = net.evaluate(katacli.Game(19), symmetry=0, policy_optimism=0.0).policy
+    assert not np.allclose(plain, net.evaluate(katacli.Game(19), symmetry=0).policy)
+
+
+def test_is_over_and_legality_for_either_side():
+    # Territory scoring without a cleanup phase (KataGo's GTP default) ends at the two passes, as area scoring.
+    assert katacli.Game(9, rules="japanese").play_moves(["E5", "pass", "pass"]).is_over
+    assert katacli.Game(9, rules="chinese").play_moves(["E5", "pass", "pass"]).is_over
+    assert not katacli.Game(9, rules="japanese").play_moves(["E5", "pass"]).is_over
+    # The side not to move: legal as if it moved now (GTP's play accepts it too).
+    game = katacli.Game(9)
+    assert game.is_legal("W", "D4") and len(game.legal_moves("W")) == 82
+    assert not game.play("B", "D4").is_legal("W", "D4")
+
+
+@pytest.mark.parametrize("visits", [0, -5, 2.5, True])
+def test_engine_visit_limits_are_checked_as_analyze_checks_them(visits):
+    with pytest.raises(ValueError, match="visits must be a positive whole number"):
+        katacli.Engine(None, size=5, seed=1).analyze(visits=visits)
+    with pytest.raises(ValueError, match="visits must be a positive whole number"):
+        katacli.Engine(None, size=5, seed=1, visits=visits)

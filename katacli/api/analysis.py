@@ -100,6 +100,20 @@ class AnalysisResult:
         return [move.as_row() for move in self.moves]
 
 
+
+def checked_visits(visits) -> int:
+    """A visit limit given to the API: a positive whole number (ValueError otherwise).
+
+    >>> checked_visits(200)
+    200
+    >>> checked_visits(0)
+    Traceback (most recent call last):
+    ValueError: visits must be a positive whole number, got 0
+    """
+    if isinstance(visits, bool) or not isinstance(visits, int) or visits < 1:
+        raise ValueError(f"visits must be a positive whole number, got {visits!r}")
+    return visits
+
 def search_params(config: ConfigLike = None, visits: int | None = None, mode: str = MODE,
                   human_model: bool = False, **settings: Any) -> "SearchParams":
     """KataGo search parameters: ``mode``'s defaults, then ``config`` (.cfg path, Config or dict), then
@@ -122,9 +136,7 @@ def search_params(config: ConfigLike = None, visits: int | None = None, mode: st
     cfg.apply_mode_aliases(mode)
     params = SearchParams.from_config(cfg, mode, has_human_model=human_model)
     if visits is not None:
-        if isinstance(visits, bool) or not isinstance(visits, int) or visits < 1:
-            raise ValueError(f"visits must be a positive whole number, got {visits!r}")
-        return params.replace(max_visits=visits)
+        return params.replace(max_visits=checked_visits(visits))
     if not any(key in cfg for key in LIMIT_KEYS):
         params = params.replace(max_visits=DEFAULT_VISITS)
     return params

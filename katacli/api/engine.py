@@ -12,7 +12,9 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from katacli.api.analysis import DEFAULT_PV_LENGTH, DEFAULT_VISITS, LIMIT_KEYS, AnalysisResult, result_of
+from katacli.api.analysis import (
+    DEFAULT_PV_LENGTH, DEFAULT_VISITS, LIMIT_KEYS, AnalysisResult, checked_visits, result_of,
+)
 from katacli.api.args import ColorLike, ConfigLike, build_config, color_name, to_color, to_point
 from katacli.api.game import Game, board_dimensions
 from katacli.game.coords import WHITE
@@ -96,7 +98,7 @@ class Engine:
         evaluator = as_evaluator(net)
         cfg = build_config(config, settings, MODE)
         if visits is not None:
-            cfg.apply_overrides({"maxVisits": str(int(visits))}, origin="Python API")
+            cfg.apply_overrides({"maxVisits": str(checked_visits(visits))}, origin="Python API")
         elif not any(key in cfg for key in LIMIT_KEYS):
             cfg.apply_overrides({"maxVisits": str(DEFAULT_VISITS)}, origin="Python API default")
         from katacli.gtp.startup import extract_nogo  # `rules = nogo` in a config, as kata gtp reads it
@@ -243,7 +245,7 @@ class Engine:
         pla = gtp.session.next_player if color is None else to_color(color)
         params = gtp.params.analysis
         if visits is not None:
-            params = params.replace(max_visits=int(visits))
+            params = params.replace(max_visits=checked_visits(visits))
         request = make_request(gtp, pla, params, AnalyzeOptions(ownership=ownership))
         request.pv_len = pv_length + 1
         snapshots: list = []

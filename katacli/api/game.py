@@ -129,13 +129,23 @@ class Game:
         return color_name(color) if color else None
 
     def is_legal(self, color: ColorLike, vertex: str) -> bool:
-        """Whether the move is legal under the rules (ko and superko included; in NoGo, no capture)."""
+        """Whether the move is legal under the rules (ko and superko included; in NoGo, no capture). For the
+        side not to move: whether it would be if that side moved now (its ko bans do not carry over)."""
         pla, point = to_color(color), self._point(vertex)
         if self.nogo:
             from katacli._core import nogo
 
             return point is not None and nogo.is_legal(self.session.state.board(), point, pla)
-        return self.session.state.is_legal(point, pla)
+        return self._state_for(pla).is_legal(point, pla)
+
+    def _state_for(self, pla: int):
+        """The game state with ``pla`` to move: the game's own, or for the other side a copy with its turn."""
+        state = self.session.state
+        if pla == self.session.next_player:
+            return state
+        state = state.copy()
+        state.reset_history_keep_board(pla)
+        return state
 
     def legal_moves(self, color: ColorLike | None = None) -> list[str]:
         """Every legal move for ``color`` (default: the side to move), "pass" last (never in NoGo).
@@ -149,13 +159,16 @@ class Game:
 
             points = nogo.legal_moves(self.session.state.board(), pla)
         else:
-            points = self.session.state.legal_moves(pla)
+            points = self._state_for(pla).legal_moves(pla)
         return [self._vertex(xy) for xy in points]
 
     @property
     def is_over(self) -> bool:
-        """True once the game has ended (two passes under area scoring, the cleanup phase's end, ...)."""
-        return bool(self.session.state.is_game_finished)
+        """True once the game has ended (two passes under area scoring, the cleanup phase's end, ...); under
+        territory scoring without a cleanup phase (preventCleanupPhase, KataGo's GTP and analysis default) at
+        the passes that end the normal phase."""
+        state = self.session.state
+        return bool(state.is_game_finished or state.is_past_normal_phase_end)
 
     # ------------------------------------------------------------------ changing the game
     def play(self, color: ColorLike, vertex: str | None = None) -> "Game":

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 import numpy as np
 
 from katacli.api.args import color_name
+from katacli.config_keys import default_value
 from katacli.game.coords import WHITE, format_vertex
 
 if TYPE_CHECKING:
@@ -144,20 +145,24 @@ class Network:
         """Whether this is a human-SL net (KataGo's -human-model kind): it needs a ``profile`` to evaluate."""
         return bool(self.nn.needs_metadata)
 
-    def evaluate(self, game: "Game", symmetry: int | None = None, profile: str | None = None) -> Evaluation:
+    def evaluate(self, game: "Game", symmetry: int | None = None, profile: str | None = None,
+                 policy_optimism: float | None = None) -> Evaluation:
         """The network's view of ``game``'s position for the side to move (policy, value, ownership).
 
         ``profile``: for human-SL nets, whom to imitate (KataGo's humanSLProfile: "rank_5k", "preaz_3d",
-        "proyear_1990", ...).
+        "proyear_1990", ...). ``policy_optimism``: see :meth:`evaluate_many`.
         """
-        return self.evaluate_many([game], symmetry, profile)[0]
+        return self.evaluate_many([game], symmetry, profile, policy_optimism)[0]
 
     def evaluate_many(self, games: Sequence["Game"], symmetry: int | None = None,
-                      profile: str | None = None) -> list[Evaluation]:
+                      profile: str | None = None, policy_optimism: float | None = None) -> list[Evaluation]:
         """Evaluate many positions in batches (mixed board sizes are fine); one Evaluation per game, in order.
 
         ``symmetry``: 0-7 for one of KataGo's board symmetries, None for the network's default.
         ``profile``: the humanSLProfile a human-SL net needs (ignored by other nets).
+        ``policy_optimism``: the optimistic policy's share in the priors of nets that have one (version 12+):
+        None takes KataGo's rootPolicyOptimism default, what ``kata-raw-nn`` and a search's root use (0.2);
+        0 is the plain policy.
         """
         from katacli.search.raw_eval import position_request
         from katacli.nn.human_profile import parse_human_profile
@@ -168,7 +173,11 @@ class Network:
         if self.is_human_sl and not parsed.is_set:
             raise ValueError(f"{self.name} is a human-SL net: pass profile=, e.g. profile=\"rank_5k\"")
         players = [game.session.next_player for game in games]
-        requests = [position_request(game.session.state, pla, symmetry, meta_profile=parsed,
+        if policy_optimism is None:
+            policy_optimism = default_value("rootPolicyOptimism", "gtp")
+        elif not 0.0 <= policy_optimism <= 1.0:
+            raise ValueError(f"policy_optimism must be from 0 to 1, got {policy_optimism!r}")
+        requests = [position_request(game.session.state, pla, symmetry, policy_optimism, meta_profile=parsed,
                                      needs_metadata=self.is_human_sl) for game, pla in zip(games, players)]
         outputs = self.evaluator.evaluate(requests)
         return [evaluation_from_output(output, pla) for output, pla in zip(outputs, players)]
