@@ -150,6 +150,30 @@ def test_resume_continues_identically(tmp_path):
     assert run_training(replace(split, max_samples=352, model_kind="b6c96"), log=quiet).samples == 352
 
 
+def test_a_finished_run_without_its_final_export_exports_when_run_again(tmp_path):
+    # No -export-dir the first time (or an export that failed after the final checkpoint): running the command
+    # again with one exports the trained net instead of "nothing to do" with the weights only in checkpoint.pt.
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, max_samples=96, export_dir=None)
+    assert run_training(settings, log=quiet).exported == []
+    messages = []
+    again = run_training(replace(settings, export_dir=str(tmp_path / "models")), log=messages.append)
+    assert len(again.exported) == 1 and os.path.exists(again.exported[0]) and "-s96-" in again.exported[0]
+    assert any("exporting the net" in m for m in messages)
+    messages.clear()
+    assert run_training(replace(settings, export_dir=str(tmp_path / "models")), log=messages.append).samples == 96
+    assert any("nothing to do" in m for m in messages)   # exported now: nothing left
+
+
+def test_the_checkpoint_lists_the_final_export(tmp_path):
+    # The final export is recorded in the checkpoint, so a rerun names it as the latest (it named the one before).
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, max_samples=96, export_every_samples=64)
+    first = run_training(settings, log=quiet)
+    assert "-s96-" in first.exported[-1]
+    assert run_training(settings, log=quiet).exported == first.exported
+
+
 def run_command(args: list[str], **popen) -> subprocess.Popen:
     env = dict(os.environ)  # PYTHONPATH already names this run's katacli (conftest), compiled core included
     return subprocess.Popen([sys.executable, "-m", "katacli.cli", "train", *args], env=env, stdout=subprocess.PIPE,

@@ -32,7 +32,9 @@ from katacli.train import checkpoint as ckpt
 from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
-from katacli.train.exporting import architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically
+from katacli.train.exporting import (
+    MODEL_FILE_SUFFIX, architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically,
+)
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError, check_trainable
@@ -322,6 +324,14 @@ class Trainer:
         self.log(f"exported {path}")
         return path
 
+    def _final_export_missing(self) -> bool:
+        """Whether exports are asked for and the net at this sample count has none in the export folder."""
+        if not self.ctx.is_main or not self.s.export_dir:
+            return False
+        prefix = self.s.export_prefix_for(architecture_name(self.net.model))
+        name = export_name(prefix, self.samples, self.stream.state.total_rows_seen)
+        return not os.path.exists(os.path.join(self.s.export_dir, name + MODEL_FILE_SUFFIX))
+
     def _lookahead_slow_model_state(self) -> dict:
         slow_by_param = {id(p): slow for p, slow in zip(self.lookahead.params, self.lookahead.slow)}
         state = self.net.model.state_dict(keep_vars=True)
@@ -403,7 +413,14 @@ class Trainer:
         s = self.s
         max_samples = s.max_samples
         if max_samples and self.samples >= max_samples:
-            self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); nothing to do")
+            if self._final_export_missing():
+                # The last run stopped between its final checkpoint and export (a full disk, a kill), or had
+                # no -export-dir: export what it trained, so running the same command again finishes the job.
+                self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); exporting the net, "
+                         "which the last run did not")
+                self.export_model()
+            else:
+                self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); nothing to do")
             return TrainResult(self.samples, self.exported)
         running = RunningMetrics()
         run_start = self.samples
@@ -463,10 +480,11 @@ class Trainer:
         self._check_divergence()
         if running.rows:
             last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
+        data_state = resume_state or prefetch.resume_state()
         if last["checkpoint"] != self.samples or interrupted:
-            self.save_checkpoint(resume_state or prefetch.resume_state())
-        if not interrupted and last["export"] != self.samples:
-            self.export_model()
+            self.save_checkpoint(data_state)   # first: a failing export below loses no training
+        if not interrupted and last["export"] != self.samples and self.export_model() is not None:
+            self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
         if self.metrics_log is not None:
             self.metrics_log.plot()
         barrier(self.ctx)
