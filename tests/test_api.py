@@ -528,3 +528,13 @@ def test_engine_visit_limits_are_checked_as_analyze_checks_them(visits):
         katacli.Engine(None, size=5, seed=1).analyze(visits=visits)
     with pytest.raises(ValueError, match="visits must be a positive whole number"):
         katacli.Engine(None, size=5, seed=1, visits=visits)
+
+
+def test_an_untraced_network_gives_the_same_numbers():
+    # trace=False (for scripts that load many networks: traces keep TorchScript state) changes no result.
+    from support.paths import model_path
+
+    game = katacli.Game(9).play("E5")
+    traced = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0).evaluate(game)
+    plain = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0, trace=False).evaluate(game)
+    assert np.allclose(traced.policy, plain.policy, atol=1e-5) and abs(traced.winrate - plain.winrate) < 1e-5

@@ -209,7 +209,7 @@ class _AdjustingEvaluator:
 
 def load_network(path: Union[str, os.PathLike], *, device: str | None = None, symmetry: int | None = None,
                  precision: str = "float32", cache: bool = True, max_batch_size: int | None = None,
-                 compile: bool | None = None, seed: int | None = None) -> Network:
+                 compile: bool | None = None, seed: int | None = None, trace: bool = True) -> Network:
     """Load a KataGo model file (``.bin.gz``, ``.bin``, ``.txt.gz``; versions 8-17).
 
     ``device``: "cpu", "cuda", "cuda:1"; default CUDA when there is a GPU. ``symmetry``: None evaluates
@@ -217,7 +217,10 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     one (reproducible); ``seed`` makes the random draws repeat from run to run (with ``analyze(seed=...)``, a
     search's result). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
     evaluated positions. ``compile``: run the net through torch.compile; None does for big half-precision
-    nets on CUDA (b18c384nbt float16: 1.4x; the first evaluation waits ~20 s for the compile). Raises
+    nets on CUDA (b18c384nbt float16: 1.4x; the first evaluation waits ~20 s for the compile). ``trace``:
+    run the net on the CPU as a TorchScript trace per board shape (faster beside busy Python threads); each
+    trace keeps a few MB (g170: ~5) in TorchScript for the rest of the process, so a script that loads many
+    networks in turn (a checkpoint sweep) passes ``trace=False`` or loads each in its own process. Raises
     FileNotFoundError, IsADirectoryError (a folder given) or katacli.ModelFileError (a file that is no whole
     KataGo model).
 
@@ -240,7 +243,7 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
         raise FileNotFoundError(f"model file not found: {path}")
     options: dict[str, Any] = {"device": device, "precision": precision, "default_symmetry": symmetry,
                                "max_batch_size": max_batch_size or DEFAULT_MAX_BATCH_SIZE, "compile_net": compile,
-                               "seed": seed}
+                               "seed": seed, "trace": trace}
     if not cache:
         options["cache_size_power_of_two"] = None
     return Network(NNEvaluator.from_file(path, **options), name=path.name)

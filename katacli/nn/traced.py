@@ -76,8 +76,12 @@ class TracedForward:
             try:
                 with _TRACING, warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # TracerWarnings about shape constants: intended
-                    traced = torch.jit.freeze(torch.jit.trace(wrapped, tuple(_example(t, TRACE_BATCH_SIZE) for t in present),
-                                                              check_trace=False))
+                    # Not torch.jit.freeze'd: a frozen copy of the weights stays in TorchScript's process-wide
+                    # compilation unit after the net is gone (~10 MB per g170 load in a loop over checkpoints),
+                    # and the net's norms are already folded, so freezing measured no faster (g170 19x19 batch 8,
+                    # b4c32 9x9 batch 1, CPU).
+                    traced = torch.jit.trace(wrapped, tuple(_example(t, TRACE_BATCH_SIZE) for t in present),
+                                             check_trace=False)
                 # A trace that baked in something it should not have (a batch size, a data-dependent
                 # branch) would be silently wrong: check it on another batch size first.
                 check = tuple(_example(t, CHECK_BATCH_SIZE) for t in present)
