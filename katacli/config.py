@@ -690,6 +690,15 @@ def _entries_with_includes(path: Path, shown: str, included: list[Path]) -> list
     return entries
 
 
+def _shipped_copy_hint(path: str | Path) -> str:
+    """Where katacli's own copy of a missing example config is (the help's examples name configs/*.cfg, which
+    only a source checkout has beside it), or ''."""
+    from katacli.example_configs import example_config
+
+    shipped = example_config(Path(path).name)
+    return f" (katacli's copy of {Path(path).name} is {shipped})" if shipped is not None else ""
+
+
 def _read_config_file(path: str | Path) -> str:
     try:
         data = Path(path).read_bytes()
@@ -699,7 +708,7 @@ def _read_config_file(path: str | Path) -> str:
         # not UTF-8 become surrogate escapes, which _parse_line refuses only inside a value.
         return data.decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {path}") from None
+        raise ConfigError(f"Config file not found: {path}{_shipped_copy_hint(path)}") from None
     except IsADirectoryError:
         raise ConfigError(f"Config path is a directory, not a file: {path}") from None
     except OSError as exc:

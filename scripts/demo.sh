@@ -25,7 +25,7 @@ if [ "$MODEL_LOWER" = rollouts ]; then  # random playouts are cheap: many more v
 else
   if [ -n "$MODEL" ]; then
     [ -f "$MODEL" ] || { echo "error: model file not found: $MODEL" >&2; exit 1; }
-    MODEL_ARGS="-model $MODEL"
+    MODEL_ARGS="-model $(printf %q "$MODEL")"   # one shell word, spaces and all (gtp_match.py splits it with shlex)
     ANALYSIS_MODEL=(-model "$MODEL")
   else  # no -model: kata gtp and kata analysis use the default network
     MODEL_ARGS=""

@@ -262,6 +262,12 @@ def test_convert_command(tmp_path):
     result = run(str(tmp_path / "katago"), str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     assert_same_arrays(load_training_arrays(tmp_path / "out" / "sub" / "f.h5"), arrays)
+    # A folder of .h5 files converts to .npz, the direction its files imply (it converted nothing, exit 0)
+    result = run(str(tmp_path / "out"), str(tmp_path / "back"))
+    assert result.returncode == 0, result.stderr
+    assert_same_arrays(load_training_arrays(tmp_path / "back" / "sub" / "f.npz"), arrays)
+    result = run(str(tmp_path / "out"), "--to", "h5")   # nothing of the other kind: an error, not "converted 0"
+    assert result.returncode == 1 and "no .npz files to convert" in result.stderr
     result = run(str(tmp_path / "out" / "sub" / "f.h5"))
     assert result.returncode == 0 and (tmp_path / "out" / "sub" / "f.npz").exists()
     result = run(str(tmp_path / "nothing.h5"))

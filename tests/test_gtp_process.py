@@ -7,6 +7,7 @@ import gzip
 import re
 import signal
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -296,3 +297,15 @@ def test_katagos_default_files_in_the_home_folder_are_used(tmp_path):
     assert f'"name":"{home / ".katago" / "default_model.bin.gz"}"' in answers[1]
     assert "No -config given: using KataGo's default config" in result.stderr
     assert "No -model given: using KataGo's default network" in result.stderr
+
+
+def test_a_dead_engine_is_reported_with_its_exit_status_and_last_words():
+    # A match runner's engine that fails to start (a bad flag, a path with spaces split in two) said why on
+    # stderr; the error used to read "engine exited (status None)".
+    from katacli.gtp.client import GtpClient, GtpClientError
+
+    script = "import sys; sys.stderr.write('error: Got unexpected extra argument (net.bin.gz)\\n'); sys.exit(2)"
+    client = GtpClient([sys.executable, "-c", script], name="broken")
+    with pytest.raises(GtpClientError, match=r"exit status 2; it said: error: Got unexpected extra argument"):
+        client.command("name")
+    client.close()

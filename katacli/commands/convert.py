@@ -46,10 +46,19 @@ def register(app: typer.Typer) -> None:
             report_error_and_exit(f"{source} does not exist")
         try:
             if src.is_dir():
-                suffix = {"h5": H5_SUFFIX, "npz": NPZ_SUFFIX, None: H5_SUFFIX}.get(to)
+                if to is None:
+                    # The direction the folder's files imply, as for one file; both kinds there: say which.
+                    has_npz, has_h5 = any(src.rglob("*" + NPZ_SUFFIX)), any(src.rglob("*" + H5_SUFFIX))
+                    if has_npz and has_h5:
+                        report_error_and_exit(f"{source} holds both .npz and .h5 files: give --to h5 or --to npz")
+                    to = "npz" if has_h5 else "h5"
+                suffix = {"h5": H5_SUFFIX, "npz": NPZ_SUFFIX}.get(to)
                 if suffix is None:
                     report_error_and_exit(f"--to must be h5 or npz, not {to!r}")
                 written = convert_tree(src, Path(output) if output else src, suffix)
+                if not written:
+                    other = NPZ_SUFFIX if suffix == H5_SUFFIX else H5_SUFFIX
+                    report_error_and_exit(f"no {other} files to convert in {source}")
                 print(f"converted {len(written)} files")
             else:
                 if to is not None and src.suffix.lstrip(".") == to:

@@ -123,10 +123,13 @@ def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads:
 
 
 def _load_network(path: str, nn_settings, params):
+    from katacli.search.benchmark_positions import BenchmarkError
     from katacli.tuning.network import load_evaluator
 
     try:
         return load_evaluator(path, nn_settings, max_batch_size=max(1, params.num_search_threads))
+    except BenchmarkError as exc:   # already says which model could not be loaded
+        report_error_and_exit(str(exc))
     except Exception as exc:  # unreadable, corrupt or not a network: one line, no traceback
         report_error_and_exit(f"could not load the model {path}: {exc}")
 
