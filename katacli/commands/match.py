@@ -128,7 +128,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
                 report_error_and_exit(f"could not load a network: {exc}")
             run = MatchRun(settings, networks.nets, sgf_dir, seed, networks.client_contexts,
                            pattern_tables=pattern_tables)
-        err = Console(stderr=True)
+        err = Console(stderr=True, soft_wrap=True)   # whole lines in a log file
         try:
             if quiet or as_json:
                 results = run.run()

@@ -45,7 +45,7 @@ def _rich_console():
     try:
         from rich.console import Console
 
-        return Console(stderr=True)
+        return Console(stderr=True, soft_wrap=True)   # whole lines in a log file
     except ImportError:  # pragma: no cover - rich is a dependency
         return None
 

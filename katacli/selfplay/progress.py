@@ -59,7 +59,7 @@ class ProgressDisplay:
     """Call as on_tick(stats); use as a context manager around the run."""
 
     def __init__(self, console: Optional[Console] = None, live: Optional[bool] = None):
-        self.console = console or Console(file=sys.stderr)
+        self.console = console or Console(file=sys.stderr, soft_wrap=True)   # whole lines in a log file, not cut at 80
         self.live_enabled = self.console.is_terminal if live is None else live
         self._live: Optional[Live] = None
         self._last_plain = 0.0
