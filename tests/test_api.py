@@ -538,3 +538,12 @@ def test_an_untraced_network_gives_the_same_numbers():
     traced = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0).evaluate(game)
     plain = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0, trace=False).evaluate(game)
     assert np.allclose(traced.policy, plain.policy, atol=1e-5) and abs(traced.winrate - plain.winrate) < 1e-5
+
+
+@pytest.mark.parametrize("setting", [{"nnRandomize": False}, {"nn_cache_size_power_of_two": 10}])
+def test_network_settings_given_to_a_search_are_refused_not_ignored(setting):
+    # The recipe for repeatable results says nnRandomize=false; passed to analyze() it changed nothing.
+    with pytest.raises(katacli.SettingError, match="is a network setting.*load_network"):
+        katacli.analyze(katacli.Game(9), None, visits=10, **setting)
+    with pytest.raises(katacli.SettingError, match="is a network setting"):
+        katacli.Engine(None, size=9, **setting)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from katacli import config_keys
+from katacli.config_keys.nn_keys import NN_SECTION
 from katacli.config import Config, ConfigError
 from katacli.game.coords import BLACK, WHITE, CoordError, format_color, parse_color, parse_vertex
 
@@ -99,6 +100,25 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
+# Where the network's own settings go instead: the Network is built before any search sees a setting.
+_NETWORK_SETTING_HINTS = {
+    "nnRandomize": "load_network(..., symmetry=0) for nnRandomize=false",
+    "nnForcedSymmetry": "load_network(..., symmetry=N)",
+    "nnRandSeed": "load_network(..., seed=N)",
+    "nnCacheSizePowerOfTwo": "load_network(..., cache=False) for none",
+    "nnMaxBatchSize": "load_network(..., max_batch_size=N)",
+}
+
+
+def _refuse_network_setting(key: str) -> None:
+    """A network setting given to a search would be silently ignored (the network is already loaded)."""
+    spec = config_keys.lookup(key)
+    if spec is None or spec.section != NN_SECTION:
+        return
+    hint = _NETWORK_SETTING_HINTS.get(key, "the options of load_network")
+    raise SettingError(f"{key!r} is a network setting, which a search cannot change: use {hint}")
+
+
 def build_config(config: ConfigLike, settings: Mapping[str, Any], mode: str) -> Config:
     """A Config for ``mode`` from a file / Config / mapping, with ``settings`` applied over it.
 
@@ -120,9 +140,13 @@ def build_config(config: ConfigLike, settings: Mapping[str, Any], mode: str) -> 
         cfg = Config.from_file(path, mode=mode)
     elif isinstance(config, Mapping):
         cfg = Config({setting_key(k): _value_text(v) for k, v in config.items()}, mode=mode)
+        for key in cfg.keys():
+            _refuse_network_setting(key)
     else:
         raise SettingError(f"config must be a .cfg path, a Config or a dict of settings, got {type(config).__name__}")
     overrides = {setting_key(k): _value_text(v) for k, v in settings.items()}
+    for key in overrides:
+        _refuse_network_setting(key)
     if overrides:
         cfg.apply_overrides(overrides, origin="Python API")
     return cfg
