@@ -547,3 +547,17 @@ def test_network_settings_given_to_a_search_are_refused_not_ignored(setting):
         katacli.analyze(katacli.Game(9), None, visits=10, **setting)
     with pytest.raises(katacli.SettingError, match="is a network setting"):
         katacli.Engine(None, size=9, **setting)
+
+
+def test_wrong_argument_types_are_clear_errors():
+    net = katacli.Network.random("b2c16", seed=1)
+    with pytest.raises(TypeError, match="analyze\\(\\) takes a katacli.Game"):
+        katacli.analyze(None, net)
+    with pytest.raises(TypeError, match="evaluate takes katacli.Game"):
+        net.evaluate("E5")
+    with pytest.raises(TypeError, match="seed must be a whole number"):
+        katacli.analyze(katacli.Game(5), None, visits=5, seed="abc")
+    with pytest.raises(ValueError, match="not NoGo"):
+        net.evaluate(katacli.Game(5, rules="nogo"))
+    with pytest.raises(ValueError, match="device must be"):
+        katacli.load_network("whatever.bin.gz", device="tpu")

@@ -169,6 +169,12 @@ def analyze(game: "Game", net: "Network | None" = None, *, visits: int | None = 
     from katacli.engine_common import network_supported_rules
     from katacli.search import Searcher
 
+    from katacli.api.game import Game
+
+    if not isinstance(game, Game):
+        raise TypeError(f"analyze() takes a katacli.Game, got {type(game).__name__}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"seed must be a whole number or None, got {seed!r}")
     params = search_params(config, visits, human_model=human_net is not None, **settings)
     evaluator = None if game.nogo else as_evaluator(net)
     human_evaluator = None if evaluator is None else as_evaluator(human_net)

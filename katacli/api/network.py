@@ -167,8 +167,15 @@ class Network:
         from katacli.search.raw_eval import position_request
         from katacli.nn.human_profile import parse_human_profile
 
+        from katacli.api.game import Game
+
         if symmetry is not None and not 0 <= symmetry < 8:
             raise ValueError(f"symmetry must be 0..7 or None, got {symmetry!r}")
+        for game in games:
+            if not isinstance(game, Game):
+                raise TypeError(f"evaluate takes katacli.Game positions, got {type(game).__name__}")
+            if game.nogo:
+                raise ValueError("a network evaluates Go positions, not NoGo (its games search by rollouts)")
         parsed = parse_human_profile(profile or "")
         if self.is_human_sl and not parsed.is_set:
             raise ValueError(f"{self.name} is a human-SL net: pass profile=, e.g. profile=\"rank_5k\"")
@@ -237,6 +244,8 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     from katacli.nn.evaluator import DEFAULT_MAX_BATCH_SIZE, NNEvaluator
 
     path = Path(path)
+    if device is not None and not (device == "cpu" or device == "cuda" or device.startswith("cuda:")):
+        raise ValueError(f"device must be \"cpu\", \"cuda\" or \"cuda:N\", got {device!r}")
     if path.is_dir():
         raise IsADirectoryError(f"model path is a directory, not a model file: {path}")
     if not path.is_file():
