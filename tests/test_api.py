@@ -535,8 +535,10 @@ def test_an_untraced_network_gives_the_same_numbers():
     from support.paths import model_path
 
     game = katacli.Game(9).play("E5")
-    traced = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0).evaluate(game)
-    plain = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0, trace=False).evaluate(game)
+    traced_net = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0, device="cpu")
+    plain_net = katacli.load_network(model_path("test-b4c32.bin.gz"), symmetry=0, device="cpu", trace=False)
+    assert traced_net.nn.runner._traced is not None and plain_net.nn.runner._traced is None
+    traced, plain = traced_net.evaluate(game), plain_net.evaluate(game)
     assert np.allclose(traced.policy, plain.policy, atol=1e-5) and abs(traced.winrate - plain.winrate) < 1e-5
 
 

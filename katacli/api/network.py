@@ -225,7 +225,7 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
     search's result). ``precision``: "float32" (exact), "float16" or "bfloat16". ``cache``: remember
     evaluated positions. ``compile``: run the net through torch.compile; None does for big half-precision
     nets on CUDA (b18c384nbt float16: 1.4x; the first evaluation waits ~20 s for the compile). ``trace``:
-    run the net on the CPU as a TorchScript trace per board shape (faster beside busy Python threads); each
+    run a net on the CPU as a TorchScript trace per board shape (faster beside busy Python threads); each
     trace keeps a few MB (g170: ~5) in TorchScript for the rest of the process, so a script that loads many
     networks in turn (a checkpoint sweep) passes ``trace=False`` or loads each in its own process. Raises
     FileNotFoundError, IsADirectoryError (a folder given) or katacli.ModelFileError (a file that is no whole
@@ -252,7 +252,7 @@ def load_network(path: Union[str, os.PathLike], *, device: str | None = None, sy
         raise FileNotFoundError(f"model file not found: {path}")
     options: dict[str, Any] = {"device": device, "precision": precision, "default_symmetry": symmetry,
                                "max_batch_size": max_batch_size or DEFAULT_MAX_BATCH_SIZE, "compile_net": compile,
-                               "seed": seed, "trace": trace}
+                               "seed": seed, "trace": None if trace else False}   # None: traced on the CPU only
     if not cache:
         options["cache_size_power_of_two"] = None
     return Network(NNEvaluator.from_file(path, **options), name=path.name)
