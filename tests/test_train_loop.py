@@ -364,3 +364,20 @@ def test_an_empty_checkpoint_says_so(tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(ckpt.CheckpointError, match=r"cannot read checkpoint \(the file is empty\)"):
         ckpt.load_checkpoint(str(empty))
+
+
+def test_a_second_run_on_the_same_folder_is_refused_while_the_first_trains(tmp_path):
+    # Two runs on one -output-dir interleaved their metrics and wrote over each other's checkpoint.
+    from katacli.train.trainer import lock_output_dir
+
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, max_samples=32)
+    os.makedirs(settings.output_dir)
+    held = lock_output_dir(settings.output_dir)   # as a running `kata train` holds it
+    try:
+        with pytest.raises(TrainingError, match=f"another kata train \\(pid {os.getpid()}\\) is training in"):
+            run_training(settings, log=quiet)
+    finally:
+        held.close()
+    assert run_training(settings, log=quiet).samples == 32   # free again: trains
+    assert run_training(replace(settings, max_samples=48), log=quiet).samples == 48   # released after a run

@@ -128,6 +128,7 @@ class Trainer:
         self.ctx = ctx or DistributedContext()
         self.log = log if self.ctx.is_main else (lambda *_: None)
         self.progress = progress if self.ctx.is_main else None
+        self._lock_file = None   # the output folder's lock while run() runs (main rank)
         self.samples = 0
         self.exported: list[str] = []
         # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
@@ -178,6 +179,7 @@ class Trainer:
         s, ctx = self.s, self.ctx
         if ctx.is_main:
             os.makedirs(s.output_dir, exist_ok=True)
+            self._lock_file = lock_output_dir(s.output_dir)
             # Temporary files of a killed run (checkpoint, exports) are never finished files: drop them.
             for directory in (s.output_dir, s.export_dir):
                 if directory:
@@ -409,6 +411,14 @@ class Trainer:
         return running.per_row()
 
     def run(self) -> TrainResult:
+        try:
+            return self._run()
+        finally:
+            if self._lock_file is not None:
+                self._lock_file.close()   # releases the output folder's lock
+                self._lock_file = None
+
+    def _run(self) -> TrainResult:
         self._setup()
         s = self.s
         max_samples = s.max_samples
@@ -554,6 +564,33 @@ class Trainer:
                 self.metrics_log.plot()
                 self._last_plot_time = time.monotonic()
         return record
+
+
+LOCK_FILE = ".kata-train.lock"
+
+
+def lock_output_dir(output_dir: str):
+    """Hold ``output_dir`` for this run (the open lock file; closing it, or the process ending however it
+    ends, releases it): a second `kata train` on the same folder would interleave the metrics and write over
+    the checkpoint and exports. None where the system has no file locks."""
+    try:
+        import fcntl
+    except ImportError:   # Windows: no flock
+        return None
+    handle = open(os.path.join(output_dir, LOCK_FILE), "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise TrainingError(f"another kata train{f' (pid {holder})' if holder else ''} is training in "
+                            f"{output_dir}; wait for it, or give this run its own -output-dir") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 def run_training(settings: TrainSettings, ctx: Optional[DistributedContext] = None,
