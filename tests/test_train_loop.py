@@ -381,3 +381,14 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_trains(tmp_p
         held.close()
     assert run_training(settings, log=quiet).samples == 32   # free again: trains
     assert run_training(replace(settings, max_samples=48), log=quiet).samples == 48   # released after a run
+
+
+def test_a_new_run_that_cannot_start_leaves_no_file(tmp_path):
+    # A human-SL net on data without SGF metadata: a clear error, and no initial_model.bin.gz left behind.
+    from support.paths import model_path
+
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, max_samples=32, init_model=str(model_path("human/test-b3c48nbt-humanmeta.bin.gz")))
+    with pytest.raises(Exception, match="needs SGF metadata rows"):
+        run_training(settings, log=quiet)
+    assert not os.path.exists(ckpt.initial_model_path(settings.output_dir))

@@ -176,10 +176,14 @@ class Trainer:
             raise TrainingError(str(exc)) from None
 
     def _setup(self) -> None:
+        if self.ctx.is_main:
+            os.makedirs(self.s.output_dir, exist_ok=True)
+            self._lock_file = lock_output_dir(self.s.output_dir)   # first: a refused run touches nothing
+        self._load_run()
+
+    def _load_run(self) -> None:
         s, ctx = self.s, self.ctx
         if ctx.is_main:
-            os.makedirs(s.output_dir, exist_ok=True)
-            self._lock_file = lock_output_dir(s.output_dir)
             # Temporary files of a killed run (checkpoint, exports) are never finished files: drop them.
             for directory in (s.output_dir, s.export_dir):
                 if directory:
@@ -413,6 +417,13 @@ class Trainer:
     def run(self) -> TrainResult:
         try:
             return self._run()
+        except BaseException:
+            # A new run that fails before its first checkpoint (data the net cannot read, ...) leaves no
+            # initial net behind (the next attempt starts afresh anyway); a run with a checkpoint keeps all.
+            if self._lock_file is not None and not os.path.exists(ckpt.checkpoint_path(self.s.output_dir)):
+                with contextlib.suppress(OSError):
+                    os.remove(ckpt.initial_model_path(self.s.output_dir))
+            raise
         finally:
             if self._lock_file is not None:
                 self._lock_file.close()   # releases the output folder's lock
