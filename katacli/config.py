@@ -394,6 +394,12 @@ class Config:
         with self._lock:
             self._used.add(key)
 
+    def unmark_used(self, key: str) -> None:
+        """A key read but then found to have no effect (KataGo does not read it in that case): warned about
+        as unused."""
+        with self._lock:
+            self._used.discard(key)
+
     def mark_used_with_prefix(self, prefix: str) -> None:
         with self._lock:
             self._used.update(k for k in self._values if k.startswith(prefix))

@@ -320,3 +320,19 @@ def test_set_param_errors_leave_everything_unchanged(gtp_state, updates, message
 def test_fixed_after_startup_keys_are_settable_keys():
     for key in FIXED_AFTER_STARTUP:
         assert config_keys.is_known(key)
+
+
+def test_the_fpu_blend_setting_katago_does_not_read_keeps_its_default_and_is_warned_unused():
+    # KataGo reads fpuParentWeight only with fpuParentWeightByVisitedPolicy off, the power only with it on.
+    from katacli.config import Config
+    from katacli.search.params import SearchParams
+
+    cfg = Config({"fpuParentWeight": "0.5"}, mode="gtp")
+    params = SearchParams.from_config(cfg, "gtp")
+    assert params.fpu_parent_weight == 0.0 and params.fpu_parent_weight_by_visited_policy_pow == 2.0
+    assert cfg.unused_keys() == ["fpuParentWeight"]
+    cfg = Config({"fpuParentWeight": "0.5", "fpuParentWeightByVisitedPolicy": "false",
+                  "fpuParentWeightByVisitedPolicyPow": "3"}, mode="gtp")
+    params = SearchParams.from_config(cfg, "gtp")
+    assert params.fpu_parent_weight == 0.5 and params.fpu_parent_weight_by_visited_policy_pow == 1.0
+    assert cfg.unused_keys() == ["fpuParentWeightByVisitedPolicyPow"]

@@ -47,6 +47,22 @@ def _fixed(key: str, value: Any) -> Any:
     return fixed_field(key, value)
 
 
+# KataGo's SearchParams defaults of the FPU blend setting it does not read (see below).
+KATAGO_UNREAD_FPU_PARENT_WEIGHT = 0.0
+KATAGO_UNREAD_FPU_VISITED_POLICY_POW = 1.0
+
+
+def _without_unread_fpu_weight(params: "SearchParams", cfg: Config) -> "SearchParams":
+    """KataGo reads fpuParentWeightByVisitedPolicyPow only with fpuParentWeightByVisitedPolicy on and
+    fpuParentWeight only with it off: the other keeps its struct default (what kata-get-params reports) and,
+    when a config sets it, is warned about as unused. The search uses the one read either way."""
+    if params.fpu_parent_weight_by_visited_policy:
+        cfg.unmark_used("fpuParentWeight")
+        return dataclasses.replace(params, fpu_parent_weight=KATAGO_UNREAD_FPU_PARENT_WEIGHT)
+    cfg.unmark_used("fpuParentWeightByVisitedPolicyPow")
+    return dataclasses.replace(params, fpu_parent_weight_by_visited_policy_pow=KATAGO_UNREAD_FPU_VISITED_POLICY_POW)
+
+
 @dataclass(slots=True)
 class SearchParams:
     # Utility
@@ -212,6 +228,7 @@ class SearchParams:
                         "pass one with -human-model (e.g. b18c384nbt-humanv0.bin.gz)"
                     )
         params = cls(**read_config_fields(cls, cfg, mode))
+        params = _without_unread_fpu_weight(params, cfg)
         try:
             parse_human_profile(params.human_sl_profile)
         except HumanProfileError as exc:
