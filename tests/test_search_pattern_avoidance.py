@@ -380,3 +380,13 @@ def test_with_a_network_the_opening_leaves_the_avoided_corner_points(tmp_path):
     avoided = {(4, 4), (3, 4), (3, 3), (4, 5)}
     assert corner_line(chosen["plain"]) in avoided
     assert corner_line(chosen["avoiding"]) not in avoided
+
+
+def test_an_sgf_pattern_group_without_a_utility_is_not_read_and_warned_unused():
+    # KataGo reads avoidSgfPattern* only when avoidSgfPatternUtility is set: the rest is "Unused key".
+    from katacli.config import Config
+    from katacli.search.pattern_avoidance import sgf_pattern_sets_from_config
+
+    cfg = Config({"avoidSgfPatternDirs": "/tmp", "avoidSgfPatternLambda": "0.5"}, mode="gtp")
+    assert sgf_pattern_sets_from_config(cfg) == []
+    assert cfg.unused_keys() == ["avoidSgfPatternDirs", "avoidSgfPatternLambda"]

@@ -155,7 +155,7 @@ def sgf_pattern_key_bot(key: str) -> Optional[int]:
 def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]:
     """The avoidSgf<N>Pattern* groups of one bot, as KataGo's loadAvoidSgfPatternBonusTables reads them:
     group N (none = 1) is used when its Utility is set; each key may carry the bot's index as a suffix
-    (avoidSgfPatternUtility0), which wins over the plain key. Every key of a group is read."""
+    (avoidSgfPatternUtility0), which wins over the plain key. Every key of a used group is read."""
     groups: set[str] = set()
     for key in cfg.keys():
         found = _SGF_GROUP_KEY.fullmatch(key)
@@ -169,10 +169,10 @@ def sgf_pattern_sets_from_config(cfg, bot_index: int = 0) -> list[SgfPatternSet]
             plain = f"avoidSgf{group}Pattern{suffix}"
             return next((name for name in (plain + str(bot_index), plain) if name in cfg), plain)
 
+        if cfg.get(key_of("Utility")) is None:
+            continue  # KataGo reads a group only when its utility is set: its other keys are then unused
         values = {suffix: cfg.get(key_of(suffix)) for suffix in ("Dirs", "Utility", "Lambda", "MinTurnNumber",
                                                                  "MaxFiles", "AllowedNames")}
-        if values["Utility"] is None:
-            continue  # KataGo uses a group only when its utility is set
         if not values["Dirs"]:
             raise PatternAvoidanceError(f"avoidSgf{group}PatternUtility is set but avoidSgf{group}PatternDirs is not")
         sets.append(SgfPatternSet(
