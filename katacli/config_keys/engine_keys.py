@@ -22,7 +22,6 @@ from katacli.config_keys.spec import (
     DerivedDefault,
     KeyFamily,
     KeySpec,
-    Unsupported,
     ValueKind,
 )
 
@@ -129,8 +128,8 @@ GTP_PLAY_KEYS = section("GTP play", [
     float_key("delayMoveScale", 0.0, 0.0, 10000.0, "Mean extra seconds to wait before playing easy moves (0 = never)."),
     float_key("delayMoveMax", 1.0e6, 0.0, 1.0e6, "Longest such wait, in seconds."),
     bool_key("gtpForceMaxNNSize", False, "Size network buffers for the largest board once, instead of per board size."),
-    bool_key("avoidMYTDaggerHack", False, "Legacy switch kept for old configs; has no effect.",
-             unsupported=Unsupported("katacli has no special handling of the MYT dagger joseki", off=False)),
+    # KataGo 1.17.2 reads it nowhere: known (old configs load), never read, so warned about as unused, as there.
+    bool_key("avoidMYTDaggerHack", False, "Legacy switch kept for old configs; has no effect."),
 ])
 
 AVOID_PATTERN_KEYS = section("Avoid patterns", [
