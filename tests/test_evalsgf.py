@@ -264,3 +264,15 @@ def test_override_rules_bring_their_own_komi(override, komi):
     game = read_sgf("(;GM[1]FF[4]SZ[9]KM[6.5]RU[Japanese];B[ee];W[cc];B[gg])")
     rules = initial_rules(game, EvalSgfRequest(move_num=3, override_rules=override), lambda line: None)
     assert rules.komi == komi
+
+
+def test_evalsgf_leaves_the_gtp_engines_own_pass_defaults_off_as_katago():
+    # KataGo's GTP engine turns conservativePass / fillDameBeforePass on when the config is silent; its
+    # evalsgf does not, so the pass after a pass is scored as the game's end there (W -100c, not a net value).
+    from katacli.commands.evalsgf import _search_settings
+    from katacli.config import Config
+
+    params = _search_settings(Config({}, mode="gtp"), False, None, None)[0]
+    assert not params.conservative_pass and not params.fill_dame_before_pass
+    params = _search_settings(Config({"conservativePass": "true"}, mode="gtp"), False, None, None)[0]
+    assert params.conservative_pass and not params.fill_dame_before_pass

@@ -104,6 +104,10 @@ def _json_printer(request, has_network: bool):
     return print_json
 
 
+# Keys whose `gtp`-mode default is the GTP engine's own adjustment, not KataGo's loadSingleParams default.
+GTP_ENGINE_ONLY_DEFAULTS = {"conservativePass": "conservative_pass", "fillDameBeforePass": "fill_dame_before_pass"}
+
+
 def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads: Optional[int]):
     """(SearchParams, NNSettings, "B" / "W" / None perspective, seed) from the config, as KataGo's evalsgf
     reads them (GTP search settings; winrates from Black's view unless reportAnalysisWinratesAs is set)."""
@@ -112,6 +116,9 @@ def _search_settings(cfg, has_human_model: bool, visits: Optional[int], threads:
     from katacli.setup.engine_settings import NNSettings
 
     params = SearchParams.from_config(cfg, "gtp", has_human_model=has_human_model)
+    # KataGo's GTP engine turns these on when the config is silent (gtp.cpp, after loading); its evalsgf
+    # loads the same GTP settings without that step, so a pass after a pass ends the game there.
+    params = params.replace(**{field: False for key, field in GTP_ENGINE_ONLY_DEFAULTS.items() if key not in cfg})
     if visits is not None:
         params = params.replace(max_visits=visits, max_playouts=visits)
     if threads is not None:
