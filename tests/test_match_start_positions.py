@@ -244,4 +244,20 @@ def test_a_match_with_policy_openings_plays_whole_games(tmp_path):
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["games"] == 4
     assert "has no effect" not in done.stderr
-    assert all(load_sgf(str(f)).result for f in out.glob("*.sgf"))
+    # finished with a result, or stopped at maxMovesPerGame (no RE then, as KataGo)
+    assert all(load_sgf(str(f)).result or "stopped at maxMovesPerGame" in f.read_text() for f in out.glob("*.sgf"))
+
+
+def test_a_game_stopped_at_the_move_limit_has_no_result_in_its_sgf():
+    # As KataGo's SGFs: scripts that count RE must not take an unfinished game for a win.
+    from katacli._core.game_state import GameState
+    from katacli.match.game import MatchGame
+
+    state = GameState(9)
+    for xy, pla in (((4, 4), 1), ((2, 2), 2), ((6, 6), 1)):
+        state.play(xy, pla)
+    state.end_and_score_now()
+    cut = MatchGame("A", "B", state, hit_move_limit=True).sgf()
+    assert "RE[" not in cut and "result=" not in cut and "stopped at maxMovesPerGame; scored as it stood" in cut
+    finished = MatchGame("A", "B", state, hit_move_limit=False).sgf()
+    assert "RE[W+6.5]" in finished and "result=W+6.5" in finished

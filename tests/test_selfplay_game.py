@@ -298,7 +298,9 @@ def test_mcts_games_and_their_sgf():
     assert any(t.targets.q_values for t in full)
     text = game_sgf(game)
     record = read_sgf(text)
-    assert record.moves == game.end_state.moves and record.result == result_string(game)
+    assert record.moves == game.end_state.moves
+    # RE, except for a game stopped at maxMovesPerGame (none there, as in KataGo's SGFs)
+    assert record.result == (None if game.hit_turn_limit else result_string(game))
     assert record.komi == game.end_state.komi
     # KataGo's comments: training start, hash and game type at the root; search values, visits and
     # the unrounded row weight on every training move; the result on the last move.
@@ -395,3 +397,11 @@ def test_sgf_writes_a_pass_for_ko_as_katago_does():
     text = game_sgf(game)
     assert ";W[]TR[bb]C[Pass for ko]" in text and text.count("TR[") == 1
     assert read_sgf(text).moves[-1] == (WHITE, None)
+
+
+def test_a_selfplay_game_stopped_at_the_move_limit_has_no_result_in_its_sgf():
+    s = tiny_settings("maxMovesPerGame=6,initGamesWithPolicy=false")
+    game = play_games(s, 1, seed=3, search="mcts")[0]
+    assert game.hit_turn_limit
+    text = game_sgf(game)
+    assert "RE[" not in text and "result=" not in text

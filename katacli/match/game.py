@@ -117,13 +117,17 @@ class MatchGame:
     def sgf(self) -> str:
         """One SGF line; a pass for ko in the territory-scoring encore is written as KataGo writes it."""
         s = self.state
-        comment = "match game" + (", stopped at maxMovesPerGame and scored as it stood" if self.hit_move_limit else "")
+        # A game stopped at maxMovesPerGame has no RE, as in KataGo's SGFs (scripts that count results must not
+        # take it for a win); the comment keeps how kata's own table scored it.
+        comment = "match game" + (f", stopped at maxMovesPerGame; scored as it stood: {self.result}"
+                                  if self.hit_move_limit else "")
         comments = [self.move_comments.get(i, "") for i in range(len(s.moves))]
-        if comments and s.is_game_finished:
+        if comments and s.is_game_finished and not self.hit_move_limit:
             comments = with_result_comment(comments, self.result)
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
-                         first_player=s.initial_player, moves=list(s.moves), result=self.result,
+                         first_player=s.initial_player, moves=list(s.moves),
+                         result=None if self.hit_move_limit else self.result,
                          black_name=self.black, white_name=self.white, root_comment=comment,
                          move_comments=comments)
         return write_sgf(with_passes_for_ko(record, passes_for_ko(s, 0, self.pass_alive_under_suicide)))

@@ -80,7 +80,7 @@ def move_comments(game: FinishedGame) -> list[str]:
         weight = turn.target_weight if turn.target_weight_unrounded is None else turn.target_weight_unrounded
         comments[index] = (values_comment(v.win, v.loss, v.no_result, v.score, turn.targets.unreduced_visits)
                            + f" weight={weight:.2f}")
-    if comments and game.end_state.is_game_finished:
+    if comments and game.end_state.is_game_finished and not game.hit_turn_limit:
         comments = with_result_comment(comments, result_string(game))
     return comments
 
@@ -103,7 +103,9 @@ def game_sgf(game: FinishedGame) -> str:
     record = SgfGame(
         x_size=end.x_size, y_size=end.y_size, komi=end.komi, rules=rules_of(end),
         handicap=game.handicap_for_sgf, setup=list(end.initial_stones()), first_player=end.initial_player,
-        moves=list(end.moves), result=result_string(game), black_name=game.model_name, white_name=game.model_name,
+        # No RE for a game stopped at maxMovesPerGame, as in KataGo's SGFs (its training targets are scored).
+        moves=list(end.moves), result=None if game.hit_turn_limit else result_string(game),
+        black_name=game.model_name, white_name=game.model_name,
         root_comment=game_comment(game), move_comments=move_comments(game),
     )
     ko_passes = passes_for_ko(end, game.initial_encore_phase, game.pass_alive_under_suicide)
