@@ -17,6 +17,7 @@ from katacli.config import Config, ConfigError
 from katacli.game.sgf import load_sgf
 from katacli.match.game import MatchBot, start_game
 from katacli.match.settings import MatchSettings
+from katacli.game.coords import BLACK as BLACK_PLAYER, WHITE as WHITE_PLAYER
 from katacli.selfplay.searching import HINT_VISITS_FACTOR
 from support.match import TINY_GAMES_CONFIG
 
@@ -261,3 +262,36 @@ def test_a_game_stopped_at_the_move_limit_has_no_result_in_its_sgf():
     assert "RE[" not in cut and "result=" not in cut and "stopped at maxMovesPerGame; scored as it stood" in cut
     finished = MatchGame("A", "B", state, hit_move_limit=False).sgf()
     assert "RE[W+6.5]" in finished and "result=W+6.5" in finished
+
+
+# KataGo's match resignation (Play::runGame): after the move, from turn 1 + area / 5, when each of the last
+# resignConsecTurns root values (both players', White's view) is below the threshold for the mover.
+@pytest.mark.parametrize("values, pla, turn, resigns", [
+    ([0.99, 0.99, 0.99], BLACK_PLAYER, 17, True),      # White wins by far three turns running: Black resigns
+    ([0.99, 0.99, 0.99], BLACK_PLAYER, 16, False),     # before a fifth of 9x9's points: never
+    ([0.99, 0.99, 0.99], WHITE_PLAYER, 17, False),     # the winning side does not resign
+    ([0.99, 0.5, 0.99], BLACK_PLAYER, 20, False),      # one turn not lost enough
+    ([0.99, 0.99], BLACK_PLAYER, 20, False),           # fewer values than resignConsecTurns
+    ([-0.99, -0.99, -0.99], WHITE_PLAYER, 40, True),
+])
+def test_match_resignation_is_katagos(values, pla, turn, resigns):
+    from katacli.gtp.resign import ResignSettings
+    from katacli.match.game import resigns_after_move
+
+    settings = ResignSettings(allow_resignation=True, resign_threshold=-0.9, resign_consec_turns=3)
+    assert resigns_after_move(settings, values, pla, turn, 81) == resigns
+    off = ResignSettings(allow_resignation=False, resign_threshold=-0.9, resign_consec_turns=3)
+    assert not resigns_after_move(off, values, pla, turn, 81)
+
+
+def test_a_resigned_match_game_leaves_the_resigners_move_out_of_its_sgf():
+    # KataGo's match SGF: the resigning player's last move omitted, its comment kept on a bare last node.
+    from katacli._core.game_state import GameState
+    from katacli.match.game import MatchGame
+
+    state = GameState(9)
+    for xy, pla in (((4, 4), 1), ((2, 2), 2), ((6, 6), 1)):
+        state.play(xy, pla)
+    state.set_winner_by_resignation(WHITE_PLAYER)
+    text = MatchGame("A", "B", state, hit_move_limit=False, move_comments={2: "0.99 0.01 0.00 22.8 v=10"}).sgf()
+    assert text.endswith(";B[ee];W[cc];C[0.99 0.01 0.00 22.8 v=10 result=W+R])") and "RE[W+R]" in text

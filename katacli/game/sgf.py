@@ -96,6 +96,9 @@ class SgfGame:
     move_comments: list[str] = field(default_factory=list)
     # Written as TR[] after move i (not read back): KataGo marks a pass-for-ko's point this way.
     move_triangles: dict[int, Point] = field(default_factory=dict)
+    # Written as a last node with only C[] (not read back): KataGo's match SGFs leave a resigning player's
+    # move out but keep its search's comment so.
+    final_comment: str = ""
     warnings: list[str] = field(default_factory=list)
     file_name: str | None = None
 
@@ -516,5 +519,7 @@ def write_sgf(game: SgfGame, nice_rules_name: bool = False) -> str:
         comment = game.move_comments[i] if i < len(game.move_comments) else ""
         if comment:
             out.append(f"C[{_escape(comment)}]")
+    if game.final_comment:
+        out.append(f";C[{_escape(game.final_comment)}]")
     out.append(")")
     return "".join(out)

@@ -20,7 +20,7 @@ from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
-from katacli.gtp.resign import ResignTracker, initial_black_advantage
+from katacli.gtp.resign import ResignSettings
 from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
 from katacli.selfplay.game_init import GameInitializer, GameStart
 from katacli.selfplay.komi import adjust_komi_to_even
@@ -49,7 +49,6 @@ class MatchBot:
         self.spec = spec
         self.net = net
         self.search = MctsSelfplaySearch(net if net is not None else _NoNetwork(), rng)
-        self.resign = ResignTracker()
         self.last_comment = ""   # the last search's values as KataGo comments a match game's move
 
     def choose(self, state: GameState, hint: Optional[tuple] = None, clear_tree: bool = False) -> tuple:
@@ -121,16 +120,22 @@ class MatchGame:
         # take it for a win); the comment keeps how kata's own table scored it.
         comment = "match game" + (f", stopped at maxMovesPerGame; scored as it stood: {self.result}"
                                   if self.hit_move_limit else "")
-        comments = [self.move_comments.get(i, "") for i in range(len(s.moves))]
+        moves = list(s.moves)
+        comments = [self.move_comments.get(i, "") for i in range(len(moves))]
         if comments and s.is_game_finished and not self.hit_move_limit:
             comments = with_result_comment(comments, self.result)
+        final_comment = ""
+        if s.is_resignation and moves and moves[-1][0] != self.winner:
+            # KataGo's match SGF leaves the resigning player's last move out and keeps its comment on a bare node.
+            moves, final_comment = moves[:-1], comments.pop()
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
                          handicap=s.num_handicap_stones(), setup=list(s.initial_stones()),
-                         first_player=s.initial_player, moves=list(s.moves),
+                         first_player=s.initial_player, moves=moves,
                          result=None if self.hit_move_limit else self.result,
                          black_name=self.black, white_name=self.white, root_comment=comment,
-                         move_comments=comments)
-        return write_sgf(with_passes_for_ko(record, passes_for_ko(s, 0, self.pass_alive_under_suicide)))
+                         move_comments=comments, final_comment=final_comment)
+        ko_passes = {i: xy for i, xy in passes_for_ko(s, 0, self.pass_alive_under_suicide).items() if i < len(moves)}
+        return write_sgf(with_passes_for_ko(record, ko_passes))
 
 
 def start_game(settings: MatchSettings, rng: random.Random, black: MatchBot, white: MatchBot,
@@ -190,20 +195,38 @@ def _play_policy_opening(settings: MatchSettings, openings: PolicyOpenings, star
         plan.set_with_noise(state, rng)
 
 
+# KataGo plays at least this fraction (1 / N) of the board's points before a match game may be resigned.
+MIN_BOARD_AREA_SHARE_BEFORE_RESIGNING = 5
+
+
+def resigns_after_move(resign: ResignSettings, white_win_loss: list[float], pla: int, turn: int, area: int) -> bool:
+    """KataGo's match and gatekeeper resignation (Play::runGame), checked after ``pla`` moved on ``turn``
+    (0 at the first searched move): once a fifth of the board's points have been played, when each of the last
+    resignConsecTurns root values (both players' searches, White's view) is below resignThreshold for ``pla``.
+    Not the GTP engine's rule (no score-difference or moves-per-area conditions)."""
+    if not resign.allow_resignation or len(white_win_loss) < resign.resign_consec_turns:
+        return False
+    if turn < 1 + area // MIN_BOARD_AREA_SHARE_BEFORE_RESIGNING:
+        return False
+    threshold = resign.resign_threshold
+    for value in white_win_loss[-resign.resign_consec_turns:]:
+        loser = WHITE if value < threshold else BLACK if value > -threshold else None
+        if loser != pla:
+            return False
+    return True
+
+
 def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white: MatchBot,
               should_stop: Callable[[], bool], on_move: Optional[Callable[[MatchBot, tuple], None]] = None
               ) -> Optional[MatchGame]:
     """Play to the end (or maxMovesPerGame); None if stopped first."""
     state = start.state
     bots = {BLACK: black, WHITE: white}
-    for bot in bots.values():
-        bot.resign.settings = settings.resign
-        bot.resign.clear()
-    advantage = initial_black_advantage(state.num_handicap_stones(), state.komi, int(state.rules_tuple.scoring_rule),
-                                        int(state.rules_tuple.white_handicap_bonus_rule))
     hit_limit = True
     comments: dict = {}
-    for _ in range(settings.max_moves_per_game):
+    white_win_loss: list[float] = []   # every searched turn's root value, both players (KataGo's history)
+    area = state.x_size * state.y_size
+    for turn in range(settings.max_moves_per_game):
         state.end_game_if_all_pass_alive()
         if state.is_game_finished:
             hit_limit = False
@@ -214,17 +237,16 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
         bot = bots[pla]
         choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None,
                             clear_tree=settings.clear_bot_before_search)
-        move, win_loss, lead, _visits = choice
-        bot.resign.record(win_loss)
-        if bot.resign.should_resign(player=pla, lead=lead, board_area=state.x_size * state.y_size,
-                                    num_moves=len(state.moves), initial_black_advantage_points=advantage):
-            state.set_winner_by_resignation(WHITE if pla == BLACK else BLACK)
-            hit_limit = False
-            break
+        move, win_loss, _lead, _visits = choice
+        white_win_loss.append(win_loss)
         comments[len(state.moves)] = bot.last_comment
         state.play(move, pla)
         if on_move is not None:
             on_move(bot, choice)
+        if resigns_after_move(settings.resign, white_win_loss, pla, turn, area):
+            state.set_winner_by_resignation(WHITE if pla == BLACK else BLACK)
+            hit_limit = False
+            break
     else:
         state.end_game_if_all_pass_alive()
         hit_limit = not state.is_game_finished
