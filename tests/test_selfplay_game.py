@@ -219,6 +219,9 @@ def test_forked_games_continue_earlier_games():
     assert forks, "with these probabilities some game must be a fork"
     for g in forks:
         assert g.start_turn_idx >= 1 and len(g.start_state.moves) == g.start_turn_idx
+        # KataGo's root comment marks a game begun at an earlier game's position
+        assert "gtype=fork,usedInitialPosition=1" in game_sgf(g)
+    assert all("usedInitialPosition" not in game_sgf(g) for g in games if g.mode != MODE_FORK)
 
 
 def test_cleanup_training_games_start_in_the_encore(monkeypatch):

@@ -341,6 +341,7 @@ class _Game:
             final_full_area=full, final_ownership=ownership, final_white_scoring=scoring, game_hash=game_hash,
             draw_equivalent_wins_for_white=self.dew, hit_turn_limit=hit_turn_limit,
             num_extra_black=self.start.komi.extra_black, mode=mode, training_weight=self.start.training_weight,
+            used_initial_position=self.start.is_fork,
             pda_player=self.start.pda_player, playout_doubling_advantage=self.start.playout_doubling_advantage,
             # The game's own mode, stamped at its start: a net switched in mid-game does not change it.
             pass_alive_under_suicide=end_state.always_pass_alive_under_suicide_rules, start_turn_idx=start_turn_idx,

@@ -62,6 +62,8 @@ def game_comment(game: FinishedGame) -> str:
              f"gameHash={high:016X}{low:016X}", f"gtype={GAME_TYPE_NAMES.get(game.mode, 'other')}"]
     if game.initial_encore_phase:
         parts.append(f"beganInEncorePhase={game.initial_encore_phase}")
+    if game.used_initial_position:
+        parts.append("usedInitialPosition=1")
     if game.playout_doubling_advantage:
         sign = 1 if game.pda_player == WHITE else -1
         parts.append(f"pdaWhite={sign * game.playout_doubling_advantage:g}")

@@ -105,6 +105,7 @@ class FinishedGame:
     scored_state: Optional[GameState] = None   # end_state after final scoring (the SGF result)
     initial_encore_phase: int = 0               # encore phase the training period began in (cleanup games)
     initial_turn_number: int = 0                # turn number of the history's first board (start positions)
+    used_initial_position: bool = False         # began at a fork of an earlier game (KataGo's initialPosition)
 
     @property
     def white_value_targets(self) -> list[ValueTargets]:
