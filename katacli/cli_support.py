@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import threading
 from contextlib import contextmanager
@@ -34,6 +35,8 @@ if TYPE_CHECKING:  # typer is imported where an option is declared: `kata analys
 
 # Exit status for a config the user has to fix.
 EXIT_CONFIG_ERROR = 1
+# A shell's status for a process killed by SIGPIPE (128 + 13), where the signal cannot be raised.
+EXIT_BROKEN_PIPE = 141
 # Exit status of an engine (kata gtp / kata analysis) whose network cannot be loaded. Not 1: KaTrain
 # takes status 1 as a deliberate exit and reports nothing. 3 is what an aborting KataGo returns on
 # Windows (134 on Linux is a signal status, which a normal exit should not fake).
@@ -280,3 +283,17 @@ def override_config_option() -> typer.models.OptionInfo:
     import typer
 
     return typer.Option(None, "--override-config", metavar="KEY=VALUE,...", help=OVERRIDE_CONFIG_HELP)
+
+
+def end_by_broken_pipe() -> None:
+    """End the process as SIGPIPE's default action ends KataGo once the reader of its stdout has gone away
+    (`kata analysis ... | head -1`): at once, with the status a shell expects, instead of searching on for
+    nobody. Safe from any thread."""
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # (Python ignores SIGPIPE; only its main thread may change that)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    os._exit(EXIT_BROKEN_PIPE)   # from another thread, or where the signal does not end the process

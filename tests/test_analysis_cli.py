@@ -163,6 +163,24 @@ def test_startup_errors_exit_with_one_line(args, message, status):
 
 
 @pytest.mark.subprocess
+def test_a_reader_that_goes_away_ends_the_engine_at_once_as_katago():
+    # `kata analysis ... | head -1`: KataGo dies by SIGPIPE at its next write; kata searched on for nobody.
+    process = subprocess.Popen(
+        python_cli() + ["analysis", "-model", str(model_path(SMALL_MODEL)), "-override-config", "logDir="],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        process.stdin.write((query_line("endless", maxVisits=ENDLESS_VISITS, reportDuringSearchEvery=0.2) + "\n").encode())
+        process.stdin.flush()
+        assert process.stdout.readline().startswith(b'{"id":"endless"')
+        process.stdout.close()   # the reader goes away; stdin stays open, as a producer's would
+        assert process.wait(20) in (-signal.SIGPIPE, 141)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.subprocess
 def test_ctrl_c_with_a_full_output_pipe_still_ends_the_engine():
     """A client that stops reading (its pipe full, the threads answering queries blocked writing to it)
     and then sends Ctrl-C: the engine ends within its few seconds' grace (it hung for ever, waiting on the

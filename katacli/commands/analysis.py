@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from katacli.cli_support import (
-    EXIT_MODEL_FAILURE, config_option, exit_on_config_error, human_model_option, human_model_warning, load_config,
+    EXIT_MODEL_FAILURE, config_option, end_by_broken_pipe, exit_on_config_error, human_model_option, human_model_warning, load_config,
     model_failure_line, model_option, override_config_option, start_model_checks, unused_profile_startup_warning,
 )
 from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
@@ -129,7 +129,8 @@ def run_analysis(model: Optional[str], config: Optional[List[str]], override_con
                  "until terminated")
 
     stdin, stdout = _stdio()
-    writer = JsonLineWriter(stdout)
+    writer = JsonLineWriter(stdout, on_closed=lambda: (log.write("stdout was closed by its reader: quitting"),
+                                                       end_by_broken_pipe()))
     if settings.log_all_responses:
         writer.on_line = lambda line: log.write("Response: " + line)
     with exit_on_config_error():
