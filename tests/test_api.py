@@ -461,27 +461,6 @@ def test_a_cuda_device_without_a_gpu_is_a_clear_error():
         katacli.load_network(BUNDLED_TINY_MODEL, device="cuda")
 
 
-def _reference_game(case):
-    """The API game a kata-raw-nn reference case sets up (square boards, no handicap), or None."""
-    size, rules, komi, moves = None, "tromp-taylor", None, []
-    for command in case["commands"]:
-        name, *args = command.split()
-        if name == "boardsize":
-            size = int(args[0])
-        elif name == "kata-set-rules":
-            rules = args[0]
-        elif name == "komi":
-            komi = float(args[0])
-        elif name == "play":
-            moves.append((args[0], args[1]))
-        elif name != "clear_board":
-            return None
-    game = katacli.Game(size, rules=rules, komi=komi)
-    for color, vertex in moves:
-        game.play(color, vertex)
-    return game
-
-
 @pytest.mark.parametrize("model", ["test-b3c48nbt.bin.gz", "b7c96h3tfrs-test5-cnorm.bin.gz"])
 def test_evaluate_gives_kata_raw_nn_priors_for_nets_with_an_optimistic_policy(model):
     # kata-raw-nn (KataGo's and kata gtp's) mixes in the optimistic policy at rootPolicyOptimism (0.2); so must
@@ -489,6 +468,7 @@ def test_evaluate_gives_kata_raw_nn_priors_for_nets_with_an_optimistic_policy(mo
     import json
 
     from support.paths import model_path, reference_path
+    from support.reference_games import reference_game
 
     net = katacli.load_network(model_path(model), symmetry=0)
     cases = [json.loads(line) for line in reference_path("kata-raw-nn.jsonl").read_text().splitlines()]
@@ -496,7 +476,7 @@ def test_evaluate_gives_kata_raw_nn_priors_for_nets_with_an_optimistic_policy(mo
     for case in cases:
         if case["model_file"] != model or case["query"] != "kata-raw-nn 0":
             continue
-        game = _reference_game(case)
+        game = reference_game(case)
         if game is None:
             continue
         got = net.evaluate(game, symmetry=0).policy.reshape(-1)

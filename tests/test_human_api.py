@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import katacli
+from support.reference_games import reference_game
 from support.paths import G170_B6, HUMAN_TEST, model_path, reference_path
 
 MAIN_MODEL = model_path(G170_B6, module=True)
@@ -36,23 +37,9 @@ def first_symmetry_zero_case():
 
 
 def game_of(case) -> katacli.Game:
-    size = rules = komi = None
-    moves = []
-    for command in case["commands"]:
-        name, *args = command.split()
-        if name == "boardsize":
-            size = int(args[0])
-        elif name == "kata-set-rules":
-            rules = args[0]
-        elif name == "komi":
-            komi = float(args[0])
-        elif name == "play":
-            moves.append((args[0], args[1]))
-        elif name in ("fixed_handicap", "rectangular_boardsize"):
-            pytest.skip(f"case set-up uses {name}")
-    game = katacli.Game(size, rules=rules, komi=komi)
-    for color, vertex in moves:
-        game.play(color, vertex)
+    game = reference_game(case)
+    if game is None:
+        pytest.skip("the case's set-up uses fixed_handicap or rectangular_boardsize")
     return game
 
 
