@@ -8,8 +8,7 @@ import katacli
 
 def reference_game(case: dict) -> Optional[katacli.Game]:
     """The game of ``case["commands"]`` (boardsize, clear_board, kata-set-rules, komi, play; kata-set-param is
-    left to the caller), or None for a
-    set-up the API builds differently (fixed_handicap, rectangular_boardsize, ...)."""
+    left to the caller), or None for a set-up the API builds differently (fixed_handicap, ...)."""
     size = rules = komi = None
     moves = []
     for command in case["commands"]:
