@@ -403,8 +403,13 @@ def test_sgf_writes_a_pass_for_ko_as_katago_does():
 
 
 def test_a_selfplay_game_stopped_at_the_move_limit_has_no_result_in_its_sgf():
-    s = tiny_settings("maxMovesPerGame=6,initGamesWithPolicy=false")
-    game = play_games(s, 1, seed=3, search="mcts")[0]
-    assert game.hit_turn_limit
-    text = game_sgf(game)
-    assert "RE[" not in text and "result=" not in text
+    s = tiny_settings("maxMovesPerGame=6,initGamesWithPolicy=false,allowResignation=false,"
+                      "earlyForkGameProb=0,forkGameProb=0,sekiForkHackProb=0")
+    games = play_games(s, 4, seed=3, search="mcts")
+    assert any(game.hit_turn_limit for game in games)
+    for game in games:
+        text = game_sgf(game)
+        if game.hit_turn_limit:
+            assert "RE[" not in text and "result=" not in text
+        else:
+            assert "RE[" in text
