@@ -446,7 +446,6 @@ class Searcher(SearchViews):
         has_max_time = max_time < 1.0e12
         has_tc = time_controls is not None and not pondering and not time_controls.is_effectively_unlimited()
         tc_limit = 1e30
-        last_time_check = -1.0
         next_callback = callback_period if (callback is not None and callback_period is not None) else None
         idle_steps = 0
         # Only the visit and playout limits can stop a search without a clock or a stop event: the loop
@@ -455,12 +454,12 @@ class Searcher(SearchViews):
         replans = (has_tc or has_max_time) and not pondering
         failed = True
         try:
+            last_time_check = time.monotonic() - start
+            if replans:   # the first plan, before any stop check
+                with self._lock:
+                    tc_limit = self._plan_time(time_controls, has_tc, last_time_check, search_factor, max_time)
             while True:
                 elapsed = time.monotonic() - start
-                if replans and last_time_check < 0.0:   # the first plan, before any stop check
-                    last_time_check = elapsed
-                    with self._lock:
-                        tc_limit = self._plan_time(time_controls, has_tc, elapsed, search_factor, max_time)
                 if not limits_only or (stats.playouts >= max_playouts
                                        or stats.playouts + non_playout_visits >= max_visits):
                     reason = self._stop_reason(stats.playouts, non_playout_visits, max_visits, max_playouts, elapsed,
