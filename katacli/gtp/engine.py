@@ -218,19 +218,16 @@ class GtpEngine:
         task = self.background
         return task is not None and task.pondering and not task.done.is_set()
 
-    def _keeps_pondering(self, line: str) -> bool:
-        """Whether this line leaves a running ponder alone. KataGo stops its search only for commands that
-        change the game or search with it: a GUI's name, showboard or time_left during the opponent's turn
-        must not throw the pondering away (analysis and cancellable searches stop at any line)."""
+    def _keeps_pondering(self, command: Command | None) -> bool:
+        """Whether this line (its command, None for an empty or id-only line) leaves a running ponder alone.
+        KataGo stops its search only for commands that change the game or search with it: a GUI's name,
+        showboard or time_left during the opponent's turn must not throw the pondering away (analysis and
+        cancellable searches stop at any line)."""
         from katacli.gtp.handlers import HANDLERS, KEEP_PONDERING
 
         if not self.pondering:
             return False
-        try:
-            name = parse_command(line).name
-        except EmptyCommand:
-            return True
-        return name in KEEP_PONDERING or name not in HANDLERS
+        return command is None or command.name in KEEP_PONDERING or command.name not in HANDLERS
 
     def run_in_worker(self, target: Callable[[threading.Event], object]):
         """Run a blocking search in a worker thread so that Ctrl-C reaches the main thread meanwhile."""
@@ -280,16 +277,20 @@ class GtpEngine:
 
     def handle_line(self, raw: str) -> None:
         line = clean_line(raw)
-        if not self._keeps_pondering(line):
+        command, empty = None, None
+        if line:
+            try:
+                command = parse_command(line)
+            except EmptyCommand as exc:
+                empty = exc
+        if not self._keeps_pondering(command):
             self.stop_background()
         if not line:
             return
         if self.settings.log_all_gtp_communication:
             self.log.write(f"Controller: {line}")
-        try:
-            command = parse_command(line)
-        except EmptyCommand as exc:
-            self.out.response(exc.command_id, str(exc), is_error=True)
+        if empty is not None:
+            self.out.response(empty.command_id, str(empty), is_error=True)
             return
         self.execute(command)
 
