@@ -15,7 +15,6 @@ import importlib
 import inspect
 import os
 import re
-import signal
 import sys
 
 from katacli import __version__, KATAGO_COMPAT_VERSION
@@ -270,15 +269,9 @@ def _exit_by_interrupt() -> None:
     """End the process as Ctrl-C's default action does, once a command has stopped cleanly after one: a
     shell then sees a process killed by SIGINT and stops its loop or script (an exit status of 130 would
     let `for ...; do kata analysis ...; done` go on to the next run), as with KataGo."""
-    # (stderr only: the protocol's stdout is flushed line by line, and a pipe nobody reads would block this)
-    try:
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
-    if hasattr(signal, "SIGINT") and hasattr(os, "kill"):
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-    sys.exit(EXIT_INTERRUPTED)   # where the signal does not end the process
+    from katacli.cli_support import end_by_signal
+
+    end_by_signal("SIGINT", EXIT_INTERRUPTED)
 
 
 def _is_missing_setting(exc: Exception) -> bool:

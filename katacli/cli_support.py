@@ -285,15 +285,25 @@ def override_config_option() -> typer.models.OptionInfo:
     return typer.Option(None, "--override-config", metavar="KEY=VALUE,...", help=OVERRIDE_CONFIG_HELP)
 
 
+def end_by_signal(signum_name: str, status: int) -> None:
+    """End the process as the signal's default action would (the status a shell sees: killed by it), once a
+    command has stopped cleanly. Only the main thread may reset a handler: from another thread, or where the
+    signal does not end the process, exit with ``status``."""
+    try:
+        sys.stderr.flush()   # (stderr only: stdout is flushed line by line, and a pipe nobody reads would block)
+    except (OSError, ValueError, AttributeError):
+        pass
+    signum = getattr(signal, signum_name, None)
+    if threading.current_thread() is not threading.main_thread():
+        os._exit(status)
+    if signum is not None and hasattr(os, "kill"):
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    sys.exit(status)
+
+
 def end_by_broken_pipe() -> None:
     """End the process as SIGPIPE's default action ends KataGo once the reader of its stdout has gone away
     (`kata analysis ... | head -1`): at once, with the status a shell expects, instead of searching on for
-    nobody. Safe from any thread."""
-    try:
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
-        pass
-    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # (Python ignores SIGPIPE; only its main thread may change that)
-        os.kill(os.getpid(), signal.SIGPIPE)
-    os._exit(EXIT_BROKEN_PIPE)   # from another thread, or where the signal does not end the process
+    nobody (Python ignores SIGPIPE). Safe from any thread."""
+    end_by_signal("SIGPIPE", EXIT_BROKEN_PIPE)
