@@ -321,22 +321,23 @@ class Trainer:
         else:
             weights = None
         model = model_with_weights(self.net.model, weights)
-        prefix = self.s.export_prefix_for(architecture_name(self.net.model))
-        name = export_name(prefix, self.samples, self.stream.state.total_rows_seen)
-        path = export_to_models_dir(model, self.s.export_dir, name, {
+        path = export_to_models_dir(model, self.s.export_dir, self._export_name(), {
             "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
             "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})
         self.exported.append(path)
         self.log(f"exported {path}")
         return path
 
+    def _export_name(self) -> str:
+        """The name the net at this sample count is exported under."""
+        prefix = self.s.export_prefix_for(architecture_name(self.net.model))
+        return export_name(prefix, self.samples, self.stream.state.total_rows_seen)
+
     def _final_export_missing(self) -> bool:
         """Whether exports are asked for and the net at this sample count has none in the export folder."""
         if not self.ctx.is_main or not self.s.export_dir:
             return False
-        prefix = self.s.export_prefix_for(architecture_name(self.net.model))
-        name = export_name(prefix, self.samples, self.stream.state.total_rows_seen)
-        return not os.path.exists(os.path.join(self.s.export_dir, name + MODEL_FILE_SUFFIX))
+        return not os.path.exists(os.path.join(self.s.export_dir, self._export_name() + MODEL_FILE_SUFFIX))
 
     def _lookahead_slow_model_state(self) -> dict:
         slow_by_param = {id(p): slow for p, slow in zip(self.lookahead.params, self.lookahead.slow)}
