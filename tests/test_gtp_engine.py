@@ -54,15 +54,21 @@ def test_pondering_runs_between_commands_and_stops_on_the_next_line():
     engine.stop_background()
 
 
+def pondering_then(line: str):
+    """(engine, its ponder task) after ``line`` arrived while the engine pondered White's reply to E5."""
+    engine, _, _ = make_engine(override="ponderingEnabled=true")
+    feed(engine, ["boardsize 9", "komi 7.5", "play b E5"])
+    task = engine.background
+    feed(engine, [line])
+    return engine, task
+
+
 @pytest.mark.parametrize("line", ["name", "showboard", "list_commands", "kata-get-param maxVisits",
                                   "kata-debug-print-tc", "time_left b 30 0", "kgs-time_settings byoyomi 0 5 3",
                                   "komi 7.5", "", "no_such_command", "12"])
 def test_pondering_goes_on_through_commands_that_leave_the_game_alone(line):
     # As KataGo: a GUI's query during the opponent's turn must not throw the pondering away (nor restart it).
-    engine, out, _ = make_engine(override="ponderingEnabled=true")
-    feed(engine, ["boardsize 9", "komi 7.5", "play b E5"])
-    task = engine.background
-    feed(engine, [line])
+    engine, task = pondering_then(line)
     assert engine.background is task and task.thread.is_alive()
     assert len(engine.bot.requests) == 1
     engine.stop_background()
@@ -71,10 +77,7 @@ def test_pondering_goes_on_through_commands_that_leave_the_game_alone(line):
 @pytest.mark.parametrize("line", ["komi 6.5", "play w E6", "undo", "clear_board", "kata-set-param maxVisits 5",
                                   "genmove w", "stop", "clear_cache", "kata-analyze w 10"])
 def test_commands_that_change_or_search_the_game_stop_pondering(line):
-    engine, out, _ = make_engine(override="ponderingEnabled=true")
-    feed(engine, ["boardsize 9", "komi 7.5", "play b E5"])
-    task = engine.background
-    feed(engine, [line])
+    engine, task = pondering_then(line)
     assert not task.thread.is_alive()
     engine.stop_background()
 

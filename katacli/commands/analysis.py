@@ -8,8 +8,9 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from katacli.cli_support import (
-    EXIT_MODEL_FAILURE, config_option, end_by_broken_pipe, exit_on_config_error, human_model_option, human_model_warning, load_config,
-    model_failure_line, model_option, override_config_option, start_model_checks, unused_profile_startup_warning,
+    EXIT_MODEL_FAILURE, config_option, end_by_broken_pipe, exit_on_config_error, human_model_option,
+    human_model_warning, load_config, model_failure_line, model_option, override_config_option, start_model_checks,
+    unused_profile_startup_warning,
 )
 from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
 from katacli.nets import choose_model
