@@ -106,6 +106,19 @@ def test_rollout_engine_answers_on_the_wire_and_finishes_queued_work_when_stdin_
     assert "Started, ready to begin handling requests" in engine.stderr_text
 
 
+def test_a_lone_carriage_return_does_not_end_a_query(engines):
+    """Queries end at LF, as KataGo reads them: a CR inside a line is JSON whitespace (two objects on one line
+    are one malformed query, never two answers), and CR LF line ends work."""
+    engine = engines(["-model", "rollouts"])
+    engine.send('{"id":"a","action":"query_version"}\r{"id":"b","action":"query_version"}',
+                '{"id":"c","action":"query_version"}\r')
+    first, second = engine.next(), engine.next()
+    assert "error" in first and "id" not in first
+    assert second["id"] == "c" and second["version"] == "1.17.2"
+    assert engine.close_stdin_and_wait() == 0
+    assert engine.remaining() == []
+
+
 def test_katrain_launch_line_with_a_network(engines, tmp_path):
     model = model_path(SMALL_MODEL)
     config = tmp_path / "analysis_config.cfg"

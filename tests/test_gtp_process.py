@@ -309,3 +309,12 @@ def test_a_dead_engine_is_reported_with_its_exit_status_and_last_words():
     with pytest.raises(GtpClientError, match=r"exit status 2; it said: error: Got unexpected extra argument"):
         client.command("name")
     client.close()
+
+
+def test_a_lone_carriage_return_does_not_end_a_command():
+    """KataGo ends GTP lines at LF and drops a CR as a control character: a controller writing "name\\r"
+    gets one answer per LF-ended line, never two for one line (ids stay matched). CR LF still works."""
+    result = run_gtp(ROLLOUTS, "1 name\r2 version\n3 play b d4\r4 play w q16\r\n5 name\r\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().split("\n\n")[:3] == [
+        "?1 unknown command", "?3 Expected two arguments for play but got 'b d44 play w q16'", "=5 KataGo"]

@@ -51,7 +51,7 @@ def _exit_on_failure(exc: BaseException) -> None:
 
 def _stdio():
     """UTF-8 text streams over stdin/stdout whatever the locale (query ids may be any text)."""
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")  # LF ends a query
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
     return stdin, stdout
 

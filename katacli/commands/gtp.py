@@ -77,7 +77,9 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
             ready.set()
 
     threading.Thread(target=build, name="engine-builder", daemon=True).start()
-    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1")
+    # Lines end at LF only, as KataGo reads them: a lone CR is a control character the command drops, not a
+    # second command (CR LF still works).
+    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="latin-1", newline="\n")
     engine = None
     status = 0
     try:
