@@ -68,3 +68,14 @@ def test_network_counts_are_this_genmove_s(capsys):
     rows = next(int(line.split()[-1]) for line in first if line.startswith("NN rows: "))
     assert 0 < rows <= 60
     assert "New playouts: 0" in again and "NN rows: 0" in again and "NN avg batch size: -nan" in again
+
+
+def test_genmove_time_counts_the_move_delay(capsys):
+    """KataGo reads its genmove timer after delayMoveScale's wait: `cputime` (what twogtp and gomill report per
+    engine) and the log's "Time taken" include it."""
+    move, lines = genmove_log(capsys, "genmove_debug b", override="delayMoveScale=100,delayMoveMax=0.3")
+    taken = float(next(line for line in lines if line.startswith("Time taken: ")).split()[-1])
+    assert taken >= 0.3
+    engine, out, _ = make_engine(override="delayMoveScale=100,delayMoveMax=0.3", scripted=True)
+    feed(engine, ["boardsize 7", "genmove b", "cputime"])
+    assert float(out.getvalue().strip().split("\n\n")[-1].removeprefix("= ")) >= 0.3

@@ -163,8 +163,8 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     resigned = resign.should_resign(
         player=pla, lead=outcome.lead, board_area=state.x_size * state.y_size, num_moves=len(state.moves),
         initial_black_advantage_points=initial_black_advantage(engine.rules, _num_handicap_stones(state)))
+    elapsed += _delay_move(engine, outcome)   # KataGo's genmove time (cputime, the log) includes the delay
     engine.genmove_time_sum += elapsed
-    _delay_move(engine, outcome)
     position = _state_for(engine, pla)
     if outcome.move != RESIGN and (settings.ogs_chat_to_stderr or settings.log_search_info or debug):
         searcher = engine.bot.search_tree(position)
@@ -190,13 +190,16 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     return format_vertex(move, state.x_size, state.y_size), move
 
 
-def _delay_move(engine, outcome: SearchOutcome) -> None:
+def _delay_move(engine, outcome: SearchOutcome) -> float:
+    """delayMoveScale's wait before answering (a human-like pace); -> the seconds it waited."""
     scale, limit = engine.params.delay_move_scale, engine.params.delay_move_max
     if scale <= 0 or limit <= 0:
-        return
+        return 0.0
     mean_wait = 0.5 * scale / (max(0.0, outcome.move_prior) + DELAY_PRIOR_OFFSET)
     wait = random.gammavariate(DELAY_GAMMA_SHAPE, 1.0) * mean_wait / DELAY_GAMMA_SHAPE
+    start = time.monotonic()
     time.sleep(max(min(wait, limit), MIN_DELAY_SECONDS))
+    return time.monotonic() - start
 
 
 def _play_chosen(engine, pla: int, move) -> None:
