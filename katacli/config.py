@@ -347,6 +347,10 @@ class Config:
         self._values[key] = str(value)
         self._origins[key] = origin
 
+    def remove(self, key: str) -> None:
+        """Drop one key (and only it: unlike an override, the other rules style's keys stay)."""
+        self._remove(key)
+
     def _remove(self, key: str) -> None:
         self._values.pop(key, None)
         self._origins.pop(key, None)

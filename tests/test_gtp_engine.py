@@ -271,6 +271,26 @@ def test_showboard_names_nogo_while_playing_it():
     assert '"scoring":"AREA"' in boards[1] and "nogo" not in boards[1]
 
 
+GTP_KEYS = ("numSearchThreads = 1\nlogAllGTPCommunication = false\nlogSearchInfo = false\n"
+            "logToStderr = false\n")
+
+
+@pytest.mark.parametrize("config_text, go_rules", [
+    ("rules = nogo\n" + GTP_KEYS, '"ko":"POSITIONAL","scoring":"AREA"'),   # Tromp-Taylor
+    ("rules = nogo\nkoRule = SIMPLE\nscoringRule = TERRITORY\nmultiStoneSuicideLegal = false\n"
+     + GTP_KEYS, '"ko":"SIMPLE","scoring":"TERRITORY"'),   # the config's own Go rules
+])
+def test_a_config_file_can_start_the_engine_in_nogo(config_text, go_rules, tmp_path):
+    """`rules = nogo` in a config file (as `kata gtp --help` says): a config needs the rules' keys, which
+    the NoGo name used to leave missing, so the engine refused to start."""
+    config = tmp_path / "nogo.cfg"
+    config.write_text(config_text)
+    engine, text = session(["kata-get-rules", "boardsize 5", "genmove b"], config=[str(config)])
+    answers = replies(text)
+    assert answers[0] == '= {"game":"nogo"}' and answers[2].startswith("= ")
+    assert go_rules in engine.rules.to_json_string()   # the Go rules underneath, for komi and a later change
+
+
 def test_rules_a_network_cannot_represent_are_refused():
     engine, out, _ = make_engine(model="test-b4c32.bin.gz")
     feed(engine, ["kata-set-rule ko SPIGHT", "kata-set-rules japanese", "kata-set-rule hasButton true",

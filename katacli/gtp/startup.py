@@ -12,6 +12,7 @@ from katacli.cli_support import (
     model_failure_line, report_error_and_exit, unused_profile_startup_warning,
 )
 from katacli.config import Config
+from katacli.config_keys import INDIVIDUAL_RULE_KEYS
 from katacli.engine_common import DETERMINISTIC_SEED, network_supported_rules, stable_seed
 from katacli.game.nogo import is_nogo_rules_name
 
@@ -19,9 +20,14 @@ EXIT_STARTUP_ERROR = 1
 
 
 def extract_nogo(cfg: Config) -> bool:
-    """`rules = nogo` is katacli's own: strip it so the Go rules loader never sees it."""
+    """`rules = nogo` is katacli's own: the Go rules loader sees the rules underneath instead (kept for a later
+    kata-set-rules back to Go): the config's individual rule keys where it has them, else Tromp-Taylor, as
+    without a config."""
     if "rules" in cfg and is_nogo_rules_name(str(cfg.as_dict().get("rules", ""))):
-        cfg.apply_overrides({"rules": ""}, origin="nogo")
+        if any(key in cfg for key in INDIVIDUAL_RULE_KEYS):
+            cfg.remove("rules")
+        else:
+            cfg.set("rules", "tromp-taylor", origin="nogo")
         return True
     return False
 
