@@ -291,6 +291,21 @@ def test_a_config_file_can_start_the_engine_in_nogo(config_text, go_rules, tmp_p
     assert go_rules in engine.rules.to_json_string()   # the Go rules underneath, for komi and a later change
 
 
+@pytest.mark.parametrize("change", ["kata-set-rules chinese", "kata-set-rule scoring AREA", "kgs-rules chinese"])
+def test_a_rules_change_that_forbids_an_earlier_move_is_refused_as_katago(change):
+    """A pass for ko in the cleanup phase (D5 on White's stone) is no move at all under area rules: KataGo
+    answers that the change is impossible, keeping the new rules and the game up to that move (kata raised an
+    internal error with a traceback, and skipped its bookkeeping)."""
+    engine, text = session(["boardsize 9", "kata-set-rules japanese", "play B D6", "play W E6", "play B C5",
+                            "play W F5", "play B D4", "play W E4", "play B E5", "play W pass", "play B pass",
+                            "play W D5", "play B D5", change, "kata-get-rules"], override="preventCleanupPhase=false")
+    answers = replies(text)
+    assert answers[-2] == ("? Could not make the rules change, some earlier moves in the game would now become "
+                           "illegal.")
+    assert '"scoring":"AREA"' in answers[-1]
+    assert len(engine.session.moves) == 10   # the game up to the move the new rules forbid
+
+
 def test_rules_a_network_cannot_represent_are_refused():
     engine, out, _ = make_engine(model="test-b4c32.bin.gz")
     feed(engine, ["kata-set-rule ko SPIGHT", "kata-set-rules japanese", "kata-set-rule hasButton true",

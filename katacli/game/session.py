@@ -33,6 +33,9 @@ class SessionError(ValueError):
     """A request the game cannot honour (bad size, handicap on a non-empty board, ...)."""
 
 
+RULES_CHANGE_REFUSED = "Could not make the rules change, some earlier moves in the game would now become illegal."
+
+
 @dataclass
 class GameSession:
     """Mutable game: call the methods, read ``state`` (a GameState) for the current position."""
@@ -105,11 +108,17 @@ class GameSession:
         self._rebuild()
 
     def set_rules(self, rules: Rules | str) -> None:
-        """Change the rules (a Rules or rules text) but keep the komi, and replay the game under them."""
+        """Change the rules (a Rules or rules text) but keep the komi, and replay the game under them; a move
+        they forbid raises SessionError, the game kept up to it under the new rules."""
         if isinstance(rules, str):
             rules = Rules.parse(rules)
         self.rules = rules.with_komi(self.rules.komi)
-        self._rebuild()
+        try:
+            self._rebuild()
+        except IllegalMoveError:
+            # As KataGo: the new rules stay, with the game's moves up to the first one they forbid (a pass
+            # for ko in a territory cleanup phase, say, is a capture of nothing under area rules).
+            raise SessionError(RULES_CHANGE_REFUSED) from None
 
     def set_komi(self, komi: float) -> None:
         self.rules = self.rules.with_komi(komi)

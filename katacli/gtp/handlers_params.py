@@ -8,6 +8,7 @@ from katacli.engine_common import network_supported_rules
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.nogo import NOGO_RULES_JSON, is_nogo_rules_name
 from katacli.game.rules import Rules, RulesError, parse_kgs_rules
+from katacli.game.session import SessionError
 from katacli.gtp.arguments import (
     MAX_TIME_LEFT_STONES, MAX_USER_INPUT_TIME, MIN_TIME_LEFT, format_cpp_double, parse_double, parse_int,
     parse_overtime_count, parse_time,
@@ -31,10 +32,14 @@ def change_rules(engine, rules: Rules) -> None:
     """Replay the game under new rules (komi kept), leaving NoGo."""
     if engine.options.model_path is not None and network_supported_rules(rules) != rules:
         raise GtpError(f"Rules {rules.to_json_string()} are not supported by this neural net version")
-    engine.session.set_rules(rules)
-    engine.new_game_position()
-    engine.nogo = False
-    engine.log.info(f"Changed rules to {rules.nice_name()}")
+    try:
+        engine.session.set_rules(rules)
+    except SessionError as exc:   # the rules changed all the same, the game kept up to the move they forbid
+        raise GtpError(str(exc)) from None
+    finally:
+        engine.new_game_position()
+        engine.nogo = False
+        engine.log.info(f"Changed rules to {rules.nice_name()}")
 
 
 def cmd_kata_get_rules(engine, command: Command) -> str:
