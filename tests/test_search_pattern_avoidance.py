@@ -343,6 +343,23 @@ def test_gtp_start_up_errors_are_one_line(tmp_path):
     missing = _gtp(f"autoAvoidRepeatDir={tmp_path / 'none'}", AUTO_KEYS, commands="name\nquit\n")
     assert missing.returncode == 1 and missing.stderr.strip().splitlines() == [
         f"error: autoAvoidRepeatDir: cannot read directory {tmp_path / 'none'}: No such file or directory"]
+    # Only the folder set (gtp_example.cfg's commented keys are no defaults): KataGo stops at its first save,
+    # at quit; kata at once, rather than playing a game whose moves it then cannot save.
+    bare = _gtp(f"autoAvoidRepeatDir={tmp_path}", commands="name\nquit\n")
+    assert bare.returncode == 1 and bare.stdout == "" and bare.stderr.strip().splitlines() == [
+        "error: autoAvoidRepeatUtility was not specified in the config (autoAvoidRepeatDir needs it)"]
+
+
+@pytest.mark.subprocess
+def test_auto_avoid_turn_limits_missing_for_the_size_played_are_an_error_the_user_sees(tmp_path):
+    """The turn limits given for 19x19 only, a 9x9 game: the moves cannot be saved; said on stderr (KataGo
+    stops with that error), not only in a log file, and the game goes on."""
+    keys = AUTO_KEYS.replace("MinTurnNumber=0", "MinTurnNumber19x19=0").replace("MaxTurnNumber=100",
+                                                                                 "MaxTurnNumber19x19=100")
+    done = _gtp(f"autoAvoidRepeatDir={tmp_path}", keys, "logToStderr=false")
+    assert done.returncode == 0 and len(_moves(done)) == 1
+    assert "ERROR: autoAvoidRepeatMinTurnNumber was not specified in the config" in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.needs_shared

@@ -36,6 +36,7 @@ class GtpPatternAvoidance:
             if table is not None:
                 raise PatternAvoidanceError(
                     "Providing both sgf avoid patterns and auto avoid patterns is not implemented right now")
+            settings.auto_avoid.check_complete()
             table = load_and_prune(settings.auto_avoid, lines.append)
             # File names differ from run to run even with searchRandSeed (KataGo's unseeded seedRand), so that
             # runs never overwrite each other's moves; forDeterministicTesting fixes them, as in KataGo.
@@ -51,9 +52,12 @@ class GtpPatternAvoidance:
         if self.recorder is not None:
             self.recorder.record(GenmoveSample(state.board(), pla, len(state.moves), move))
 
-    def maybe_save(self, force: bool, log: Log) -> None:
+    def maybe_save(self, force: bool, log: Log, alert: Log) -> None:
+        """Save the waiting genmove samples when due; ``alert``: a line for the log and the user's stderr."""
         if self.recorder is not None:
-            self.recorder.maybe_save(force, log)
+            error = self.recorder.maybe_save(force, log)
+            if error is not None:   # the moves are not saved: said where a user sees it, not only in the log
+                alert(f"ERROR: {error}")
 
     def reload_if_saved(self, log: Log) -> None:
         """At clear_board: the saved moves, this run's included, become the table (KataGo's)."""

@@ -273,7 +273,7 @@ class GtpEngine:
 
     def save_avoid_patterns(self, force: bool = False) -> None:
         """autoAvoidRepeat: write the recorded genmoves once a chunk is full (always with force)."""
-        self.avoid_patterns.maybe_save(force, self.log.write)
+        self.avoid_patterns.maybe_save(force, self.log.write, self.log.info)
 
     def handle_line(self, raw: str) -> None:
         line = clean_line(raw)

@@ -10,7 +10,8 @@ As KataGo's gtp.cpp and setup.cpp do it:
   first: up to autoAvoidRepeatMaxPoses valid positions, each weighted by autoAvoidRepeatLambda once
   more than the newer one, go into the pattern table; older files beyond that are deleted.
 Each setting may be given per board size (autoAvoidRepeatUtility19x19 wins over
-autoAvoidRepeatUtility); one a board size needs but that is not set stops with an error, as in KataGo.
+autoAvoidRepeatUtility); one given for no board size at all stops the start, and one a board size played
+lacks is an error on stderr and in the log at each save (KataGo stops there).
 """
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ class AutoAvoidSettings:
             if found:
                 per_size[(found.group(1), int(found.group(2)), int(found.group(3)))] = cfg.get(key)
         return cls(cfg.get("autoAvoidRepeatDir"), cfg.get("autoAvoidRepeatSaveChunkSize"), plain, per_size)
+
+    def check_complete(self) -> None:
+        """Each setting given for some board size at least, else PatternAvoidanceError naming it: KataGo stops
+        with that error at its first save (at quit, say); katacli stops at start-up, before any game."""
+        for name in PARAMS:
+            if name not in self.plain and not any(param == name for param, _, _ in self.per_size):
+                raise PatternAvoidanceError(f"autoAvoidRepeat{name} was not specified in the config "
+                                            "(autoAvoidRepeatDir needs it)")
 
     def param(self, name: str, x_size: int, y_size: int):
         if (name, x_size, y_size) in self.per_size:
@@ -114,18 +123,19 @@ class AutoAvoidRecorder:
     def record(self, sample: GenmoveSample) -> None:
         self.samples.append(sample)
 
-    def maybe_save(self, force: bool, log: Log) -> None:
-        """Write the waiting samples once a chunk is full (always when force), KataGo's maybeSaveAvoidPatterns."""
+    def maybe_save(self, force: bool, log: Log) -> Optional[str]:
+        """Write the waiting samples once a chunk is full (always when force), KataGo's maybeSaveAvoidPatterns;
+        -> the error, when a board size played lacks its turn limits (the samples wait: the game goes on)."""
         if not self.samples or (not force and len(self.samples) < self.settings.save_chunk_size):
-            return
+            return None
         try:
             saved = save_samples(self.samples, self.settings, self.rng, log)
-        except PatternAvoidanceError as exc:   # a board size without its turn limits: keep playing
-            log(f"ERROR: {exc}")
-            return
+        except PatternAvoidanceError as exc:
+            return str(exc)
         if saved:
             self.samples = []
             self.should_reload = True
+        return None
 
 
 def save_samples(samples: list[GenmoveSample], settings: AutoAvoidSettings, rng: random.Random, log: Log) -> bool:
