@@ -205,8 +205,10 @@ def warn_unknown_keys(cfg: Config) -> list[str]:
 
 # --------------------------------------------------------------------------- typer options
 
-MODEL_HELP = ("Neural net model file (.bin.gz or .txt.gz), e.g. kata1-b18c384nbt-....bin.gz. Default: katacli's "
-              "small built-in network; `rollouts`: no network, Monte Carlo rollouts.")
+MODEL_HELP = ("Neural net model file (.bin.gz or .txt.gz), e.g. kata1-b18c384nbt-....bin.gz. Default: KataGo's "
+              "default_model.bin.gz beside the kata launcher or in ~/.katago if there is one, else katacli's small "
+              "built-in network.")
+ROLLOUTS_MODEL_HELP = " `rollouts`: no network, Monte Carlo rollouts."
 HUMAN_MODEL_HELP = (
     "Optional human SL model (e.g. b18c384nbt-humanv0.bin.gz) for human-like play; "
     "pick the imitated profile with the humanSLProfile key."
@@ -252,11 +254,12 @@ OVERRIDE_CONFIG_HELP = (
 )
 
 
-def model_option(required: bool = True) -> typer.models.OptionInfo:
-    """``-model FILE``."""
+def model_option(required: bool = True, rollouts: bool = True) -> typer.models.OptionInfo:
+    """``-model FILE`` (``rollouts``: the command also plays without a network)."""
     import typer
 
-    return typer.Option(... if required else None, "--model", metavar="FILE", help=MODEL_HELP)
+    help_text = MODEL_HELP + (ROLLOUTS_MODEL_HELP if rollouts else "")
+    return typer.Option(... if required else None, "--model", metavar="FILE", help=help_text)
 
 
 def human_model_option() -> typer.models.OptionInfo:
@@ -266,14 +269,19 @@ def human_model_option() -> typer.models.OptionInfo:
     return typer.Option(None, "--human-model", metavar="FILE", help=HUMAN_MODEL_HELP)
 
 
-def config_option(example_name: str | None = None, required: bool = False) -> typer.models.OptionInfo:
-    """``-config FILE`` (repeatable); annotate the parameter as ``Optional[List[str]]``."""
+def config_option(example_name: str | None = None, required: bool = False,
+                  katago_default: bool = False) -> typer.models.OptionInfo:
+    """``-config FILE`` (repeatable); annotate the parameter as ``Optional[List[str]]``. ``katago_default``: the
+    command reads KataGo's default_gtp.cfg when no config is given."""
     import typer
 
     help_text = "Config file (.cfg). May be repeated; keys in later files override earlier ones."
     if example_name:
         help_text += f" See configs/{example_name} for a commented example."
-    if not required:
+    if katago_default:
+        help_text += (" Without one: KataGo's default_gtp.cfg beside the kata launcher or in ~/.katago if there is "
+                      "one, else every key takes its default.")
+    elif not required:
         help_text += " Without one, every key takes its default."
     return typer.Option(... if required else None, "--config", metavar="FILE", help=help_text)
 

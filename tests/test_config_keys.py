@@ -283,7 +283,7 @@ ILLUSTRATIVE_VALUES = {
     ("gtp_example.cfg", "avoidSgfPatternAllowedNames"), ("gtp_example.cfg", "autoAvoidRepeatDir"),
     ("gtp_example.cfg", "autoAvoidRepeatUtility"), ("gtp_example.cfg", "autoAvoidRepeatLambda"),
     ("gtp_example.cfg", "autoAvoidRepeatMinTurnNumber"), ("gtp_example.cfg", "autoAvoidRepeatMaxTurnNumber"),
-    ("gtp_example.cfg", "autoAvoidRepeatMaxPoses"),
+    ("gtp_example.cfg", "autoAvoidRepeatMaxPoses"), ("gtp_example.cfg", "homeDataDir"),
     ("analysis_example.cfg", "logDirDated"), ("analysis_example.cfg", "logFile"),
     ("analysis_example.cfg", "maxTime"), ("analysis_example.cfg", "cudaDeviceToUseThread0"),
     ("analysis_example.cfg", "cudaDeviceToUseThread1"),

@@ -366,7 +366,7 @@ def register(app: typer.Typer) -> None:
     def benchmark(
         model: Optional[str] = model_option(required=False),
         human_model: Optional[str] = human_model_option(),
-        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        config: Optional[List[str]] = config_option("gtp_example.cfg", katago_default=True),
         override_config: Optional[List[str]] = override_config_option(),
         visits: Optional[int] = typer.Option(
             None, "-v", "--visits", metavar="VISITS",

@@ -540,7 +540,7 @@ def run(options: GenconfigOptions) -> int:
     wizard.say(f"kata gtp{model_part} -config '{options.output}'", style="bold")
     wizard.say()
     wizard.say("Feel free to look at and edit the config further by hand in a text editor; configs/gtp_example.cfg "
-               "documents every key.")
+               "documents the usual keys.")
     return 0
 
 

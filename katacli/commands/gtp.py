@@ -27,7 +27,7 @@ HELP = (
     "Point a GUI or match runner at `kata gtp -model NET.bin.gz -config gtp.cfg`. Without -model the engine "
     "plays with katacli's small default network (trained from scratch by examples/training_loop.py, any board "
     "size 5..19); `-model rollouts` plays without a network, by Monte Carlo rollouts. Without -config every setting "
-    "takes KataGo's GTP default (configs/gtp_example.cfg documents them all); change single settings with "
+    "takes KataGo's GTP default (configs/gtp_example.cfg documents the usual ones); change single settings with "
     '-override-config "maxVisits=200,numSearchThreads=4".\n\n'
     "Besides standard GTP it supports KataGo's extensions (see list_commands): kata-analyze and lz-analyze "
     "streaming, kata-set-rules, kata-raw-nn, kata-get-param / kata-set-param, time settings and more. "
@@ -174,7 +174,7 @@ def register(app: typer.Typer) -> None:
     def gtp(
         model: Optional[str] = model_option(required=False),
         human_model: Optional[str] = human_model_option(),
-        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        config: Optional[List[str]] = config_option("gtp_example.cfg", katago_default=True),
         override_config: Optional[List[str]] = override_config_option(),
         override_version: Optional[str] = typer.Option(
             None, "--override-version", metavar="VERSION", help="Answer this to the GTP `version` command."),

@@ -20,7 +20,8 @@ On a CPU the games are shared out among one worker process per core (numMatchPro
 At the end a table shows games, wins, draws, win rate with a 95% interval and the Elo difference; --json prints the same as JSON on stdout.
 
 \b
-Example: kata match -config configs/match_example.cfg -sgf-output-dir match_sgfs -override-config "numGamesTotal=40"
+Example (the config's nnModelFile0 is a placeholder: name your network there or as here):
+kata match -config configs/match_example.cfg -sgf-output-dir match_sgfs -override-config "nnModelFile0=NET.bin.gz,numGamesTotal=40"
 
 Ctrl-C stops the match: games in progress are dropped, finished ones are counted and their SGFs kept (each game is its own complete file).
 """

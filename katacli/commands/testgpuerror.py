@@ -199,8 +199,8 @@ def run(model_arg, config, override_config, board_size, sgf_files, quick, refere
 def register(app: typer.Typer) -> None:
     @app.command("testgpuerror", help=HELP)
     def testgpuerror(
-        model: Optional[str] = model_option(required=False),
-        config: Optional[List[str]] = config_option("gtp_example.cfg"),
+        model: Optional[str] = model_option(required=False, rollouts=False),
+        config: Optional[List[str]] = config_option("gtp_example.cfg", katago_default=True),
         override_config: Optional[List[str]] = override_config_option(),
         board_size: Optional[str] = typer.Option(
             None, "--boardsize", metavar="SIZE",

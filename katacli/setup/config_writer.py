@@ -226,7 +226,7 @@ def render_config(choices: GenConfigChoices, model_path: Optional[str] = None,
     out.write(f"#\n# Use it with:  kata gtp -model NET.bin.gz{human_part} -config THIS_FILE\n"
               "# Key names are KataGo's, so KataGo reads this file too. A commented-out line (# key = value)\n"
               "# shows a setting without changing it: remove the '#' to use it. configs/gtp_example.cfg\n"
-              "# documents every other key.\n")
+              "# documents more of them.\n")
     for title, entries in _sections(choices) + _human_sections(choices):
         out.write("\n# " + "-" * (COMMENT_WIDTH - 2) + f"\n# {title}\n# " + "-" * (COMMENT_WIDTH - 2) + "\n")
         for entry in entries:
