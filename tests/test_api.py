@@ -104,6 +104,8 @@ def test_game_accepts_what_people_write():
     (lambda g: g.play("B", 44), CoordError, "44"),
     (lambda g: g.undo(), ValueError, "no move to undo"),
     (lambda g: g.truncated(3), ValueError, "0..0"),
+    (lambda g: g.vertex_of(9, 0), CoordError, r"Cell \[0, 9\] .* off the 9x9 board"),   # not "(9,0)"
+    (lambda g: g.vertex_of(0, -1), CoordError, r"Cell \[-1, 0\]"),
 ])
 def test_game_errors_name_the_bad_value(call, error, text):
     with pytest.raises(error, match=text):

@@ -15,7 +15,7 @@ import numpy as np
 from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
-from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.coords import BLACK, WHITE, OffBoardError, format_vertex
 from katacli.game.nogo import is_nogo_rules_name
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
@@ -293,7 +293,11 @@ class Game:
         return format_vertex(xy, self.x_size, self.y_size)
 
     def vertex_of(self, column: int, row_from_top: int) -> str:
-        """The GTP name of board array cell [row_from_top, column], e.g. (4, 4) -> "E5" on 9x9."""
+        """The GTP name of board array cell [row_from_top, column], e.g. (4, 4) -> "E5" on 9x9; OffBoardError for
+        a cell off this board (an index past an array's edge names no point)."""
+        if not (0 <= column < self.x_size and 0 <= row_from_top < self.y_size):
+            raise OffBoardError(f"Cell [{row_from_top}, {column}] (row from the top, column) is off the "
+                                f"{self.x_size}x{self.y_size} board")
         return self._vertex((column, row_from_top))
 
     def __repr__(self) -> str:
