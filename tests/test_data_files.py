@@ -216,6 +216,30 @@ def test_unreadable_files_give_clear_errors(tmp_path):
         read_npz(bad_npz)
 
 
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_damage_anywhere_in_a_file_is_a_clear_error(tmp_path, suffix):
+    """Bytes overwritten all through a file (a bad disk, a copy cut and patched): reading it either works or
+    raises TrainingDataError naming it -- never zlib.error (a broken deflate stream in an npz) or h5py's
+    KeyError ("Unable to synchronously open object", a broken HDF5 header), which ended kata convert and
+    kata train in tracebacks."""
+    arrays = fake_rows(40, games=3, seed=11)
+    pristine = tmp_path / f"pristine{suffix}"
+    if suffix == ".npz":
+        np.savez_compressed(pristine, **arrays)
+    else:
+        write_h5(pristine, arrays)
+    data = pristine.read_bytes()
+    damaged, errors = tmp_path / f"damaged{suffix}", 0
+    for offset in range(0, len(data) - 16, 211):
+        damaged.write_bytes(data[:offset] + b"\xff" * 16 + data[offset + 16:])
+        try:
+            load_training_arrays(damaged)
+        except TrainingDataError as exc:
+            errors += 1
+            assert "damaged" in str(exc)
+    assert errors > 0
+
+
 # ---------------------------------------------------------------------------- conversion
 
 
@@ -275,6 +299,16 @@ def test_convert_command(tmp_path):
     (tmp_path / "junk.h5").write_bytes(b"junk")
     result = run(str(tmp_path / "junk.h5"))
     assert result.returncode == 1 and "error:" in result.stderr and "Traceback" not in result.stderr
+    # A folder with one unreadable file among good ones: the others are converted, the bad one named, status 1.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("a", "c"):
+        np.savez_compressed(mixed / f"{name}.npz", **arrays)
+    (mixed / "b.npz").write_bytes((mixed / "a.npz").read_bytes()[:300])
+    result = run(str(mixed), str(tmp_path / "mixed-out"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert sorted(p.name for p in (tmp_path / "mixed-out").iterdir()) == ["a.h5", "c.h5"]
+    assert "b.npz" in result.stderr and "1 file(s) could not be read" in result.stderr
 
 
 def test_convert_file_never_writes_over_its_input_or_under_the_other_formats_name(tmp_path):

@@ -54,6 +54,29 @@ def test_a_converted_copy_beside_its_h5_is_counted_once(tmp_path):
     assert sum(f.rows for f in DataScanner(str(data), log=messages.append).scan()) == 26
 
 
+def test_a_file_whose_rows_are_damaged_is_skipped_once_and_training_goes_on(tmp_path):
+    """Its headers read (the row count at the scan), its rows not (a broken deflate stream inside): the epoch
+    trains on the other files, the file is named once and left out of later epochs (it stopped the run)."""
+    import zipfile
+
+    data = tmp_path / "data"
+    write_synthetic_files(str(data), 60, BOARD, num_files=2, seed=4, file_format="npz")
+    bad = sorted(data.glob("*.npz"))[0]
+    with zipfile.ZipFile(bad) as z:
+        member = next(i for i in z.infolist() if i.filename.startswith("binaryInputNCHWPacked"))
+    raw = bytearray(bad.read_bytes())
+    middle = member.header_offset + 30 + len(member.filename) + member.compress_size // 2
+    raw[middle:middle + 16] = b"\xff" * 16
+    bad.write_bytes(bytes(raw))
+    messages = []
+    s = stream(data, batch=8, per_epoch=16, min_rows=10**9)
+    s.scanner.log = messages.append
+    batches = [s.next_batch(8 * i) for i in range(6)]   # three epochs of two batches
+    assert all(len(b) == 8 for b in batches)
+    assert s.window_rows == 30 and all(part.path != str(bad) for part in s.state.window)
+    assert len(messages) == 1 and str(bad) in messages[0] and "skipping unreadable" in messages[0]
+
+
 def test_binary_inputs_round_trip():
     spatial = (np.random.default_rng(0).random((3, 22, 9, 9)) < 0.3).astype(np.float32)
     packed = R.pack_binary_inputs(spatial)

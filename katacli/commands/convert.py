@@ -1,6 +1,7 @@
 """``kata convert``: training data between KataGo's .npz and katacli's .h5, without loss."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -10,7 +11,7 @@ from katacli.cli_support import report_error_and_exit
 
 HELP = """Convert training data between KataGo's .npz files and katacli's .h5 files.
 
-Both hold the same arrays (binaryInputNCHWPacked, globalInputNC, policyTargetsNCMove, globalTargetsNC, scoreDistrN, valueTargetsNCHW, qValueTargetsNCMove), so conversion is exact in both directions. The direction follows the input: .npz becomes .h5 and .h5 becomes .npz. A directory is converted file by file (recursively) into OUTPUT, keeping relative paths; --to picks the format to produce (default h5).
+Both hold the same arrays (binaryInputNCHWPacked, globalInputNC, policyTargetsNCMove, globalTargetsNC, scoreDistrN, valueTargetsNCHW, qValueTargetsNCMove), so conversion is exact in both directions. The direction follows the input: .npz becomes .h5 and .h5 becomes .npz. A directory is converted file by file (recursively) into OUTPUT, keeping relative paths (a file that cannot be read is reported and skipped, and the exit status is 1); --to picks the format to produce (default h5).
 
 \b
 Examples:
@@ -55,11 +56,20 @@ def register(app: typer.Typer) -> None:
                 suffix = {"h5": H5_SUFFIX, "npz": NPZ_SUFFIX}.get(to)
                 if suffix is None:
                     report_error_and_exit(f"--to must be h5 or npz, not {to!r}")
-                written = convert_tree(src, Path(output) if output else src, suffix)
-                if not written:
+                unreadable: list[str] = []
+
+                def skip(path: Path, exc: TrainingDataError) -> None:   # one bad file costs only itself
+                    unreadable.append(str(path))
+                    print(f"skipped: {exc}", file=sys.stderr, flush=True)
+
+                written = convert_tree(src, Path(output) if output else src, suffix, on_error=skip)
+                if not written and not unreadable:
                     other = NPZ_SUFFIX if suffix == H5_SUFFIX else H5_SUFFIX
                     report_error_and_exit(f"no {other} files to convert in {source}")
                 print(f"converted {len(written)} files")
+                if unreadable:
+                    report_error_and_exit(f"{len(unreadable)} file(s) could not be read and were not converted "
+                                          "(listed above)")
             else:
                 if to is not None and src.suffix.lstrip(".") == to:
                     report_error_and_exit(f"{source} is already a .{to} file")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from katacli.data.files import (
     TrainingDataError,
@@ -60,9 +60,11 @@ def convert_file(src: str | os.PathLike, dst: str | os.PathLike | None = None) -
     return npz_to_h5(src, dst) if src.suffix == NPZ_SUFFIX else h5_to_npz(src, dst)
 
 
-def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suffix: str) -> list[Path]:
+def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suffix: str,
+                 on_error: Optional[Callable[[Path, TrainingDataError], None]] = None) -> list[Path]:
     """Convert every training file under ``src_dir`` not already in ``to_suffix`` form into
-    ``dst_dir``, keeping the relative paths. Returns the files written."""
+    ``dst_dir``, keeping the relative paths. Returns the files written. ``on_error``: told of each file that
+    cannot be read, and the others are converted still (without it, the first such file raises)."""
     src_dir, dst_dir = Path(src_dir), Path(dst_dir)
     if to_suffix not in (H5_SUFFIX, NPZ_SUFFIX):
         raise ValueError(f"to_suffix must be {H5_SUFFIX} or {NPZ_SUFFIX}")
@@ -71,5 +73,10 @@ def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suff
     for src in list_training_files(src_dir, suffixes=(from_suffix,)):
         dst = (dst_dir / src.relative_to(src_dir)).with_suffix(to_suffix)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        written.append(convert_file(src, dst))
+        try:
+            written.append(convert_file(src, dst))
+        except TrainingDataError as exc:
+            if on_error is None:
+                raise
+            on_error(src, exc)
     return written

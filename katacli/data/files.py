@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime
 import io
 import os
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -44,6 +46,11 @@ from katacli.data.schema import (
 
 # Rows per HDF5 chunk: big enough to compress well, small enough to read a few rows cheaply.
 CHUNK_ROWS = 256
+# What reading a damaged file raises: a zip's broken deflate stream is a zlib.error (no OSError), a garbled
+# .npy header numpy's parser's SyntaxError / tokenize.TokenError; h5py names a broken HDF5 structure in a
+# KeyError ("Unable to synchronously open object ..."), a RuntimeError or an OSError.
+NPZ_READ_ERRORS = (OSError, ValueError, zipfile.BadZipFile, EOFError, zlib.error, SyntaxError, tokenize.TokenError)
+H5_READ_ERRORS = (OSError, KeyError, ValueError, RuntimeError)
 # gzip level 4 is within a few percent of level 9's size at a fraction of the time.
 GZIP_LEVEL = 4
 
@@ -132,24 +139,35 @@ class TrainingFile:
             raise TrainingDataError(f"training file not found: {self.path}") from None
         except OSError as exc:
             raise TrainingDataError(f"cannot read {self.path} as HDF5: {exc}") from None
+        try:
+            self._read_layout()
+        except TrainingDataError:
+            self._file.close()
+            raise
+        except H5_READ_ERRORS as exc:   # damaged metadata: h5py raises KeyError / OSError naming the HDF5 fault
+            self._file.close()
+            raise TrainingDataError(f"corrupt data in {self.path}: {exc}") from None
+
+    def _read_layout(self) -> None:
         attrs = dict(self._file.attrs)
         if attrs.get("format") != FORMAT_NAME:
-            self._file.close()
             raise TrainingDataError(f"{self.path} is not a {FORMAT_NAME} file")
         self.attrs = attrs
         self.fields = [name for name in FIELDS if name in self._file]
         missing = [name for name in REQUIRED_FIELDS if name not in self.fields]
         if missing:
-            self._file.close()
             raise TrainingDataError(f"{self.path} lacks datasets: {', '.join(missing)}")
         self.num_rows = int(self._file["globalTargetsNC"].shape[0])
         self.pos_len = int(self._file["valueTargetsNCHW"].shape[2])
 
     @property
     def game_rows(self) -> np.ndarray:
-        if GAME_ROWS_DATASET in self._file:
-            return self._file[GAME_ROWS_DATASET][()]
-        return game_row_ranges(self._file["globalTargetsNC"][()])
+        try:
+            if GAME_ROWS_DATASET in self._file:
+                return self._file[GAME_ROWS_DATASET][()]
+            return game_row_ranges(self._file["globalTargetsNC"][()])
+        except H5_READ_ERRORS as exc:
+            raise TrainingDataError(f"corrupt data in {self.path}: {exc}") from None
 
     @property
     def num_games(self) -> int:
@@ -163,7 +181,7 @@ class TrainingFile:
         stop = self.num_rows if stop is None else stop
         try:
             return {name: self._file[name][start:stop] for name in names}
-        except OSError as exc:
+        except H5_READ_ERRORS as exc:
             raise TrainingDataError(f"corrupt data in {self.path}: {exc}") from None
 
     def games(self) -> Iterator[dict[str, np.ndarray]]:
@@ -188,7 +206,7 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
             arrays = {name: npz[name] for name in npz.files}
     except FileNotFoundError:
         raise TrainingDataError(f"training file not found: {path}") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+    except NPZ_READ_ERRORS as exc:
         # numpy reads a file that is not a zip as a pickle and then advises loading it unsafely: say what it is.
         reason = "not an npz (zip) file" if not zipfile.is_zipfile(path) else str(exc)
         raise TrainingDataError(f"cannot read {path} as npz: {reason}") from None

@@ -18,6 +18,7 @@ import numpy as np
 
 from katacli import data as D
 from katacli.data import schema as S
+from katacli.data.files import NPZ_READ_ERRORS
 
 # ---------------------------------------------------------------------------------------------
 # Field names (the schema's keys)
@@ -152,7 +153,7 @@ def count_rows(path: str) -> int:
             return int(shape[0])
     except D.TrainingDataError as exc:
         raise TrainingFileError(str(exc)) from None
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+    except (KeyError, *NPZ_READ_ERRORS) as exc:
         raise TrainingFileError(f"{path}: cannot read training file ({exc})") from None
 
 
@@ -173,7 +174,7 @@ def _read_npz_rows(path: str, start: int, stop: Optional[int]) -> dict[str, np.n
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name][start:stop] for name in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+    except NPZ_READ_ERRORS as exc:
         raise TrainingFileError(f"{path}: cannot read training file ({exc})") from None
     if GLOBAL_TARGETS in arrays:
         arrays[GLOBAL_TARGETS] = _pad_global_targets(arrays[GLOBAL_TARGETS], path)

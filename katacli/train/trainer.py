@@ -156,7 +156,8 @@ class Trainer:
         for flag, directory in (("-output-dir", s.output_dir), ("-export-dir", s.export_dir)):
             if directory:
                 _check_writable_dir(flag, directory)
-        rows = sum(f.rows for f in DataScanner(s.data_dir, self.log).scan())
+        # A count only: the data stream's own scan reports unreadable files, once.
+        rows = sum(f.rows for f in DataScanner(s.data_dir, lambda _line: None).scan())
         if not rows:
             raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
         global_batch = s.batch_size * self.ctx.world_size

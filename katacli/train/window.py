@@ -16,6 +16,7 @@ Everything needed to continue exactly (epoch, window files, pass, offset, step) 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Optional
@@ -70,6 +71,7 @@ class DataScanner:
         self._counts: dict[tuple[str, float, int], int] = {}
         self._reported_bad: set[str] = set()
         self._reported_copies: set[str] = set()
+        self._unreadable: set[tuple[str, float, int]] = set()   # headers fine, rows not (found when loaded)
 
     def scan(self) -> list[DataFile]:
         if not os.path.isdir(self.data_dir):
@@ -86,17 +88,28 @@ class DataScanner:
             except OSError:
                 continue  # removed while scanning
             key = (path, stat.st_mtime, stat.st_size)
+            if key in self._unreadable:
+                continue
             if key not in self._counts:
                 try:
                     self._counts[key] = R.count_rows(path)
                 except R.TrainingFileError as exc:
-                    if path not in self._reported_bad:
-                        self._reported_bad.add(path)
-                        self.log(f"skipping unreadable training file: {exc}")
+                    self.report_unreadable(path, exc)
                     continue
             found.append(DataFile(path, self._counts[key], stat.st_mtime))
         found.sort(key=lambda f: (f.mtime, f.path))
         return found
+
+    def report_unreadable(self, path: str, exc: Exception, *, exclude: bool = False) -> None:
+        """Say once that a file is skipped; ``exclude``: leave it out of later scans too (its rows, not its
+        headers, are damaged), until it changes."""
+        if path not in self._reported_bad:
+            self._reported_bad.add(path)
+            self.log(f"skipping unreadable training file: {exc}")
+        if exclude:
+            with contextlib.suppress(OSError):
+                stat = os.stat(path)
+                self._unreadable.add((path, stat.st_mtime, stat.st_size))
 
 
 def choose_window(files: list[DataFile], window_rows: int) -> list[WindowPart]:
@@ -187,7 +200,16 @@ class DataStream:
         self.log(f"epoch {st.epoch}: window of {self.window_rows} newest rows out of {total} in {len(st.window)} files")
 
     def _load(self) -> None:
-        blocks = [R.read_rows(p.path, p.start, p.stop) for p in self.state.window]
+        blocks, readable = [], []
+        for part in self.state.window:
+            try:
+                blocks.append(R.read_rows(part.path, part.start, part.stop))
+                readable.append(part)
+            except R.TrainingFileError as exc:   # one damaged file costs its rows, not the run
+                self.scanner.report_unreadable(part.path, exc, exclude=True)
+        self.state.window = readable
+        if not blocks:
+            raise NoTrainingDataError(f"no readable training rows in the window under {self.scanner.data_dir}")
         pos_lens = {b.pos_len for b in blocks}
         if len(pos_lens) > 1:
             raise R.TrainingFileError(f"training files mix board edges {sorted(pos_lens)}; train on one pos_len at a time")
