@@ -156,6 +156,21 @@ def test_general_errors_for_lines_without_a_usable_id():
     assert all(set(o) == {"error"} for o in objs)
 
 
+def test_numbers_beyond_a_double_refuse_the_whole_line_as_katago():
+    """KataGo's JSON parser refuses 1e400 (or a 400-digit integer) as the line's parse error, without an id;
+    Python's json read it as inf, and the query failed on a field with an error text holding 'Infinity'."""
+    big_int = "1" + "0" * 400
+    lines = ['{"id":"big","moves":[],"rules":{"komi":1e400},"boardXSize":9,"boardYSize":9,"maxVisits":5}',
+             '{"id":"b","action":"query_version","n":' + big_int + "}"]
+    with running_engine() as (engine, out):
+        send(engine, *lines, '{"id":"ok","action":"query_version","n":' + "9" * 300 + ",\"f\":1e300}")
+    objs = out.objects
+    assert [o["error"] for o in objs[:2]] == [
+        f"[json.exception.out_of_range.406] number overflow parsing '{text}' - could not parse input line as json "
+        f"request: {line}" for text, line in zip(["1e400", big_int], lines)]
+    assert objs[2]["id"] == "ok" and "error" not in objs[2]
+
+
 # KataGo 1.17.2's answers to query lines with half a UTF-16 surrogate pair (nlohmann::json refuses them;
 # Python's json would accept them and the echoed text could not be written as UTF-8).
 SURROGATE_LINES = [

@@ -27,6 +27,8 @@ OUTPUT_PRECISION = 8
 OWNERSHIP_ROUNDING_SCALE = 1_000_000.0
 # Values this close to zero are printed as they are (KataGo's roundDynamic).
 ROUNDING_ZERO_THRESHOLD = 1e-60
+# Integers of up to this many digits are far inside a double's range (checked only past it).
+MAX_EXACT_INT_DIGITS = 300
 
 
 class QueryError(Exception):
@@ -59,6 +61,30 @@ def dumps(obj: Any) -> str:
 
 def _reject_constant(name: str):
     raise ValueError(f"invalid literal '{name}'")
+
+
+class NumberOverflowError(ValueError):
+    """A JSON number beyond a double's range: KataGo's parser refuses the whole line (Python reads inf)."""
+
+    def __init__(self, text: str):
+        super().__init__(f"number overflow parsing '{text}'")
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise NumberOverflowError(text)
+    return value
+
+
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if len(text) > MAX_EXACT_INT_DIGITS:   # KataGo holds integers past 64 bits as doubles
+        try:
+            float(value)
+        except OverflowError:
+            raise NumberOverflowError(text) from None
+    return value
 
 
 # A byte order mark, which KataGo's JSON parser skips at the start of a line (Windows tools write one).
@@ -110,7 +136,7 @@ def loads(line: str) -> Any:
     KataGo); a leading byte order mark is skipped."""
     if line.startswith(BYTE_ORDER_MARK):
         line = line[len(BYTE_ORDER_MARK):]
-    value = json.loads(line, parse_constant=_reject_constant)
+    value = json.loads(line, parse_constant=_reject_constant, parse_float=_checked_float, parse_int=_checked_int)
     if "\\u" in line:
         _check_surrogate_pairs(line)
     return value
@@ -118,6 +144,8 @@ def loads(line: str) -> Any:
 
 def parse_error_message(line: str, exc: Exception) -> str:
     """The general error for a line that is not JSON, in the shape of KataGo's message."""
+    if isinstance(exc, NumberOverflowError):
+        return f"[json.exception.out_of_range.406] {exc} - could not parse input line as json request: {line}"
     if isinstance(exc, SurrogateError):
         detail = (f"parse error at line 1, column {exc.column}: syntax error while parsing value - invalid string: "
                   f"{exc.problem}; last read: '{exc.last_read}'")
