@@ -21,6 +21,7 @@ from katacli.data import (
     TrainingDataWriter,
     TrainingFile,
     convert_file,
+    convert_tree,
     empty_arrays,
     game_row_ranges,
     h5_to_npz,
@@ -309,6 +310,20 @@ def test_convert_command(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert sorted(p.name for p in (tmp_path / "mixed-out").iterdir()) == ["a.h5", "c.h5"]
     assert "b.npz" in result.stderr and "1 file(s) could not be read" in result.stderr
+
+
+def test_convert_tree_reports_progress_and_skips_what_it_cannot_read(tmp_path):
+    arrays = fake_rows(6)
+    for name in ("a", "b", "c"):
+        np.savez_compressed(tmp_path / f"{name}.npz", **arrays)
+    (tmp_path / "b.npz").write_bytes(b"PK\x03\x04 broken")
+    steps, skipped = [], []
+    written = convert_tree(tmp_path, tmp_path / "out", ".h5", on_error=lambda path, exc: skipped.append(path.name),
+                           on_progress=lambda done, total: steps.append((done, total)))
+    assert [p.name for p in written] == ["a.h5", "c.h5"] and skipped == ["b.npz"]
+    assert steps == [(1, 3), (2, 3), (3, 3)]
+    with pytest.raises(TrainingDataError, match="b.npz"):   # without on_error the first bad file stops it
+        convert_tree(tmp_path, tmp_path / "out2", ".h5")
 
 
 def test_convert_file_never_writes_over_its_input_or_under_the_other_formats_name(tmp_path):

@@ -1,9 +1,10 @@
 """``kata convert``: training data between KataGo's .npz and katacli's .h5, without loss."""
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 import typer
 
@@ -22,6 +23,21 @@ Examples:
 
 # Listed after the main subcommands in `kata --help`.
 HELP_PANEL = "Data tools"
+
+
+@contextlib.contextmanager
+def _progress_bar() -> Iterator[Callable[[int, int], None]]:
+    """A bar on stderr for a folder's files, where a person watches (a terminal); nothing in a pipe or log."""
+    if not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("[bold]convert"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("convert", total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 def register(app: typer.Typer) -> None:
@@ -62,7 +78,9 @@ def register(app: typer.Typer) -> None:
                     unreadable.append(str(path))
                     print(f"skipped: {exc}", file=sys.stderr, flush=True)
 
-                written = convert_tree(src, Path(output) if output else src, suffix, on_error=skip)
+                with _progress_bar() as on_progress:
+                    written = convert_tree(src, Path(output) if output else src, suffix, on_error=skip,
+                                           on_progress=on_progress)
                 if not written and not unreadable:
                     other = NPZ_SUFFIX if suffix == H5_SUFFIX else H5_SUFFIX
                     report_error_and_exit(f"no {other} files to convert in {source}")

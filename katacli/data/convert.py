@@ -61,16 +61,19 @@ def convert_file(src: str | os.PathLike, dst: str | os.PathLike | None = None) -
 
 
 def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suffix: str,
-                 on_error: Optional[Callable[[Path, TrainingDataError], None]] = None) -> list[Path]:
+                 on_error: Optional[Callable[[Path, TrainingDataError], None]] = None,
+                 on_progress: Optional[Callable[[int, int], None]] = None) -> list[Path]:
     """Convert every training file under ``src_dir`` not already in ``to_suffix`` form into
     ``dst_dir``, keeping the relative paths. Returns the files written. ``on_error``: told of each file that
-    cannot be read, and the others are converted still (without it, the first such file raises)."""
+    cannot be read, and the others are converted still (without it, the first such file raises);
+    ``on_progress(done, total)`` after each file."""
     src_dir, dst_dir = Path(src_dir), Path(dst_dir)
     if to_suffix not in (H5_SUFFIX, NPZ_SUFFIX):
         raise ValueError(f"to_suffix must be {H5_SUFFIX} or {NPZ_SUFFIX}")
     from_suffix = NPZ_SUFFIX if to_suffix == H5_SUFFIX else H5_SUFFIX
     written = []
-    for src in list_training_files(src_dir, suffixes=(from_suffix,)):
+    sources = list_training_files(src_dir, suffixes=(from_suffix,))
+    for done, src in enumerate(sources, 1):
         dst = (dst_dir / src.relative_to(src_dir)).with_suffix(to_suffix)
         dst.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -79,4 +82,6 @@ def convert_tree(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, to_suff
             if on_error is None:
                 raise
             on_error(src, exc)
+        if on_progress is not None:
+            on_progress(done, len(sources))
     return written
