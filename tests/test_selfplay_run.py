@@ -177,11 +177,16 @@ def test_cli_small_run(tmp_path):
     out = tmp_path / "out"
     result = run_cli("-models-dir", str(models), "-output-dir", str(out), "-config", str(EXAMPLE_CONFIG),
                      "-override-config", TINY_OVERRIDES, "-override-config", ALL_ROWS,
-                     "-override-config", SHORT_GAMES, "-max-games-total", "2", "-quiet")
+                     "-override-config", SHORT_GAMES, "-override-config", "ponderingEnabled=true",
+                     "-max-games-total", "2", "-quiet")
     assert result.returncode == 0, result.stderr
     games, rows = check_output_dir(out)
     assert games == 2 and rows > 0 and sgf_lines(out) == 2
     assert list(out.glob("log-*.log")) and list(out.glob("selfplay-*.cfg"))
+    # A key self-play never reads is named, as KataGo's warnUnusedKeys does (it was silently ignored).
+    unused = "WARNING: Unused key 'ponderingEnabled' in -override-config: kata selfplay does not use it here"
+    assert result.stderr.count(unused) == 1 and unused in next(out.glob("log-*.log")).read_text()
+    assert "Unused key" not in result.stderr.replace(unused, "")   # the example config's keys are all read
 
 
 @pytest.mark.subprocess

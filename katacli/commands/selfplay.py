@@ -42,6 +42,7 @@ Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress a
 
 EXAMPLE_CONFIG_NAME = "selfplay_example.cfg"   # the default -config (katacli.example_configs finds it)
 EXIT_RUNTIME_ERROR = 2
+COMMAND_NAME = "kata selfplay"   # in its warnings
 
 
 class _CurrentStream:
@@ -118,6 +119,9 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     cfg = load_config(config, override_config, mode="selfplay")
     with exit_on_config_error():
         settings, nn, cpu_threads, pass_alive, log_to_stdout, num_processes = read_selfplay_config(cfg)
+    # Every key self-play reads is read by now: KataGo's warning for the others (ponderingEnabled, logDir: its
+    # log is the output folder's log-*.log), also written to that log.
+    cfg.warn_unused_keys(COMMAND_NAME)
     for warning in settings.positions.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -182,7 +186,7 @@ def _run_logged(out_path: Path, run_id: str, cfg, log_to_stdout: bool, quiet: bo
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_path, handlers = _setup_logging(out_path, f"{stamp}-{run_id}", log_to_stdout)
-    for warning in cfg.unknown_key_warnings():  # shown on stderr while the config was read
+    for warning in cfg.unknown_key_warnings() + cfg.unused_key_warnings(COMMAND_NAME):   # shown on stderr too
         logging.getLogger("katacli.selfplay").info(warning)
     for line in startup_lines:
         logging.getLogger("katacli.selfplay").info(line)
