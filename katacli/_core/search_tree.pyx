@@ -48,6 +48,9 @@ from katacli._core.search_apply cimport apply_batch_arrays, NUM_VALUE_COLUMNS
 from katacli._core.ladder cimport ladder_cache_release
 
 
+# Futile-visit pruning's bound before a search sets one: none (KataGo's 1e30).
+cdef double UNBOUNDED_VISITS_LEFT = 1e30
+
 # ---- Python boundary ------------------------------------------------------------------------
 # Leaves a batch may hold: backup_batch numbers them in a node's int16 fields (search_nodes.pxd).
 MAX_TREE_BATCH = 32766
@@ -61,6 +64,7 @@ cdef class SearchTree:
 
     def __cinit__(self, int x_size, int y_size, int max_batch=16, int num_lanes=1):
         memset(&self.t, 0, sizeof(TreeCore))
+        self.t.upper_bound_visits_left = UNBOUNDED_VISITS_LEFT   # no futile-visit pruning until a search bounds it
         if not (2 <= x_size <= 19 and 2 <= y_size <= 19):
             raise ValueError("board size must be 2..19 per side")
         if not 1 <= max_batch <= MAX_TREE_BATCH:

@@ -64,6 +64,8 @@ TIME_RECHECK_PERIOD = 0.1
 ROLLOUT_PLAYOUTS_PER_STEP = 64
 # Largest playout budget handed to the core in one step (it counts in C ints).
 MAX_STEP_BUDGET = 1 << 30
+# Visits left to a search nothing bounds (KataGo's 1e30), for futile-visit pruning.
+UNBOUNDED_VISITS = 1e30
 # Give up after this many steps in a row that finished no playout (everything uncounted or blocked).
 MAX_IDLE_STEPS = 100
 # (has a hint, the move): no hint.
@@ -134,6 +136,7 @@ class Searcher(SearchViews):
         self._pla_search_was_for = 0
         self._nn_has_shortterm_error = False
         self._time_carried_over = 0.0
+        self._visits_left_by_time = UNBOUNDED_VISITS   # futile-visit pruning's clock bound (_plan_time)
         self._pla_search_is_for = 0
         self.restrictions: Optional[MoveRestrictions] = None
         self._root_hint: tuple[bool, object] = NO_ROOT_HINT
@@ -453,6 +456,7 @@ class Searcher(SearchViews):
         limits_only = not (has_tc or has_max_time) and stop_event is None
         replans = (has_tc or has_max_time) and not pondering
         failed = True
+        self._visits_left_by_time = UNBOUNDED_VISITS
         try:
             last_time_check = time.monotonic() - start
             if replans:   # the first plan, before any stop check
@@ -480,8 +484,12 @@ class Searcher(SearchViews):
                     if callback(self):
                         stats.stopped_by = "callback"
                         break
-                budget = int(min(max_playouts - stats.playouts, max_visits - non_playout_visits - stats.playouts,
-                                 MAX_STEP_BUDGET))
+                visits_left = min(max_playouts - stats.playouts, max_visits - non_playout_visits - stats.playouts)
+                # Futile-visit pruning's bound (KataGo's upperBoundVisitsLeft, per playout there): the clock's
+                # estimate, capped by the visits and playouts left -- without the cap a search limited by
+                # visits alone saw 0 left and put every visit on one move.
+                self.tree.set_upper_bound_visits_left(min(self._visits_left_by_time, visits_left))
+                budget = int(min(visits_left, MAX_STEP_BUDGET))
                 if pipeline is not None and pipeline.busy:
                     budget -= pipeline.leaves_in_flight   # each leaf in flight becomes a playout
                     if budget <= 0:
@@ -745,9 +753,10 @@ class Searcher(SearchViews):
                 if upper < p.futile_visits_threshold * root_visits and self._no_move_can_catch_up(upper):
                     limit = search_time_limit(tc, p, inputs, elapsed, self._time_carried_over, search_factor,
                                               futile_stop=True)
-        bound = upper_bound_visits_left(root_visits, elapsed, min(limit, max_time), self._time_carried_over,
-                                        p.num_search_threads)
-        self.tree.set_upper_bound_visits_left(bound)
+        # Only a clock bounds the visits left by time (KataGo ignores the estimate for a plain maxTime).
+        self._visits_left_by_time = (
+            upper_bound_visits_left(root_visits, elapsed, min(limit, max_time), self._time_carried_over,
+                                    p.num_search_threads) if has_tc else UNBOUNDED_VISITS)
         return limit
 
     def _no_move_can_catch_up(self, upper_bound_visits: float) -> bool:
