@@ -225,6 +225,22 @@ def test_unknown_fields_and_override_keys_warn_but_the_query_runs():
     assert out.objects[2]["id"] == "w" and out.objects[2]["isDuringSearch"] is False
 
 
+def test_override_keys_katago_does_not_read_per_query_warn_as_katago():
+    """numSearchThreadsPerAnalysisThread is the config's name for the search threads; per query KataGo reads
+    numSearchThreads only, so the config's name is an unknown param there (kata refused the whole query: both
+    names set). An empty reportAnalysisWinratesAs keeps the engine's perspective (it switched to side to move)."""
+    with running_engine({"numSearchThreadsPerAnalysisThread": 2, "reportAnalysisWinratesAs": "WHITE"}) as (engine, out):
+        send(engine, query_line("t", maxVisits=10, overrideSettings={"numSearchThreadsPerAnalysisThread": 4}),
+             # Black to move, White sure to win by komi: White's view says ~1, the side to move's ~0.
+             query_line("p", komi=100, maxVisits=10, overrideSettings={"reportAnalysisWinratesAs": ""}))
+        out.wait_finals(2)
+    assert out.objects[0] == {"field": "overrideSettings", "id": "t",
+                              "warning": "Unknown config params: numSearchThreadsPerAnalysisThread"}
+    finals = {o["id"]: o for o in out.objects if "rootInfo" in o}
+    assert set(finals) == {"t", "p"}
+    assert finals["p"]["rootInfo"]["winrate"] > 0.9
+
+
 def test_unused_field_warnings_can_be_turned_off():
     with running_engine({"warnUnusedFields": "false"}) as (engine, out):
         send(engine, query_line("w", typo=1))

@@ -28,6 +28,7 @@ from katacli.analysis.fields import (
 )
 from katacli.analysis.protocol import QueryError, field_warning
 from katacli.analysis.request import NEVER_SECONDS, AnalysisRequest, ReportOptions
+from katacli import config_keys
 from katacli.config import Config, ConfigError
 from katacli.engine_common import network_supported_rules
 from katacli.game.coords import BLACK, WHITE, format_vertex
@@ -256,15 +257,21 @@ class QueryParser:
         local.mark_used_with_prefix("")  # the engine's own config was checked at startup
         try:
             local.apply_overrides(overrides, origin="overrideSettings")
-            local.apply_mode_aliases(MODE)
+            # KataGo reads no numSearchThreadsPerAnalysisThread per query (numSearchThreads only): an override of
+            # the config's spelling is an unknown param, not a clash with the config's value.
+            not_per_query = [alias for alias, _ in config_keys.MODE_ALIASES.get(MODE, ()) if alias in overrides]
+            for alias in not_per_query:
+                local.remove(alias)
             params = SearchParams.from_config(local, MODE, has_human_model=self.defaults.has_human_model)
-            perspective = perspective_from_config(local)
+            # An override that removes the key (an empty value) leaves the engine's own perspective, as KataGo.
+            perspective = (perspective_from_config(local) if "reportAnalysisWinratesAs" in local
+                           else self.defaults.perspective)
             for name in UNCHANGEABLE_PARAMS:
                 if getattr(params, name) != getattr(self.defaults.params, name):
                     raise ConfigError(f"Cannot change {config_key_of(name)} after initialization")
         except ConfigError as exc:
             raise QueryError("overrideSettings", f"Could not set settings: {exc}") from None
-        unused = local.unused_keys()
+        unused = sorted(set(local.unused_keys()) | set(not_per_query))
         if unused:
             warn(field_warning(query_id, "overrideSettings", "Unknown config params: " + ",".join(unused)))
         if params.human_sl_profile and not self.defaults.model_uses_human_profile:
