@@ -31,7 +31,9 @@
 # max-autotune-no-cudagraphs" (does inductor's own kernel search beat the default compile's 16,341?), and the selfplay step with the compiled net.
 # Since then (2026-11-27, sessions 14-15, all CPU-side and unmeasured on a GPU): the shared ladder table, the
 # node layout and the vectorized policy softmax (the search thread's postprocessing of every batch in a
-# pipelined search, 1.9 -> 1.0 us a row): the katago step first.
+# pipelined search, 1.9 -> 1.0 us a row): the katago step first. Session 19 (11-28): the shipped self-play
+# configs search a graph now (useGraphSearch = true, as KataGo's): the selfplay step's batch and rows/s
+# figures above were made without it, so rerun it (on the CPU graph search was 1.1x faster, 9x9 g170).
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"
