@@ -123,6 +123,48 @@ def test_command_errors_and_empty_directory(tmp_path):
     assert len(list((tmp_path / "s" / "cand.bin.gz").glob("*.sgf"))) == 4
 
 
+def test_candidates_in_one_batch_folder_are_gated_one_by_one(tmp_path):
+    """Exports side by side in a folder under the test folder: each one's own folder moves, as KataGo's (kata
+    moved the batch folder whole with the newest, and the other went to rejected/ without a game)."""
+    dirs = make_dirs(tmp_path)
+    time.sleep(0.01)
+    write_tiny_net(dirs["test"] / "batch" / "c1" / "model.bin.gz", 9)
+    time.sleep(0.01)
+    write_tiny_net(dirs["test"] / "batch" / "c2" / "model.bin.gz", 10)
+    outcomes = keeper(dirs, required=0.0).run(quit_if_no_nets=True)
+    assert [(o.candidate, o.accepted) for o in outcomes] == [("c2", True), ("c1", True)]
+    assert all((dirs["accepted"] / name / "model.bin.gz").is_file() for name in ("c1", "c2"))
+    assert all(o.results is not None and o.results.games == 4 for o in outcomes)
+
+
+@pytest.mark.parametrize("test_dir", ["", ".", "loop"])
+def test_a_test_folder_holding_the_others_is_refused_and_nothing_moves(tmp_path, monkeypatch, test_dir):
+    """An unset shell variable ("" is the current folder) or a parent folder as -test-models-dir: the accepted
+    networks were gated as candidates and moved into themselves, and every network was deleted."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop").mkdir()
+    write_tiny_net(tmp_path / "loop" / "models" / "g1" / "model.bin.gz", 11)
+    write_tiny_net(tmp_path / "loop" / "test" / "cand" / "model.bin.gz", 12)
+    cfg = tmp_path / "g.cfg"
+    cfg.write_text(CONFIG)
+    args = ["gatekeeper", "-config", str(cfg), "-test-models-dir", test_dir, "-accepted-models-dir", "loop/models",
+            "-rejected-models-dir", "loop/rejected", "-sgf-output-dir", "loop/sgf", "-quit-if-no-nets-to-test"]
+    result = CliRunner().invoke(app, normalize_argv(args))
+    assert result.exit_code == 1
+    assert ("Empty directory specified for -test-models-dir" if not test_dir else "overlap") in result.stderr
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.bin.gz")) == [
+        "loop/models/g1/model.bin.gz", "loop/test/cand/model.bin.gz"]
+
+
+def test_a_folder_is_never_moved_into_itself(tmp_path):
+    from katacli.match.gatekeeper import GatekeeperError, move_entry
+
+    write_tiny_net(tmp_path / "models" / "g1" / "model.bin.gz", 13)
+    with pytest.raises(GatekeeperError, match="inside it"):
+        move_entry(tmp_path / "models", tmp_path / "models")
+    assert (tmp_path / "models" / "g1" / "model.bin.gz").is_file()
+
+
 @pytest.mark.subprocess
 def test_sigkill_mid_gating_leaves_whole_files_and_a_rerun_finishes(tmp_path):
     """A gatekeeper killed while it plays leaves the candidate where it was (not half moved) and only

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -12,20 +13,20 @@ import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
 from katacli.commands.match import choose_num_processes, warn_about_positions, warn_unknown_keys
+from katacli.engine_log import LOG_NAME_RANDOM_BYTES
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
 Watches -test-models-dir for networks (files, or directories holding one, as training exports them). The newest is played against the newest network in -accepted-models-dir (a random network while that holds none) for numGamesPerGating games (both colours in turn); it moves into -accepted-models-dir if it scores at least -required-candidate-win-prop (ties go to the candidate), otherwise into -rejected-models-dir. Candidates older than the accepted network are rejected without games (unless -no-autoreject-old-models). A file still being copied is waited for, never tested or moved; moves are renames.
 
-Game and search settings are match keys (numGameThreads, maxVisits, bSizes, komiAuto, ...); see configs/gatekeeper_example.cfg. SGFs go to -sgf-output-dir/<candidate>/, the log to -sgf-output-dir/log-*.log.
+Game and search settings are match keys (numGameThreads, maxVisits, bSizes, komiAuto, ...); see configs/gatekeeper_example.cfg. SGFs go to -sgf-output-dir/<candidate>/, the log to -sgf-output-dir/log-*.log. The accepted and rejected folders must lie outside the test folder.
 
 \b
 Example: kata gatekeeper -config configs/gatekeeper_example.cfg -test-models-dir loop/candidates \\
            -accepted-models-dir loop/models -rejected-models-dir loop/rejected -sgf-output-dir loop/gating
 
-Ctrl-C stops at once; a gating in progress moves nothing and is repeated next time.
+Ctrl-C (or SIGTERM) stops at once with exit status 0, as KataGo's; a gating in progress moves nothing and is repeated next time.
 """
-EXIT_INTERRUPTED = 130
 
 
 def read_gatekeeper_config(cfg):
@@ -54,6 +55,10 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
 
     if not 0.0 <= required_win_prop <= 1.0:
         report_error_and_exit("-required-candidate-win-prop must be between 0 and 1")
+    for name, value in (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
+                        ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir)):
+        if not value.strip():   # an unset shell variable: never "the current folder" (KataGo refuses it too)
+            report_error_and_exit(f"Empty directory specified for {name}")
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
     warn_unknown_keys(cfg)
     with exit_on_config_error():
@@ -63,11 +68,15 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
         if Path(value).exists() and not Path(value).is_dir():
             report_error_and_exit(f"{name} {value} is not a directory")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    log_path = Path(sgf_dir) / f"log-{stamp}.log"
-    keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
-                        Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
-                        cpu_threads, seed, num_processes=num_processes, log_path=str(log_path),
-                        positions=positions)
+    # A random part, as KataGo's: two gatekeepers started in the same second keep logs of their own.
+    log_path = Path(sgf_dir) / f"log-{stamp}-{secrets.token_hex(LOG_NAME_RANDOM_BYTES).upper()}.log"
+    try:
+        keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
+                            Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,
+                            cpu_threads, seed, num_processes=num_processes, log_path=str(log_path),
+                            positions=positions)
+    except GatekeeperError as exc:
+        report_error_and_exit(str(exc))
     warn_about_positions(positions, ignored_keys, gatekeeper=True)
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
@@ -102,7 +111,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
         for handler in handlers:
             logger.removeHandler(handler)
             handler.close()
-    return EXIT_INTERRUPTED if keeper.stopped else 0
+    return 0   # a stop, too, is a clean end (KataGo's "Exited cleanly after signal"): loop scripts go on
 
 
 def register(app: typer.Typer) -> None:

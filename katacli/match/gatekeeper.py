@@ -1,7 +1,7 @@
 """KataGo's gatekeeper: test each candidate network against the accepted one before self-play uses it.
 
 The loop: take the newest network in the test directory (a file, or a directory holding
-one, as training exports them); wait while it is still being written; reject it at once
+one, as training exports them; that file or directory is what moves); wait while it is still being written; reject it at once
 if it is older than the newest accepted network (unless told not to; whole seconds, as KataGo
 compares them); otherwise play
 numGamesPerGating games against the accepted network (a random one while none is accepted,
@@ -70,9 +70,25 @@ def _random_network(folder: Path) -> ModelFile:
 
 
 def _entry_under(path: Path, root: Path) -> Path:
-    """The file or top-level directory under ``root`` that holds ``path`` (what gets moved)."""
-    relative = path.resolve().relative_to(root.resolve())
-    return root / relative.parts[0]
+    """What gets moved for the model file ``path`` under ``root``, as KataGo's gatekeeper: the file itself when
+    it lies directly in ``root``, else the folder holding it (not the top-level one: candidates exported side
+    by side in a batch folder are gated one by one)."""
+    return path if path.parent.resolve() == root.resolve() else path.parent
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def check_directories(test_dir: Path, accepted_dir: Path, rejected_dir: Path) -> None:
+    """GatekeeperError unless the accepted and rejected folders lie outside the test folder (and it outside
+    them): a candidate is looked for anywhere below the test folder and moved away whole, so a test folder
+    holding the others (".", a parent) would gate accepted networks and move folders into themselves."""
+    for name, folder in (("-accepted-models-dir", accepted_dir), ("-rejected-models-dir", rejected_dir)):
+        if _is_within(folder, test_dir) or _is_within(test_dir, folder):
+            raise GatekeeperError(f"-test-models-dir {test_dir} and {name} {folder} overlap: give folders side by "
+                                  "side (e.g. loop/candidates, loop/models, loop/rejected)")
 
 
 def _stable_signature(entry: Path) -> tuple:
@@ -94,6 +110,8 @@ def move_entry(entry: Path, into_dir: Path) -> Path:
     dest = into_dir / entry.name
     if dest.exists():
         raise GatekeeperError(f"cannot move {entry} to {dest}: it already exists")
+    if _is_within(into_dir, entry):   # a folder into itself: the copy's clean-up would delete both
+        raise GatekeeperError(f"cannot move {entry} into {into_dir}, a folder inside it")
     try:
         os.rename(entry, dest)
     except OSError:
@@ -128,6 +146,7 @@ class Gatekeeper:
         self.poll_seconds = poll_seconds
         self.num_processes = num_processes
         self.log_path = log_path
+        check_directories(test_dir, accepted_dir, rejected_dir)
         self.positions = positions if positions is not None else load_match_positions(cfg)
         self.stopped = False
         self._current: Optional[MatchRun] = None
