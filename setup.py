@@ -25,7 +25,8 @@ CORE_MODULES = sorted(
 # -pthread: leaf_workers runs helper threads (POSIX threads). -fno-trapping-math: nothing reads the
 # floating-point exception flags, so the compiler may vectorize loops with a select of two floats (the policy
 # softmax); it changes no result (unlike -ffast-math, it neither reorders nor drops any operation).
-COMPILE_ARGS = ["-O3", "-fno-strict-aliasing", "-fno-trapping-math", "-pthread"]
+# -g0: no debug information (the core's .so files were 6x their size with it).
+COMPILE_ARGS = ["-O3", "-g0", "-fno-strict-aliasing", "-fno-trapping-math", "-pthread"]
 LINK_ARGS = ["-pthread"]
 if os.environ.get("KATACLI_NATIVE", "") == "1":
     COMPILE_ARGS.append("-march=native")
@@ -51,6 +52,8 @@ class BuildPyWithExampleConfigs(build_py):
         target = os.path.join(self.build_lib, "katacli", "resources", "configs")
         self.mkpath(target)
         source = os.path.join(HERE, "configs")
+        if not os.path.isdir(source):
+            sys.exit(f"katacli's example configs are missing: {source} (a source tree without configs/)")
         for name in sorted(os.listdir(source)):
             if name.endswith(".cfg"):
                 self.copy_file(os.path.join(source, name), os.path.join(target, name))
@@ -76,6 +79,7 @@ setup(
     package_data={"katacli._core": ["*.pxd", "*.pyx"],
                   "katacli": ["resources/*", "selfcheck/data/*", "nets/*.bin.gz", "nets/*.json"]},
     include_package_data=True,
+    exclude_package_data={"katacli._core": ["*.c"]},   # Cython's generated C: build input, not package
     cmdclass={"build_py": BuildPyWithExampleConfigs},
     ext_modules=cythonize(
         extensions,

@@ -118,3 +118,13 @@ def test_options_katago_takes_several_times_may_repeat(capsys):
         cli.main(["gtp", "-config", "a.cfg", "-config", "b.cfg", "-override-config", "x=1", "-override-config",
                   "y=2", "--help"])
     assert done.value.code == 0 and "more than once" not in capsys.readouterr().err
+
+
+@pytest.mark.subprocess
+def test_python_dash_m_katacli_is_the_kata_command():
+    """For an environment whose scripts are not on PATH (python -m katacli failed: no __main__)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "katacli", "version"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith(f"katacli {__version__}")

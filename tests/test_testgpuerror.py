@@ -112,7 +112,9 @@ def test_configurations_to_test():
     assert [c.label for c in ge.configurations_to_test(True)] == ["cuda float32", "cuda float16"]
     assert [c.label for c in ge.configurations_to_test(True, ["bfloat16", "float16"])] == [
         "cuda float32", "cuda bfloat16", "cuda float16"]
-    assert [c.label for c in ge.configurations_to_test(False)] == ["cpu float32", "cpu bfloat16", "cpu float16"]
+    assert [c.label for c in ge.configurations_to_test(False)] == ["cpu float32", "cpu float16"]
+    assert [c.label for c in ge.configurations_to_test(False, ["float16", "bfloat16"])] == [
+        "cpu float32", "cpu float16", "cpu bfloat16"]
     assert ge.limits_for("float32") == (ge.FLOAT32_LIMITS_99, ge.FLOAT32_LIMITS_MAX)
     assert ge.limits_for("float16") == (ge.REDUCED_LIMITS_99, ge.REDUCED_LIMITS_MAX)
 
@@ -204,7 +206,7 @@ def test_reference_file_round_trip_and_mismatch(tiny_setup, tmp_path):
 def test_command_on_the_cpu_compares_reduced_precisions(tmp_path):
     ref = tmp_path / "ref.jsonl"
     result = kata("-model", str(TINY_MODEL), "-boardsize", "7", "-quick", "-reference-file", str(ref),
-                  "-override-config", "nnMaxBatchSize=5")
+                  "-precision", "float16,bfloat16", "-override-config", "nnMaxBatchSize=5")
     assert result.exit_code in (0, 1), result.output
     out = result.output
     assert "For batch test, using batch size from nnMaxBatchSize in config: 5" in out

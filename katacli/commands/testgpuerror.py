@@ -24,7 +24,7 @@ KataGo's limits (1x = at the limit). It exits with status 0 when every configura
 float32 should differ only by rounding; float16 a little more. Large errors mean a broken driver,
 GPU or library.
 
-Without a GPU it compares this CPU's bfloat16 and float16 with its float32 instead.
+Without a GPU it compares this CPU's float16 with its float32 instead (-precision float16,bfloat16 adds bfloat16, held to the same limits, which its 3 fewer mantissa bits can exceed on a healthy machine).
 
 \b
 Examples:
@@ -213,8 +213,7 @@ def register(app: typer.Typer) -> None:
             help="Save the reference to FILE, or read it from FILE when it exists (JSON lines)."),
         precision: Optional[str] = typer.Option(
             None, "--precision", metavar="LIST",
-            help="Reduced precisions to compare, comma-separated: float16, bfloat16 (default float16 on a GPU, "
-                 "both on a CPU)."),
+            help="Reduced precisions to compare, comma-separated: float16, bfloat16 (default float16)."),
     ) -> None:
         try:
             code = run(model, config, override_config, board_size, sgf, quick, reference_file, precision)
