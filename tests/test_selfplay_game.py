@@ -183,6 +183,9 @@ class LinearLead:
     def set_net(self, net):
         pass
 
+    def clear_tree(self):
+        self.cleared = getattr(self, "cleared", 0) + 1
+
 
 def test_adjust_komi_to_even_and_compute_lead():
     s = tiny_settings()
@@ -339,6 +342,28 @@ def test_mcts_backend_reuses_trees_only_on_the_same_line_and_komi():
     moved.play(fresh.move, BLACK)
     continued = search.search(MoveSearchRequest(moved, four, reuse_tree=True))
     assert continued.root_visits >= 4
+
+
+def test_the_first_move_after_the_fair_komi_search_starts_from_a_fresh_tree():
+    """The fair-komi probes search the game's start with noiseless settings at several komis; the game's
+    first move must not continue the last probe's tree (kata match's first moves showed v=100 where every
+    later move had its 8 visits; KataGo's setParams clears the tree after the probes)."""
+    from katacli.selfplay.komi import adjust_komi_to_even, compute_lead
+    from katacli.selfplay.mcts import MctsSelfplaySearch
+    from katacli.selfplay.searching import MoveSearchRequest
+
+    s = tiny_settings()
+    search = MctsSelfplaySearch(random_handle().net, random.Random(0))
+    probed = []
+    probe_search = search.search
+    search.search = lambda request: probed.append(request.state.komi) or probe_search(request)
+    state = GameState(7, 7, (1, 0, 0, True, False, 0, False, 7.5))
+    four = s.search.replace(max_visits=4, max_playouts=4)
+    for estimate in (lambda: adjust_komi_to_even(search, state, s.search, 40, random.Random(1)),
+                     lambda: compute_lead(search, state, s.search, 40)):
+        estimate()
+        state.set_komi(probed[-1])   # the game at the last probe's komi: its tree would fit
+        assert probe_search(MoveSearchRequest(state, four, reuse_tree=True)).root_visits == 4
 
 
 def test_mcts_backend_follows_the_game_into_the_encore():

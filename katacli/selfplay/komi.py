@@ -35,7 +35,10 @@ def adjust_komi_to_even(searcher: SelfplaySearch, state: GameState, params: Sear
                         rng: random.Random, pda: float = 0.0, pda_player: int = 0) -> None:
     """Set ``state``'s komi to a fair one, rounding to the half-point grid at random (unbiased)."""
     probe = _search_probe(searcher, state, params, visits, pda, pda_player)
-    fair = naive_even_komi(probe, state.komi)
+    try:
+        fair = naive_even_komi(probe, state.komi)
+    finally:   # the probes' noiseless trees never serve a game's move (KataGo's setParams clears them)
+        searcher.clear_tree()
     lower = math.floor(fair * 2.0) * 0.5
     fair = lower + 0.5 if rng.random() < (fair - lower) / 0.5 else lower
     state.set_komi(round_and_clip_komi(fair, state.x_size, state.y_size))
@@ -45,4 +48,7 @@ def compute_lead(searcher: SelfplaySearch, state: GameState, params: SearchParam
                  pda: float = 0.0, pda_player: int = 0) -> float:
     """Points White is ahead (komi minus the fair komi), smoothing area scoring's 2-point steps."""
     probe = _search_probe(searcher, state, params, visits, pda, pda_player)
-    return lead_by_komi(probe, state)
+    try:
+        return lead_by_komi(probe, state)
+    finally:
+        searcher.clear_tree()

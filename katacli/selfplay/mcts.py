@@ -57,6 +57,10 @@ class MctsSelfplaySearch:
         self.net = net
         self._searcher = None  # a new net invalidates the tree; the next search builds a fresh one
 
+    def clear_tree(self) -> None:
+        if self._searcher is not None:
+            self._searcher.clear()
+
     def _prepare(self, state: GameState, params: SearchParams, reuse_tree: bool) -> bool:
         """Point the searcher at ``state``; True if an existing tree was kept."""
         searcher = self._searcher

@@ -78,6 +78,9 @@ class SelfplaySearch(Protocol):
     def set_net(self, net: NetEvaluator) -> None:
         """Switch to another network (a newer model) for later searches."""
 
+    def clear_tree(self) -> None:
+        """Forget the search tree: the next search starts fresh (after komi or lead probes, as KataGo's)."""
+
 
 @dataclass
 class SearchLimits:
@@ -218,6 +221,9 @@ class RawNetSearcher:
 
     def set_net(self, net: NetEvaluator) -> None:
         self.net = net
+
+    def clear_tree(self) -> None:
+        pass   # no tree: every move is the bare network's
 
     def search(self, request: MoveSearchRequest) -> MoveSearchResult:
         state, params = request.state, request.params
