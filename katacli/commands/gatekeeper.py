@@ -17,7 +17,7 @@ from katacli.engine_log import LOG_NAME_RANDOM_BYTES
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
-Watches -test-models-dir for networks (files, or directories holding one, as training exports them). The newest is played against the newest network in -accepted-models-dir (a random network while that holds none) for numGamesPerGating games (both colours in turn); it moves into -accepted-models-dir if it scores at least -required-candidate-win-prop (ties go to the candidate), otherwise into -rejected-models-dir. Candidates older than the accepted network are rejected without games (unless -no-autoreject-old-models). A file still being copied is waited for, never tested or moved; moves are renames.
+Watches -test-models-dir for networks (files, or directories holding one, as training exports them). The newest is played against the newest network in -accepted-models-dir (a random network while that holds none) for numGamesPerGating games (both colours in turn; fewer once the finished games decide it either way, as KataGo); it moves into -accepted-models-dir if it scores at least -required-candidate-win-prop (ties go to the candidate), otherwise into -rejected-models-dir. Candidates older than the accepted network are rejected without games (unless -no-autoreject-old-models). A file still being copied is waited for, never tested or moved; moves are renames.
 
 Game and search settings are match keys (numGameThreads, maxVisits, bSizes, komiAuto, ...); see configs/gatekeeper_example.cfg. SGFs go to -sgf-output-dir/<candidate>/, the log to -sgf-output-dir/log-*.log. The accepted and rejected folders must lie outside the test folder.
 

@@ -5,7 +5,8 @@ one, as training exports them; that file or directory is what moves); wait while
 if it is older than the newest accepted network (unless told not to; whole seconds, as KataGo
 compares them); otherwise play
 numGamesPerGating games against the accepted network (a random one while none is accepted,
-as KataGo), both colours in turn, and move it
+as KataGo), both colours in turn -- fewer once the finished games decide it either way, as KataGo --, and
+move it
 (file or whole directory, by rename) into the accepted directory when it scores at least
 requiredCandidateWinProp (the candidate wins ties), else into the rejected directory.
 A candidate that cannot be read once it has stopped changing is rejected with the reason
@@ -126,6 +127,11 @@ def move_entry(entry: Path, into_dir: Path) -> Path:
     return dest
 
 
+def candidate_points(results: MatchResults, name: str) -> float:
+    """The points bot ``name`` scored in ``results`` (a win 1, a draw half)."""
+    return sum(t.a_points if t.a == name else t.games - t.a_points for t in results.pairs.values())
+
+
 class Gatekeeper:
     def __init__(self, cfg: Config, nn_settings, test_dir: Path, accepted_dir: Path, rejected_dir: Path,
                  sgf_dir: Path, selfplay_dir: Optional[Path] = None, required_win_prop: float = 0.5,
@@ -209,6 +215,27 @@ class Gatekeeper:
         except Exception as exc:  # unreadable although it stopped changing: a broken export
             return self._decide(candidate, entry, False, f"cannot be loaded ({exc})")
         settings = self._settings(candidate, accepted)
+        name = settings.bots[0].name
+        total, decided = settings.num_games_total, []
+
+        def check_decided(run) -> None:
+            # As KataGo: once the finished games decide the gating either way, the rest are not played.
+            points, remaining = candidate_points(run.results, name), total - run.results.games
+            if run.results.games > 0 and remaining > 0 and not decided:
+                if points >= total * self.required_win_prop:
+                    decided.append("won")
+                elif points + remaining + TIE_EPSILON < total * self.required_win_prop:
+                    decided.append("lost")
+                if decided:
+                    log.info("candidate %s has already %s enough games: the other %d are not played", candidate.name,
+                             decided[0], remaining)
+                    run.request_stop()
+
+        def tick(run) -> None:
+            check_decided(run)   # worker processes' games: counted as their events arrive
+            if on_tick is not None:
+                on_tick(run)
+
         networks = None
         try:
             if self.num_processes > 1:
@@ -218,15 +245,16 @@ class Gatekeeper:
                 networks = MatchNetworks(settings, self.nn, self.cpu_threads)
                 self._current = MatchRun(settings, networks.nets, self.sgf_dir / candidate.name, self.seed,
                                          networks.client_contexts)
-            results = self._current.run(on_tick=on_tick, handle_signals=False)
+                run_here = self._current
+                run_here.on_game = lambda game: check_decided(run_here)   # at once, as each game is recorded
+            results = self._current.run(on_tick=tick, handle_signals=False)
         finally:
             if networks is not None:
                 networks.close()
             run, self._current = self._current, None
-        if self.stopped or run.stopped:
+        if self.stopped or (run.stopped and not decided):
             return None
-        name = settings.bots[0].name
-        points = sum(t.a_points if t.a == name else t.games - t.a_points for t in results.pairs.values())
+        points = candidate_points(results, name)
         games = results.games
         won = points + TIE_EPSILON >= self.required_win_prop * games
         summary = f"scored {points:g} of {games} against {accepted.name}"
