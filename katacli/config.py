@@ -700,7 +700,7 @@ def _entries_with_includes(path: Path, shown: str, included: list[Path]) -> list
     return entries
 
 
-def _shipped_copy_hint(path: str | Path) -> str:
+def shipped_copy_hint(path: str | Path) -> str:
     """Where katacli's own copy of a missing example config is (the help's examples name configs/*.cfg, which
     only a source checkout has beside it), or ''."""
     from katacli.example_configs import example_config
@@ -718,7 +718,7 @@ def _read_config_file(path: str | Path) -> str:
         # not UTF-8 become surrogate escapes, which _parse_line refuses only inside a value.
         return data.decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {path}{_shipped_copy_hint(path)}") from None
+        raise ConfigError(f"Config file not found: {path}{shipped_copy_hint(path)}") from None
     except IsADirectoryError:
         raise ConfigError(f"Config path is a directory, not a file: {path}") from None
     except OSError as exc:

@@ -545,3 +545,10 @@ def test_wrong_argument_types_are_clear_errors():
         net.evaluate(katacli.Game(5, rules="nogo"))
     with pytest.raises(ValueError, match="device must be"):
         katacli.load_network("whatever.bin.gz", device="tpu")
+
+
+def test_a_missing_example_config_names_katacli_s_own_copy(tmp_path, monkeypatch):
+    """The docs name configs/*.cfg, which an installed package's user does not have beside them."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(katacli.ConfigError, match="katacli's copy of analysis_example.cfg is .*analysis_example.cfg"):
+        katacli.analyze(katacli.Game(9), None, visits=10, config="configs/analysis_example.cfg")

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Union
 
 from katacli import config_keys
 from katacli.config_keys.nn_keys import NN_SECTION
-from katacli.config import Config, ConfigError
+from katacli.config import Config, ConfigError, shipped_copy_hint
 from katacli.game.coords import BLACK, WHITE, CoordError, format_color, parse_color, parse_vertex
 
 Point = tuple[int, int]
@@ -135,8 +135,8 @@ def build_config(config: ConfigLike, settings: Mapping[str, Any], mode: str) -> 
         cfg = config.copy()
     elif isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
+        if not path.is_file():   # the docs' configs/*.cfg: an installed package has its own copies
+            raise ConfigError(f"config file not found: {path}{shipped_copy_hint(path)}")
         cfg = Config.from_file(path, mode=mode)
     elif isinstance(config, Mapping):
         cfg = Config({setting_key(k): _value_text(v) for k, v in config.items()}, mode=mode)
