@@ -134,6 +134,9 @@ def test_command_errors_and_empty_directory(tmp_path):
     write_tiny_net(tmp_path / "t" / "cand.bin.gz", 6)
     bad_prop = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "2"]))
     assert bad_prop.exit_code == 1 and "between 0 and 1" in bad_prop.stderr
+    # How many games to gate with has no default, as in KataGo (kata played 100 without a word)
+    unset = CliRunner().invoke(app, normalize_argv(args + ["-override-config", "numGamesPerGating="]))
+    assert unset.exit_code == 1 and "Could not find key 'numGamesPerGating'" in unset.stderr
     # Nothing accepted yet (a run's start): the candidate plays a random network, as in KataGo's loop
     first = CliRunner().invoke(app, normalize_argv(args + ["-required-candidate-win-prop", "0"]))
     assert first.exit_code == 0, first.output

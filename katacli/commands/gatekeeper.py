@@ -33,9 +33,12 @@ def read_gatekeeper_config(cfg):
     """What `kata gatekeeper` reads from its config at start-up: (start positions, NNSettings, CPU
     threads, worker processes, logToStdout, policy-opening keys it cannot act on). ConfigError names the key or the unreadable file. The bots'
     search settings are read per candidate (MatchSettings, with the two networks filled in)."""
+    from katacli.config import ConfigError
     from katacli.match.settings import load_match_positions, read_policy_openings
     from katacli.setup.engine_settings import NNSettings
 
+    if "numGamesPerGating" not in cfg:   # no default, as in KataGo: how much to test is the user's choice
+        raise ConfigError(f"Could not find key 'numGamesPerGating' in config file {cfg.source}")
     _, ignored_keys = read_policy_openings(cfg, gatekeeper=True)   # set, but never acted on
     positions = load_match_positions(cfg)  # once: an unreadable file stops the gatekeeper before any gating
     log_to_stdout = cfg.get("logToStdout", "gtp")
