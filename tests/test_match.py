@@ -165,6 +165,31 @@ def test_results_statistics():
     assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
 
 
+def test_the_sgf_handicap_counts_black_s_first_moves_as_katago_s_match():
+    """A handicap game set up with one stone and Black to move (numExtraBlackFixed = 1): KataGo writes HA[2]
+    (its SGF counts Black's first move as a handicap stone); kata wrote HA[0]."""
+    from katacli._core.board import GoBoard
+    from katacli._core.game_state import GameState
+    from katacli.match.game import MatchGame
+
+    board = GoBoard(9, 9)
+    board.set_stone((4, 4), 1)
+    state = GameState(9, 9, board=board)
+    state.play((2, 4), 1)
+    state.play((6, 6), 2)
+    assert "HA[2]" in MatchGame("a", "b", state, hit_move_limit=True).sgf()
+
+
+def test_a_bot_against_itself_scores_black_s_wins_and_white_s_losses():
+    """extraPairs = 0-0: every win went to the one name (100% for a bot playing itself, B+R B+R W+R B+R)."""
+    r = MatchResults(["solo"])
+    for winner in (1, 1, 2, 1):
+        r.add("solo", "solo", winner)
+    (pair,) = [t.as_dict() for t in r.pairs.values()]
+    assert (pair["wins"], pair["losses"], pair["draws"]) == (3, 1, 0)
+    assert (r.black_wins, r.white_wins) == (3, 1)
+
+
 @pytest.mark.subprocess
 def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
@@ -177,7 +202,7 @@ def test_ctrl_c_keeps_only_whole_sgf_files(tmp_path):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == -signal.SIGINT, err   # stopped cleanly, then ended as Ctrl-C ends a process
+    assert proc.returncode == 0, err   # stopped cleanly, status 0 as KataGo's match ("Exited cleanly after signal")
     report = json.loads(out)
     assert report["interrupted"] and report["games"] >= 2
     files = list(sgfs.iterdir())

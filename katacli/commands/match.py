@@ -23,10 +23,9 @@ At the end a table shows games, wins, draws, win rate with a 95% interval and th
 Example (the config's nnModelFile0 is a placeholder: name your network there or as here):
 kata match -config configs/match_example.cfg -sgf-output-dir match_sgfs -override-config "nnModelFile0=NET.bin.gz,numGamesTotal=40"
 
-Ctrl-C stops the match: games in progress are dropped, finished ones are counted and their SGFs kept (each game is its own complete file).
+Ctrl-C (or SIGTERM) stops the match with exit status 0, as KataGo's: games in progress are dropped, finished ones are counted and their SGFs kept (each game is its own complete file).
 """
 EXIT_RUNTIME_ERROR = 2
-EXIT_INTERRUPTED = 130
 
 
 def choose_num_processes(cfg, num_game_threads: int) -> int:
@@ -154,7 +153,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         results_console().print(results_table(results))
         if run.stopped:
             print(f"interrupted after {results.games} games", file=sys.stderr)
-    return EXIT_INTERRUPTED if run.stopped else 0
+    return 0   # a stop, too, ends cleanly with the games so far (KataGo: "Exited cleanly after signal", status 0)
 
 
 def _run_with_progress(run, console):

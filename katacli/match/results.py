@@ -98,7 +98,9 @@ class MatchResults:
             self.black_wins += 1
         else:
             self.white_wins += 1
-        if winner_name == a:
+        # A bot against itself (extraPairs = 0-0): its row counts Black's wins as wins and White's as losses
+        # (every win went to the one name, a 100% score for a bot playing itself).
+        if winner_name == a and not (black == white and winner == 2):
             tally.a_wins += 1
         else:
             tally.b_wins += 1
