@@ -178,6 +178,16 @@ def test_a_test_folder_holding_the_others_is_refused_and_nothing_moves(tmp_path,
         "loop/models/g1/model.bin.gz", "loop/test/cand/model.bin.gz"]
 
 
+def test_an_accepted_folder_inside_the_rejected_one_is_refused(tmp_path):
+    """A rejected network below the accepted folder would become the accepted opponent."""
+    from katacli.match.gatekeeper import GatekeeperError
+
+    cfg = Config.from_text(CONFIG)
+    with pytest.raises(GatekeeperError, match="overlap"):
+        Gatekeeper(cfg, NNSettings.from_config(cfg, "gtp"), tmp_path / "test", tmp_path / "rejected" / "models",
+                   tmp_path / "rejected", tmp_path / "sgfs")
+
+
 def test_a_folder_is_never_moved_into_itself(tmp_path):
     from katacli.match.gatekeeper import GatekeeperError, move_entry
 

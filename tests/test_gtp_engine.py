@@ -279,6 +279,7 @@ GTP_KEYS = ("numSearchThreads = 1\nlogAllGTPCommunication = false\nlogSearchInfo
     ("rules = nogo\n" + GTP_KEYS, '"ko":"POSITIONAL","scoring":"AREA"'),   # Tromp-Taylor
     ("rules = nogo\nkoRule = SIMPLE\nscoringRule = TERRITORY\nmultiStoneSuicideLegal = false\n"
      + GTP_KEYS, '"ko":"SIMPLE","scoring":"TERRITORY"'),   # the config's own Go rules
+    ("rules = nogo\nwhiteHandicapBonus = 0\n" + GTP_KEYS, '"ko":"POSITIONAL","scoring":"AREA"'),   # a partial set
 ])
 def test_a_config_file_can_start_the_engine_in_nogo(config_text, go_rules, tmp_path):
     """`rules = nogo` in a config file (as `kata gtp --help` says): a config needs the rules' keys, which

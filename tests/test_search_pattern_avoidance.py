@@ -343,8 +343,8 @@ def test_gtp_start_up_errors_are_one_line(tmp_path):
     missing = _gtp(f"autoAvoidRepeatDir={tmp_path / 'none'}", AUTO_KEYS, commands="name\nquit\n")
     assert missing.returncode == 1 and missing.stderr.strip().splitlines() == [
         f"error: autoAvoidRepeatDir: cannot read directory {tmp_path / 'none'}: No such file or directory"]
-    # Only the folder set (gtp_example.cfg's commented keys are no defaults): KataGo stops at its first save,
-    # at quit; kata at once, rather than playing a game whose moves it then cannot save.
+    # Only the folder set (gtp_example.cfg's commented keys are no defaults): KataGo stops later (at its first
+    # save, or its next start); kata at once, rather than playing a game whose moves it then cannot save.
     bare = _gtp(f"autoAvoidRepeatDir={tmp_path}", commands="name\nquit\n")
     assert bare.returncode == 1 and bare.stdout == "" and bare.stderr.strip().splitlines() == [
         "error: autoAvoidRepeatUtility was not specified in the config (autoAvoidRepeatDir needs it)"]

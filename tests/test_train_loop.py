@@ -286,6 +286,13 @@ def test_init_model_and_fresh_run_errors(tmp_path):
         assert not (tmp_path / "v8" / ckpt.INITIAL_MODEL_FILE).exists()
     with pytest.raises(NoTrainingDataError, match="fewer than one global batch of 1000"):
         run_training(make_settings(tmp_path, output_dir=str(tmp_path / "big"), batch_size=1000), log=quiet)
+    junk = tmp_path / "junk-data"   # only unreadable files: the run says why it found no rows
+    junk.mkdir()
+    (junk / "a.npz").write_bytes(b"not a zip")
+    said = []
+    with pytest.raises(NoTrainingDataError, match="no training rows"):
+        run_training(make_settings(tmp_path, output_dir=str(tmp_path / "j"), data_dir=str(junk)), log=said.append)
+    assert any("skipping unreadable training file" in line and "a.npz" in line for line in said)
     assert not (tmp_path / "big").exists()
     a_file = tmp_path / "a_file"
     a_file.write_text("")

@@ -22,17 +22,24 @@ def _exit_with(status: int) -> None:
     sys.exit(status)
 
 
+def _fail_when_stopped(ready, status: int) -> None:   # a started worker whose stop handling fails
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(status))
+    ready.set()
+    time.sleep(30)
+
+
 def _killed_by_sigterm() -> None:   # a SIGTERM nobody in the run sent
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(30)
 
 
-def _run(target, args, stop: bool) -> WorkerPool:
-    pool = WorkerPool("test-worker")
+def _run(target, args, stop: bool, ready=None, pool=None) -> WorkerPool:
+    """``ready``: an event the worker sets once started; the stop waits for it."""
+    pool = pool or WorkerPool("test-worker")
 
     def tick() -> None:
-        if stop and all(p.is_alive() for p in pool.procs):
+        if stop and all(p.is_alive() for p in pool.procs) and (ready is None or ready.is_set()):
             pool.stop_workers()
 
     pool.run(target, [(0, args)], absorb=lambda *event: None, on_signal=lambda *a: None,
@@ -53,5 +60,7 @@ def test_a_worker_killed_by_sigterm_without_a_stop_or_exiting_with_an_error_has_
     assert [p.exitcode for p in pool.failed()] == [-signal.SIGTERM]
     pool = _run(_exit_with, (3,), stop=False)
     assert [p.exitcode for p in pool.failed()] == [3]
-    pool = _run(_exit_with, (3,), stop=True)   # an error stays an error after a stop
+    pool = WorkerPool("test-worker")
+    ready = pool.ctx.Event()
+    pool = _run(_fail_when_stopped, (ready, 3), stop=True, ready=ready, pool=pool)   # an error stays one
     assert [p.exitcode for p in pool.failed()] == [3]

@@ -78,13 +78,10 @@ def _checked_float(text: str) -> float:
 
 
 def _checked_int(text: str) -> int:
-    value = int(text)
-    if len(text) > MAX_EXACT_INT_DIGITS:   # KataGo holds integers past 64 bits as doubles
-        try:
-            float(value)
-        except OverflowError:
-            raise NumberOverflowError(text) from None
-    return value
+    # KataGo holds integers past 64 bits as doubles; float() reads any length (int() stops at 4,300 digits)
+    if len(text) > MAX_EXACT_INT_DIGITS and math.isinf(float(text)):
+        raise NumberOverflowError(text)
+    return int(text)
 
 
 # A byte order mark, which KataGo's JSON parser skips at the start of a line (Windows tools write one).

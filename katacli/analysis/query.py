@@ -259,8 +259,9 @@ class QueryParser:
             local.apply_overrides(overrides, origin="overrideSettings")
             # KataGo reads no numSearchThreadsPerAnalysisThread per query (numSearchThreads only): an override of
             # the config's spelling is an unknown param, not a clash with the config's value.
-            not_per_query = [alias for alias, _ in config_keys.MODE_ALIASES.get(MODE, ()) if alias in overrides]
-            for alias in not_per_query:
+            not_per_query = [alias for alias, _ in config_keys.MODE_ALIASES.get(MODE, ())
+                             if str(overrides.get(alias, "")).strip()]   # an empty value sets nothing (KataGo)
+            for alias, _ in config_keys.MODE_ALIASES.get(MODE, ()):
                 local.remove(alias)
             params = SearchParams.from_config(local, MODE, has_human_model=self.defaults.has_human_model)
             # An override that removes the key (an empty value) leaves the engine's own perspective, as KataGo.

@@ -219,10 +219,13 @@ class Game:
         return self
 
     def set_rules(self, rules: Union[str, Rules], komi: float | None = None) -> "Game":
-        """Change the rules (keeping the komi unless given) and replay the game under them."""
-        self.session.set_rules(rules)
-        if komi is not None:
-            self.session.set_komi(float(komi))
+        """Change the rules (keeping the komi unless given) and replay the game under them; SessionError when
+        they forbid an earlier move (the new rules and komi kept, with the moves before it, as KataGo)."""
+        try:
+            self.session.set_rules(rules)
+        finally:
+            if komi is not None:
+                self.session.set_komi(float(komi))
         return self
 
     def copy(self) -> "Game":

@@ -13,7 +13,9 @@ import typer
 
 from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
 from katacli.commands.match import choose_num_processes, warn_about_positions, warn_unknown_keys
-from katacli.engine_log import LOG_NAME_RANDOM_BYTES
+
+# KataGo's gatekeeper log name ends in a random 64-bit number (16 hex digits).
+GATEKEEPER_LOG_RANDOM_BYTES = 8
 
 HELP = """Test each new network against the accepted one before self-play uses it, like `katago gatekeeper`.
 
@@ -72,7 +74,7 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
             report_error_and_exit(f"{name} {value} is not a directory")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     # A random part, as KataGo's: two gatekeepers started in the same second keep logs of their own.
-    log_path = Path(sgf_dir) / f"log-{stamp}-{secrets.token_hex(LOG_NAME_RANDOM_BYTES).upper()}.log"
+    log_path = Path(sgf_dir) / f"log-{stamp}-{secrets.token_hex(GATEKEEPER_LOG_RANDOM_BYTES).upper()}.log"
     try:
         keeper = Gatekeeper(cfg, nn, Path(test_dir), Path(accepted_dir), Path(rejected_dir), Path(sgf_dir),
                             Path(selfplay_dir) if selfplay_dir else None, required_win_prop, not no_autoreject,

@@ -12,22 +12,22 @@ from katacli.cli_support import (
     model_failure_line, report_error_and_exit, unused_profile_startup_warning,
 )
 from katacli.config import Config
-from katacli.config_keys import INDIVIDUAL_RULE_KEYS
 from katacli.engine_common import DETERMINISTIC_SEED, network_supported_rules, stable_seed
 from katacli.game.nogo import is_nogo_rules_name
+from katacli.setup.engine_settings import REQUIRED_RULE_KEYS
 
 EXIT_STARTUP_ERROR = 1
 
 
 def extract_nogo(cfg: Config) -> bool:
     """`rules = nogo` is katacli's own: the Go rules loader sees the rules underneath instead (kept for a later
-    kata-set-rules back to Go): the config's individual rule keys where it has them, else Tromp-Taylor, as
-    without a config."""
+    kata-set-rules back to Go): the config's individual rule keys where it has the required ones, else Tromp-Taylor,
+    as without a config."""
     if "rules" in cfg and is_nogo_rules_name(str(cfg.as_dict().get("rules", ""))):
-        if any(key in cfg for key in INDIVIDUAL_RULE_KEYS):
+        if all(key in cfg for key in REQUIRED_RULE_KEYS):
             cfg.remove("rules")
-        else:
-            cfg.set("rules", "tromp-taylor", origin="nogo")
+        else:   # as an override of `rules` does, this drops a partial set of rule keys (no Go is played)
+            cfg.apply_overrides({"rules": "tromp-taylor"}, origin="nogo")
         return True
     return False
 

@@ -14,6 +14,7 @@ logged. An interrupted gating moves nothing; the candidate is tested afresh next
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -83,13 +84,16 @@ def _is_within(path: Path, folder: Path) -> bool:
 
 
 def check_directories(test_dir: Path, accepted_dir: Path, rejected_dir: Path) -> None:
-    """GatekeeperError unless the accepted and rejected folders lie outside the test folder (and it outside
-    them): a candidate is looked for anywhere below the test folder and moved away whole, so a test folder
-    holding the others (".", a parent) would gate accepted networks and move folders into themselves."""
-    for name, folder in (("-accepted-models-dir", accepted_dir), ("-rejected-models-dir", rejected_dir)):
-        if _is_within(folder, test_dir) or _is_within(test_dir, folder):
-            raise GatekeeperError(f"-test-models-dir {test_dir} and {name} {folder} overlap: give folders side by "
-                                  "side (e.g. loop/candidates, loop/models, loop/rejected)")
+    """GatekeeperError unless the three folders lie side by side: a network is looked for anywhere below each
+    and moved away whole, so a test folder holding the others (".", a parent) would gate accepted networks
+    and move folders into themselves."""
+    folders = (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
+               ("-rejected-models-dir", rejected_dir))
+    for i, (name_a, a) in enumerate(folders):
+        for name_b, b in folders[i + 1:]:   # (a rejected net inside the accepted folder would be its opponent)
+            if _is_within(a, b) or _is_within(b, a):
+                raise GatekeeperError(f"{name_a} {a} and {name_b} {b} overlap: give folders side by side "
+                                      "(e.g. loop/candidates, loop/models, loop/rejected)")
 
 
 def _stable_signature(entry: Path) -> tuple:
@@ -220,8 +224,11 @@ class Gatekeeper:
 
         def check_decided(run) -> None:
             # As KataGo: once the finished games decide the gating either way, the rest are not played.
-            points, remaining = candidate_points(run.results, name), total - run.results.games
-            if run.results.games > 0 and remaining > 0 and not decided:
+            # Game threads add games under the run's lock: the points and the count must be of the same games.
+            with getattr(run, "results_lock", None) or contextlib.nullcontext():
+                points, games = candidate_points(run.results, name), run.results.games
+            remaining = total - games
+            if games > 0 and remaining > 0 and not decided:
                 if points >= total * self.required_win_prop:
                     decided.append("won")
                 elif points + remaining + TIE_EPSILON < total * self.required_win_prop:

@@ -99,6 +99,11 @@ class MatchRun:
         self._errors: list[BaseException] = []
         self.pattern_tables = pattern_tables if pattern_tables is not None else load_pattern_tables(settings)
 
+    @property
+    def results_lock(self) -> threading.Lock:
+        """Held while a finished game is added to ``results``: read several of its numbers under it."""
+        return self._lock
+
     def request_stop(self) -> None:
         if not self._stop.is_set():
             log.info("stopping: games in progress are dropped, finished ones are kept")

@@ -58,8 +58,9 @@ class AutoAvoidSettings:
         return cls(cfg.get("autoAvoidRepeatDir"), cfg.get("autoAvoidRepeatSaveChunkSize"), plain, per_size)
 
     def check_complete(self) -> None:
-        """Each setting given for some board size at least, else PatternAvoidanceError naming it: KataGo stops
-        with that error at its first save (at quit, say); katacli stops at start-up, before any game."""
+        """Each setting given for some board size at least, else PatternAvoidanceError naming it. KataGo stops
+        with that error later: at its first save for the turn limits (at quit, say), at the next start (once a
+        board size's folder exists) for the others; katacli stops at start-up, before any game."""
         for name in PARAMS:
             if name not in self.plain and not any(param == name for param, _, _ in self.per_size):
                 raise PatternAvoidanceError(f"autoAvoidRepeat{name} was not specified in the config "

@@ -96,9 +96,13 @@ def load_rules(cfg: Config, *, load_komi: bool = False) -> Rules:
     return rules
 
 
+# The rule keys a config must give all of without `rules` (the others have defaults).
+REQUIRED_RULE_KEYS = ("koRule", "scoringRule", "multiStoneSuicideLegal")
+
+
 def _rules_from_individual_keys(cfg: Config, mode: str | None) -> Rules:
     if cfg.require_keys:
-        missing = [key for key in ("koRule", "scoringRule", "multiStoneSuicideLegal") if key not in cfg]
+        missing = [key for key in REQUIRED_RULE_KEYS if key not in cfg]
         if missing:
             raise ConfigError(
                 f"Missing key '{missing[0]}' in {cfg.source}: set `rules`, or all of koRule, scoringRule "

@@ -156,9 +156,13 @@ class Trainer:
         for flag, directory in (("-output-dir", s.output_dir), ("-export-dir", s.export_dir)):
             if directory:
                 _check_writable_dir(flag, directory)
-        # A count only: the data stream's own scan reports unreadable files, once.
-        rows = sum(f.rows for f in DataScanner(s.data_dir, lambda _line: None).scan())
+        # A count only: the data stream's own scan reports unreadable files, once -- unless there are no rows,
+        # when the run ends here and the skipped files are the reason.
+        skipped: list[str] = []
+        rows = sum(f.rows for f in DataScanner(s.data_dir, skipped.append).scan())
         if not rows:
+            for line in skipped:
+                self.log(line)
             raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
         global_batch = s.batch_size * self.ctx.world_size
         if rows < global_batch:   # the window could never fill a batch: say so before the run's first file
