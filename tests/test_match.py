@@ -68,7 +68,9 @@ def test_settings_follow_katago_keys(tmp_path):
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = nowhere.bin.gz\n"
      "numGamesTotal = 2\n", "model file not found: nowhere.bin.gz"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),
-    ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play"),
+    ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play: with one bot"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nsecondaryBots = 0,1\n",
+     "leave no pair of bots"),
     ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nkomiAuto = true\n",
      "need a bot with a network"),

@@ -115,8 +115,10 @@ class MatchSettings:
             raise ConfigError(f"bot names must differ: {', '.join(names)}")
         pairings = _pairings(cfg, num_bots)
         if not pairings:
-            raise ConfigError("no games to play: with one bot (numBots = 1) give extraPairs = 0-0, "
-                              "or define two or more bots")
+            raise ConfigError("no games to play: with one bot (numBots = 1) give extraPairs = 0-0, or define two "
+                              "or more bots" if num_bots == 1 else
+                              "no games to play: includeBots / secondaryBots leave no pair of bots (every pair needs "
+                              "one bot that is not secondary), and extraPairs names none")
         used = {i for pair in pairings for i in pair}
         game = _game_setup_settings(cfg)
         if (game.komi_auto or game.handicap_prob > 0) and all(bots[i].uses_rollouts for i in used):
