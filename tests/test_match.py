@@ -71,6 +71,8 @@ def test_settings_follow_katago_keys(tmp_path):
     ("numBots = 1\nbotName = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "no games to play: with one bot"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nsecondaryBots = 0,1\n",
      "leave no pair of bots"),
+    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = /no/such.bin.gz\n"
+     "numGamesTotal = 2\n", "nnModelFile1 for bot b: model file not found"),
     ("numBots = 2\nbotName0 = a\nbotName1 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "must differ"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\nkomiAuto = true\n",
      "need a bot with a network"),
@@ -174,6 +176,16 @@ def test_results_statistics():
     assert swept["elo_diff"] is None and swept["elo_diff_95"][1] is None and swept["elo_diff_95"][0] is not None
     assert 0 < sweep.bot_elos()["x"] - sweep.bot_elos()["y"] < 1000   # finite, thanks to the virtual draw
     assert r.bot_elos()["y"] < 0 == r.bot_elos()["x"]
+
+
+def test_a_bot_left_out_by_include_bots_needs_no_model_file():
+    """KataGo's match_example.cfg defines many bots and plays a few: an unplayed bot's network is never read
+    (kata refused the whole match for its missing file)."""
+    cfg = Config.from_text(BASE + "numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = c\nnnModelFile0 = rollouts\n"
+                           "nnModelFile1 = rollouts\nnnModelFile2 = /no/such.bin.gz\nincludeBots = 0,1\n"
+                           "numGamesTotal = 2\n")
+    settings = MatchSettings.from_config(cfg)
+    assert sorted(settings.pairings) == [(0, 1), (1, 0)]
 
 
 def test_the_sgf_handicap_counts_black_s_first_moves_as_katago_s_match():

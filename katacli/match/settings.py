@@ -120,6 +120,8 @@ class MatchSettings:
                               "no games to play: includeBots / secondaryBots leave no pair of bots (every pair needs "
                               "one bot that is not secondary), and extraPairs names none")
         used = {i for pair in pairings for i in pair}
+        for i in sorted(used):   # only the bots that play, as KataGo loads only their networks
+            _check_model(bots[i])
         game = _game_setup_settings(cfg)
         if (game.komi_auto or game.handicap_prob > 0) and all(bots[i].uses_rollouts for i in used):
             raise ConfigError("komiAuto and handicap games need a bot with a network (to judge fair komi and "
@@ -226,6 +228,15 @@ def bot_config(cfg: Config, index: int) -> Config:
     return view
 
 
+def _check_model(bot: "BotSpec") -> None:
+    """The bot's network file exists, is a whole gzip with a readable header: before any game starts."""
+    if bot.model != ROLLOUTS:
+        try:
+            check_model_file(bot.model)
+        except ModelFileError as exc:
+            raise ConfigError(f"nnModelFile{bot.index} for bot {bot.name}: {exc}") from None
+
+
 def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
     view = bot_config(cfg, index)
     indexed_name = f"botName{index}"
@@ -241,11 +252,6 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
                           f"or '{ROLLOUTS}' for the random-playout engine)")
     if is_rollouts_model(model):
         model = ROLLOUTS
-    if model != ROLLOUTS:
-        try:
-            check_model_file(model)   # exists, whole gzip, readable header: before any game starts
-        except ModelFileError as exc:
-            raise ConfigError(f"nnModelFile{index} for bot {name}: {exc}") from None
     for key in _BOT_IDENTITY_KEYS:
         if key in cfg:
             cfg.mark_used(key)
