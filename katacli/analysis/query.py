@@ -261,7 +261,7 @@ class QueryParser:
             # the config's spelling is an unknown param, not a clash with the config's value.
             not_per_query = [alias for alias, _ in config_keys.MODE_ALIASES.get(MODE, ())
                              if str(overrides.get(alias, "")).strip()]   # an empty value sets nothing (KataGo)
-            for alias, _ in config_keys.MODE_ALIASES.get(MODE, ()):
+            for alias in not_per_query:   # (an emptied one is gone already: the engine's config has none)
                 local.remove(alias)
             params = SearchParams.from_config(local, MODE, has_human_model=self.defaults.has_human_model)
             # An override that removes the key (an empty value) leaves the engine's own perspective, as KataGo.

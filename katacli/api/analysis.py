@@ -100,7 +100,6 @@ class AnalysisResult:
         return [move.as_row() for move in self.moves]
 
 
-
 def checked_visits(visits) -> int:
     """A visit limit given to the API: a positive whole number (ValueError otherwise).
 
@@ -113,6 +112,7 @@ def checked_visits(visits) -> int:
     if isinstance(visits, bool) or not isinstance(visits, int) or visits < 1:
         raise ValueError(f"visits must be a positive whole number, got {visits!r}")
     return visits
+
 
 def search_params(config: ConfigLike = None, visits: int | None = None, mode: str = MODE,
                   human_model: bool = False, **settings: Any) -> "SearchParams":

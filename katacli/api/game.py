@@ -16,6 +16,7 @@ from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, OffBoardError, format_vertex
+from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.nogo import is_nogo_rules_name
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
@@ -139,13 +140,9 @@ class Game:
         return self._state_for(pla).is_legal(point, pla)
 
     def _state_for(self, pla: int):
-        """The game state with ``pla`` to move: the game's own, or for the other side a copy with its turn."""
+        """The game state with ``pla`` to move: the game's own (read only, no copy), or the other side's."""
         state = self.session.state
-        if pla == self.session.next_player:
-            return state
-        state = state.copy()
-        state.reset_history_keep_board(pla)
-        return state
+        return state if pla == state.next_player else self.session.position_for(pla)
 
     def legal_moves(self, color: ColorLike | None = None) -> list[str]:
         """Every legal move for ``color`` (default: the side to move), "pass" last (never in NoGo).
@@ -277,10 +274,8 @@ class Game:
         '(;FF[4]GM[1]SZ[9]...KM[7.5]RU[Chinese];B[ee])'
         """
         state = self.session.state
-        handicap_state = state.copy()
-        handicap_state.set_assume_multiple_starting_black_moves_are_handicap(True)
         record = SgfGame(x_size=self.x_size, y_size=self.y_size, komi=self.komi, rules=self.rules,
-                         handicap=handicap_state.num_handicap_stones(), setup=list(state.initial_stones()),
+                         handicap=handicap_stones_counting_first_moves(state), setup=list(state.initial_stones()),
                          first_player=state.initial_player, moves=list(state.moves))
         return write_sgf(record, nice_rules_name=True)
 

@@ -21,7 +21,7 @@ HELP = """Test each new network against the accepted one before self-play uses i
 
 Watches -test-models-dir for networks (files, or directories holding one, as training exports them). The newest is played against the newest network in -accepted-models-dir (a random network while that holds none) for numGamesPerGating games (both colours in turn; fewer once the finished games decide it either way, as KataGo); it moves into -accepted-models-dir if it scores at least -required-candidate-win-prop (ties go to the candidate), otherwise into -rejected-models-dir. Candidates older than the accepted network are rejected without games (unless -no-autoreject-old-models). A file still being copied is waited for, never tested or moved; moves are renames.
 
-Game and search settings are match keys (numGameThreads, maxVisits, bSizes, komiAuto, ...); see configs/gatekeeper_example.cfg. SGFs go to -sgf-output-dir/<candidate>/, the log to -sgf-output-dir/log-*.log. The accepted and rejected folders must lie outside the test folder.
+Game and search settings are match keys (numGameThreads, maxVisits, bSizes, komiAuto, ...); see configs/gatekeeper_example.cfg. SGFs go to -sgf-output-dir/<candidate>/, the log to -sgf-output-dir/log-*.log. The test, accepted and rejected folders must lie side by side, none inside another.
 
 \b
 Example: kata gatekeeper -config configs/gatekeeper_example.cfg -test-models-dir loop/candidates \\
@@ -60,16 +60,16 @@ def run_gatekeeper(config: List[str], override_config: Optional[List[str]], test
 
     if not 0.0 <= required_win_prop <= 1.0:
         report_error_and_exit("-required-candidate-win-prop must be between 0 and 1")
-    for name, value in (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
-                        ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir)):
+    folder_flags = (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
+                    ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir))
+    for name, value in folder_flags:
         if not value.strip():   # an unset shell variable: never "the current folder" (KataGo refuses it too)
             report_error_and_exit(f"Empty directory specified for {name}")
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
     warn_unknown_keys(cfg)
     with exit_on_config_error():
         positions, nn, cpu_threads, num_processes, log_to_stdout, ignored_keys = read_gatekeeper_config(cfg)
-    for name, value in (("-test-models-dir", test_dir), ("-accepted-models-dir", accepted_dir),
-                        ("-rejected-models-dir", rejected_dir), ("-sgf-output-dir", sgf_dir)):
+    for name, value in folder_flags:
         if Path(value).exists() and not Path(value).is_dir():
             report_error_and_exit(f"{name} {value} is not a directory")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -22,6 +22,15 @@ _ORDER = {
 }
 
 
+def handicap_stones_counting_first_moves(state) -> int:
+    """A game's handicap as KataGo counts it for an SGF's HA[] and for resigning: Black's set-up stones and
+    its moves before White's first, whatever the game itself assumed
+    (setAssumeMultipleStartingBlackMovesAreHandicap). ``state``: a GameState, left as it is."""
+    probe = state.copy()
+    probe.set_assume_multiple_starting_black_moves_are_handicap(True)
+    return probe.num_handicap_stones()
+
+
 class HandicapError(ValueError):
     """A fixed handicap the board does not allow (KataGo's messages)."""
 

@@ -211,6 +211,14 @@ class GameSession:
             self.state = saved
             raise IllegalMoveError("illegal move") from None
 
+    def position_for(self, player: int) -> GameState:
+        """A copy of the position with ``player`` to move: for the other side, its history forgotten (ko and
+        superko bans do not carry over), as when KataGo's GTP bot searches for it."""
+        state = self.state.copy()
+        if player != state.next_player:
+            state.reset_history_keep_board(player)
+        return state
+
     def search_for(self, player: int) -> None:
         """Make ``player`` the side to move, as KataGo's GTP bot does when asked to search or analyze for the
         other side: the stones stay, the history (superko, the simple-ko point) is forgotten, and later

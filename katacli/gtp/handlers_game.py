@@ -13,6 +13,7 @@ from katacli._core.game_state import IllegalMoveError
 from katacli.engine_common import network_supported_rules
 from katacli.game.board_text import showboard_text
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
+from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
@@ -320,10 +321,8 @@ def cmd_printsgf(engine, command: Command) -> str:
 
 def current_game_sgf(engine) -> str:
     state = engine.session.state
-    handicap_state = state.copy()
-    handicap_state.set_assume_multiple_starting_black_moves_are_handicap(True)
     game = SgfGame(x_size=state.x_size, y_size=state.y_size, komi=engine.rules.komi, rules=engine.rules,
-                   handicap=handicap_state.num_handicap_stones(), setup=list(state.initial_stones()),
+                   handicap=handicap_stones_counting_first_moves(state), setup=list(state.initial_stones()),
                    first_player=state.initial_player, moves=list(state.moves))
     if state.is_game_finished:
         game.result = _game_result_text(engine, state)

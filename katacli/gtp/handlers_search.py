@@ -16,6 +16,7 @@ import time
 from katacli._core.game_state import IllegalMoveError
 
 from katacli.game.coords import BLACK, WHITE, format_vertex
+from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.nogo import nogo_has_legal_move, nogo_is_legal
 from katacli.gtp.analyze_args import AnalyzeArgsError, parse_analyze_args, parse_raw_nn_args
 from katacli.gtp.analyze_info_lines import AnalyzeOptions, InfoLineFormatter
@@ -45,20 +46,6 @@ MIN_DELAY_SECONDS = 0.0001
 # --------------------------------------------------------------------------- building searches
 
 
-def _num_handicap_stones(state) -> int:
-    copy = state.copy()
-    copy.set_assume_multiple_starting_black_moves_are_handicap(True)
-    return copy.num_handicap_stones()
-
-
-def _state_for(engine, pla: int):
-    """A copy of the current position with ``pla`` to move (history reset if that is not the side to move)."""
-    state = engine.session.state.copy()
-    if state.next_player != pla:
-        state.reset_history_keep_board(pla)
-    return state
-
-
 def _no_white_stones(state) -> bool:
     return all(c != WHITE for row in state.colors() for c in row)
 
@@ -68,7 +55,7 @@ def genmove_params(engine, pla: int, analyzing: bool):
     settings, session = engine.settings, engine.session
     params = engine.params.genmove
     state = session.state
-    handicap = _num_handicap_stones(state)
+    handicap = handicap_stones_counting_first_moves(state)
     engine.stats.pda_for_white = dynamic_pda_for_white(
         engine.stats.pda_for_white, settings.dynamic_pda_cap_per_opp_lead, engine.rules, handicap,
         session.x_size, session.y_size, engine.stats.recent_win_loss, _no_white_stones(state))
@@ -92,7 +79,7 @@ def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock
     analyzing = options is not None
     options = options or AnalyzeOptions()
     return SearchRequest(
-        state=_state_for(engine, pla), pla=pla, params=params, clock=clock, search_factor=factor,
+        state=engine.session.position_for(pla), pla=pla, params=params, clock=clock, search_factor=factor,
         nogo=engine.nogo, analysis_params=analysis_params, avoid=options.avoid,
         report_interval=options.interval_seconds if analyzing else None,
         min_moves=options.min_moves,
@@ -106,7 +93,7 @@ def make_request(engine, pla: int, params, options: AnalyzeOptions | None, clock
 
 def make_formatter(engine, pla: int, options: AnalyzeOptions) -> InfoLineFormatter:
     session = engine.session
-    start = _state_for(engine, pla)
+    start = session.position_for(pla)
 
     def pv_cutoff(pv) -> int:
         """KataGo prints PVs only up to the end of the current game phase when the cleanup phase is prevented."""
@@ -162,10 +149,10 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
                            engine.stats.recent_win_loss)
     resigned = resign.should_resign(
         player=pla, lead=outcome.lead, board_area=state.x_size * state.y_size, num_moves=len(state.moves),
-        initial_black_advantage_points=initial_black_advantage(engine.rules, _num_handicap_stones(state)))
+        initial_black_advantage_points=initial_black_advantage(engine.rules, handicap_stones_counting_first_moves(state)))
     elapsed += _delay_move(engine, outcome)   # KataGo's genmove time (cputime, the log) includes the delay
     engine.genmove_time_sum += elapsed
-    position = _state_for(engine, pla)
+    position = engine.session.position_for(pla)
     if outcome.move != RESIGN and (settings.ogs_chat_to_stderr or settings.log_search_info or debug):
         searcher = engine.bot.search_tree(position)
         if settings.ogs_chat_to_stderr:
@@ -210,7 +197,7 @@ def _play_chosen(engine, pla: int, move) -> None:
 
 
 def _nogo_stuck(engine, pla: int) -> bool:
-    return engine.nogo and not nogo_has_legal_move(_state_for(engine, pla), pla)
+    return engine.nogo and not nogo_has_legal_move(engine.session.position_for(pla), pla)
 
 
 def cmd_genmove(engine, command: Command) -> str | None:

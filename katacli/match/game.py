@@ -18,6 +18,7 @@ from typing import Callable, Optional
 
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
+from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.rules import format_komi
 from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.gtp.resign import ResignSettings
@@ -87,14 +88,6 @@ def move_comment(values: Optional[dict], visits: int) -> str:
     return values_comment(values["win"], values["loss"], values["no_result"], values["score_mean"], visits)
 
 
-def handicap_for_sgf(state: GameState) -> int:
-    """HA[] as KataGo's match writes it: Black's first moves after the set-up stones count as handicap too
-    (setAssumeMultipleStartingBlackMovesAreHandicap), whatever the game itself assumed."""
-    probe = state.copy()
-    probe.set_assume_multiple_starting_black_moves_are_handicap(True)
-    return probe.num_handicap_stones()
-
-
 @dataclass
 class MatchGame:
     black: str
@@ -137,7 +130,7 @@ class MatchGame:
             # KataGo's match SGF leaves the resigning player's last move out and keeps its comment on a bare node.
             moves, final_comment = moves[:-1], comments.pop()
         record = SgfGame(x_size=s.x_size, y_size=s.y_size, komi=s.komi, rules=rules_of(s),
-                         handicap=handicap_for_sgf(s), setup=list(s.initial_stones()),
+                         handicap=handicap_stones_counting_first_moves(s), setup=list(s.initial_stones()),
                          first_player=s.initial_player, moves=moves,
                          result=None if self.hit_move_limit else self.result,
                          black_name=self.black, white_name=self.white, root_comment=comment,

@@ -17,6 +17,7 @@ from typing import Callable, Optional, Protocol
 
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
+from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.rules import ScoringRule
 from katacli.data.schema import (
     MODE_ASYM,
@@ -333,8 +334,6 @@ class _Game:
             scored.end_and_score_now()
             final = finish.final_value_targets(scored, self.dew)
             full, ownership, scoring = finish.final_areas(scored, ownership_rows)
-        handicap_probe = end_state.copy()
-        handicap_probe.set_assume_multiple_starting_black_moves_are_handicap(True)
 
         game = FinishedGame(
             start_state=start_state, end_state=end_state, turns=turns, final_value=final,
@@ -346,7 +345,7 @@ class _Game:
             # The game's own mode, stamped at its start: a net switched in mid-game does not change it.
             pass_alive_under_suicide=end_state.always_pass_alive_under_suicide_rules, start_turn_idx=start_turn_idx,
             changed_nets=self.changed_nets, model_name=self.model.name,
-            handicap_for_sgf=handicap_probe.num_handicap_stones(), scored_state=scored,
+            handicap_for_sgf=handicap_stones_counting_first_moves(end_state), scored_state=scored,
             initial_encore_phase=self.began_in_encore, initial_turn_number=self.start.initial_turn_number,
         )
         if self.start.has_hint and turns:

@@ -44,6 +44,11 @@ def architecture_name(model: KataGoModel) -> str:
 MODEL_FILE_SUFFIX = ".bin.gz"
 
 
+def export_path(export_dir: str, name: str) -> str:
+    """Where the net exported under ``name`` lies."""
+    return os.path.join(export_dir, name + MODEL_FILE_SUFFIX)
+
+
 def export_name(prefix: str, samples: int, data_rows: int) -> str:
     suffix = f"-s{samples}-d{data_rows}"
     return prefix[: MAX_NAME_LENGTH - len(suffix)] + suffix
@@ -72,4 +77,4 @@ def export_to_models_dir(model: KataGoModel, export_dir: str, name: str, info: O
     if info is not None:
         # Metadata first, so that whoever sees the model can already read it.
         atomic_write_bytes(os.path.join(export_dir, name + ".json"), json.dumps(info, indent=1).encode())
-    return write_model_atomically(model, os.path.join(export_dir, name + MODEL_FILE_SUFFIX), name)
+    return write_model_atomically(model, export_path(export_dir, name), name)

@@ -33,7 +33,7 @@ from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import (
-    MODEL_FILE_SUFFIX, architecture_name, export_name, export_to_models_dir, model_with_weights, write_model_atomically,
+    architecture_name, export_name, export_path, export_to_models_dir, model_with_weights, write_model_atomically,
 )
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
@@ -342,7 +342,7 @@ class Trainer:
         """Whether exports are asked for and the net at this sample count has none in the export folder."""
         if not self.ctx.is_main or not self.s.export_dir:
             return False
-        return not os.path.exists(os.path.join(self.s.export_dir, self._export_name() + MODEL_FILE_SUFFIX))
+        return not os.path.exists(export_path(self.s.export_dir, self._export_name()))
 
     def _lookahead_slow_model_state(self) -> dict:
         slow_by_param = {id(p): slow for p, slow in zip(self.lookahead.params, self.lookahead.slow)}
