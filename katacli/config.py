@@ -408,6 +408,11 @@ class Config:
         with self._lock:
             self._used.update(k for k in self._values if k.startswith(prefix))
 
+    def forget_used(self) -> None:
+        """No key counts as read (a copy that records what one reader reads)."""
+        with self._lock:
+            self._used.clear()
+
     def used_keys(self) -> set[str]:
         with self._lock:
             return set(self._used)

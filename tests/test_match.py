@@ -60,11 +60,15 @@ def test_settings_follow_katago_keys(tmp_path):
     assert sorted(s.pairings) == [(0, 1), (0, 2), (1, 0), (2, 0), (2, 1)]
 
 
+def test_include_bots_past_num_bots_include_nothing_as_katago(tmp_path):
+    cfg = Config.from_text(BASE + "numBots = 3\nbotName0 = a\nbotName1 = b\nbotName2 = c\nnnModelFile = rollouts\n"
+                                  "numGamesTotal = 2\nincludeBots = 0,2,5\n")
+    assert sorted(MatchSettings.from_config(cfg).pairings) == [(0, 2), (2, 0)]
+
+
 @pytest.mark.parametrize("text, message", [
-    ("numBots = 2\nbotName0 = a\nbotName2 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "numBots = 2"),
+    ("numBots = 2\nbotName0 = a\nbotName2 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "botName1 is missing"),
     ("numBots = 2\nbotName0 = a\nnnModelFile = rollouts\nnumGamesTotal = 2\n", "botName1 is missing"),
-    ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\nnumGamesTotal = 2\n"
-     "avoidSgfPatternUtility2 = 0.1\n", "avoidSgfPatternUtility2 is for bot 2, but numBots = 2"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile0 = rollouts\nnnModelFile1 = nowhere.bin.gz\n"
      "numGamesTotal = 2\n", "model file not found: nowhere.bin.gz"),
     ("numBots = 2\nbotName0 = a\nbotName1 = b\nnnModelFile = rollouts\n", "numGamesTotal is required"),
@@ -144,6 +148,20 @@ def test_another_commands_key_is_warned_about_as_katago_does(tmp_path):
     assert done.exit_code == 0, done.output
     unused = [line for line in done.stderr.splitlines() if "Unused key" in line]
     assert len(unused) == 1 and "'numAnalysisThreads'" in unused[0], done.stderr
+
+
+def test_keys_no_bot_reads_are_warned_about_and_the_match_plays_as_katago_does(tmp_path):
+    # Left over from a bigger match (bot 2's keys, its pattern key), a match-wide key given a bot's index,
+    # the plain network key every bot overrides: KataGo plays and names each as an Unused key.
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile0 = rollouts\n"
+                                 "nnModelFile1 = rollouts\nnnModelFile = rollouts\nnumGamesTotal = 2\n"
+                                 "botName2 = r3\nmaxVisits2 = 30\navoidSgfPatternUtility2 = 0.1\nkomiMean1 = 7\n"
+                                 "maxVisits1 = 12\n")
+    done = kata_match("-config", str(cfg), "--quiet")
+    assert done.exit_code == 0, done.output
+    unused = sorted(re.findall(r"Unused key '(\w+)'", done.stderr))
+    assert unused == ["avoidSgfPatternUtility2", "botName2", "komiMean1", "maxVisits2", "nnModelFile"], done.stderr
+    assert "Match results: 2 games" in done.stdout
 
 
 def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):

@@ -192,24 +192,32 @@ def load_match_positions(cfg: Config) -> PositionPools:
 
 
 def _check_bot_indices(cfg: Config, num_bots: int) -> None:
-    """An indexed key for a bot that does not exist is a mistake (a gap or a typo in numBots)."""
+    """Bot keys are read per bot (:func:`_bot_spec`); one for a bot beyond numBots is left unread, as KataGo
+    leaves it, so the Unused key warning names it (a gap or a typo in numBots). avoidSgfPatternUtility3 and
+    its kind are registered keys, yet for bot 3: marked used only when that bot exists."""
     for key in cfg.keys():
-        m = _INDEXED_KEY.match(key)
-        if m and not is_known(key) and is_known(m.group(1)):
-            index = int(m.group(2))
+        index = sgf_pattern_key_bot(key)
+        if index is not None and index < num_bots:
             cfg.mark_used(key)
-        else:
-            index = sgf_pattern_key_bot(key)   # avoidSgfPatternUtility3: a registered key, yet for bot 3
-        if index is not None and index >= num_bots:
-            raise ConfigError(f"{key} is for bot {index}, but numBots = {num_bots} defines bots 0..{num_bots - 1}")
+
+
+def unused_bot_key_warnings(cfg: Config) -> list[str]:
+    """KataGo's Unused key warning for an indexed bot key no bot read: one for a bot beyond numBots
+    (maxVisits2 with two bots), or a match-wide key given a bot's index (komiMean1)."""
+    return [f"WARNING: Unused key '{key}' in {cfg.origin(key)}: kata match does not use it here"
+            for key in cfg.unused_keys() if _is_indexed_bot_key(key)]
+
+
+def _is_indexed_bot_key(key: str) -> bool:
+    m = _INDEXED_KEY.match(key)
+    return bool(m) and not is_known(key) and is_known(m.group(1))
 
 
 def unknown_keys(cfg: Config) -> list[str]:
     """Keys neither registered nor a registered bot key with an index (``maxVisits1``)."""
     out = []
     for key in cfg.unknown_keys():
-        m = _INDEXED_KEY.match(key)
-        if not (m and is_known(m.group(1))):
+        if not _is_indexed_bot_key(key):
             out.append(key)
     return out
 
@@ -218,6 +226,7 @@ def bot_config(cfg: Config, index: int) -> Config:
     """The config as bot ``index`` sees it: its indexed keys replace the plain ones, other bots' are gone."""
     view = cfg.copy()
     view.require_keys = False
+    view.forget_used()   # what the bot reads, alone: marked back in the match's config by _bot_spec
     for key in cfg.keys():
         m = _INDEXED_KEY.match(key)
         if not m or is_known(key) or not is_known(m.group(1)):
@@ -252,9 +261,10 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
                           f"or '{ROLLOUTS}' for the random-playout engine)")
     if is_rollouts_model(model):
         model = ROLLOUTS
-    for key in _BOT_IDENTITY_KEYS:
-        if key in cfg:
-            cfg.mark_used(key)
+    for key in _BOT_IDENTITY_KEYS:   # the bot's own key, else the plain one: the one KataGo reads
+        read = f"{key}{index}" if f"{key}{index}" in cfg else key
+        if read in cfg and (read != "botName" or num_bots == 1):
+            cfg.mark_used(read)
     params = SearchParams.from_config(view, BOT_MODE)
     for key in view.used_keys():   # what the bot read, marked in the match's config: its plain or its own key
         for read in (key, f"{key}{index}"):
@@ -279,10 +289,10 @@ def _int_list(cfg: Config, key: str) -> list[int]:
 def _pairings(cfg: Config, num_bots: int) -> list[tuple[int, int]]:
     include = _int_list(cfg, "includeBots") or list(range(num_bots))
     secondary = _int_list(cfg, "secondaryBots")
-    for key, values in (("includeBots", include), ("secondaryBots", secondary)):
-        for value in values:
-            if value >= num_bots:
-                raise ConfigError(f"{key} value {value} is out of range, numBots is {num_bots}")
+    # An includeBots index past numBots includes nothing (as KataGo: a list kept while numBots shrank).
+    for value in secondary:
+        if value >= num_bots:
+            raise ConfigError(f"secondaryBots value {value} is out of range, numBots is {num_bots}")
     pairs = []
     for i in range(num_bots):
         for j in range(i + 1, num_bots):
