@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import importlib
+import re
 import subprocess
 import sys
 
@@ -155,8 +156,18 @@ def test_sgf_errors_are_clear(tmp_path):
 
     with pytest.raises(SgfError, match="not found"):
         katacli.Game.from_sgf(tmp_path / "missing.sgf")
-    with pytest.raises(SgfError):
+    with pytest.raises(SgfError, match="Illegal move in sgf turn 1 move E5"):
         katacli.Game.from_sgf("(;SZ[9];B[ee];W[ee])")  # the second move is on a stone
+    occupied = tmp_path / "occupied.sgf"
+    occupied.write_text("(;SZ[9];B[ee];W[ee])")
+    with pytest.raises(SgfError, match=f"Illegal move in {re.escape(str(occupied))} turn 1 move E5"):
+        katacli.Game.from_sgf(occupied)   # which file, for a script that reads many
+    with pytest.raises(SgfError, match="the white stone at A8 leaves a group without liberties"):
+        katacli.Game.from_sgf("(;SZ[9]AB[aa]AW[ba][ab];B[cc])")   # a setup without liberties is the file's fault too
+    with pytest.raises(SgfError, match="not found"):
+        katacli.Game.from_sgf("x" * 5000)   # a name too long for the file system names no file
+    # SGF text read from a file that starts with a byte-order mark is still SGF text, not a file name
+    assert katacli.Game.from_sgf("\ufeff(;SZ[9];B[ee])").moves == [("B", "E5")]
 
 
 def test_nogo_games():

@@ -296,3 +296,16 @@ def test_charset_and_raw_root_properties():
     assert game.black_name == "José"
     assert game.root_properties["C"] == ["line one\nline two"]
     assert game.root_properties["XX"] == ["a", "b"]
+
+
+@pytest.mark.parametrize("charset", ["base64", "rot13", "hex", "UTF-16", "cp037", "no-such-charset"])
+def test_a_charset_that_is_no_ascii_text_encoding_reads_as_utf8(charset):
+    # KataGo reads coordinates and numbers as bytes whatever CA says; a non-text codec once raised LookupError.
+    game = read_sgf(f"(;GM[1]FF[4]CA[{charset}]SZ[9]KM[7]PB[Jos\u00e9];B[ee])".encode("utf-8"))
+    assert (game.x_size, game.moves, game.black_name) == (9, [(BLACK, (4, 4))], "Jos\u00e9")
+
+
+def test_a_directory_is_named_once(tmp_path):
+    with pytest.raises(SgfError) as info:
+        load_sgf(str(tmp_path))
+    assert str(info.value) == f"{tmp_path}: not a regular file"

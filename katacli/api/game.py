@@ -264,7 +264,7 @@ class Game:
         rules, _ = record.rules_or_default(default)
         position = record.position_at(move_number)
         session = GameSession(x_size=position.x_size, y_size=position.y_size, rules=rules)
-        session.set_sgf_position(position)
+        session.set_sgf_position(position, source=record.file_name)
         return cls._from_session(session, nogo=False)
 
     def to_sgf(self) -> str:
@@ -322,10 +322,17 @@ def _read_record(source: Union[str, os.PathLike, bytes]) -> SgfGame:
     if isinstance(source, bytes):
         return read_sgf(source)
     text = str(source)
-    if text.lstrip().startswith("("):
-        return read_sgf(text)
+    if text.lstrip(_BOM_AND_WHITESPACE).startswith("("):   # SGF text (read from a file that began with a BOM too)
+        return read_sgf(text.lstrip(_BOM_AND_WHITESPACE))
     path = Path(text)
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as exc:   # a name too long, say: no file of that name
+        raise SgfError(f"SGF file not found: {text[:80]}{'...' if len(text) > 80 else ''} ({exc.strerror})") from None
+    if not is_file:
         raise SgfError(f"SGF file not found: {path}")
     return load_sgf(str(path))
+
+
+_BOM_AND_WHITESPACE = "\ufeff \t\r\n"
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from katacli._core.board import GoBoard
 from katacli._core.game_state import GameState, IllegalMoveError
 
-from katacli.game.coords import Point, format_vertex, parse_color, parse_vertex
+from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
 from katacli.game.handicap import HandicapError, fixed_handicap_points
 from katacli.game.rules import Rules
 from katacli.game.sgf import SgfError, SgfPosition, final_setup, passes_for_ko
@@ -130,13 +130,15 @@ class GameSession:
         seen = set()
         for player, xy in stones:
             if xy in seen:
-                raise SessionError(f"point {xy} is given twice")
+                raise SessionError(f"point {format_vertex(xy, self.x_size, self.y_size)} is given twice")
             seen.add(xy)
-        try:
-            for player, xy in stones:
+        for player, xy in stones:
+            try:
                 board.set_stone(xy, player)
-        except ValueError as exc:
-            raise SessionError(f"cannot set up this position: {exc}") from None
+            except ValueError:
+                raise SessionError(f"cannot set up this position: the {format_color(player, long=True).lower()} "
+                                   f"stone at {format_vertex(xy, self.x_size, self.y_size)} leaves a group "
+                                   "without liberties") from None
         self.initial_board = board
         self.initial_player = next_player
         self.moves = []
@@ -153,7 +155,7 @@ class GameSession:
     def set_sgf_position(self, position: SgfPosition, source: str | None = None) -> None:
         """Set up a position read from SGF, as KataGo's loadsgf does: the setup stones (AB/AW/AE in order),
         then the moves replayed. Raises SgfError naming the first impossible move (after ``source``, a file
-        name, when given); SessionError for impossible setup stones."""
+        name, when given), or naming a setup stone that leaves a group without liberties."""
         seen = set()
         for _, xy in position.setup:   # KataGo refuses a root that sets a point twice (AB[ee]AW[ee], AB[ee]AE[ee])
             if xy in seen:
@@ -161,7 +163,10 @@ class GameSession:
                 raise SgfError(f"{where}the setup stones (AB/AW/AE) set "
                                f"{format_vertex(xy, position.x_size, position.y_size)} more than once")
             seen.add(xy)
-        self.set_position(final_setup(position.setup), position.initial_player)
+        try:
+            self.set_position(final_setup(position.setup), position.initial_player)
+        except SessionError as exc:   # stones without liberties: the file's fault
+            raise SgfError(f"{source}: {exc}" if source else str(exc)) from None
         for number, (pla, xy) in enumerate(position.moves, start=1):
             try:
                 # KataGo's playMovesTolerant: a player's consecutive moves stay moves (a GTP `play` out of turn
@@ -171,7 +176,7 @@ class GameSession:
             except IllegalMoveError:
                 vertex = format_vertex(xy, position.x_size, position.y_size)
                 # KataGo's words, its turn counted from 0
-                raise SgfError(f"Illegal move in {source or ''} turn {number - 1} move {vertex}") from None
+                raise SgfError(f"Illegal move in {source or 'sgf'} turn {number - 1} move {vertex}") from None
 
     def fixed_handicap_points(self, count: int) -> list[Point]:
         """KataGo's fixed handicap placement for this board size."""

@@ -227,6 +227,8 @@ def read_file_bytes(path: str) -> bytes:
             raise SgfError(f"{path}: not a regular file")
         with open(path, "rb") as f:
             data = f.read(MAX_SGF_FILE_BYTES + 1)
+    except SgfError:
+        raise
     except FileNotFoundError:
         raise SgfError(f"Could not open file {path} - does not exist or invalid permissions?") from None   # KataGo's
     except (OSError, ValueError) as e:  # ValueError: a path with a NUL byte
@@ -292,12 +294,19 @@ def _fox_handicap_stones(tree, root: dict[str, list[str]]) -> list[tuple[int, Po
 
 
 def _encoding_of(root_raw: dict) -> str:
+    """The CA text encoding, if it is one that keeps ASCII as ASCII (the file's coordinates and numbers are
+    ASCII whatever it says: KataGo reads them as bytes); else UTF-8 (CA[UTF-16], CA[base64], a typo)."""
     for value in root_raw.get("CA", []):
         try:
-            return codecs.lookup(sgf_grammar.simpletext_value(value).decode("ascii").strip()).name
-        except (LookupError, UnicodeDecodeError):
+            name = codecs.lookup(sgf_grammar.simpletext_value(value).decode("ascii").strip()).name
+            if _ASCII_PROBE.decode(name) == _ASCII_PROBE.decode("ascii"):
+                return name
+        except (LookupError, UnicodeDecodeError):   # unknown, or not a text encoding (base64, rot13)
             pass
     return "utf-8"
+
+
+_ASCII_PROBE = bytes(range(0x20, 0x7F)) + b"\t\r\n"
 
 
 def _decode(raw_value: bytes, encoding: str) -> str:

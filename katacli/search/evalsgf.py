@@ -104,7 +104,7 @@ def set_up(game: SgfGame, rules: Rules, move_num: int, request: EvalSgfRequest) 
         raise EvalSgfError(f"Move num {move_num} requested but sgf has only {len(game.moves)}")
     session = GameSession(x_size=game.x_size, y_size=game.y_size, rules=rules, prevent_encore=False)
     try:
-        session.set_sgf_position(game.position_at(move_num + 1))
+        session.set_sgf_position(game.position_at(move_num + 1), source=game.file_name)
     except (SgfError, SessionError) as exc:
         raise EvalSgfError(str(exc)) from None
     for xy in request.extra_moves:

@@ -113,7 +113,7 @@ def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, log: Log
         try:
             tree = load_sgf_tree(path)
         except SgfError as e:
-            log(f"Invalid SGF {path}: {e}")
+            log(f"Invalid SGF {path}: {str(e).removeprefix(f'{path}: ')}")
             continue
         names = patterns.allowed_names
         allowed = {BLACK: not names or tree.black_name in names, WHITE: not names or tree.white_name in names}

@@ -162,7 +162,7 @@ def load_sgf_positions(settings: StartPositionSettings, max_len: int, rng: rando
             unique_positions(tree, seen, keep)
         except SgfError as e:
             num_invalid += 1
-            log.append(f"Invalid SGF {path}: {e}")
+            log.append(f"Invalid SGF {path}: {str(e).removeprefix(f'{path}: ')}")
     log.append(f"Kept {len(kept)} start positions")
     log.append(f"Excluded {num_excluded}/{len(files)} sgf files")
     if num_invalid:
