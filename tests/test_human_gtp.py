@@ -93,6 +93,11 @@ def test_a_human_net_as_the_main_model_without_a_profile_asks_for_one():
     answer = ask(engine, out, "3 genmove b")
     assert answer.startswith("?3 SGFMetadata is required for this network") and "humanSLProfile" in answer, answer
     assert "Traceback" not in err.getvalue()
+    # The streaming searches answer the same, not an empty "=" (a GUI would wait for its play line)
+    for n, command in enumerate(("kata-genmove_analyze b", "lz-genmove_analyze b 10", "kata-analyze b 10",
+                                 "kata-search_analyze_cancellable b"), start=10):
+        answer = ask(engine, out, f"{n} {command}")
+        assert answer.startswith(f"?{n} SGFMetadata is required for this network"), (command, answer)
     assert ask(engine, out, "kata-set-param humanSLProfile rank_5k") == "= \n\n"
     assert ask(engine, out, "genmove b").startswith("= ")
 

@@ -33,6 +33,7 @@ from katacli.gtp.rawnn import format_raw_nn
 from katacli.gtp.resign import ResignSettings, ResignTracker
 from katacli.gtp.scoring import alive_stones, final_score_text
 from katacli.gtp.search_types import SearchOutcome, SearchRequest
+from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.raw_eval import evaluate_raw
 
 CANCELLED = "cancelled"
@@ -230,6 +231,14 @@ def generate_move(engine, pla: int, *, play: bool, debug: bool = False) -> tuple
     return text, move, outcome
 
 
+def _require_profile(engine, params) -> None:
+    """A human-SL main net without humanSLProfile cannot search: say so as a ``?`` answer (genmove's), before a
+    streaming command's ``=`` header, after which a failure could only end the response empty."""
+    evaluator = engine.evaluator
+    if evaluator is not None and evaluator.needs_metadata and not params.human_profile.is_set:
+        raise ProfileNotSetError()
+
+
 def cmd_genmove_analyze(engine, command: Command) -> str | None:
     session = engine.session
     try:
@@ -239,6 +248,7 @@ def cmd_genmove_analyze(engine, command: Command) -> str | None:
         raise GtpError("Could not parse genmove_analyze arguments or arguments out of range: "
                        f"'{command.arg_text}'") from None
     engine.session.search_for(pla)
+    _require_profile(engine, engine.params.genmove)
     engine.out.write(format_header(command.id))
     if _nogo_stuck(engine, pla):
         engine.out.write(f"play {RESIGN}\n\n")
@@ -315,6 +325,7 @@ def cmd_analyze(engine, command: Command) -> None:
         raise GtpError(f"Could not parse analyze arguments or arguments out of range: '{command.arg_text}'") from None
     session.search_for(pla)
     params = engine.params.analysis
+    _require_profile(engine, params)
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     request = make_request(engine, pla, params, options, analysis_params=True)
     engine.out.write(format_header(command.id))
