@@ -20,7 +20,7 @@ from katacli.engine_common import stable_seed
 from katacli.game.coords import BLACK, WHITE, flat_index
 from katacli.game.rules import ScoringRule
 from katacli.gtp.errors import GtpError
-from katacli.gtp.search_types import SearchOutcome, SearchRequest, SnapshotCallback
+from katacli.gtp.search_types import NO_MOVE, SearchOutcome, SearchRequest, SnapshotCallback
 from katacli.search.benchmark_positions import BenchmarkError
 from katacli.search.eval_cache import new_eval_cache
 from katacli.search.speed_benchmark import gtp_benchmark_line
@@ -269,15 +269,18 @@ class SearchBot(Bot):
         stats = searcher.run(stop_event=stop, callback=callback, callback_period=period,
                              time_controls=request.clock, search_factor=request.search_factor)
         move = searcher.choose_move()
+        if move is None and not searcher.has_move_to_play():
+            move = NO_MOVE
         values = searcher.root_values() or {}
         prior = 0.0
         human = searcher.root_human_output
-        if move != RESIGN and human is not None:
-            # With a human-SL net KataGo times its move delay by the human policy.
-            prob = human.policy_pass if move is None else human.policy[flat_index(move, request.state.x_size, request.state.y_size)]
-            prior = max(0.0, float(prob))
-        elif move != RESIGN:
-            prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
+        if move not in (RESIGN, NO_MOVE):
+            if human is not None:
+                # With a human-SL net KataGo times its move delay by the human policy.
+                prob = human.policy_pass if move is None else human.policy[flat_index(move, request.state.x_size, request.state.y_size)]
+                prior = max(0.0, float(prob))
+            else:
+                prior = next((m.prior for m in searcher.analysis(max_pv_len=1).moves if m.move == move), 0.0)
         return SearchOutcome(move=move, win_loss=values.get("win_loss", 0.0), lead=values.get("lead", 0.0),
                              visits=stats.visits, move_prior=prior, new_playouts=stats.playouts,
                              score_stdev=values.get("score_stdev", 0.0))

@@ -32,12 +32,13 @@ from katacli.gtp.protocol import Command, format_header
 from katacli.gtp.rawnn import format_raw_nn
 from katacli.gtp.resign import ResignSettings, ResignTracker
 from katacli.gtp.scoring import alive_stones, final_score_text
-from katacli.gtp.search_types import SearchOutcome, SearchRequest
+from katacli.gtp.search_types import NO_MOVE, SearchOutcome, SearchRequest
 from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.raw_eval import evaluate_raw
 
 CANCELLED = "cancelled"
 RESIGN = "resign"
+NO_MOVE_ERROR = "genmove returned null location or illegal move"   # KataGo's words
 # delayMoveScale: the mean wait is scale / 2 / (prior + this), gamma-distributed with shape 2.
 DELAY_PRIOR_OFFSET = 0.10
 DELAY_GAMMA_SHAPE = 2.0
@@ -144,6 +145,8 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     settings = engine.settings
     state = engine.session.state
     engine.stats.recent_win_loss.append(outcome.win_loss)
+    if outcome.move == NO_MOVE:   # avoid / allow left nothing to play: no move, as KataGo (a pass would be played)
+        raise GtpError(NO_MOVE_ERROR)
     resign = ResignTracker(ResignSettings(engine.params.allow_resignation, settings.resign_threshold,
                                           settings.resign_consec_turns, settings.resign_min_score_difference,
                                           settings.resign_min_moves_per_board_area),
@@ -171,7 +174,7 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     legal = (nogo_is_legal(position, outcome.move, pla) if engine.nogo
              else outcome.move is None or position.is_legal(outcome.move, pla))
     if not legal:
-        raise GtpError("genmove returned null location or illegal move")
+        raise GtpError(NO_MOVE_ERROR)
     move = maybe_friendly_pass(engine, position, pla, outcome.move)  # KataGo's order: friendly pass, then cleanup
     move = engine.bot.adjust_pass(position, pla, move)
     engine.avoid_patterns.record_genmove(position, pla, move)  # autoAvoidRepeat (off: does nothing)
@@ -294,10 +297,15 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
     prefix = "play " if options is not None else ""
     emit = snapshot_printer(engine, make_formatter(engine, pla, options)) if options else None
 
-    def answer(text: str) -> None:
+    def answer(text: str | None) -> None:
+        """The move (or "cancelled"); None: the search found no move to play, KataGo's empty ending."""
         if not answered.acquire(blocking=False):
             return
-        if options is not None:
+        if text is None:
+            engine.log.info(f"{command.name}: {NO_MOVE_ERROR}")
+            engine.out.write("\n") if options is not None else engine.out.response(command.id, NO_MOVE_ERROR,
+                                                                                   is_error=True)
+        elif options is not None:
             engine.out.write(f"{prefix}{text}\n\n")
         else:
             engine.out.response(command.id, text)
@@ -307,7 +315,10 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
         outcome = _search_for_move(engine, pla, options, stop, emit)
         if stop.is_set():
             return  # cancelled: answered by on_stopped
-        text, _ = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
+        try:
+            text, _ = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
+        except GtpError:
+            text = None
         answer(text)
 
     engine.start_background(run, on_stopped=lambda: answer(CANCELLED))

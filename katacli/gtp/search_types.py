@@ -35,11 +35,14 @@ class SearchRequest:
     want_moves_ownership: bool = False
 
 
+NO_MOVE = "no move"   # a search whose avoid / allow restrictions left no move to play, not even a pass
+
+
 @dataclass
 class SearchOutcome:
     """The result of a genmove-style search. Values are from White's point of view."""
 
-    move: tuple[int, int] | None  # None: pass
+    move: tuple[int, int] | str | None  # None: pass; or "resign", or NO_MOVE
     win_loss: float  # root value in [-1, 1]
     lead: float  # root expected lead for White
     visits: int

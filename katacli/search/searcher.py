@@ -875,6 +875,12 @@ class Searcher(SearchViews):
         return moves[choose_index_with_temperature(self._rng, values, temperature,
                                                    p.chosen_move_temperature_only_below_prob)]
 
+    def has_move_to_play(self) -> bool:
+        """Whether the root offers a move to choose (avoid / allow restrictions can leave none, not even a pass:
+        choose_move then says pass)."""
+        with self._lock:
+            return bool(self.tree.root_evaluated and sr.play_selection(self.tree, 0.0)[0])
+
     @property
     def root_visits(self) -> int:
         return self.tree.root_visits
