@@ -327,6 +327,14 @@ def test_command_reports_user_mistakes_without_traceback(tmp_path):
     assert bad_schedule.exit_code == 1 and "lrSchedule" in bad_schedule.stderr
     no_dirs = kata_train("--quiet")
     assert no_dirs.exit_code == 1 and "-data-dir" in no_dirs.stderr
+    # Values that would train nothing or ruin the net are refused up front: a NaN learning rate (it was
+    # checkpointed, and every resume then failed), a schedule past lrScale's range, no gradient at all.
+    for args, key in ((("-lr-scale", "nan"), "lrScale"), (("-override-config", "lrSchedule=(0,1.0),(1280,1e9)"),
+                                                           "lrSchedule"),
+                      (("-override-config", "lrSchedule=(0,1.0),(1280,-1)"), "lrSchedule"),
+                      (("-override-config", "gnormClipScale=0"), "gnormClipScale")):
+        refused = kata_train("-data-dir", "x", "-output-dir", "y", *args)
+        assert refused.exit_code == 1 and key in refused.stderr and "Traceback" not in refused.output, refused.output
     empty = tmp_path / "empty"
     empty.mkdir()
     no_rows = kata_train("-data-dir", str(empty), "-output-dir", str(tmp_path / "run2"), "--quiet", "-model-kind", "b2c16")
@@ -399,3 +407,55 @@ def test_a_new_run_that_cannot_start_leaves_no_file(tmp_path):
     with pytest.raises(Exception, match="needs SGF metadata rows"):
         run_training(settings, log=quiet)
     assert not os.path.exists(ckpt.initial_model_path(settings.output_dir))
+
+
+def test_data_that_fails_at_an_epoch_start_keeps_what_was_trained(tmp_path, monkeypatch):
+    # Files deleted (or one of another board edge added) while training: the epoch that begins next cannot
+    # start, and the run stops -- with the samples trained since the last checkpoint saved, not thrown away.
+    write_data(tmp_path, rows=80, files=2)
+    s = make_settings(tmp_path, max_samples=640, samples_per_epoch=96, checkpoint_every_samples=10**9)
+    from katacli.train import trainer as trainer_module
+
+    original = trainer_module.Trainer._prepare_epoch
+
+    def failing_at_the_third_epoch(self, stop, samples=None):
+        if (samples or self.samples) >= 2 * 96:
+            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
+        return original(self, stop, samples)
+
+    monkeypatch.setattr(trainer_module.Trainer, "_prepare_epoch", failing_at_the_third_epoch)
+    with pytest.raises(NoTrainingDataError, match=r"the 176 samples trained so far are saved in .*run the same command again"):
+        run_training(s, log=quiet)
+    assert ckpt.load_checkpoint(ckpt.checkpoint_path(s.output_dir))["samples"] == 176   # the batch that needed the epoch stays untrained
+    monkeypatch.setattr(trainer_module.Trainer, "_prepare_epoch", original)
+    assert run_training(s, log=quiet).samples == 640   # the same command goes on from there
+
+
+def test_a_net_whose_outputs_blew_up_is_not_exported(tmp_path):
+    from katacli.train.exporting import model_with_weights, nonfinite_outputs
+
+    model = load_model(MODELS / TEST_B4)
+    assert nonfinite_outputs(model) == []
+    broken = model_with_weights(model, None)
+    with torch.no_grad():
+        for p in broken.parameters():
+            p.mul_(1e30)   # finite weights, outputs that overflow (KataGo: "Got nonfinite for policy sum")
+    assert nonfinite_outputs(broken)
+
+
+def test_ctrl_c_during_the_final_export_lets_it_finish(tmp_path, monkeypatch):
+    # Ctrl-C while the last checkpoint or export is written: what is being written is finished (a stop is what
+    # the run is doing anyway), not abandoned half made with "interrupted before training began".
+    write_data(tmp_path)
+    s = make_settings(tmp_path, max_samples=128)
+    from katacli.train import trainer as trainer_module
+
+    original = trainer_module.Trainer.export_model
+
+    def export_after_a_ctrl_c(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        return original(self)
+
+    monkeypatch.setattr(trainer_module.Trainer, "export_model", export_after_a_ctrl_c)
+    result = run_training(s, log=quiet)
+    assert result.samples == 128 and result.exported and Path(result.exported[-1]).is_file()

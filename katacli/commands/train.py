@@ -27,7 +27,9 @@ its newest rows, like KataGo's shuffle.py + train.py. Every exportEverySamples s
 net is written to EXPORT_DIR as <prefix>-s<samples>-d<rows>.bin.gz (what `kata selfplay
 -models-dir` watches). Progress goes to OUTPUT_DIR/metrics.jsonl and loss_curves.png.
 
-Ctrl-C finishes the current step and saves a checkpoint (press twice to abort at once).
+Ctrl-C finishes the current step and saves a checkpoint (press twice to abort at once); it
+exports nothing. To export the net a checkpoint holds, run the same command with -max-samples at
+or below the samples trained: it exports that net (unless it is already) and stops.
 
 Examples:
 

@@ -61,6 +61,9 @@ TRAIN_WINDOW_KEYS = section("Training batches and data window", [
     float_key("dataPollSeconds", 10.0, 0.01, 3600.0, "While throttled, look for new data this often."),
 ])
 
+# A clipping threshold scaled to 0 clips every gradient to nothing: the net would never learn.
+MIN_GNORM_CLIP_SCALE = 0.001
+
 TRAIN_OPTIMIZER_KEYS = section("Training optimizer and schedule", [
     _choice("optimizer", "sgd", ("sgd", "adamw"), "sgd (momentum 0.9, KataGo's default) or adamw."),
     float_key("lrScale", 1.0, 0.0, 1000.0, "Multiplier on KataGo's per-sample learning rate of 3e-5."),
@@ -70,7 +73,8 @@ TRAIN_OPTIMIZER_KEYS = section("Training optimizer and schedule", [
             "Length of KataGo's stepped LR warmup from 1/20 to 1 (0: no warmup)."),
     float_key("headLrFactor", 0.5, 0.0, MAX_LR_FACTOR, "LR factor for the output heads."),
     float_key("noregLrFactor", 1.0, 0.0, MAX_LR_FACTOR, "LR factor for biases and norm parameters."),
-    float_key("gnormClipScale", 1.0, 0.0, 1e9, "Multiplier on KataGo's gradient-norm clipping threshold."),
+    float_key("gnormClipScale", 1.0, MIN_GNORM_CLIP_SCALE, 1e9,
+              "Multiplier on KataGo's gradient-norm clipping threshold (above 0: at 0 every gradient is clipped away)."),
     int_key("lookaheadK", 6, 0, 1000, "Lookahead optimizer: sync the slow weights every k steps (0: off)."),
     float_key("lookaheadAlpha", 0.5, 0.01, 1.0, "Lookahead step towards the fast weights."),
     float_key("swaScale", 8.0, 0.0, 1e6,

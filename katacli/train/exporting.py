@@ -15,6 +15,8 @@ import json
 import os
 from typing import Optional
 
+import torch
+
 from katacli.nn.export import model_file_bytes
 from katacli.nn.description import Activation
 from katacli.nn.torch_model import AttentionBlock, KataGoModel, NestedBottleneckBlock
@@ -60,6 +62,22 @@ def model_with_weights(model: KataGoModel, state: Optional[dict]) -> KataGoModel
     if state is not None:
         clone.load_state_dict(state)
     return clone
+
+
+# The board a model's outputs are checked on before export (every trained net takes it: the nets are fully
+# convolutional, and an empty board on it is the one input needing no data).
+CHECK_BOARD_LEN = 9
+
+
+def nonfinite_outputs(model: KataGoModel) -> list[str]:
+    """The outputs (policy, value, ...) that come out NaN or infinite on an empty board: a net whose weights
+    are finite yet blew up (KataGo refuses to load it: "Got nonfinite for policy sum"). Empty if all are sound."""
+    spatial = torch.zeros(1, model.num_input_channels, CHECK_BOARD_LEN, CHECK_BOARD_LEN)
+    spatial[:, 0] = 1.0   # channel 0: the point is on the board
+    global_features = torch.zeros(1, model.num_input_global_channels)
+    with torch.no_grad():
+        outputs = model.eval()(spatial, global_features)
+    return [name for name, value in outputs._asdict().items() if not bool(torch.isfinite(value).all())]
 
 
 def write_model_atomically(model: KataGoModel, path: str, name: Optional[str] = None) -> str:

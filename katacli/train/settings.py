@@ -104,6 +104,8 @@ def parse_lr_schedule(text: str) -> list[tuple[int, float]]:
         raise ValueError(f"cannot parse {leftover!r}; write points like (0,1.0),(20M,0.5)")
     for count, suffix, scale in _SCHEDULE_POINT.findall(text):
         points.append((int(float(count) * _COUNT_SUFFIXES[suffix.upper()]), float(scale)))
+        if not 0.0 <= points[-1][1] <= MAX_LR_SCALE:   # NaN too
+            raise ValueError(f"the scale {scale} is out of range [0, {MAX_LR_SCALE:g}] (as lrScale)")
     if not points:
         raise ValueError("no (samples,scale) points; write e.g. (0,1.0),(20M,0.5)")
     if points[0][0] != 0:
@@ -112,6 +114,9 @@ def parse_lr_schedule(text: str) -> list[tuple[int, float]]:
         raise ValueError("sample counts must increase from point to point")
     return points
 
+
+# lrScale's bound, which each of lrSchedule's scales (lrScale by samples) keeps too.
+MAX_LR_SCALE = config_keys.get_spec("lrScale").maximum
 
 # Config key -> TrainSettings field, for flags given by key.
 FIELD_OF_KEY: dict[str, str] = fields_by_key(TrainSettings)
@@ -131,7 +136,8 @@ def settings_from_config(cfg: Config, overrides: Optional[dict[str, Any]] = None
             continue
         spec = config_keys.get_spec(key)
         if spec.kind in (config_keys.ValueKind.INT, config_keys.ValueKind.FLOAT) and (
-                (spec.minimum is not None and value < spec.minimum)
+                value != value   # NaN: no range holds it
+                or (spec.minimum is not None and value < spec.minimum)
                 or (spec.maximum is not None and value > spec.maximum)):
             raise ConfigError(f"{key} = {value} is out of range [{spec.minimum}, {spec.maximum}]")
         setattr(settings, FIELD_OF_KEY[key], value)

@@ -25,7 +25,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from katacli.data.files import remove_stale_partials
+from katacli.data.files import TrainingDataError, remove_stale_partials
 from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.nn.model_file_reader import ModelFileError
 from katacli.train import checkpoint as ckpt
@@ -33,13 +33,15 @@ from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
 from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
 from katacli.train.exporting import (
-    architecture_name, export_name, export_path, export_to_models_dir, model_with_weights, write_model_atomically,
+    architecture_name, export_name, export_path, export_to_models_dir, model_with_weights, nonfinite_outputs,
+    write_model_atomically,
 )
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError, check_trainable
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
 from katacli.train.prefetch import Prefetcher
+from katacli.train.rows import TrainingFileError
 from katacli.config_keys.spec import Enabled
 from katacli.train.settings import TrainSettings
 from katacli.train.window import DataScanner, DataStream, NoTrainingDataError
@@ -77,6 +79,10 @@ class StepResult(NamedTuple):
     lr: float  # per-sample learning rate
 
 
+# What the data can raise when an epoch begins mid-run (files deleted, a file of another board edge added).
+_DATA_ERRORS = (NoTrainingDataError, TrainingFileError, TrainingDataError)
+
+
 class _Interrupted(Exception):
     """Stop requested before the first batch."""
 
@@ -88,8 +94,8 @@ class AbortedBySecondInterrupt(KeyboardInterrupt):
 class _StopFlag:
     """Set by Ctrl-C / SIGTERM; the loop stops after the current step. A second Ctrl-C aborts."""
 
-    def __init__(self):
-        self.requested = False
+    def __init__(self, requested: bool = False):
+        self.requested = requested
         self._previous = {}
 
     def _handle(self, signum, frame):
@@ -185,6 +191,8 @@ class Trainer:
             os.makedirs(self.s.output_dir, exist_ok=True)
             self._lock_file = lock_output_dir(self.s.output_dir)   # first: a refused run touches nothing
         self._load_run()
+        if not self.s.export_dir:
+            self.log("note: no -export-dir: this run saves checkpoints but exports no network")
 
     def _load_run(self) -> None:
         s, ctx = self.s, self.ctx
@@ -326,6 +334,11 @@ class Trainer:
         else:
             weights = None
         model = model_with_weights(self.net.model, weights)
+        broken = [] if model.meta_encoder_version else nonfinite_outputs(model)
+        if broken:
+            raise TrainingError(f"training diverged: the net's {', '.join(broken)} outputs are not finite, so it is "
+                                f"not exported (the checkpoint at {self.s.output_dir} holds it too); lower lrScale / "
+                                "lrSchedule and train from an earlier export or afresh")
         path = export_to_models_dir(model, self.s.export_dir, self._export_name(), {
             "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
             "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})
@@ -470,7 +483,13 @@ class Trainer:
                     if not max_samples or after < max_samples:
                         # Begin the next batch's epoch (main thread: it may wait for data and talk to other
                         # ranks), then let the worker assemble that batch while this one trains.
-                        if not self._prepare_epoch(stop, after):
+                        try:
+                            ready = self._prepare_epoch(stop, after)
+                        except _DATA_ERRORS as exc:   # data gone or unusable: keep what this run trained
+                            prefetch.close()
+                            self._save_before_data_error(prefetch.state_before_taken(), last["checkpoint"], exc)
+                            raise
+                        if not ready:
                             interrupted = True
                             resume_state = prefetch.state_before_taken()  # this batch stays untrained
                             self.log("interrupted while waiting for data: saving a checkpoint")
@@ -508,14 +527,27 @@ class Trainer:
         if running.rows:
             last_metrics = self._emit_metrics(running, lr, window_samples, window_time)
         data_state = resume_state or prefetch.resume_state()
-        if last["checkpoint"] != self.samples or interrupted:
-            self.save_checkpoint(data_state)   # first: a failing export below loses no training
-        if not interrupted and last["export"] != self.samples and self.export_model() is not None:
-            self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
-        if self.metrics_log is not None:
-            self.metrics_log.plot()
+        # A Ctrl-C now only asks for what is being done anyway (a second one still aborts): the checkpoint and
+        # the export are written whole, not left half made.
+        with _StopFlag(requested=interrupted):
+            if last["checkpoint"] != self.samples or interrupted:
+                self.save_checkpoint(data_state)   # first: a failing export below loses no training
+            if not interrupted and last["export"] != self.samples and self.export_model() is not None:
+                self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
+            if self.metrics_log is not None:
+                self.metrics_log.plot()
         barrier(self.ctx)
         return TrainResult(self.samples, self.exported, interrupted, last_metrics)
+
+    def _save_before_data_error(self, data_state: dict, last_checkpoint: int, exc: Exception) -> None:
+        """The data failed at an epoch's start (files gone, another board edge): checkpoint the samples trained
+        since the last checkpoint before the error ends the run, and say so in its message."""
+        if self.samples == last_checkpoint:
+            return
+        self.save_checkpoint(data_state)
+        note = (f" (the {self.samples} samples trained so far are saved in {self.s.output_dir}: run the same "
+                "command again once the data is mended)")
+        exc.args = (f"{exc.args[0] if exc.args else exc}{note}", *exc.args[1:])
 
     def _prepare_epoch(self, stop: "_StopFlag", samples: Optional[int] = None) -> bool:
         """Begin the next epoch if the next batch needs one: rank 0 rescans the data and, when training is
