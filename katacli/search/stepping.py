@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from katacli.heap_trim import maybe_trim_heap
 from katacli.nn.batch import NNBatch
 from katacli.search.leaf_threads import group_leaf_helpers
 
@@ -143,7 +142,6 @@ class SearchGroup:
         for run, future in zip(calls, futures):
             exc = future.exception()
             self._answer(run, exc if exc is not None else future.result())
-        maybe_trim_heap()   # as a search run alone does: freed pages back to the system (katacli.heap_trim)
 
     def close(self) -> None:
         """Stop every search still running (each gives up its leaves; on_done is not called) and the pool."""
