@@ -298,7 +298,8 @@ def test_charset_and_raw_root_properties():
     assert game.root_properties["XX"] == ["a", "b"]
 
 
-@pytest.mark.parametrize("charset", ["base64", "rot13", "hex", "UTF-16", "cp037", "no-such-charset"])
+@pytest.mark.parametrize("charset", ["base64", "rot13", "hex", "UTF-16", "cp037", "no-such-charset", "idna",
+                                     "punycode", "undefined"])
 def test_a_charset_that_is_no_ascii_text_encoding_reads_as_utf8(charset):
     # KataGo reads coordinates and numbers as bytes whatever CA says; a non-text codec once raised LookupError.
     game = read_sgf(f"(;GM[1]FF[4]CA[{charset}]SZ[9]KM[7]PB[Jos\u00e9];B[ee])".encode("utf-8"))

@@ -339,12 +339,16 @@ def test_a_failing_search_is_reported_and_the_engine_goes_on():
 
 
 @pytest.mark.parametrize("command", ["kata-genmove_analyze b 50 allow b E5,D5 1", "genmove_analyze b 50 allow b E5 1",
-                                     "kata-search_analyze b 50 allow b E5 1"])
+                                     "kata-search_analyze b 50 allow b E5 1",
+                                     "kata-search_analyze_cancellable b 50 allow b E5 1"])
 def test_restrictions_that_leave_no_move_give_no_move_as_katago(command):
     # allow names only occupied points: KataGo ends the response empty ("genmove returned null location or
     # illegal move" on stderr) and plays nothing; a pass answered and played would end a game early.
     engine, out, err = make_engine(scripted=False, override="maxVisits=20,numSearchThreads=1")
-    feed(engine, ["boardsize 9", "play b E5", "play w D5", f"7 {command}", "8 printsgf"])
+    feed(engine, ["boardsize 9", "play b E5", "play w D5", f"7 {command}"])
+    if engine.background is not None:   # a cancellable search: let it end before the next line would cancel it
+        assert engine.background.done.wait(60)
+    feed(engine, ["8 printsgf"])
     text = out.getvalue()
     assert "=7\n\n" in text and "play " not in text, text
     assert text.endswith(";B[ee];W[de])\n\n"), text

@@ -95,7 +95,7 @@ def test_a_human_net_as_the_main_model_without_a_profile_asks_for_one():
     assert "Traceback" not in err.getvalue()
     # The streaming searches answer the same, not an empty "=" (a GUI would wait for its play line)
     for n, command in enumerate(("kata-genmove_analyze b", "lz-genmove_analyze b 10", "kata-analyze b 10",
-                                 "kata-search_analyze_cancellable b"), start=10):
+                                 "kata-search_analyze_cancellable b", "kata-search_cancellable b"), start=10):
         answer = ask(engine, out, f"{n} {command}")
         assert answer.startswith(f"?{n} SGFMetadata is required for this network"), (command, answer)
     assert ask(engine, out, "kata-set-param humanSLProfile rank_5k") == "= \n\n"

@@ -150,6 +150,10 @@ MATCH_SAMPLES = {"numBots": "2", "botName": "x", "nnModelFile": "rollouts", "num
                  "secondaryBots": "1", "includeBots": "0,1", "extraPairs": "0-1", "extraPairsAreOneSidedBW": "true"}
 
 
+# The plain bot keys: with several bots KataGo reads botName<i> only, and nnModelFile only for a bot without its own.
+ONE_BOT_KEYS = ("botName", "nnModelFile")
+
+
 def match_reads(key: str) -> bool:
     """Whether `kata match` reads ``key`` from its config."""
     from katacli.match.settings import MatchSettings
@@ -158,6 +162,10 @@ def match_reads(key: str) -> bool:
     # Rollout bots (no network file needed), two of them, komi without a network.
     cfg.apply_overrides({"nnModelFile0": "rollouts", "komiAuto": "", "komiMean": "7.5", "handicapProb": "0"},
                         origin="test")
+    if key in ONE_BOT_KEYS:   # read only by a match of one bot (KataGo's example), as KataGo reads them
+        cfg.apply_overrides({"numBots": "1", "botName0": "", "botName1": "", "nnModelFile0": "", "nnModelFile1": "",
+                             "botName": "x", "nnModelFile": "rollouts",
+                             "extraPairs": "0-0"}, origin="test")
     cfg.apply_overrides({key: MATCH_SAMPLES[key]}, origin="test")
     MatchSettings.from_config(cfg)
     return key in cfg.used_keys()

@@ -156,11 +156,13 @@ def test_keys_no_bot_reads_are_warned_about_and_the_match_plays_as_katago_does(t
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile0 = rollouts\n"
                                  "nnModelFile1 = rollouts\nnnModelFile = rollouts\nnumGamesTotal = 2\n"
                                  "botName2 = r3\nmaxVisits2 = 30\navoidSgfPatternUtility2 = 0.1\nkomiMean1 = 7\n"
-                                 "maxVisits1 = 12\n")
+                                 "maxVisits1 = 12\nmaxVisits0 = 10\n")
     done = kata_match("-config", str(cfg), "--quiet")
     assert done.exit_code == 0, done.output
     unused = sorted(re.findall(r"Unused key '(\w+)'", done.stderr))
-    assert unused == ["avoidSgfPatternUtility2", "botName2", "komiMean1", "maxVisits2", "nnModelFile"], done.stderr
+    # maxVisits (BASE's): both bots read their own
+    assert unused == ["avoidSgfPatternUtility2", "botName2", "komiMean1", "maxVisits", "maxVisits2",
+                      "nnModelFile"], done.stderr
     assert "Match results: 2 games" in done.stdout
 
 

@@ -426,7 +426,7 @@ def test_data_that_fails_at_an_epoch_start_keeps_what_was_trained(tmp_path, monk
     monkeypatch.setattr(trainer_module.Trainer, "_prepare_epoch", failing_at_the_third_epoch)
     with pytest.raises(NoTrainingDataError, match=r"the 176 samples trained so far are saved in .*run the same command again"):
         run_training(s, log=quiet)
-    assert ckpt.load_checkpoint(ckpt.checkpoint_path(s.output_dir))["samples"] == 176   # the batch that needed the epoch stays untrained
+    assert ckpt.load_checkpoint(ckpt.checkpoint_path(s.output_dir))["samples"] == 176   # the batch in hand stays untrained
     monkeypatch.setattr(trainer_module.Trainer, "_prepare_epoch", original)
     assert run_training(s, log=quiet).samples == 640   # the same command goes on from there
 
@@ -459,3 +459,16 @@ def test_ctrl_c_during_the_final_export_lets_it_finish(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer_module.Trainer, "export_model", export_after_a_ctrl_c)
     result = run_training(s, log=quiet)
     assert result.samples == 128 and result.exported and Path(result.exported[-1]).is_file()
+    monkeypatch.setattr(trainer_module.Trainer, "export_model", original)
+    assert run_training(s, log=quiet).exported == result.exported   # and the checkpoint after it lists it
+
+
+def test_export_refuses_a_net_whose_outputs_blew_up(tmp_path, monkeypatch):
+    write_data(tmp_path)
+    s = make_settings(tmp_path, max_samples=64)
+    from katacli.train import trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "nonfinite_outputs", lambda model: ["policy", "value"])
+    with pytest.raises(TrainingError, match="outputs are not finite, so it is not exported"):
+        run_training(s, log=quiet)
+    assert not list(Path(s.export_dir).glob("*.bin.gz"))

@@ -322,8 +322,8 @@ def _read_record(source: Union[str, os.PathLike, bytes]) -> SgfGame:
     if isinstance(source, bytes):
         return read_sgf(source)
     text = str(source)
-    if text.lstrip(_BOM_AND_WHITESPACE).startswith("("):   # SGF text (read from a file that began with a BOM too)
-        return read_sgf(text.lstrip(_BOM_AND_WHITESPACE))
+    if text.lstrip("\ufeff").lstrip().startswith("("):   # SGF text (read from a file that began with a BOM too)
+        return read_sgf(text)
     path = Path(text)
     try:
         is_file = path.is_file()
@@ -332,7 +332,4 @@ def _read_record(source: Union[str, os.PathLike, bytes]) -> SgfGame:
     if not is_file:
         raise SgfError(f"SGF file not found: {path}")
     return load_sgf(str(path))
-
-
-_BOM_AND_WHITESPACE = "\ufeff \t\r\n"
 

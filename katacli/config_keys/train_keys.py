@@ -74,7 +74,7 @@ TRAIN_OPTIMIZER_KEYS = section("Training optimizer and schedule", [
     float_key("headLrFactor", 0.5, 0.0, MAX_LR_FACTOR, "LR factor for the output heads."),
     float_key("noregLrFactor", 1.0, 0.0, MAX_LR_FACTOR, "LR factor for biases and norm parameters."),
     float_key("gnormClipScale", 1.0, MIN_GNORM_CLIP_SCALE, 1e9,
-              "Multiplier on KataGo's gradient-norm clipping threshold (above 0: at 0 every gradient is clipped away)."),
+              "Multiplier on KataGo's gradient-norm clipping threshold (at least 0.001: 0 would clip every gradient away)."),
     int_key("lookaheadK", 6, 0, 1000, "Lookahead optimizer: sync the slow weights every k steps (0: off)."),
     float_key("lookaheadAlpha", 0.5, 0.01, 1.0, "Lookahead step towards the fast weights."),
     float_key("swaScale", 8.0, 0.0, 1e6,

@@ -135,7 +135,9 @@ class GameSession:
         for player, xy in stones:
             try:
                 board.set_stone(xy, player)
-            except ValueError:
+            except ValueError as exc:
+                if player not in (BLACK, WHITE) or xy is None or "without liberties" not in str(exc):   # not a stone
+                    raise SessionError(f"cannot set up this position: {exc}") from None
                 raise SessionError(f"cannot set up this position: the {format_color(player, long=True).lower()} "
                                    f"stone at {format_vertex(xy, self.x_size, self.y_size)} leaves a group "
                                    "without liberties") from None

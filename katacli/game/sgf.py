@@ -299,9 +299,9 @@ def _encoding_of(root_raw: dict) -> str:
     for value in root_raw.get("CA", []):
         try:
             name = codecs.lookup(sgf_grammar.simpletext_value(value).decode("ascii").strip()).name
-            if _ASCII_PROBE.decode(name) == _ASCII_PROBE.decode("ascii"):
+            if _ASCII_PROBE.decode(name, errors="replace") == _ASCII_PROBE.decode("ascii"):   # as _decode decodes
                 return name
-        except (LookupError, UnicodeDecodeError):   # unknown, or not a text encoding (base64, rot13)
+        except (LookupError, UnicodeError, ValueError):   # unknown, not a text encoding (base64), no "replace" (idna)
             pass
     return "utf-8"
 

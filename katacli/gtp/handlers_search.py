@@ -144,9 +144,9 @@ def _decide(engine, pla: int, outcome: SearchOutcome, elapsed: float, debug: boo
     """KataGo's handling of a finished genmove search: resignation, logging, pass hacks. -> (text, move or RESIGN)."""
     settings = engine.settings
     state = engine.session.state
-    engine.stats.recent_win_loss.append(outcome.win_loss)
     if outcome.move == NO_MOVE:   # avoid / allow left nothing to play: no move, as KataGo (a pass would be played)
         raise GtpError(NO_MOVE_ERROR)
+    engine.stats.recent_win_loss.append(outcome.win_loss)
     resign = ResignTracker(ResignSettings(engine.params.allow_resignation, settings.resign_threshold,
                                           settings.resign_consec_turns, settings.resign_min_score_difference,
                                           settings.resign_min_moves_per_board_area),
@@ -214,6 +214,7 @@ def cmd_genmove(engine, command: Command) -> str | None:
     if _nogo_stuck(engine, pla):
         return RESIGN
     if command.name == "kata-search_cancellable":
+        _require_profile(engine, engine.params.genmove)   # answered now: the search runs in the background
         _start_cancellable(engine, command, pla, None)
         return None
     text, _, _ = generate_move(engine, pla, play=play, debug=debug)
@@ -303,8 +304,10 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
             return
         if text is None:
             engine.log.info(f"{command.name}: {NO_MOVE_ERROR}")
-            engine.out.write("\n") if options is not None else engine.out.response(command.id, NO_MOVE_ERROR,
-                                                                                   is_error=True)
+            if options is not None:
+                engine.out.write("\n")
+            else:
+                engine.out.response(command.id, NO_MOVE_ERROR, is_error=True)
         elif options is not None:
             engine.out.write(f"{prefix}{text}\n\n")
         else:

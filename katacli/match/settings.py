@@ -108,7 +108,7 @@ class MatchSettings:
         ``gatekeeper``: read as KataGo's gatekeeper reads it (no policy openings).
         ``positions``: start positions already loaded (the gatekeeper loads them once); else loaded here."""
         num_bots = cfg.get("numBots", BOT_MODE)
-        _check_bot_indices(cfg, num_bots)
+        _mark_sgf_pattern_keys_used(cfg, num_bots)
         bots = tuple(_bot_spec(cfg, i, num_bots) for i in range(num_bots))
         names = [b.name for b in bots]
         if len(set(names)) != len(names):
@@ -191,10 +191,10 @@ def load_match_positions(cfg: Config) -> PositionPools:
     return load_position_pools(_start_position_settings(cfg), MAX_BOARD_LEN)
 
 
-def _check_bot_indices(cfg: Config, num_bots: int) -> None:
-    """Bot keys are read per bot (:func:`_bot_spec`); one for a bot beyond numBots is left unread, as KataGo
-    leaves it, so the Unused key warning names it (a gap or a typo in numBots). avoidSgfPatternUtility3 and
-    its kind are registered keys, yet for bot 3: marked used only when that bot exists."""
+def _mark_sgf_pattern_keys_used(cfg: Config, num_bots: int) -> None:
+    """avoidSgfPatternUtility3 and its kind are registered keys, yet for bot 3: marked used only when that bot
+    exists. Other bot keys are marked as each bot reads them (:func:`_bot_spec`); one for a bot beyond numBots is
+    left unread, as KataGo leaves it, so the Unused key warning names it (a gap or a typo in numBots)."""
     for key in cfg.keys():
         index = sgf_pattern_key_bot(key)
         if index is not None and index < num_bots:
@@ -261,20 +261,24 @@ def _bot_spec(cfg: Config, index: int, num_bots: int) -> BotSpec:
                           f"or '{ROLLOUTS}' for the random-playout engine)")
     if is_rollouts_model(model):
         model = ROLLOUTS
-    for key in _BOT_IDENTITY_KEYS:   # the bot's own key, else the plain one: the one KataGo reads
-        read = f"{key}{index}" if f"{key}{index}" in cfg else key
-        if read in cfg and (read != "botName" or num_bots == 1):
-            cfg.mark_used(read)
+    for key in _BOT_IDENTITY_KEYS:
+        if key != "botName" or num_bots == 1 or f"{key}{index}" in cfg:   # several bots read botName<i> only
+            _mark_bot_key_used(cfg, key, index)
     params = SearchParams.from_config(view, BOT_MODE)
-    for key in view.used_keys():   # what the bot read, marked in the match's config: its plain or its own key
-        for read in (key, f"{key}{index}"):
-            if read in cfg:
-                cfg.mark_used(read)
+    for key in view.used_keys():   # what the bot read, marked in the match's config: its own key, else the plain one
+        _mark_bot_key_used(cfg, key, index)
     try:
         sgf_patterns = tuple(sgf_pattern_sets_from_config(cfg, index))
     except PatternAvoidanceError as exc:
         raise ConfigError(f"bot {index} ({name}): {exc}") from None
     return BotSpec(index, name, model, params, sgf_patterns)
+
+
+def _mark_bot_key_used(cfg: Config, key: str, index: int) -> None:
+    """Mark the key bot ``index`` read as KataGo reads it: its own (maxVisits1) if set, else the plain one."""
+    read = f"{key}{index}" if f"{key}{index}" in cfg else key
+    if read in cfg:
+        cfg.mark_used(read)
 
 
 def _optional(cfg: Config, key: str, mode: str):
@@ -287,9 +291,9 @@ def _int_list(cfg: Config, key: str) -> list[int]:
 
 
 def _pairings(cfg: Config, num_bots: int) -> list[tuple[int, int]]:
+    # An includeBots index past numBots includes nothing (as KataGo: a list kept while numBots shrank).
     include = _int_list(cfg, "includeBots") or list(range(num_bots))
     secondary = _int_list(cfg, "secondaryBots")
-    # An includeBots index past numBots includes nothing (as KataGo: a list kept while numBots shrank).
     for value in secondary:
         if value >= num_bots:
             raise ConfigError(f"secondaryBots value {value} is out of range, numBots is {num_bots}")

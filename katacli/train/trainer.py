@@ -25,7 +25,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from katacli.data.files import TrainingDataError, remove_stale_partials
+from katacli.data.files import remove_stale_partials
 from katacli.nn.torch_model import KataGoModel, load_model
 from katacli.nn.model_file_reader import ModelFileError
 from katacli.train import checkpoint as ckpt
@@ -80,7 +80,7 @@ class StepResult(NamedTuple):
 
 
 # What the data can raise when an epoch begins mid-run (files deleted, a file of another board edge added).
-_DATA_ERRORS = (NoTrainingDataError, TrainingFileError, TrainingDataError)
+_DATA_ERRORS = (NoTrainingDataError, TrainingFileError)
 
 
 class _Interrupted(Exception):
@@ -337,8 +337,8 @@ class Trainer:
         broken = [] if model.meta_encoder_version else nonfinite_outputs(model)
         if broken:
             raise TrainingError(f"training diverged: the net's {', '.join(broken)} outputs are not finite, so it is "
-                                f"not exported (the checkpoint at {self.s.output_dir} holds it too); lower lrScale / "
-                                "lrSchedule and train from an earlier export or afresh")
+                                "not exported; lower lrScale / lrSchedule and train again from an earlier export "
+                                "(-init-model, a new -output-dir) or afresh")
         path = export_to_models_dir(model, self.s.export_dir, self._export_name(), {
             "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
             "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})
@@ -544,6 +544,7 @@ class Trainer:
         since the last checkpoint before the error ends the run, and say so in its message."""
         if self.samples == last_checkpoint:
             return
+        self._check_divergence()   # as before every checkpoint: a diverged net is not saved over a sound one
         self.save_checkpoint(data_state)
         note = (f" (the {self.samples} samples trained so far are saved in {self.s.output_dir}: run the same "
                 "command again once the data is mended)")
