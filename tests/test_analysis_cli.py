@@ -217,3 +217,21 @@ def test_ctrl_c_with_a_full_output_pipe_still_ends_the_engine():
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_log_search_info_writes_katagos_search_block(engines, tmp_path):
+    # KataGo's analysis engine logs each search as its genmove log (printGenmoveLog, no move, no time).
+    log = tmp_path / "analysis.log"
+    engine = engines(["-model", str(model_path(SMALL_MODEL)), "-override-config",
+                      f"logFile={log},logSearchInfo=true,homeDataDir={tmp_path},reportAnalysisWinratesAs=BLACK"])
+    engine.send(query_line("s", boardXSize=9, boardYSize=9, moves=[["B", "E5"]], maxVisits=12))
+    assert engine.next()["id"] == "s"
+    assert engine.close_stdin_and_wait() == 0
+    text = log.read_text()
+    block = text[text.index("MoveNum: 1 HASH: "):]
+    for line in ("koPOSITIONALscoreAREAtaxNONEsui1komi7.5", "Root visits: 12", "New playouts: 12", "NN rows: ",
+                 "NN avg batch size: ", "PV: ", "Tree:", "---White(v)---"):
+        assert line in block, (line, block)
+    assert "Time taken" not in block and "@" not in block.split("Tree:")[0]
+    rows = int(block.split("NN rows: ")[1].split()[0])
+    assert rows > 0   # the network's rows, through the batching server

@@ -27,9 +27,11 @@ from katacli.analysis.protocol import error, field_error
 from katacli.analysis.request import AnalysisRequest, RequestStatus
 from katacli.analysis.responses import analysis_response, no_results_response
 from katacli.analysis.scheduler import RequestQueue
-from katacli.game.coords import format_vertex
+from katacli.game.coords import BLACK, WHITE
+from katacli.game.rules import rules_of
 from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search import Searcher
+from katacli.search.search_log import network_counts, root_pda, search_log_text
 from katacli.search.stepping import SearchGroup, search_shares
 
 # Longest gap between checks of the report schedule while a search runs, seconds.
@@ -176,11 +178,13 @@ class AnalysisWorker:
 
     def _respond(self, request: AnalysisRequest, searcher: Searcher, stats) -> None:
         has_network = searcher.evaluator is not None
-        if self.log_search_info:
-            best = searcher.best_move()
-            vertex = format_vertex(best, request.state.x_size, request.state.y_size) if best != "resign" else best
-            self.log.write(f"Search of {request.query_id} turn {request.turn_number}: {stats.visits} visits in "
-                           f"{stats.seconds:.3f}s ({stats.stopped_by}), best move {vertex}")
+        if self.log_search_info:   # KataGo's genmove log block, no move marked and no time (as its analysis engine)
+            state = request.state
+            perspective = {"B": BLACK, "W": WHITE}.get(request.report.perspective, state.next_player)
+            self.log.write(search_log_text(
+                searcher, state, rules_of(state).to_string(), None, None, stats.playouts,
+                network_counts(searcher.evaluator), root_pda(searcher.params, state.next_player),
+                perspective).rstrip("\n"))
         response = analysis_response(request, searcher, during_search=False, has_network=has_network)
         if response is not None:
             self.emit(response)

@@ -386,6 +386,13 @@ _NICE_NAMES = (
 KGS_RULES = {"chinese": "chinese-kgs", "aga": "aga", "japanese": "japanese", "new_zealand": "new-zealand"}
 
 
+def rules_of(state) -> Rules:
+    """The rules a GameState (the core's history) plays under, komi included."""
+    ko, scoring, tax, suicide, button, whb, friendly, komi = state.rules_tuple
+    return Rules(ko=ko, scoring=scoring, tax=tax, multi_stone_suicide_legal=suicide, has_button=button,
+                 white_handicap_bonus=whb, friendly_pass_ok=friendly, komi=komi)
+
+
 def parse_kgs_rules(name: str, komi: float) -> Rules:
     """`kgs-rules NAME`: like kata-set-rules but only kgsGtp's four names; `chinese` means chinese-kgs."""
     key = name.strip(_WHITESPACE).lower()

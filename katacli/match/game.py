@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE
 from katacli.game.handicap import handicap_stones_counting_first_moves
-from katacli.game.rules import format_komi
+from katacli.game.rules import format_komi, rules_of
 from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.gtp.resign import ResignSettings
 from katacli.match.settings import MATCH_COMPENSATE_KOMI_VISITS, BotSpec, MatchSettings, PolicyOpenings
@@ -29,7 +29,7 @@ from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
 from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.searching import HINT_VISITS_FACTOR, MAX_HINT_VISITS
 from katacli.selfplay.opening import play_extra_black, play_policy_opening
-from katacli.selfplay.output import passes_for_ko, rules_of
+from katacli.selfplay.output import passes_for_ko
 from katacli.selfplay.settings import PlaySettings
 
 # Handicap stones are placed by the network's policy at this temperature (KataGo's match default).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 
-from katacli.game.rules import Rules
+from katacli.game.rules import rules_of
 from katacli.selfplay.game_init import ForkPosition, ForkStore, GameInitializer, GameStart
 from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.opening import best_fork_move, replay_to_move
@@ -67,7 +67,7 @@ def maybe_seki_fork_game(game: FinishedGame, store: ForkStore, play: PlaySetting
     for _ in range(SEKI_FORKS_PER_GAME):
         move_idx = int(math.floor(num_moves * (1.0 - SEKI_FORK_END_SHARE * rng.expovariate(1.0)) - 1.0))
         move_idx = min(max(move_idx, 0), num_moves)
-        rules = initializer.randomize_scoring_and_tax(_rules_of(game), rng)
+        rules = initializer.randomize_scoring_and_tax(rules_of(game.end_state), rng)
         state = replay_to_move(game.end_state, move_idx, rules.to_core_tuple(), game.initial_encore_phase,
                                game.pass_alive_under_suicide)
         if not state.is_game_finished:
@@ -91,9 +91,3 @@ def maybe_hint_fork_game(game: FinishedGame, store: ForkStore, start: GameStart)
     if not state.is_game_finished:
         store.add(ForkPosition(state, is_seki_fork=False, training_weight=game.training_weight, is_hint_fork=True,
                                initial_turn_number=game.initial_turn_number))
-
-
-def _rules_of(game: FinishedGame) -> Rules:
-    ko, scoring, tax, suicide, button, whb, friendly, komi = game.end_state.rules_tuple
-    return Rules(ko=ko, scoring=scoring, tax=tax, multi_stone_suicide_legal=suicide, has_button=button,
-                 white_handicap_bonus=whb, friendly_pass_ok=friendly, komi=komi)

@@ -19,7 +19,7 @@ from katacli.data.files import append_whole
 from katacli.data.writer import TrainingDataWriter
 from katacli._core.game_state import GameState
 from katacli.game.coords import BLACK, WHITE, Point
-from katacli.game.rules import Rules, format_komi
+from katacli.game.rules import format_komi, rules_of
 from katacli.game.sgf import SgfGame, values_comment, with_passes_for_ko, with_result_comment, write_sgf
 from katacli.game.sgf import passes_for_ko as find_passes_for_ko
 from katacli.selfplay.opening import initial_position
@@ -41,12 +41,6 @@ def result_string(game: FinishedGame) -> str:
     if scored.is_resignation:
         return ("B" if scored.winner == BLACK else "W") + "+R"
     return ("B" if scored.winner == BLACK else "W") + "+" + format_komi(abs(scored.final_white_minus_black_score))
-
-
-def rules_of(state) -> Rules:
-    ko, scoring, tax, suicide, button, whb, friendly, komi = state.rules_tuple
-    return Rules(ko=ko, scoring=scoring, tax=tax, multi_stone_suicide_legal=suicide, has_button=button,
-                 white_handicap_bonus=whb, friendly_pass_ok=friendly, komi=komi)
 
 
 GAME_TYPE_NAMES = {MODE_NORMAL: "normal", MODE_CLEANUP: "cleanuptraining", MODE_FORK: "fork",
