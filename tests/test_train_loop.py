@@ -472,3 +472,9 @@ def test_export_refuses_a_net_whose_outputs_blew_up(tmp_path, monkeypatch):
     with pytest.raises(TrainingError, match="outputs are not finite, so it is not exported"):
         run_training(s, log=quiet)
     assert not list(Path(s.export_dir).glob("*.bin.gz"))
+
+
+@pytest.mark.parametrize("prefix, expected", [("my net!", "my-net"), ("a  b", "a-b"), ("!!!", "kata-b6c96"),
+                                              ("", "kata-b6c96"), ("run_3-x", "run_3-x")])
+def test_export_prefixes_become_model_names_without_double_dashes(prefix, expected):
+    assert TrainSettings(export_prefix=prefix).export_prefix_for("b6c96") == expected

@@ -94,7 +94,8 @@ class _ProgressDisplay:
             self.bar.update(self.task, completed=samples, info=info)
         elif metrics and time.monotonic() - self._last_plain >= self.PLAIN_LINE_SECONDS:
             self._last_plain = time.monotonic()
-            self.log(f"{samples} samples  {info}")
+            # The figures are the last metrics line's, which may be a few batches behind the count.
+            self.log(f"{metrics['samples']} samples  {info}")
 
 
 def register(app: typer.Typer) -> None:

@@ -89,7 +89,8 @@ class TrainSettings:
     def export_prefix_for(self, architecture: str) -> str:
         """``exportPrefix``, or ``kata-<architecture>`` (e.g. kata-b6c96), as a valid model name."""
         base = self.export_prefix or f"kata-{architecture}"
-        return re.sub(r"[^A-Za-z0-9_-]", "-", base)
+        # Each run of other characters one dash, none at the end: the name is followed by -s<samples>-...
+        return re.sub(r"[^A-Za-z0-9_-]+", "-", base).rstrip("-") or f"kata-{architecture}"
 
 
 _COUNT_SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
