@@ -364,6 +364,16 @@ def test_engine_set_game_and_sgf():
     assert katacli.Game.from_sgf(engine.to_sgf()).moves == game.moves
     engine.load_sgf("(;GM[1]SZ[5]KM[2.5];B[cc])")
     assert engine.game.moves == [("B", "C3")] and engine.game.komi == 2.5
+    # kata gtp's loadsgf, log lines included: no RU keeps the engine's rules, the file's komi is said
+    assert engine.game.rules.scoring.name == "TERRITORY"
+    assert any("Sgf has no rules" in line for line in engine.messages), engine.messages
+    assert any("Changing komi to 2.5" in line for line in engine.messages), engine.messages
+    from katacli.game.sgf import SgfError
+
+    with pytest.raises(SgfError, match="the white stone at A4 leaves a group without liberties"):
+        engine.load_sgf("(;SZ[5]AB[aa]AW[ba][ab];B[cc])")
+    assert engine.game.moves == [("B", "C3")]   # unchanged
+    assert engine.load_sgf("(;GM[1]SZ[5]KM[2.5];B[cc];W[dd])", move_number=2).game.moves == [("B", "C3")]
 
 
 def test_engine_takes_a_rules_object_with_its_komi():

@@ -198,8 +198,21 @@ class Engine:
         return self
 
     def load_sgf(self, source, move_number: int | None = None) -> "Engine":
-        """Continue from an SGF file or text (see :meth:`Game.from_sgf`)."""
-        return self.set_game(Game.from_sgf(source, move_number, default_rules=self._gtp.rules))
+        """Continue from an SGF file or text (read as :meth:`Game.from_sgf` reads it), as ``kata gtp``'s loadsgf:
+        the record's rules (this engine's when it has none; as the network can take them), and its log lines
+        in :attr:`messages`. Raises SgfError for a record that cannot be set up, the game unchanged."""
+        from katacli.api.game import _read_record
+        from katacli.game.rules import RulesError
+        from katacli.game.session import SessionError
+        from katacli.game.sgf import SgfError
+        from katacli.gtp.handlers_game import load_sgf_game
+
+        record = _read_record(source)
+        try:
+            load_sgf_game(self._gtp, record, move_number, record.file_name)
+        except (SessionError, RulesError) as exc:
+            raise SgfError(str(exc)) from None
+        return self
 
     def final_score(self) -> str:
         """KataGo's final_score answer for the current position, e.g. "B+3.5" or "0"."""

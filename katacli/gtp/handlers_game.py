@@ -273,23 +273,30 @@ def cmd_loadsgf(engine, command: Command) -> str:
         if move_number is None or not 1 <= move_number <= 10_000_001:
             raise GtpError("Invalid value for moveNumber for loadsgf")
     try:
-        game = load_sgf(args[0])
-        position = game.position_at(move_number)
-        rules, warning = game.rules_or_default(engine.rules)
-        if warning:
-            engine.log.info(warning)
-        if engine.options.model_path is not None:
-            supported = network_supported_rules(rules)
-            if supported != rules:
-                engine.log.warn(f"Rules {rules.to_json_string()} from sgf not supported by neural net, using "
-                                f"{supported.to_json_string()} instead")
-                rules = supported
-        if engine.settings.forced_komi is not None:
-            rules = rules.with_komi(engine.settings.forced_komi)
-        session = engine.make_session(position.x_size, position.y_size, rules)
-        session.set_sgf_position(position, source=args[0])
+        load_sgf_game(engine, load_sgf(args[0]), move_number, args[0])
     except (SgfError, SessionError, RulesError) as exc:
         raise GtpError(f"Could not load sgf: {exc}") from None
+    return ""
+
+
+def load_sgf_game(engine, game, move_number: int | None, source: str | None) -> None:
+    """loadsgf's work on a read record (``source``: its file name for errors): the position before
+    ``move_number`` (None: the whole game) under the record's rules, as the network takes them, with what
+    KataGo logs about them. Raises SgfError, SessionError or RulesError, the game unchanged."""
+    position = game.position_at(move_number)
+    rules, warning = game.rules_or_default(engine.rules)
+    if warning:
+        engine.log.info(warning)
+    if engine.options.model_path is not None:
+        supported = network_supported_rules(rules)
+        if supported != rules:
+            engine.log.warn(f"Rules {rules.to_json_string()} from sgf not supported by neural net, using "
+                            f"{supported.to_json_string()} instead")
+            rules = supported
+    if engine.settings.forced_komi is not None:
+        rules = rules.with_komi(engine.settings.forced_komi)
+    session = engine.make_session(position.x_size, position.y_size, rules)
+    session.set_sgf_position(position, source=source)
     if not rules.equals_ignoring_komi(engine.rules.with_komi(rules.komi)):
         engine.log.info(f"Changing rules to {rules.to_json_string()}")
     if rules.komi != engine.rules.komi:
@@ -299,7 +306,6 @@ def cmd_loadsgf(engine, command: Command) -> str:
         engine.bot.on_new_board(position.x_size, position.y_size)
     engine.session = session
     engine.new_game_position()
-    return ""
 
 
 def cmd_printsgf(engine, command: Command) -> str:
