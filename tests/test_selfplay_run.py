@@ -288,6 +288,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
         ([], "no model in"),
         (["-override-config", "bSizesXY=9-9"], "exactly one of bSizes"),
         (["-max-games-total", "0"], "positive"),
+        (["-max-games-total", str(2**64)], "positive"),   # KataGo's 64-bit count (it ran without limit)
         (["-random-init", "b99c1"], "unknown model config"),
         (["-override-config", "maxVisits=abc"], "maxVisits"),
     ]
@@ -297,6 +298,10 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(tmp_path / "out"),
                                "-config", str(tmp_path / "missing.cfg"))
     assert code == 1 and "not found" in err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    code, err = run_in_process(capsys, "-models-dir", str(empty), "-output-dir", str(a_file), *base[4:])
+    assert code == 1 and err.startswith(f"error: -output-dir {a_file} is not a directory"), err
     # A broken newest network is found before any game or worker starts.
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -439,4 +444,28 @@ def test_a_second_signal_exits_at_once_but_the_same_stop_delivered_twice_does_no
     run._on_signal(signal.SIGTERM, None)
     assert exits == [runner_module.EXIT_INTERRUPTED]
     run.output.close()
+    manager.close()
+
+
+def test_a_model_file_that_will_not_load_is_said_once_and_retried_when_it_changes(tmp_path, caplog):
+    loads = []
+
+    def loader(path):
+        loads.append(path.name)
+        if path.read_bytes() == b"broken":
+            raise ValueError("not a valid gzip file")
+        return random_model("b2c16", 1)
+
+    manager = ModelManager(NNSettings.from_config(tiny_config(), "selfplay"), device="cpu", loader=loader)
+    (tmp_path / "a.bin.gz").write_bytes(b"x")
+    os.utime(tmp_path / "a.bin.gz", ns=(1_000_000_000, 1_000_000_000))
+    assert manager.poll(tmp_path)
+    (tmp_path / "b.bin.gz").write_bytes(b"broken")
+    os.utime(tmp_path / "b.bin.gz", ns=(2_000_000_000, 2_000_000_000))
+    with caplog.at_level("WARNING"):
+        assert not manager.poll(tmp_path) and not manager.poll(tmp_path) and not manager.poll(tmp_path)
+    assert loads.count("b.bin.gz") == 1 and caplog.text.count("could not load") == 1   # not once a poll, forever
+    (tmp_path / "b.bin.gz").write_bytes(b"whole now")   # the copy finished: it changed, so it is tried again
+    os.utime(tmp_path / "b.bin.gz", ns=(3_000_000_000, 3_000_000_000))
+    assert manager.poll(tmp_path) and manager.latest_name() == "b.bin.gz"
     manager.close()

@@ -41,6 +41,7 @@ Ctrl-C (or SIGTERM) stops after writing every finished game; games in progress a
 """
 
 EXAMPLE_CONFIG_NAME = "selfplay_example.cfg"   # the default -config (katacli.example_configs finds it)
+MAX_GAMES_TOTAL = 2**63 - 1   # KataGo reads -max-games-total as a 64-bit count
 EXIT_RUNTIME_ERROR = 2
 COMMAND_NAME = "kata selfplay"   # in its warnings
 
@@ -108,7 +109,7 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
     from katacli.selfplay.latest_model import find_latest_model
     from katacli.worker_processes import default_num_processes
 
-    if max_games_total is not None and max_games_total <= 0:
+    if max_games_total is not None and not 0 < max_games_total <= MAX_GAMES_TOTAL:   # KataGo's words (a 64-bit count)
         report_error_and_exit("-max-games-total must be a positive integer")
     if not config:
         example = example_config(EXAMPLE_CONFIG_NAME)
@@ -126,13 +127,16 @@ def run_selfplay(models_dir: str, output_dir: str, config: Optional[List[str]], 
         print(f"warning: {warning}", file=sys.stderr)
 
     models_path, out_path = Path(models_dir), Path(output_dir)
-    if models_path.exists() and not models_path.is_dir():
-        report_error_and_exit(f"-models-dir {models_dir} is not a directory")
+    for flag, path in (("-models-dir", models_path), ("-output-dir", out_path)):
+        if path.exists() and not path.is_dir():
+            report_error_and_exit(f"{flag} {path} is not a directory")
     try:
         models_path.mkdir(parents=True, exist_ok=True)
         out_path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         report_error_and_exit(f"cannot create directory: {exc}")
+    if not os.access(out_path, os.W_OK | os.X_OK):   # a read-only file system, no permission: before any log
+        report_error_and_exit(f"-output-dir {output_dir}: cannot write there (read-only or no permission)")
 
     if random_init is not None:
         from katacli.nn.configs import config_of_name

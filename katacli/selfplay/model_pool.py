@@ -65,6 +65,7 @@ class ModelManager:
         self._models: dict[str, LoadedModel] = {}
         self._latest: Optional[str] = None
         self._latest_file: Optional[ModelFile] = None
+        self._failed: Optional[tuple] = None   # (path, mtime_ns) of a file that would not load: retried once it changes
         # The game threads, registered with every model's batcher: a batch waits for their positions.
         self.clients = BatchClients()
         # Positions and batches of the models already closed (network_counts adds the loaded ones).
@@ -147,12 +148,15 @@ class ModelManager:
         if found.name == self._latest:
             self._latest_file = found
             return False
+        if self._failed == (found.path, found.mtime_ns):   # said once; a file still being copied in changes
+            return False
         try:
             model = self._loader(found.path)
-        except Exception as exc:  # a half-copied or broken file: keep the old model, retry next poll
+        except Exception as exc:  # a half-copied or broken file: keep the old model, retry once the file changes
             if self._latest is None:
                 raise
-            log.warning("could not load %s (%s); keeping %s", found.path, exc, self._latest)
+            self._failed = (found.path, found.mtime_ns)
+            log.warning("could not load %s (%s); keeping %s until the file changes", found.path, exc, self._latest)
             return False
         self._latest_file = found
         self.install(found.name, model)
