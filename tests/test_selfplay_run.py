@@ -468,4 +468,10 @@ def test_a_model_file_that_will_not_load_is_said_once_and_retried_when_it_change
     (tmp_path / "b.bin.gz").write_bytes(b"whole now")   # the copy finished: it changed, so it is tried again
     os.utime(tmp_path / "b.bin.gz", ns=(3_000_000_000, 3_000_000_000))
     assert manager.poll(tmp_path) and manager.latest_name() == "b.bin.gz"
+    for name in ("a.bin.gz", "b.bin.gz"):   # the folder emptied: the run goes on with its model, and says so once
+        (tmp_path / name).unlink()
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert not manager.poll(tmp_path) and not manager.poll(tmp_path)
+    assert caplog.text.count("now no model is in") == 1 and manager.latest_name() == "b.bin.gz"
     manager.close()

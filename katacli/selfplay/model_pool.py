@@ -66,6 +66,7 @@ class ModelManager:
         self._latest: Optional[str] = None
         self._latest_file: Optional[ModelFile] = None
         self._failed: Optional[tuple] = None   # (path, mtime_ns) of a file that would not load: retried once it changes
+        self._missing_said = False   # the models folder emptied under a running model: warned
         # The game threads, registered with every model's batcher: a batch waits for their positions.
         self.clients = BatchClients()
         # Positions and batches of the models already closed (network_counts adds the loaded ones).
@@ -141,7 +142,12 @@ class ModelManager:
         if found is None:
             if self._latest is None:
                 raise NoModelError(f"no model in {models_dir}")
+            if not self._missing_said:   # KataGo says it every poll; once is enough to notice
+                self._missing_said = True
+                log.warning("%s was the newest model, but now no model is in %s: going on with it",
+                            self._latest, models_dir)
             return False
+        self._missing_said = False
         if self._latest_file is not None and found.path == self._latest_file.path \
                 and found.mtime_ns == self._latest_file.mtime_ns:
             return False
