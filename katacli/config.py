@@ -29,7 +29,7 @@ import struct
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, TextIO
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from katacli import config_keys
 from katacli.config_keys import Enabled, KeySpec, ValueKind
@@ -421,17 +421,19 @@ class Config:
         with self._lock:
             return sorted(k for k in self._values if k not in self._used)
 
-    def unused_key_warnings(self, command: str) -> list[str]:
+    def unused_key_warnings(self, command: str, known: Callable[[str], bool] = config_keys.is_known) -> list[str]:
         """KataGo's warnUnusedKeys, once a command has read its settings: one ``WARNING:`` line per key it set
         that the command never read (a key of another command, or one that only counts with another key).
-        Keys the registry does not know are left out: :meth:`unknown_key_warnings` names them."""
+        Keys ``known`` does not know (the registry's, or a command's own, e.g. match's maxVisits1) are left out:
+        :meth:`unknown_key_warnings` names them."""
         return [f"WARNING: Unused key '{key}' in {self.origin(key)}: {command} does not use it here"
-                for key in self.unused_keys() if config_keys.is_known(key)]
+                for key in self.unused_keys() if known(key)]
 
-    def warn_unused_keys(self, command: str, stream: TextIO | None = None) -> None:
+    def warn_unused_keys(self, command: str, stream: TextIO | None = None,
+                         known: Callable[[str], bool] = config_keys.is_known) -> None:
         """Print :meth:`unused_key_warnings` (to stderr by default), as :meth:`warn_unknown_keys` prints its own."""
         stream = sys.stderr if stream is None else stream
-        for line in self.unused_key_warnings(command):
+        for line in self.unused_key_warnings(command, known):
             print(line, file=stream)
 
     def unknown_keys(self) -> list[str]:

@@ -87,7 +87,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
     from katacli.match.results import results_console, results_table
     from katacli.match.runner import MatchNetworks, MatchRun, load_pattern_tables
     from katacli.search.pattern_avoidance import PatternAvoidanceError
-    from katacli.match.settings import MatchSettings, unused_bot_key_warnings
+    from katacli.match.settings import MatchSettings, is_match_key
     from katacli.setup.engine_settings import NNSettings
 
     cfg = load_config(config, override_config, mode="gtp", warn_unknown=False)
@@ -98,9 +98,7 @@ def run_match(config: List[str], override_config: Optional[List[str]], log_file:
         log_to_stdout = cfg.get("logToStdout", "gtp")
         num_processes = choose_num_processes(cfg, settings.num_game_threads)
     warn_unknown_keys(cfg)
-    cfg.warn_unused_keys("kata match")   # every key the match reads is read by now (KataGo's check)
-    for line in unused_bot_key_warnings(cfg):
-        print(line, file=sys.stderr)
+    cfg.warn_unused_keys("kata match", known=is_match_key)   # every key the match reads is read by now (KataGo's check)
     warn_about_positions(settings.positions, settings.ignored_keys)
     handlers = _setup_logging(log_file, log_to_stdout, quiet or as_json)
     for line in settings.positions.log_lines:

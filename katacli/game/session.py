@@ -136,7 +136,7 @@ class GameSession:
             try:
                 board.set_stone(xy, player)
             except ValueError as exc:
-                if player not in (BLACK, WHITE) or xy is None or "without liberties" not in str(exc):   # not a stone
+                if "without liberties" not in str(exc):   # not a stone to place (a colour or pass set_stone refuses)
                     raise SessionError(f"cannot set up this position: {exc}") from None
                 raise SessionError(f"cannot set up this position: the {format_color(player, long=True).lower()} "
                                    f"stone at {format_vertex(xy, self.x_size, self.y_size)} leaves a group "

@@ -216,6 +216,12 @@ def final_setup(setup) -> list[tuple[int, Point]]:
     return [(color, xy) for xy, color in points.items()]
 
 
+def invalid_sgf_line(path, exc: SgfError) -> str:
+    """KataGo's log line for a file a folder scan skips: "Invalid SGF <path>: <why>" (the path said once: most
+    SgfErrors begin with it)."""
+    return f"Invalid SGF {path}: {str(exc).removeprefix(f'{path}: ')}"
+
+
 def load_sgf(path: str, max_board_len: int = MAX_BOARD_LEN) -> SgfGame:
     return read_sgf(read_file_bytes(path), file_name=path, max_board_len=max_board_len)
 

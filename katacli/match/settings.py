@@ -201,11 +201,10 @@ def _mark_sgf_pattern_keys_used(cfg: Config, num_bots: int) -> None:
             cfg.mark_used(key)
 
 
-def unused_bot_key_warnings(cfg: Config) -> list[str]:
-    """KataGo's Unused key warning for an indexed bot key no bot read: one for a bot beyond numBots
-    (maxVisits2 with two bots), or a match-wide key given a bot's index (komiMean1)."""
-    return [f"WARNING: Unused key '{key}' in {cfg.origin(key)}: kata match does not use it here"
-            for key in cfg.unused_keys() if _is_indexed_bot_key(key)]
+def is_match_key(key: str) -> bool:
+    """A registered key, or one with a bot's index (maxVisits1): the keys match warns about when unread (a bot
+    beyond numBots: maxVisits2 with two bots; a match-wide key given a bot's index: komiMean1)."""
+    return is_known(key) or _is_indexed_bot_key(key)
 
 
 def _is_indexed_bot_key(key: str) -> bool:

@@ -22,7 +22,7 @@ from katacli._core.game_state import GameState
 from katacli._core.search_patterns import PatternBonusTable, move_pattern_hash
 from katacli.config_keys import default_value
 from katacli.game.coords import BLACK, WHITE
-from katacli.game.sgf import SgfError
+from katacli.game.sgf import SgfError, invalid_sgf_line
 from katacli.game.sgf_replay import SgfReplayError, replay_moves
 from katacli.game.sgf_variations import load_sgf_tree
 
@@ -113,7 +113,7 @@ def add_sgf_patterns(table: PatternBonusTable, patterns: SgfPatternSet, log: Log
         try:
             tree = load_sgf_tree(path)
         except SgfError as e:
-            log(f"Invalid SGF {path}: {str(e).removeprefix(f'{path}: ')}")
+            log(invalid_sgf_line(path, e))
             continue
         names = patterns.allowed_names
         allowed = {BLACK: not names or tree.black_name in names, WHITE: not names or tree.white_name in names}

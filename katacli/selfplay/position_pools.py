@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 from katacli.config import ConfigError
 from katacli.config_keys.fields import config_field
-from katacli.game.sgf import MAX_BOARD_LEN, SgfError, read_file_bytes
+from katacli.game.sgf import MAX_BOARD_LEN, SgfError, invalid_sgf_line, read_file_bytes
 from katacli.game.sgf_variations import read_sgf_tree
 from katacli.selfplay.sgf_positions import ExcludesError, read_excludes, unique_positions
 from katacli.selfplay.start_positions import PositionLineError, PositionSample
@@ -162,7 +162,7 @@ def load_sgf_positions(settings: StartPositionSettings, max_len: int, rng: rando
             unique_positions(tree, seen, keep)
         except SgfError as e:
             num_invalid += 1
-            log.append(f"Invalid SGF {path}: {str(e).removeprefix(f'{path}: ')}")
+            log.append(invalid_sgf_line(path, e))
     log.append(f"Kept {len(kept)} start positions")
     log.append(f"Excluded {num_excluded}/{len(files)} sgf files")
     if num_invalid:
