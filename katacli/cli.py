@@ -173,6 +173,7 @@ def _hide_flag_types(command):
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     _reopen_closed_std_streams()
+    _escape_what_stdout_cannot_encode()
     raw_args = list(sys.argv[1:] if argv is None else argv)
     args = normalize_argv(raw_args)
     try:
@@ -263,6 +264,16 @@ def _reopen_closed_std_streams() -> None:
             os.dup2(null, fd)
             os.close(null)
         setattr(sys, name, os.fdopen(fd, mode, closefd=False))
+
+
+def _escape_what_stdout_cannot_encode() -> None:
+    """A stdout that cannot encode a bot's or a file's name (PYTHONIOENCODING=ascii, a non-UTF-8 locale,
+    Windows' ANSI code page in a redirect) gets it backslash-escaped, as stderr does by default: strict
+    encoding raised mid-run, after a match's games were played, and a GTP response containing it
+    silenced the engine's output for good."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
 
 
 def _exit_by_interrupt() -> None:

@@ -315,3 +315,17 @@ def end_by_broken_pipe() -> None:
     (`kata analysis ... | head -1`): at once, with the status a shell expects, instead of searching on for
     nobody (Python ignores SIGPIPE). Safe from any thread."""
     end_by_signal("SIGPIPE", EXIT_BROKEN_PIPE)
+
+
+class CurrentStream:
+    """Writes to whatever sys.stdout / sys.stderr is at the time (a live progress panel redirects them
+    while it runs): a log handler made with it prints above the panel instead of through it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        return getattr(sys, self.name).write(text)
+
+    def flush(self) -> None:
+        getattr(sys, self.name).flush()

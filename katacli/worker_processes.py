@@ -106,6 +106,17 @@ def open_worker_log(logger_name: str, log_path: Optional[str], index: int) -> Op
     return handler
 
 
+# A parent's log record that repeats a line its worker already wrote to the shared log file (it is for
+# the console): the parent's file handler drops it (keep_out_worker_records).
+WORKER_RECORD = "from_worker"
+
+
+def keep_out_worker_records(handler: logging.Handler) -> logging.Handler:
+    """Make ``handler`` (the parent's log file) skip records marked WORKER_RECORD; returns it."""
+    handler.addFilter(lambda record: not getattr(record, WORKER_RECORD, False))
+    return handler
+
+
 def close_worker_log(handler: Optional[logging.Handler]) -> None:
     """Flush and close a worker's log; its last flush may meet the same full disk."""
     if handler is not None:

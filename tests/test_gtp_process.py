@@ -266,6 +266,28 @@ def test_a_closed_standard_stream_is_no_crash(closed):
         assert result.stdout.decode().startswith("= KataGo\n\n= ") and result.stdout.endswith(b"\n\n")
 
 
+def test_a_reader_that_goes_away_ends_the_engine_as_katago():
+    """`kata gtp ... | head -1`, or a controller that stops reading but keeps stdin open: KataGo dies by
+    SIGPIPE at its next write; kata answered on into nothing, searching every genmove for nobody."""
+    process = subprocess.Popen(python_cli() + ["gtp"] + ROLLOUTS, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        process.stdin.write(b"name\n")
+        process.stdin.flush()
+        assert process.stdout.readline() == b"= KataGo\n"
+        process.stdout.close()   # the reader goes away; stdin stays open
+        for _ in range(3):
+            process.stdin.write(b"genmove b\n")
+            process.stdin.flush()
+        assert process.wait(TIMEOUT) in (-signal.SIGPIPE, 141)
+    except BrokenPipeError:   # (ended before the last command was sent)
+        assert process.wait(TIMEOUT) in (-signal.SIGPIPE, 141)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
 def test_a_full_log_disk_does_not_fail_the_run():
     result = subprocess.run(python_cli() + ["gtp", "-model", "rollouts", "-override-config",

@@ -141,6 +141,21 @@ def test_table_output_and_log_file(tmp_path):
         f"{long_name} (B) vs r1 (W)" in (tmp_path / "match.log").read_text()
 
 
+@pytest.mark.subprocess
+def test_the_log_goes_to_stdout_with_log_to_stdout_and_names_stdout_cannot_encode_are_escaped(tmp_path):
+    # match_example.cfg's logToStdout = true: KataGo's match logs on stdout (kata logged on stderr). A bot
+    # name stdout cannot encode (PYTHONIOENCODING=ascii here; Windows' code page in a redirect) raised
+    # UnicodeEncodeError after the games were played, and the results were lost.
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = 中文 é\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 2\nlogToStdout = true\n")
+    result = subprocess.run([sys.executable, "-m", "katacli.cli", "match", "-config", str(cfg)], capture_output=True,
+                            env={**__import__("os").environ, "PYTHONIOENCODING": "ascii"}, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode("ascii")
+    assert "game 1: " in out and "game 2: " in out and "Match results: 2 games" in out
+    assert "\\u4e2d\\u6587 \\xe9" in out and "Traceback" not in result.stderr.decode()
+
+
 def test_another_commands_key_is_warned_about_as_katago_does(tmp_path):
     cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
                                  "numGamesTotal = 2\nmaxVisits1 = 12\nnumAnalysisThreads = 4\n")

@@ -102,6 +102,32 @@ def test_the_compile_cache_lives_under_the_home_data_dir(tmp_path, monkeypatch):
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "a")
 
 
+def test_a_compile_cache_folder_that_cannot_be_made_leaves_torch_its_temp_folder(tmp_path, monkeypatch, caplog):
+    # A read-only home (a container, a service user) must not stop the net from loading: torch.compile's
+    # import creates its cache folder, so a folder kata cannot write is never handed to it.
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    (tmp_path / "home").write_text("a file where the folder would go")
+    with caplog.at_level("WARNING", logger="katacli.nn"):
+        device_runner.use_compile_cache(str(tmp_path / "home" / "torchcompile"))
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+    assert "cannot write torch.compile's cache folder" in caplog.text
+
+
+def test_a_compile_that_cannot_be_set_up_is_logged_and_the_net_loads(monkeypatch, caplog):
+    def failing_setup(module, **_kwargs):
+        raise OSError(30, "Read-only file system", "/home/user/.katago")
+
+    monkeypatch.setattr(torch, "compile", failing_setup)
+    with caplog.at_level("WARNING", logger="katacli.nn"):
+        runner = NNEvaluator.from_file(BUNDLED_TINY_MODEL, device="cpu", cache_size_power_of_two=None,
+                                       compile_net=True).runner
+    assert not runner.compiled
+    assert "torch.compile is not available" in caplog.text and "Read-only file system" in caplog.text
+    spatial, global_features = _random_inputs(2)
+    assert runner(spatial, global_features, None, True)[0].shape[0] == 2
+
+
 def test_auto_compile_takes_big_half_precision_nets_on_cuda_only(monkeypatch):
     import torch.utils._triton as triton_probe
 

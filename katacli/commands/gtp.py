@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 from katacli.katago_defaults import default_gtp_config
 from katacli.cli_support import (
-    EXIT_MODEL_FAILURE, check_models_or_exit, config_option, human_model_option, model_failure_line, model_option,
-    override_config_option,
+    EXIT_MODEL_FAILURE, check_models_or_exit, config_option, end_by_broken_pipe, human_model_option,
+    model_failure_line, model_option, override_config_option,
 )
 from katacli.gtp.startup import EXIT_STARTUP_ERROR, build_engine, prepare_config
 from katacli.launch_line import EXIT_INTERRUPTED, LaunchOptions
@@ -58,7 +58,8 @@ def run_gtp(model: Optional[str], config: Optional[List[str]], override_config: 
 
         override_version = version_text([header.name for header in headers if header is not None])
     prepared = prepare_config(config, override_config, model is not None, human_model is not None)
-    output = ResponseWriter(sys.stdout)
+    # A controller that stops reading ends the engine, as SIGPIPE ends KataGo: no searches for nobody.
+    output = ResponseWriter(sys.stdout, on_closed=end_by_broken_pipe)
     built: dict = {}
     ready = threading.Event()
 

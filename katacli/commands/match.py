@@ -9,7 +9,9 @@ from typing import List, Optional
 
 import typer
 
-from katacli.cli_support import exit_on_config_error, load_config, override_config_option, report_error_and_exit
+from katacli.cli_support import (
+    CurrentStream, exit_on_config_error, load_config, override_config_option, report_error_and_exit,
+)
 
 HELP = """Play bots against each other and report who is stronger, like `katago match`.
 
@@ -59,6 +61,8 @@ def warn_about_positions(positions, ignored_keys: tuple = (), gatekeeper: bool =
 
 
 def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) -> list[logging.Handler]:
+    from katacli.worker_processes import keep_out_worker_records
+
     logger = logging.getLogger("katacli.match")
     logger.setLevel(logging.INFO)
     logger.propagate = False
@@ -69,8 +73,10 @@ def _setup_logging(log_file: Optional[str], log_to_stdout: bool, quiet: bool) ->
         except OSError as exc:   # a directory, a missing folder, no permission
             report_error_and_exit(f"-log-file: cannot write {log_file}: {exc.strerror or exc}")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        handlers.append(handler)
-    console = logging.StreamHandler(sys.stderr)
+        handlers.append(keep_out_worker_records(handler))
+    # logToStdout = true (match_example.cfg's) puts the log on stdout, as KataGo's match does; the results
+    # table follows it there.
+    console = logging.StreamHandler(CurrentStream("stdout" if log_to_stdout and not quiet else "stderr"))
     console.setLevel(logging.INFO if log_to_stdout and not quiet else logging.WARNING)
     console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     handlers.append(console)

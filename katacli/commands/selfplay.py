@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence
 import typer
 
 from katacli.cli_support import (
+    CurrentStream,
     check_model_or_exit,
     exit_on_config_error,
     load_config,
@@ -46,19 +47,6 @@ EXIT_RUNTIME_ERROR = 2
 COMMAND_NAME = "kata selfplay"   # in its warnings
 
 
-class _CurrentStream:
-    """Writes to whatever sys.stdout / sys.stderr is now (the live panel redirects them while it runs)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def write(self, text: str) -> int:
-        return getattr(sys, self.name).write(text)
-
-    def flush(self) -> None:
-        getattr(sys, self.name).flush()
-
-
 class _OneLineFormatter(logging.Formatter):
     """The console gets one line per problem; its traceback goes to the log file only."""
 
@@ -80,7 +68,7 @@ def _setup_logging(output_dir: Path, run_stamp: str, log_to_stdout: bool) -> tup
     file_handler = logging.FileHandler(log_path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
-    console = logging.StreamHandler(_CurrentStream("stdout" if log_to_stdout else "stderr"))
+    console = logging.StreamHandler(CurrentStream("stdout" if log_to_stdout else "stderr"))
     console.setLevel(logging.INFO if log_to_stdout else logging.WARNING)
     console.setFormatter(_OneLineFormatter("%(asctime)s %(message)s", "%H:%M:%S"))
     logger.addHandler(console)

@@ -18,6 +18,7 @@ controller probing it gets KataGo's exact answer.
 """
 from __future__ import annotations
 
+import errno
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -106,13 +107,15 @@ class ResponseWriter:
 
     Nothing but GTP responses goes through here; logs go to stderr or a log file.
     A closed or broken stdout (the controller went away) is remembered and later
-    writes are dropped instead of raising in some background thread.
+    writes are dropped instead of raising in some background thread; a pipe whose reader has gone
+    (EPIPE) also calls ``on_closed()`` once, e.g. to end the process as SIGPIPE ends KataGo.
     """
 
-    def __init__(self, stream: TextIO | None = None, on_write=None):
+    def __init__(self, stream: TextIO | None = None, on_write=None, on_closed=None):
         self._stream = stream if stream is not None else sys.stdout
         self._lock = threading.Lock()
         self.on_write = on_write  # e.g. a logger for logAllGTPCommunication
+        self.on_closed = on_closed
         self.broken = False
 
     @property
@@ -131,8 +134,10 @@ class ResponseWriter:
         try:
             self._stream.write(text)
             self._stream.flush()
-        except (BrokenPipeError, ValueError, OSError):
+        except (BrokenPipeError, ValueError, OSError) as exc:
             self.broken = True
+            if self.on_closed is not None and getattr(exc, "errno", None) == errno.EPIPE:
+                self.on_closed()
             return
         if self.on_write is not None:
             self.on_write(text)

@@ -114,6 +114,11 @@ class MatchGame:
         letter = "B" if self.winner == BLACK else "W"
         return f"{letter}+R" if s.is_resignation else f"{letter}+{format_komi(abs(s.final_white_minus_black_score))}"
 
+    def summary(self, game_number: int) -> str:
+        """The game's line in the match log."""
+        return (f"game {game_number}: {self.black} (B) vs {self.white} (W): {self.result}"
+                f"{' (move limit)' if self.hit_move_limit else ''}")
+
     def sgf(self) -> str:
         """One SGF line; a pass for ko in the territory-scoring encore is written as KataGo writes it."""
         s = self.state

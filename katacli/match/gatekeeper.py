@@ -253,7 +253,7 @@ class Gatekeeper:
                 self._current = MatchRun(settings, networks.nets, self.sgf_dir / candidate.name, self.seed,
                                          networks.client_contexts)
                 run_here = self._current
-                run_here.on_game = lambda game: check_decided(run_here)   # at once, as each game is recorded
+                run_here.on_game = lambda game, _summary: check_decided(run_here)   # at once, as each game is recorded
             results = self._current.run(on_tick=tick, handle_signals=False)
         finally:
             if networks is not None:

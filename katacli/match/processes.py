@@ -22,7 +22,9 @@ from typing import Callable, Optional
 
 from katacli.match.results import MatchResults
 from katacli.match.settings import MatchSettings
-from katacli.worker_processes import WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads
+from katacli.worker_processes import (
+    WORKER_RECORD, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
+)
 
 log = logging.getLogger("katacli.match")
 
@@ -78,7 +80,7 @@ def worker_main(job: MatchJob, numbers: _SharedNumbers, events, parent_pid: int)
         pairer = Pairer(s.pairings, s.num_games_total, job.pair_seed, take_number=numbers.take)
         run = MatchRun(s, networks.nets, Path(job.sgf_dir) if job.sgf_dir else None, job.seed,
                        networks.client_contexts, pairer=pairer,
-                       on_game=lambda g: events.put(("game", job.index, (g.black, g.white, g.winner))))
+                       on_game=lambda g, summary: events.put(("game", job.index, (g.black, g.white, g.winner, summary))))
         runs.append(run)
         if stop.is_set():
             run.request_stop()
@@ -131,9 +133,11 @@ class MatchProcessRun:
 
     def _absorb(self, kind: str, index: int, payload) -> None:
         if kind == "game":
-            black, white, winner = payload
+            black, white, winner, summary = payload
             self.results.add(black, white, winner)
             self.games_finished += 1
+            # The worker wrote it to the log file; the console's log (logToStdout) gets it from here.
+            log.info("%s", summary, extra={WORKER_RECORD: True})
         elif kind == "moves":
             self._moves[index] = payload
         elif kind == "error":

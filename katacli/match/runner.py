@@ -76,11 +76,11 @@ def load_pattern_tables(settings: MatchSettings) -> dict:
 class MatchRun:
     def __init__(self, settings: MatchSettings, nets: dict[str, Optional[NetEvaluator]],
                  sgf_dir: Optional[Path] = None, seed: Optional[int] = None, client_contexts=(),
-                 pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame], None]] = None,
+                 pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame, str], None]] = None,
                  pattern_tables: Optional[dict] = None):
         """nets: model path (or "rollouts") -> evaluator (None for rollouts). client_contexts: callables
         giving each game thread's registration with the networks' batchers. pairer: shared with other
-        processes (default: this run's own). on_game: called with every finished game. pattern_tables: bot
+        processes (default: this run's own). on_game: called with every finished game and its log line. pattern_tables: bot
         index -> its avoidSgfPattern* table, as load_pattern_tables gives (default: loaded here)."""
         self.settings = settings
         self.nets = nets
@@ -137,10 +137,10 @@ class MatchRun:
                 temp.write_text(game.sgf() + "\n", encoding="utf-8")
             with self._lock:
                 self.sgf_files.append(path)
-        log.info("game %d: %s (B) vs %s (W): %s%s", game_number, game.black, game.white, game.result,
-                 " (move limit)" if game.hit_move_limit else "")
+        summary = game.summary(game_number)
+        log.info("%s", summary)
         if self.on_game is not None:
-            self.on_game(game)
+            self.on_game(game, summary)
         if finished % self.settings.log_games_every == 0:
             log.info("%d games finished", finished)
 

@@ -97,6 +97,18 @@ def _allow_recompiles() -> None:
     setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
 
 
+def _compile_or_none(module: torch.nn.Module):
+    """torch.compile's wrapper of ``module``, or None (logged in one line) where compiling cannot even
+    be set up: importing dynamo creates its cache folder, for one."""
+    try:
+        compiled = torch.compile(module)
+        _allow_recompiles()
+        return compiled
+    except Exception as exc:
+        log.warning("torch.compile is not available (%s); the network runs without it", exc)
+        return None
+
+
 def set_tf32(allow: bool) -> None:
     """Whether float32 convolutions and matmuls on CUDA may use TF32 (process-wide in PyTorch)."""
     torch.backends.cudnn.allow_tf32 = bool(allow)
@@ -135,8 +147,18 @@ def use_compile_cache(directory: Optional[str]) -> None:
     keeps its GPU tuning under its home data directory: torch's default is the temp folder, which a reboot
     empties, and a compile found there takes seconds instead of tens of them. A TORCHINDUCTOR_CACHE_DIR the
     user set wins; None leaves torch's default."""
-    if directory is not None and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    if directory is None or "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+        writable = os.access(directory, os.W_OK | os.X_OK)
+    except OSError:
+        writable = False
+    if writable:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
+    else:   # a read-only home (a container, a service user): torch's temp folder, no lasting cache
+        log.warning("cannot write torch.compile's cache folder %s; compiled kernels go to the temp folder "
+                    "(set homeDataDir to a writable folder to keep them)", directory)
 
 
 def has_tensor_cores(device: torch.device) -> bool:
@@ -242,9 +264,7 @@ class DeviceRunner:
         self._cast_forward = _CastForward(self.net, PRECISIONS[precision] if self.cast_mode == "weights" else None,
                                           channels_last)
         # (compiled at its first call; _forward_tensors falls back to the eager net if that fails)
-        self._compiled = torch.compile(self._cast_forward) if compile_net else None
-        if compile_net:
-            _allow_recompiles()
+        self._compiled = _compile_or_none(self._cast_forward) if compile_net else None
         use_trace = (device.type == "cpu" and not compile_net) if trace is None else trace
         self._traced = TracedForward(self.net) if use_trace else None
         self.cuda_graphs = self.is_cuda and (True if cuda_graphs is None else bool(cuda_graphs))
