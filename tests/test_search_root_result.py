@@ -39,7 +39,8 @@ def test_root_result_is_the_trees_values(noise):
     node, pruned = sr.root_values(tree, False), sr.root_values(tree, True)
     assert (root.win, root.loss, root.no_result, root.score_mean) == (
         node["win"], node["loss"], node["no_result"], node["score_mean"])
-    assert (root.pruned_win_loss, root.pruned_lead) == (pruned["win_loss"], pruned["lead"])
+    assert (root.win_loss, root.lead) == (node["win_loss"], node["lead"])   # KataGo's getRootValues
+    assert (root.win_loss, root.lead) != (pruned["win_loss"], pruned["lead"])
 
     moves, values = sr.play_selection(tree, 0.0)
     assert root.play_selection == tuple(zip(moves, values)) and moves

@@ -226,12 +226,15 @@ class GameSession:
             state.reset_history_keep_board(player)
         return state
 
-    def search_for(self, player: int) -> None:
+    def search_for(self, player: int) -> bool:
         """Make ``player`` the side to move, as KataGo's GTP bot does when asked to search or analyze for the
         other side: the stones stay, the history (superko, the simple-ko point) is forgotten, and later
-        colourless commands go on for ``player``; the game's moves are kept, so undo replays them as played."""
-        if player != self.state.next_player:
-            self.state.reset_history_keep_board(player)
+        colourless commands go on for ``player``; the game's moves are kept, so undo replays them as played.
+        Whether the history was reset (``player`` was not to move)."""
+        if player == self.state.next_player:
+            return False
+        self.state.reset_history_keep_board(player)
+        return True
 
     def undo(self) -> bool:
         """Take back the last move; False if there is none."""

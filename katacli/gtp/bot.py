@@ -271,7 +271,7 @@ class SearchBot(Bot):
         move = searcher.choose_move()
         if move is None and not searcher.has_move_to_play():
             move = NO_MOVE
-        values = searcher.root_values() or {}
+        values = searcher.root_values(pruned=False) or {}   # KataGo's getRootValues (not analysis' pruned ones)
         prior = 0.0
         human = searcher.root_human_output
         if move not in (RESIGN, NO_MOVE):

@@ -52,12 +52,23 @@ def _no_white_stones(state) -> bool:
     return all(c != WHITE for row in state.colors() for c in row)
 
 
-def genmove_params(engine, pla: int, analyzing: bool):
-    """The genmove parameters with KataGo's per-move adjustments (dynamic PDA, handicap pattern avoidance)."""
+def search_for(engine, pla: int) -> int:
+    """Make ``pla`` the side to move before a search, as KataGo's bot does when asked to search for the side
+    not to move (setPlayerAndClearHistory: the history and the tree are forgotten, even where the position
+    is one the tree holds). Returns the handicap stones of the game as it was before: KataGo sets its
+    genmove up (dynamic PDA, handicap pattern avoidance) before its bot forgets the history."""
+    handicap = handicap_stones_counting_first_moves(engine.session.state)
+    if engine.session.search_for(pla):
+        engine.bot.forget_tree()
+    return handicap
+
+
+def genmove_params(engine, pla: int, analyzing: bool, handicap: int):
+    """The genmove parameters with KataGo's per-move adjustments (dynamic PDA, handicap pattern avoidance);
+    ``handicap``: the game's handicap stones before the search's history reset (see search_for)."""
     settings, session = engine.settings, engine.session
     params = engine.params.genmove
     state = session.state
-    handicap = handicap_stones_counting_first_moves(state)
     engine.stats.pda_for_white = dynamic_pda_for_white(
         engine.stats.pda_for_white, settings.dynamic_pda_cap_per_opp_lead, engine.rules, handicap,
         session.x_size, session.y_size, engine.stats.recent_win_loss, _no_white_stones(state))
@@ -127,9 +138,9 @@ def snapshot_printer(engine, formatter: InfoLineFormatter):
 # --------------------------------------------------------------------------- genmove
 
 
-def _search_for_move(engine, pla: int, options: AnalyzeOptions | None, stop: threading.Event, emit=None
-                     ) -> SearchOutcome:
-    params = genmove_params(engine, pla, analyzing=options is not None)
+def _search_for_move(engine, pla: int, handicap: int, options: AnalyzeOptions | None, stop: threading.Event,
+                     emit=None) -> SearchOutcome:
+    params = genmove_params(engine, pla, analyzing=options is not None, handicap=handicap)
     factor = search_factor(engine.settings.search_factor_when_winning_threshold,
                            engine.settings.search_factor_when_winning, params.win_loss_utility_factor,
                            engine.stats.recent_win_loss, pla)
@@ -210,25 +221,28 @@ def cmd_genmove(engine, command: Command) -> str | None:
     pla = parse_player(command.args[0])
     play = command.name in ("genmove", "genmove_debug")
     debug = command.name.endswith("_debug")
-    engine.session.search_for(pla)
+    handicap = search_for(engine, pla)
     if _nogo_stuck(engine, pla):
         return RESIGN
     if command.name == "kata-search_cancellable":
         _require_profile(engine, engine.params.genmove)   # answered now: the search runs in the background
-        _start_cancellable(engine, command, pla, None)
+        _start_cancellable(engine, command, pla, handicap, None)
         return None
-    text, _, _ = generate_move(engine, pla, play=play, debug=debug)
+    text, _, _ = generate_move(engine, pla, play=play, debug=debug, handicap=handicap)
     return text
 
 
-def generate_move(engine, pla: int, *, play: bool, debug: bool = False) -> tuple[str, object, SearchOutcome | None]:
+def generate_move(engine, pla: int, *, play: bool, debug: bool = False,
+                  handicap: int | None = None) -> tuple[str, object, SearchOutcome | None]:
     """genmove's work: search, then KataGo's decision (resignation, cleanup before pass), then play the move
-    when ``play``. -> (GTP text, move (x, y) / None for pass / RESIGN, the search outcome or None in a lost NoGo)."""
-    engine.session.search_for(pla)
+    when ``play``. -> (GTP text, move (x, y) / None for pass / RESIGN, the search outcome or None in a lost NoGo).
+    ``handicap``: from search_for, where the caller made ``pla`` the side to move already."""
+    before = search_for(engine, pla)
+    handicap = before if handicap is None else handicap
     if _nogo_stuck(engine, pla):
         return RESIGN, RESIGN, None
     started = time.monotonic()
-    outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, None, stop))
+    outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, handicap, None, stop))
     text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug)
     if play:
         _play_chosen(engine, pla, move)
@@ -251,19 +265,19 @@ def cmd_genmove_analyze(engine, command: Command) -> str | None:
     except AnalyzeArgsError:
         raise GtpError("Could not parse genmove_analyze arguments or arguments out of range: "
                        f"'{command.arg_text}'") from None
-    engine.session.search_for(pla)
+    handicap = search_for(engine, pla)
     _require_profile(engine, engine.params.genmove)
     engine.out.write(format_header(command.id))
     if _nogo_stuck(engine, pla):
         engine.out.write(f"play {RESIGN}\n\n")
         return None
     if command.name == "kata-search_analyze_cancellable":
-        _start_cancellable(engine, command, pla, options)
+        _start_cancellable(engine, command, pla, handicap, options)
         return None
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))
     started = time.monotonic()
     with _response_already_started(engine, command):
-        outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, options, stop, emit))
+        outcome = engine.run_in_worker(lambda stop: _search_for_move(engine, pla, handicap, options, stop, emit))
         text, move = _decide(engine, pla, outcome, time.monotonic() - started, debug=False)
     engine.out.write(f"play {text}\n\n")
     if command.name in ("genmove_analyze", "lz-genmove_analyze", "kata-genmove_analyze"):
@@ -292,7 +306,7 @@ def _response_already_started(engine, command: Command):
         raise _ResponseEnded(str(exc)) from None
 
 
-def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptions | None) -> None:
+def _start_cancellable(engine, command: Command, pla: int, handicap: int, options: AnalyzeOptions | None) -> None:
     """kata-search_cancellable / kata-search_analyze_cancellable: any input line cancels the search."""
     answered = threading.Lock()
     prefix = "play " if options is not None else ""
@@ -315,7 +329,7 @@ def _start_cancellable(engine, command: Command, pla: int, options: AnalyzeOptio
 
     def run(stop: threading.Event) -> None:
         started = time.monotonic()
-        outcome = _search_for_move(engine, pla, options, stop, emit)
+        outcome = _search_for_move(engine, pla, handicap, options, stop, emit)
         if stop.is_set():
             return  # cancelled: answered by on_stopped
         try:
@@ -337,7 +351,7 @@ def cmd_analyze(engine, command: Command) -> None:
                                           session.y_size)
     except AnalyzeArgsError:
         raise GtpError(f"Could not parse analyze arguments or arguments out of range: '{command.arg_text}'") from None
-    session.search_for(pla)
+    search_for(engine, pla)
     params = engine.params.analysis
     _require_profile(engine, params)
     emit = snapshot_printer(engine, make_formatter(engine, pla, options))

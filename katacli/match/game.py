@@ -75,7 +75,7 @@ class MatchBot:
             finally:
                 searcher.set_root_hint(None, has_hint=False)
         move = searcher.choose_move()
-        values = searcher.root_values(pruned=True) or {"win_loss": 0.0, "lead": 0.0}
+        values = searcher.root_values(pruned=False) or {"win_loss": 0.0, "lead": 0.0}
         self.last_comment = move_comment(values, searcher.root_visits)
         return move, values["win_loss"], values["lead"], searcher.root_visits
 

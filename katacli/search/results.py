@@ -212,10 +212,10 @@ class RootResult:
     loss: float
     no_result: float
     score_mean: float
-    # Averages over the children weighted by play selection values (KataGo's getPrunedRootValues),
-    # what visit reduction and komi estimation look at.
-    pruned_win_loss: float
-    pruned_lead: float
+    # The root's lead and win-loss (KataGo's getRootValues): what resignation, visit reduction and komi
+    # estimation look at (the pruned values, getPrunedRootValues, are for analysis only).
+    win_loss: float
+    lead: float
     # (move, weight) of each move the chosen move is drawn from: visits after forced-playout pruning,
     # chosenMovePrune/Subtract and LCB as configured (the policy target before scaling), best first.
     play_selection: tuple[tuple[Point, float], ...]

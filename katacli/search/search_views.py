@@ -83,7 +83,6 @@ class SearchViews:
             raw = sr.root_raw_values(tree)
             if node is None or raw is None:
                 return None
-            pruned = sr.root_values(tree, True)
             moves, values = sr.play_selection(tree, 0.0)
             searched = sr.root_policy(tree, True)
             x_size, y_size = tree.x_size, tree.y_size
@@ -92,7 +91,7 @@ class SearchViews:
             raw_moves, raw_priors = tree.root_edges()
             return RootResult(
                 visits=tree.root_visits, win=node["win"], loss=node["loss"], no_result=node["no_result"],
-                score_mean=node["score_mean"], pruned_win_loss=pruned["win_loss"], pruned_lead=pruned["lead"],
+                score_mean=node["score_mean"], win_loss=node["win_loss"], lead=node["lead"],
                 play_selection=tuple(zip(moves, values)), search_priors=search_priors,
                 raw_win=raw["win"], raw_loss=raw["loss"], raw_no_result=raw["no_result"],
                 raw_score_mean=raw["score_mean"],

@@ -124,6 +124,6 @@ class MctsSelfplaySearch:
         return MoveSearchResult(
             move=move, root_visits=root.visits, play_selection_values=dict(root.play_selection),
             value=ValueTargets(root.win, root.loss, root.no_result, root.score_mean),
-            reported_win_loss=root.pruned_win_loss, reported_lead=root.pruned_lead,
+            reported_win_loss=root.win_loss, reported_lead=root.lead,
             root_policy=dict(root.search_priors), raw=raw, children=children,
         )

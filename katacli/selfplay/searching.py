@@ -63,8 +63,8 @@ class MoveSearchResult:
     root_visits: int
     play_selection_values: dict                 # move -> weight: visits after pruning, LCB applied
     value: ValueTargets                         # the root node's averaged values (KataGo's getNodeValues)
-    reported_win_loss: float                    # pruned root values (KataGo's getRootValues), for
-    reported_lead: float                        # visit reduction and komi estimation
+    reported_win_loss: float                    # the root's values (KataGo's getRootValues), for
+    reported_lead: float                        # resignation, visit reduction and komi estimation
     root_policy: dict                           # move -> prior used at the root (noise/temperature included)
     raw: RawEval                                # the raw network on the root position
     children: list[QValue] = field(default_factory=list)
