@@ -196,3 +196,30 @@ def test_history_dropout():
     # Ladder features: 1 turn ago known (channel 15 kept), 2 turns ago unknown -> copy of 1 turn ago.
     assert out.spatial[1, 15, 0, 0] == 7.0 and out.spatial[1, 16, 0, 0] == 7.0
     assert out.global_inputs[1, :5].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_saved_window_is_found_from_another_directory_and_in_older_checkpoints(tmp_path, monkeypatch):
+    write_synthetic_files(str(tmp_path / "data"), 40, BOARD, num_files=2, seed=3)
+    monkeypatch.chdir(tmp_path)
+    first = stream("data")
+    first.next_batch(0)
+    saved = first.state_dict()
+    expected = first.next_batch(8).spatial
+    assert [part["path"] for part in saved["window"]] == sorted(os.listdir(tmp_path / "data"))   # data-dir relative
+    older = {key: value for key, value in saved.items() if key != "paths_in_data_dir"}   # before: cwd-relative
+    older["window"] = [{**part, "path": os.path.join("data", part["path"])} for part in saved["window"]]
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for state in (saved, older):
+        again = stream(tmp_path / "data")
+        again.load_state_dict(state)
+        assert [os.path.dirname(part.path) for part in again.state.window] == [str(tmp_path / "data")] * 2
+        assert again.state.epoch_start_samples == first.state.epoch_start_samples   # no fresh epoch forced
+        assert torch.equal(again.next_batch(8).spatial, expected)   # the same rows, in the same order
+
+
+def test_files_of_two_board_edges_are_named_in_the_error(tmp_path):
+    write_synthetic_files(str(tmp_path / "data"), 16, 9, num_files=1, seed=3)
+    write_synthetic_files(str(tmp_path / "data" / "big"), 16, 19, num_files=1, seed=4)
+    with pytest.raises(R.TrainingFileError, match=r"mix board edges \[9, 19\] \(e\.g\. \S+ has 9, \S+big\S+ has 19\)"):
+        stream(tmp_path / "data", min_rows=10).next_batch(0)

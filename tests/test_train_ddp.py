@@ -60,3 +60,91 @@ def test_two_process_ddp_matches_one_process(tmp_path):
     # The weights moved, so the equality above is not that of two untouched initialisations.
     start = load_model(ckpt.initial_model_path(str(tmp_path / "ddp"))).state_dict()
     assert max(float((a["net"]["model." + n] - t).abs().max()) for n, t in start.items()) > 1e-3
+
+
+# A stand-in for `kata` under torchrun that gives one rank a fault of its own (KATA_TEST_FAULT):
+# "unreadable": that rank cannot read files named KATA_TEST_FAULT_FILE (a file system that shows it late);
+# "data-gone": from its second epoch on, that rank can read no file at all;
+# "dies": that rank's process ends at once (as by kill -9) before the step at KATA_TEST_FAULT_SAMPLES.
+FAULTY_RANK_LAUNCHER = '''
+import os, sys
+if os.environ.get("RANK") == os.environ["KATA_TEST_FAULT_RANK"]:
+    import katacli.train.rows as R
+    import katacli.train.window as W
+    import katacli.train.trainer as T
+    fault, read_rows = os.environ["KATA_TEST_FAULT"], R.read_rows
+    def unreadable(path, *args, **kwargs):
+        if fault == "data-gone" or os.environ.get("KATA_TEST_FAULT_FILE", "") in os.path.basename(path):
+            raise R.TrainingFileError(f"{path}: cannot be read on this node")
+        return read_rows(path, *args, **kwargs)
+    if fault == "unreadable":
+        R.read_rows = unreadable
+    elif fault == "data-gone":
+        begin_epoch = W.DataStream.begin_epoch
+        def begin_later_epochs_without_data(self, samples, files):
+            if self.state.epoch >= 0:
+                R.read_rows = unreadable
+            return begin_epoch(self, samples, files)
+        W.DataStream.begin_epoch = begin_later_epochs_without_data
+    elif fault == "dies":
+        train_step = T.Trainer.train_step
+        def step_or_die(self, batch):
+            if self.samples >= int(os.environ["KATA_TEST_FAULT_SAMPLES"]):
+                os._exit(9)
+            return train_step(self, batch)
+        T.Trainer.train_step = step_or_die
+from katacli.cli import main
+sys.argv = ["kata"] + sys.argv[1:]
+main()
+'''
+
+
+def _ddp_run_with_a_faulty_rank(tmp_path, fault: str, max_samples: int, **env) -> subprocess.CompletedProcess:
+    launcher = tmp_path / "kata_with_fault.py"
+    launcher.write_text(FAULTY_RANK_LAUNCHER)
+    environment = dict(os.environ, OMP_NUM_THREADS="1", KATA_TEST_FAULT=fault, KATA_TEST_FAULT_RANK="1",
+                       **{key: str(value) for key, value in env.items()})
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}", str(launcher),
+           "train", "-data-dir", str(tmp_path / "data"), "-output-dir", str(tmp_path / "run"),
+           "-model-kind", "b2c16", "-max-samples", str(max_samples), "-batch-size", str(PER_RANK_BATCH), "-seed", "5",
+           "-device", "cpu", "--quiet", "-override-config",
+           COMMON_KEYS.replace("checkpointEverySamples=1000000", "checkpointEverySamples=64")]
+    return subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=240)
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_a_file_one_rank_cannot_read_is_left_out_by_every_rank(tmp_path):
+    # It was skipped by that rank alone, without a word (its log is not shown): the ranks trained on different
+    # windows, which breaks the promise of one process's results.
+    paths = write_synthetic_files(str(tmp_path / "data"), 96, 9, num_files=3, seed=2, file_format="h5")
+    hidden = os.path.basename(paths[1])
+    done = _ddp_run_with_a_faulty_rank(tmp_path, "unreadable", 32, KATA_TEST_FAULT_FILE=hidden)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{hidden} out of this epoch's window: rank 1 cannot read it" in done.stderr
+    window = ckpt.load_checkpoint(ckpt.checkpoint_path(str(tmp_path / "run")))["data"]["window"]
+    assert [os.path.basename(part["path"]) for part in window] == [os.path.basename(paths[0]), os.path.basename(paths[2])]
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_a_data_error_on_one_rank_stops_every_rank_and_rank_0_saves_what_was_trained(tmp_path):
+    # Rank 1 said "the samples trained so far are saved" while rank 0 went on and died in gloo, leaving the
+    # checkpoint samples behind.
+    write_synthetic_files(str(tmp_path / "data"), 64, 9, num_files=2, seed=2, file_format="h5")
+    done = _ddp_run_with_a_faulty_rank(tmp_path, "data-gone", 10_000)
+    assert done.returncode != 0
+    assert "RuntimeError" not in done.stderr, done.stderr[-3000:]   # (torchrun's own ChildFailedError stays)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr[-3000:]   # said once, by rank 0
+    # The second epoch begins before the batch from 48 to 64 samples is trained.
+    assert "(on rank 1)" in errors[0] and "the 48 samples trained so far are saved" in errors[0]
+    assert ckpt.load_checkpoint(ckpt.checkpoint_path(str(tmp_path / "run")))["samples"] == 48
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_a_rank_that_dies_leaves_rank_0_saving_the_last_finished_step(tmp_path):
+    write_synthetic_files(str(tmp_path / "data"), 64, 9, num_files=2, seed=2, file_format="h5")
+    done = _ddp_run_with_a_faulty_rank(tmp_path, "dies", 10_000, KATA_TEST_FAULT_SAMPLES=96)
+    assert done.returncode != 0
+    assert "another training process stopped" in done.stderr, done.stderr[-3000:]
+    assert "the 96 samples trained so far are saved" in done.stderr
+    assert ckpt.load_checkpoint(ckpt.checkpoint_path(str(tmp_path / "run")))["samples"] == 96

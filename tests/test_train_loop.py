@@ -174,6 +174,52 @@ def test_the_checkpoint_lists_the_final_export(tmp_path):
     assert run_training(settings, log=quiet).exported == first.exported
 
 
+def test_a_run_ending_on_an_export_boundary_lists_that_export(tmp_path):
+    # The loop checkpointed, then exported, at the same count: the run ended without a checkpoint naming the
+    # export, and a later run called the one before it the latest.
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, max_samples=128, export_every_samples=64)
+    first = run_training(settings, log=quiet)
+    assert "-s128-" in first.exported[-1]
+    listed = ckpt.load_checkpoint(ckpt.checkpoint_path(settings.output_dir))["exported"]
+    assert listed == first.exported and "-s128-" in listed[-1]
+
+
+def test_a_restart_from_another_directory_resumes_exactly(tmp_path, monkeypatch):
+    # The checkpoint held the window's paths as -data-dir gave them (relative): from another working directory
+    # the restart called the files gone and began a new epoch, with a new window and shuffle.
+    write_data(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    relative = make_settings(tmp_path, data_dir="data", output_dir="run", export_dir=None, max_samples=64)
+    run_training(relative, log=quiet)
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    messages: list[str] = []
+    resumed = run_training(replace(relative, data_dir=str(tmp_path / "data"), output_dir=str(tmp_path / "run"),
+                                   max_samples=160), log=messages.append)
+    assert not any("gone" in m for m in messages) and not any(m.startswith("epoch") for m in messages[:2]), messages
+    straight = run_training(make_settings(tmp_path, output_dir=str(tmp_path / "straight"), export_dir=None,
+                                          max_samples=160), log=quiet)
+    assert resumed.samples == straight.samples == 160
+    a, _ = trained_net(str(tmp_path / "run"))
+    b, _ = trained_net(str(tmp_path / "straight"))
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert torch.equal(x, y), name
+
+
+def test_a_run_from_an_init_model_restarts_with_a_config_naming_another_model_kind(tmp_path):
+    # A shared train.cfg's modelKind (or -list-keys' modelKind = b6c96): the first start ignored it without a
+    # word, and every restart was refused ("cannot continue as b6c96").
+    write_data(tmp_path)
+    settings = make_settings(tmp_path, init_model=str(MODELS / TEST_B4), model_kind="b6c96", export_dir=None,
+                             max_samples=32)
+    settings.model_kind_given = True
+    messages: list[str] = []
+    run_training(settings, log=messages.append)
+    assert any("modelKind = b6c96 is ignored: this run trains the b4c32 net" in m for m in messages), messages
+    assert run_training(replace(settings, max_samples=64), log=quiet).samples == 64
+
+
 def run_command(args: list[str], **popen) -> subprocess.Popen:
     env = dict(os.environ)  # PYTHONPATH already names this run's katacli (conftest), compiled core included
     return subprocess.Popen([sys.executable, "-m", "katacli.cli", "train", *args], env=env, stdout=subprocess.PIPE,

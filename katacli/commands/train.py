@@ -151,7 +151,8 @@ def _run(settings, quiet: bool) -> None:
     from katacli.train.checkpoint import CheckpointError
     from katacli.train.distributed import DeviceError, setup_distributed, teardown_distributed
     from katacli.train.rows import TrainingFileError
-    from katacli.train.trainer import AbortedBySecondInterrupt, TrainingError, run_training
+    from katacli.train.distributed import is_peer_lost
+    from katacli.train.trainer import RAISED_ON_EVERY_RANK, AbortedBySecondInterrupt, TrainingError, run_training
     from katacli.train.window import NoTrainingDataError
 
     console = _rich_console()
@@ -166,10 +167,20 @@ def _run(settings, quiet: bool) -> None:
             result = run_training(settings, ctx, log=display.log, progress=display)
         finished = True
     except user_errors as exc:
-        report_error_and_exit(str(exc), EXIT_CONFIG_ERROR)
+        # Under torchrun one process says what every process hit alike; another's own trouble names it.
+        if ctx.is_main or not getattr(exc, RAISED_ON_EVERY_RANK, False):
+            report_error_and_exit(f"{_rank_prefix(ctx)}{exc}", EXIT_CONFIG_ERROR)
+        raise SystemExit(EXIT_CONFIG_ERROR)
     except OSError as exc:  # disk full, output directory not writable, ...
         report_error_and_exit(write_failure_message(exc, "training"))
+    except RuntimeError as exc:
+        if not is_peer_lost(exc, ctx):
+            raise
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        report_error_and_exit(f"{_rank_prefix(ctx)}another training process stopped ({first_line})")
     except KeyboardInterrupt as exc:
+        if not ctx.is_main:   # torchrun passes a Ctrl-C to every process: rank 0 says what happened
+            raise SystemExit(EXIT_INTERRUPTED)
         if isinstance(exc, AbortedBySecondInterrupt):
             print("aborted without saving (second Ctrl-C)", file=sys.stderr)
         else:   # before the training loop (loading data, building the net): nothing trained yet
@@ -186,3 +197,8 @@ def _run(settings, quiet: bool) -> None:
         print(line, file=sys.stderr)
     if result.interrupted:
         raise SystemExit(EXIT_INTERRUPTED)
+
+
+def _rank_prefix(ctx) -> str:
+    """"rank N: " before a message of a process other than rank 0 in a distributed run."""
+    return f"rank {ctx.rank}: " if ctx.is_distributed and not ctx.is_main else ""

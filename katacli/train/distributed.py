@@ -111,6 +111,32 @@ def broadcast_object(value, ctx: DistributedContext):
     return holder[0]
 
 
+def gather_objects(value, ctx: DistributedContext) -> list:
+    """Every rank's ``value`` (any picklable object), in rank order, on every rank."""
+    if not ctx.is_distributed:
+        return [value]
+    values = [None] * ctx.world_size
+    dist.all_gather_object(values, value)
+    return values
+
+
+# How a collective operation fails when another rank has gone (killed, crashed): gloo raises a bare
+# RuntimeError naming itself, NCCL and the store their own error classes.
+_PEER_LOST_MARKS = ("gloo", "nccl", "connection closed by peer", "connection reset by peer", "broken pipe")
+
+
+def is_peer_lost(exc: BaseException, ctx: DistributedContext) -> bool:
+    """Whether ``exc``, raised in a distributed run, is a collective that failed because another rank
+    stopped (not an error of this rank's own)."""
+    if not ctx.is_distributed or not isinstance(exc, RuntimeError):
+        return False
+    dist_error = getattr(dist, "DistError", None)
+    if dist_error is not None and isinstance(exc, dist_error):
+        return True
+    text = str(exc).lower()
+    return any(mark in text for mark in _PEER_LOST_MARKS)
+
+
 def broadcast_int(value: int, ctx: DistributedContext) -> int:
     """Rank 0's ``value`` on every rank."""
     if not ctx.is_distributed:

@@ -47,9 +47,10 @@ class Prefetcher:
         state = self.state_before_pending if self.pending is not None else self.stream.state
         return asdict(state)
 
-    def state_before_taken(self) -> dict:
-        """The stream position of the batch last taken (when it will not be trained after all)."""
-        return asdict(self._state_before_taken)
+    def state_before_taken(self) -> Optional[dict]:
+        """The stream position of the batch last taken (when it will not be trained after all); None before
+        the first is taken."""
+        return None if self._state_before_taken is None else asdict(self._state_before_taken)
 
     def close(self) -> None:
         if self.pending is not None:

@@ -168,11 +168,13 @@ def warn_unknown_train_keys(cfg: Config, stream: Optional[TextIO] = None) -> Non
 
 
 def describe_keys() -> str:
-    """A commented listing of every training key with its default (for docs and --help)."""
+    """A commented listing of every training key with its default (for docs and --help), usable as a config
+    file as it is: a key without a default (a folder to name) is commented out, as an empty value is refused."""
     lines = []
     for spec in TRAIN_KEYS:
         default = ",".join(str(v) for v in spec.default) if isinstance(spec.default, tuple) else spec.default
         shown = str(default).lower() if isinstance(default, bool) else default
-        lines.append(f"# {spec.description}\n{spec.name} = {shown}")
+        setting = f"{spec.name} = {shown}" if str(shown) != "" else f"# {spec.name} = "
+        lines.append(f"# {spec.description}\n{setting}")
     return "\n".join(lines)
 

@@ -31,7 +31,9 @@ from katacli.nn.model_file_reader import ModelFileError
 from katacli.train import checkpoint as ckpt
 from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
-from katacli.train.distributed import DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object
+from katacli.train.distributed import (
+    DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object, gather_objects, is_peer_lost,
+)
 from katacli.train.exporting import (
     architecture_name, export_name, export_path, export_to_models_dir, model_with_weights, nonfinite_outputs,
     write_model_atomically,
@@ -81,6 +83,24 @@ class StepResult(NamedTuple):
 
 # What the data can raise when an epoch begins mid-run (files deleted, a file of another board edge added).
 _DATA_ERRORS = (NoTrainingDataError, TrainingFileError)
+
+
+# Set on an error every training process raises alike (settings, data agreed between ranks): one says it.
+RAISED_ON_EVERY_RANK = "raised_on_every_rank"
+
+
+def mark_raised_on_every_rank(exc: Exception) -> Exception:
+    setattr(exc, RAISED_ON_EVERY_RANK, True)
+    return exc
+
+
+def _data_error(action: Callable[[], None]) -> Optional[Exception]:
+    """Run ``action``; the data error it raised, if any (to be agreed between ranks before raising)."""
+    try:
+        action()
+    except _DATA_ERRORS as exc:
+        return exc
+    return None
 
 
 class _Interrupted(Exception):
@@ -137,13 +157,18 @@ class Trainer:
         self._lock_file = None   # the output folder's lock while run() runs (main rank)
         self.samples = 0
         self.exported: list[str] = []
+        self._export_unlisted = False   # an export made since the last checkpoint, which does not list it yet
+        self._from_init_model = False   # the run's net came from -init-model (its kind, not modelKind's)
         # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
         self.bucket = {"level": float(settings.samples_per_epoch), "rows_at_fill": -1}
         self._last_plot_time = -math.inf  # the first metrics line draws the plot at once
         # Channels-last (NHWC) is what cuDNN's convolutions use natively; on the CPU NCHW stays.
         self.channels_last = self.ctx.device.type == "cuda"
         self.bad_steps = BadStepTracker()
-        self._check_settings()
+        try:
+            self._check_settings()
+        except _DATA_ERRORS + (TrainingError,) as exc:   # every rank checks the same settings and folders
+            raise mark_raised_on_every_rank(exc)
 
     # ------------------------------------------------------------------------------ setup
 
@@ -174,6 +199,13 @@ class Trainer:
         if rows < global_batch:   # the window could never fill a batch: say so before the run's first file
             raise NoTrainingDataError(f"{s.data_dir} has {rows} rows, fewer than one global batch of {global_batch}; "
                                       "generate more data or lower batchSize")
+
+    def _note_ignored_model_kind(self, model: KataGoModel) -> None:
+        """A run started from -init-model trains that net's architecture: a modelKind (a shared config's,
+        -model-kind) naming another is ignored, at the first start and at every restart alike."""
+        if self.s.model_kind_given and self.s.model_kind != architecture_name(model):
+            self.log(f"note: modelKind = {self.s.model_kind} is ignored: this run trains the {architecture_name(model)} "
+                     "net it started from (-init-model)")
 
     def _fresh_model(self, seed: int) -> KataGoModel:
         if self.s.init_model:
@@ -213,7 +245,10 @@ class Trainer:
             self.log(f"resuming from {path} at {int(state['samples'])} samples")
             if s.init_model:
                 self.log(f"note: -init-model is ignored, {s.output_dir} already holds a run")
-            if s.model_kind_given and s.model_kind != architecture_name(model):
+            self._from_init_model = bool(state.get("from_init_model", False))
+            if self._from_init_model:
+                self._note_ignored_model_kind(model)
+            elif s.model_kind_given and s.model_kind != architecture_name(model):
                 raise TrainingError(f"the run in {s.output_dir} trains a {architecture_name(model)} net; it cannot "
                                     f"continue as {s.model_kind} (use a new -output-dir for a {s.model_kind} run)")
             if state.get("optimizer_name", s.optimizer) != s.optimizer:
@@ -223,6 +258,9 @@ class Trainer:
             seed = s.seed if s.seed >= 0 else random.SystemRandom().randrange(MAX_SEED)
             seed = broadcast_int(seed, ctx)
             model = self._fresh_model(seed)
+            self._from_init_model = bool(s.init_model)
+            if self._from_init_model:
+                self._note_ignored_model_kind(model)
             try:
                 check_trainable(model)   # before the run's first file: a net it cannot train leaves nothing behind
             except UnsupportedModelError as exc:
@@ -316,12 +354,14 @@ class Trainer:
             "swa": self.swa.state_dict() if self.swa else None,
             "scaler": self.scaler.state_dict() if self.scaler else None,
             "loss": self.loss.state_dict(),
-            "data": data_state,
+            "data": self.stream.portable(data_state),
             "exported": self.exported,
+            "from_init_model": self._from_init_model,
             "bucket": self.bucket,
             "rng": ckpt.capture_rng_states(),
         }
         ckpt.save_checkpoint(ckpt.checkpoint_path(self.s.output_dir), state)
+        self._export_unlisted = False
 
     def export_model(self) -> Optional[str]:
         if not self.ctx.is_main or not self.s.export_dir:
@@ -342,7 +382,8 @@ class Trainer:
         path = export_to_models_dir(model, self.s.export_dir, self._export_name(), {
             "samples": self.samples, "data_rows": self.stream.state.total_rows_seen,
             "swa_snapshots": self.swa.snapshots if self.swa else 0, "time": time.time()})
-        self.exported.append(path)
+        self.exported.append(os.path.abspath(path))   # (a restart may run from another directory)
+        self._export_unlisted = True
         self.log(f"exported {path}")
         return path
 
@@ -472,6 +513,7 @@ class Trainer:
         prefetch = Prefetcher(self.stream, Batch.staged_for_gpu if self.ctx.device.type == "cuda" else None)
         interrupted = False
         resume_state: Optional[dict] = None  # where a checkpoint must say the data stream is
+        trained_taken = False   # whether the batch last taken has been trained (for a stop mid-step)
         try:
             with _StopFlag() as stop:
                 if not self._prepare_epoch(stop):
@@ -479,6 +521,7 @@ class Trainer:
                 prefetch.request(self.samples)
                 while prefetch.pending is not None:
                     batch = prefetch.take()
+                    trained_taken = False
                     after = self.samples + self.stream.global_batch
                     if not max_samples or after < max_samples:
                         # Begin the next batch's epoch (main thread: it may wait for data and talk to other
@@ -496,6 +539,7 @@ class Trainer:
                             break
                         prefetch.request(after)
                     step = self.train_step(batch)
+                    trained_taken = True
                     lr = step.lr
                     self.bad_steps.record(step.finite)
                     running.add(step.terms, len(batch), torch.where(step.finite, step.gnorm, 0.0))
@@ -521,6 +565,13 @@ class Trainer:
                         break
         except _Interrupted:
             interrupted = True
+        except RuntimeError as exc:
+            if not is_peer_lost(exc, self.ctx):
+                raise
+            prefetch.close()
+            # The last finished step's state: a step a peer's loss broke off never reached the optimizer.
+            data_state = prefetch.resume_state() if trained_taken else prefetch.state_before_taken()
+            self._stop_after_peer_lost(data_state, last["checkpoint"], exc)
         finally:
             prefetch.close()
         self._check_divergence()
@@ -532,12 +583,26 @@ class Trainer:
         with _StopFlag(requested=interrupted):
             if last["checkpoint"] != self.samples or interrupted:
                 self.save_checkpoint(data_state)   # first: a failing export below loses no training
-            if not interrupted and last["export"] != self.samples and self.export_model() is not None:
+            if not interrupted and last["export"] != self.samples:
+                self.export_model()
+            if self._export_unlisted:   # (also one made in the loop right after that sample count's checkpoint)
                 self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
             if self.metrics_log is not None:
                 self.metrics_log.plot()
         barrier(self.ctx)
         return TrainResult(self.samples, self.exported, interrupted, last_metrics)
+
+    def _stop_after_peer_lost(self, data_state: Optional[dict], last_checkpoint: int, exc: RuntimeError) -> None:
+        """Another training process stopped (killed, crashed) and a collective operation failed: rank 0
+        checkpoints what was trained since the last checkpoint (up to 1M samples by default) and every rank
+        ends with one line instead of the communication library's traceback."""
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        saved = ""
+        if self.ctx.is_main and self.samples != last_checkpoint and data_state is not None:
+            self.save_checkpoint(data_state)
+            saved = f"; the {self.samples} samples trained so far are saved in {self.s.output_dir}"
+        raise TrainingError(f"another training process stopped ({first_line}){saved}: run the same command again "
+                            "to go on") from None
 
     def _save_before_data_error(self, data_state: dict, last_checkpoint: int, exc: Exception) -> None:
         """The data failed at an epoch's start (files gone, another board edge): checkpoint the samples trained
@@ -581,8 +646,35 @@ class Trainer:
                 return False
         if s.max_train_samples_per_new_row > 0:
             self.bucket["level"] -= per_epoch
-        self.stream.begin_epoch(samples, files)
+        self._begin_epoch_on_every_rank(samples, files)
         return True
+
+    def _begin_epoch_on_every_rank(self, samples: int, files: list) -> None:
+        """Begin the epoch with the same window on every rank. Each rank reads its rows itself: a file one
+        rank cannot read (a network file system that shows it late, a file deleted between two reads) is
+        left out by every rank, and a data error on any rank ends the run on every rank alike (the first
+        such rank's error), so that rank 0 saves what was trained and the message says so truly."""
+        ctx = self.ctx
+        error = _data_error(lambda: self.stream.begin_epoch(samples, files))
+        if not ctx.is_distributed:
+            if error is not None:
+                raise error
+            return
+        while True:   # each round can only shrink the window, so the ranks agree within a few
+            reports = gather_objects((error, [part.path for part in self.stream.state.window]), ctx)
+            failed = [(rank, err) for rank, (err, _) in enumerate(reports) if err is not None]
+            if failed:
+                rank, first = failed[0]
+                raise mark_raised_on_every_rank(error if error is not None else type(first)(f"{first} (on rank {rank})"))
+            windows = [paths for _, paths in reports]
+            agreed = [path for path in windows[0] if all(path in paths for paths in windows)]
+            if all(paths == agreed for paths in windows):
+                return
+            for path in sorted({path for paths in windows for path in paths} - set(agreed)):
+                lacking = [str(rank) for rank, paths in enumerate(windows) if path not in paths]
+                self.log(f"leaving {path} out of this epoch's window: rank {', '.join(lacking)} cannot read it")
+            own = [part.path for part in self.stream.state.window]
+            error = _data_error(lambda: self.stream.restrict_window(agreed)) if own != agreed else None
 
     def _fill_bucket(self, total_rows: int) -> None:
         b = self.bucket

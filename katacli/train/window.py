@@ -29,6 +29,8 @@ from katacli.train.batch import Batch, augment, expand_rows
 # Distinct streams of randomness derived from the run seed.
 PERMUTATION_STREAM = 1
 AUGMENTATION_STREAM = 2
+# A saved stream state whose window paths are relative to the data directory (DataStream.portable).
+PATHS_IN_DATA_DIR = "paths_in_data_dir"
 
 
 class NoTrainingDataError(Exception):
@@ -160,6 +162,7 @@ class DataStream:
         self.state = StreamState()
         self._rows: Optional[R.RowBlock] = None
         self._order: Optional[np.ndarray] = None
+        self._files_by_name: Optional[dict] = None
 
     @property
     def global_batch(self) -> int:
@@ -212,13 +215,24 @@ class DataStream:
             raise NoTrainingDataError(f"no readable training rows in the window under {self.scanner.data_dir}")
         pos_lens = {b.pos_len for b in blocks}
         if len(pos_lens) > 1:
-            raise R.TrainingFileError(f"training files mix board edges {sorted(pos_lens)}; train on one pos_len at a time")
+            example = {}
+            for block, part in zip(blocks, readable):
+                example.setdefault(block.pos_len, part.path)
+            which = ", ".join(f"{path} has {pos_len}" for pos_len, path in sorted(example.items()))
+            raise R.TrainingFileError(f"training files mix board edges {sorted(pos_lens)} (e.g. {which}); train on one "
+                                      "pos_len at a time")
         self._rows = R.RowBlock.concatenate(blocks)
         if len(self._rows) < self.global_batch:
             raise NoTrainingDataError(
                 f"the window has {len(self._rows)} rows, fewer than one global batch of {self.global_batch}; "
                 "generate more data or lower batchSize")
         self._order = None
+
+    def restrict_window(self, paths: list[str]) -> None:
+        """Keep only the window's parts in ``paths`` (those every rank could read) and load them again."""
+        keep = set(paths)
+        self.state.window = [part for part in self.state.window if part.path in keep]
+        self._load()
 
     def _ensure_loaded(self) -> None:
         if self._rows is None:
@@ -260,11 +274,37 @@ class DataStream:
     # ---------------------------------------------------------------------------- resume
 
     def state_dict(self) -> dict:
-        st = asdict(self.state)
-        return st
+        return self.portable(asdict(self.state))
+
+    def portable(self, state: dict) -> dict:
+        """A saved stream state (asdict of a StreamState) with its window's paths relative to the data
+        directory: a restart from another working directory, or with the data folder moved, finds them."""
+        data_dir = os.path.abspath(self.scanner.data_dir)
+        window = []
+        for part in state["window"]:
+            path = os.path.abspath(part["path"])
+            inside = os.path.commonpath([path, data_dir]) == data_dir
+            window.append({**part, "path": os.path.relpath(path, data_dir) if inside else path})
+        return {**state, "window": window, PATHS_IN_DATA_DIR: True}
+
+    def _resolve(self, path: str, relative_to_data_dir: bool) -> str:
+        if relative_to_data_dir:
+            return os.path.join(self.scanner.data_dir, path)
+        if os.path.exists(path) or not self._by_name():
+            return path
+        # A checkpoint from before portable(): its paths relative to where that run was started.
+        return self._by_name().get(os.path.basename(path), path)
+
+    def _by_name(self) -> dict:
+        if self._files_by_name is None:
+            paths = R.list_files(self.scanner.data_dir) if os.path.isdir(self.scanner.data_dir) else []
+            self._files_by_name = {os.path.basename(p): p for p in paths}
+        return self._files_by_name
 
     def load_state_dict(self, state: dict) -> None:
-        window = [WindowPart(**p) for p in state["window"]]
+        state = dict(state)
+        relative = bool(state.pop(PATHS_IN_DATA_DIR, False))
+        window = [WindowPart(**{**p, "path": self._resolve(p["path"], relative)}) for p in state["window"]]
         self.state = StreamState(**{**state, "window": window})
         self._rows = None
         self._order = None
