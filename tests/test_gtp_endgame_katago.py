@@ -61,3 +61,21 @@ def test_cleanup_before_pass_and_friendly_pass_together_are_refused():
     with pytest.raises((ConfigError, SystemExit)):
         make_engine(override=OVERRIDE + ",cleanupBeforePass=true,friendlyPass=true", model=G170_B6, scripted=False,
                     config=[str(CONFIGS / "gtp_example.cfg")])
+
+
+@pytest.mark.parametrize("moves, records", [
+    # White's second move in a row (E5) resets the history in the cleanup phase, after a pass for ko: the
+    # record starts there. kata answered "internal error: list index out of range", then wrote Black's E2 as a
+    # pass for ko (the indices counted from the game's first move).
+    (["play W B2", "play W E5"], [";W[ee])", ";W[ee];B[ef];W[eg];B[eh];W[ei])"]),
+    # A pass for ko after the reset is in the new history.
+    (["play W E5", "play B C2", "play W B2"], [";W[ee];B[ch];W[]TR[bh]C[Pass for ko])",
+                                                ";W[ee];B[ch];W[]TR[bh]C[Pass for ko];B[ef];W[eg];B[eh];W[ei])"]),
+], ids=["pass-for-ko-then-reset", "reset-then-pass-for-ko"])
+def test_printsgf_after_a_history_reset_in_the_cleanup_phase_writes_katagos_record(moves, records):
+    commands = ["boardsize 9", "kata-set-rules japanese", "set_position b B3 b A2 b B1 w C3 w B2 w D2 w C1 w G5",
+                "play B pass", "play W pass", *(["play B C2"] if moves[0] == "play W B2" else []), *moves,
+                "printsgf", "play B E4", "play W E3", "play B E2", "play W E1", "printsgf"]
+    answers = _answers(commands, ",preventCleanupPhase=false")
+    printed = [answer for answer in answers if answer.startswith("= (;")]
+    assert len(printed) == 2 and all(answer.endswith(record) for answer, record in zip(printed, records)), answers

@@ -102,6 +102,21 @@ cdef class GameState:
         other._initialised = True
         return other
 
+    def history_start(self):
+        """A new state at the start of this history (since the game began or its last reset): the initial
+        stones, player and encore phase, the same rules and modes. A record of ``moves`` replays from here,
+        as KataGo's WriteSgf replays a history."""
+        cdef GameState other = GameState.__new__(GameState)
+        cdef Rules r = self.h.rules
+        cdef Board b
+        history_copy(&other.h, &self.h)
+        other._initialised = True
+        memcpy(&b, &self.h.initial_board, sizeof(Board))
+        history_clear(&other.h, &b, self.h.initial_pla, &r, self.h.initial_encore_phase)
+        history_set_assume_multiple_starting_black_moves_are_handicap(
+            &other.h, self.h.assume_multiple_starting_black_moves_are_handicap)
+        return other
+
     cdef Loc _loc(self, xy) except? -1:
         if xy is None:
             return PASS_LOC

@@ -91,9 +91,12 @@ class GameSession:
         state.play_tolerant(xy, player, self.prevent_encore)
 
     def passes_for_ko(self) -> dict[int, Point]:
-        """Move index -> point, for the recorded moves that were a "pass for ko" in the encore (territory
+        """Index in ``state.moves`` (the history since the game began or its last reset, what a record of the
+        game writes after its setup) -> point, for the moves that were a "pass for ko" in the encore (territory
         scoring's cleanup phases): KataGo's records write them as passes."""
-        return passes_for_ko(self._fresh_state(self.initial_board, self.initial_player), self.moves, self._replay)
+        state = self.state
+        return passes_for_ko(state.history_start(), state.moves,
+                             lambda position, player, xy: position.play_tolerant(xy, player, self.prevent_encore))
 
     # -- GTP-level operations ----------------------------------------------------------------
     def set_size(self, x_size: int, y_size: int) -> None:
