@@ -716,14 +716,18 @@ def shipped_copy_hint(path: str | Path) -> str:
     return f" (katacli's copy of {Path(path).name} is {shipped})" if shipped is not None else ""
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _read_config_file(path: str | Path) -> str:
     try:
         data = Path(path).read_bytes()
         if _NUL_BYTE in data or data.startswith(_GZIP_MAGIC):
             raise ConfigError(f"Config file {path} is a binary file, not a text config (is it a model file?)")
         # KataGo reads a config as bytes: a comment in Latin-1 (an editor's é) is no error. The bytes that are
-        # not UTF-8 become surrogate escapes, which _parse_line refuses only inside a value.
-        return data.decode("utf-8", errors="surrogateescape")
+        # not UTF-8 become surrogate escapes, which _parse_line refuses only inside a value. A byte-order mark
+        # (Windows Notepad's "UTF-8 with BOM") is read past; KataGo took it for part of the first key.
+        return data.removeprefix(_UTF8_BOM).decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         raise ConfigError(f"Config file not found: {path}{shipped_copy_hint(path)}") from None
     except IsADirectoryError:

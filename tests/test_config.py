@@ -129,6 +129,14 @@ def test_non_utf8_bytes_pass_in_comments_and_file_names_only(tmp_path):
         Config.from_file(path)
 
 
+def test_a_byte_order_mark_before_the_first_key_is_read_past(tmp_path):
+    # Notepad's "UTF-8 with BOM": the first key read as "\ufeffmaxVisits" and the file was refused.
+    path = tmp_path / "notepad.cfg"
+    path.write_bytes(b"\xef\xbb\xbfmaxVisits = 10\nbotName = caf\xc3\xa9\n")
+    config = Config.from_file(path, mode="gtp")
+    assert config.get("maxVisits") == 10 and config.as_dict()["botName"] == "café"
+
+
 @pytest.mark.parametrize("text, mode", [
     ("debugSkipNeuralNet = true", "gtp"),          # KataGo: a random network
     ("requireMaxBoardSize = true", "analysis"),    # KataGo: refuses queries on smaller boards
