@@ -51,6 +51,12 @@ TRAIN_WINDOW_KEYS = section("Training batches and data window", [
     float_key("windowExpandPerRow", 0.4, 0.0, 1.0,
               "Window growth per new row beyond windowMinRows (-expand-window-per-row)."),
     float_key("windowTaperExponent", 0.675, 0.01, 1.0, "Power law of the window growth (-taper-window-exponent)."),
+    float_key("validationFraction", 0.0, 0.0, 0.5,
+              "Share of the data files held out of training and validated after each epoch (metrics_val.jsonl), "
+              "picked by a hash of the file name as KataGo's shuffle.sh picks its val files (it holds out 0.05); "
+              "0: no validation."),
+    int_key("maxValidationSamples", 10_000, 1, MAX_SAMPLE_COUNT,
+            "Rows of the newest held-out files each validation evaluates."),
     bool_key("randomSymmetries", True, "Train each batch in a random board symmetry."),
     bool_key("historyDropout", True, "Randomly hide move history (2% per step), as KataGo does."),
     float_key("maxTrainSamplesPerNewRow", 0.0, 0.0, 1e6,

@@ -22,6 +22,7 @@ import torch
 from katacli.atomic_files import append_whole, atomic_output
 
 METRICS_FILE = "metrics.jsonl"
+VALIDATION_METRICS_FILE = "metrics_val.jsonl"   # (katacli.train.validation)
 PLOT_FILE = "loss_curves.png"
 # Curves drawn on the plot besides the total.
 PLOTTED_TERMS = ("p0loss", "p1loss", "vloss", "tdvloss3", "oloss", "sbpdfloss", "leadloss", "skloss")
@@ -82,10 +83,10 @@ class RunningMetrics:
 
 
 class MetricsLog:
-    """Appends lines to ``metrics.jsonl`` in ``output_dir`` and redraws the plot."""
+    """Appends lines to ``metrics.jsonl`` (or ``file_name``) in ``output_dir`` and redraws the plot."""
 
-    def __init__(self, output_dir: str, log=print):
-        self.path = os.path.join(output_dir, METRICS_FILE)
+    def __init__(self, output_dir: str, log=print, file_name: str = METRICS_FILE):
+        self.path = os.path.join(output_dir, file_name)
         self.plot_path = os.path.join(output_dir, PLOT_FILE)
         self.log = log
         self._plot_notice_given = False
@@ -144,7 +145,14 @@ def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
         return None
     samples = [r["samples"] for r in records]
     fig, (ax_total, ax_terms) = plt.subplots(1, 2, figsize=PLOT_SIZE_INCHES)
-    ax_total.plot(samples, [r["loss"] for r in records], color="black", marker="o", markersize=MARKER_SIZE)
+    ax_total.plot(samples, [r["loss"] for r in records], color="black", marker="o", markersize=MARKER_SIZE,
+                  label="training")
+    validation_path = os.path.join(os.path.dirname(metrics_path), VALIDATION_METRICS_FILE)
+    validation = read_metrics(validation_path) if os.path.exists(validation_path) else []
+    if validation:   # (validationFraction > 0: held-out files, evaluated after each epoch)
+        ax_total.plot([r["samples"] for r in validation], [r["loss"] for r in validation], color="tab:red",
+                      marker="s", markersize=MARKER_SIZE, label="validation")
+        ax_total.legend(fontsize="small")
     ax_total.set_title("total loss per row")
     for name in PLOTTED_TERMS:
         values = [r.get(name) for r in records]

@@ -39,6 +39,8 @@ class TrainSettings:
     window_max_rows: int = _key("windowMaxRows")
     window_expand_per_row: float = _key("windowExpandPerRow")
     window_taper_exponent: float = _key("windowTaperExponent")
+    validation_fraction: float = _key("validationFraction")
+    max_validation_samples: int = _key("maxValidationSamples")
     random_symmetries: bool = _key("randomSymmetries")
     history_dropout: bool = _key("historyDropout")
     max_train_samples_per_new_row: float = _key("maxTrainSamplesPerNewRow")

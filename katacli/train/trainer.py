@@ -39,7 +39,8 @@ from katacli.train.exporting import (
     write_model_atomically,
 )
 from katacli.train.losses import KataGoLoss, LossScales
-from katacli.train.metrics import MetricsLog, RunningMetrics, metrics_due
+from katacli.train.metrics import VALIDATION_METRICS_FILE, MetricsLog, RunningMetrics, metrics_due
+from katacli.train.validation import evaluate, validation_batches
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError, check_trainable
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
 from katacli.train.prefetch import Prefetcher
@@ -159,6 +160,8 @@ class Trainer:
         self.exported: list[str] = []
         self._export_unlisted = False   # an export made since the last checkpoint, which does not list it yet
         self._from_init_model = False   # the run's net came from -init-model (its kind, not modelKind's)
+        self._validated_at = -1   # the sample count of the last validation
+        self._no_validation_files_said = False
         # KataGo's train bucket: samples allowed by the data seen so far (used with maxTrainSamplesPerNewRow).
         self.bucket = {"level": float(settings.samples_per_epoch), "rows_at_fill": -1}
         self._last_plot_time = -math.inf  # the first metrics line draws the plot at once
@@ -190,11 +193,15 @@ class Trainer:
         # A count only: the data stream's own scan reports unreadable files, once -- unless there are no rows,
         # when the run ends here and the skipped files are the reason.
         skipped: list[str] = []
-        rows = sum(f.rows for f in DataScanner(s.data_dir, skipped.append).scan())
+        files = DataScanner(s.data_dir, skipped.append, s.validation_fraction).scan()
+        rows = sum(f.rows for f in files if not f.validation)
         if not rows:
             for line in skipped:
                 self.log(line)
-            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)")
+            held_out = sum(1 for f in files if f.validation and f.rows)
+            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)"
+                                      + (f"; its {held_out} files with rows are all held out for validation "
+                                         "(lower validationFraction)" if held_out else ""))
         global_batch = s.batch_size * self.ctx.world_size
         if rows < global_batch:   # the window could never fill a batch: say so before the run's first file
             raise NoTrainingDataError(f"{s.data_dir} has {rows} rows, fewer than one global batch of {global_batch}; "
@@ -294,12 +301,17 @@ class Trainer:
         self.stream = DataStream(
             s.data_dir, s.batch_size, ctx.world_size, ctx.rank, seed, s.samples_per_epoch, s.window_min_rows,
             s.window_expand_per_row, s.window_taper_exponent, s.window_max_rows, with_meta=model.needs_metadata,
-            symmetries=s.random_symmetries, history_dropout=s.history_dropout, log=self.log)
+            symmetries=s.random_symmetries, history_dropout=s.history_dropout, log=self.log,
+            validation_fraction=s.validation_fraction)
         self.metrics_log = MetricsLog(s.output_dir, self.log) if ctx.is_main else None
+        self.validation_log = (MetricsLog(s.output_dir, self.log, VALIDATION_METRICS_FILE)
+                               if ctx.is_main and s.validation_fraction > 0 else None)
         if state is not None:
             self._restore(state)
-        elif self.metrics_log is not None:
-            self.metrics_log.truncate_after(0)  # lines of a run killed before its first checkpoint
+        else:   # lines of a run killed before its first checkpoint
+            for log in (self.metrics_log, self.validation_log):
+                if log is not None:
+                    log.truncate_after(0)
         forward_net = self.net
         if ctx.is_distributed:
             forward_net = DistributedDataParallel(self.net, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
@@ -336,8 +348,35 @@ class Trainer:
         self.exported = list(state.get("exported", []))
         self.bucket = dict(state.get("bucket", self.bucket))
         ckpt.restore_rng_states(state["rng"])
-        if self.metrics_log is not None:
-            self.metrics_log.truncate_after(self.samples)
+        for log in (self.metrics_log, self.validation_log):
+            if log is not None:
+                log.truncate_after(self.samples)
+        self._validated_at = self.samples
+
+    # ------------------------------------------------------------------------------ validation
+
+    def validate(self) -> Optional[dict]:
+        """Rank 0: the net's losses per row on the newest held-out rows (validationFraction), appended to
+        metrics_val.jsonl and logged; None where there is nothing to validate (or on another rank)."""
+        if self.validation_log is None or self._validated_at == self.samples:
+            return None
+        self._validated_at = self.samples
+        files = [f for f in self.stream.scan() if f.validation]
+        if not files:
+            if not self._no_validation_files_said:
+                self._no_validation_files_said = True
+                self.log(f"no validation files yet (validationFraction = {self.s.validation_fraction}): "
+                         "validation waits for them")
+            return None
+        batches = validation_batches(files, self.s.max_validation_samples, self.s.batch_size, self.stream.with_meta)
+        rows, per_row = evaluate(self.net, self.loss, batches, self.ctx.device, self.amp_dtype, self.channels_last)
+        if not rows:
+            return None
+        record = {"samples": self.samples, "epoch": self.stream.state.epoch, "rows": rows,
+                  "loss": per_row.pop("loss"), **per_row, "files": len(files), "time": time.time()}
+        self.validation_log.append(record)
+        self.log(f"validation at {self.samples} samples: loss {record['loss']:.4f} over {rows} held-out rows")
+        return record
 
     # ------------------------------------------------------------------------------ saving
 
@@ -587,6 +626,8 @@ class Trainer:
                 self.export_model()
             if self._export_unlisted:   # (also one made in the loop right after that sample count's checkpoint)
                 self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
+            if not interrupted:
+                self.validate()
             if self.metrics_log is not None:
                 self.metrics_log.plot()
         barrier(self.ctx)
@@ -647,6 +688,8 @@ class Trainer:
         if s.max_train_samples_per_new_row > 0:
             self.bucket["level"] -= per_epoch
         self._begin_epoch_on_every_rank(samples, files)
+        if self.stream.state.epoch > 0:
+            self.validate()   # the net the last epoch trained, as KataGo validates after each epoch (rank 0)
         return True
 
     def _begin_epoch_on_every_rank(self, samples: int, files: list) -> None:

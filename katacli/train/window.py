@@ -25,6 +25,7 @@ import numpy as np
 
 from katacli.train import rows as R
 from katacli.train.batch import Batch, augment, expand_rows
+from katacli.train.validation import is_validation_file
 
 # Distinct streams of randomness derived from the run seed.
 PERMUTATION_STREAM = 1
@@ -42,6 +43,7 @@ class DataFile:
     path: str
     rows: int
     mtime: float
+    validation: bool = False   # held out of training (validationFraction; katacli.train.validation)
 
 
 @dataclass
@@ -67,9 +69,10 @@ def desired_window_rows(total_rows: int, min_rows: int, expand_per_row: float, t
 class DataScanner:
     """Lists the training files of a directory tree, oldest first, caching row counts."""
 
-    def __init__(self, data_dir: str, log=print):
+    def __init__(self, data_dir: str, log=print, validation_fraction: float = 0.0):
         self.data_dir = data_dir
         self.log = log
+        self.validation_fraction = validation_fraction
         self._counts: dict[tuple[str, float, int], int] = {}
         self._reported_bad: set[str] = set()
         self._reported_copies: set[str] = set()
@@ -98,7 +101,8 @@ class DataScanner:
                 except R.TrainingFileError as exc:
                     self.report_unreadable(path, exc)
                     continue
-            found.append(DataFile(path, self._counts[key], stat.st_mtime))
+            found.append(DataFile(path, self._counts[key], stat.st_mtime,
+                                  is_validation_file(path, self.validation_fraction)))
         found.sort(key=lambda f: (f.mtime, f.path))
         return found
 
@@ -147,8 +151,8 @@ class DataStream:
     def __init__(self, data_dir: str, batch_size: int, world_size: int, rank: int, seed: int,
                  samples_per_epoch: int, window_min_rows: int, window_expand_per_row: float,
                  window_taper_exponent: float, window_max_rows: int = 0, with_meta: bool = False,
-                 symmetries: bool = True, history_dropout: bool = True, log=print):
-        self.scanner = DataScanner(data_dir, log)
+                 symmetries: bool = True, history_dropout: bool = True, log=print, validation_fraction: float = 0.0):
+        self.scanner = DataScanner(data_dir, log, validation_fraction)
         self.batch_size = batch_size
         self.world_size = world_size
         self.rank = rank
@@ -187,10 +191,15 @@ class DataStream:
         return self.scanner.scan()
 
     def begin_epoch(self, samples: int, files: list[DataFile]) -> None:
-        """Start the next epoch on the newest rows of ``files`` (a scan, possibly made by another rank)."""
+        """Start the next epoch on the newest rows of ``files`` (a scan, possibly made by another rank); files
+        held out for validation are left out."""
+        held_out = sum(1 for f in files if f.validation and f.rows)
+        files = [f for f in files if not f.validation]
         total = sum(f.rows for f in files)
         if total == 0:
-            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.npz files)")
+            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.npz files)"
+                                      + (f"; its {held_out} files with rows are all held out for validation "
+                                         "(lower validationFraction)" if held_out else ""))
         size = desired_window_rows(total, *self.window_args)
         st = self.state
         st.epoch += 1
@@ -200,7 +209,8 @@ class DataStream:
         st.pass_index = 0
         st.offset = 0
         self._load()
-        self.log(f"epoch {st.epoch}: window of {self.window_rows} newest rows out of {total} in {len(st.window)} files")
+        self.log(f"epoch {st.epoch}: window of {self.window_rows} newest rows out of {total} in {len(st.window)} files"
+                 + (f" ({held_out} files held out for validation)" if held_out else ""))
 
     def _load(self) -> None:
         blocks, readable = [], []
