@@ -141,6 +141,13 @@ def test_describe_lists_every_dataset():
 # ---------------------------------------------------------------------------- files
 
 
+def test_an_h5_file_of_other_input_features_is_refused(tmp_path):
+    # Its planes would be read as V7's: a net trained on it learns from misread inputs, silently.
+    path = write_h5(tmp_path / "v99.h5", fake_rows(4, games=1), attrs={"inputs_version": 99})
+    with pytest.raises(TrainingDataError, match=r"v99\.h5 holds V99 inputs; kata reads V7 only"):
+        TrainingFile(path)
+
+
 def test_h5_write_read_round_trip(tmp_path):
     arrays = fake_rows(37, games=3)
     path = write_h5(tmp_path / "a.h5", arrays, attrs={"model": "net-1"})

@@ -153,6 +153,9 @@ class TrainingFile:
         if attrs.get("format") != FORMAT_NAME:
             raise TrainingDataError(f"{self.path} is not a {FORMAT_NAME} file")
         self.attrs = attrs
+        version = attrs.get("inputs_version", INPUTS_VERSION)
+        if version != INPUTS_VERSION:   # another feature layout: a net would learn from misread planes
+            raise TrainingDataError(f"{self.path} holds V{version} inputs; kata reads V{INPUTS_VERSION} only")
         self.fields = [name for name in FIELDS if name in self._file]
         missing = [name for name in REQUIRED_FIELDS if name not in self.fields]
         if missing:
