@@ -409,6 +409,28 @@ def test_policy_surprise_is_measured_against_the_noised_root_policy():
     assert max(abs(results[1].root_policy[m] - p) for m, p in raw_noised.items()) > 1e-3
 
 
+def test_a_lone_move_has_entropies_of_plus_zero_as_katago_writes_them():
+    # KataGo sums -p log p from +0.0: a root with one legal move writes +0.0 (kata wrote -0.0 in C31 and C59).
+    import math
+
+    from katacli.selfplay.raw_policy import Policy
+    from katacli.selfplay.searching import surprise_and_entropies
+
+    assert math.copysign(1.0, Policy([None], np.array([1.0])).entropy()) == 1.0
+    surprise, entropy = surprise_and_entropies({None: 5.0}, {None: 1.0})
+    assert math.copysign(1.0, entropy) == 1.0 and math.copysign(1.0, surprise) == 1.0
+    from katacli.selfplay.raw_policy import RawEval
+    from katacli.selfplay.records import ValueTargets
+    from katacli.selfplay.searching import MoveSearchResult, extract_targets
+
+    result = MoveSearchResult(move=None, root_visits=5, play_selection_values={None: 5.0},
+                              value=ValueTargets(0.5, 0.5, 0.0, 0.0), reported_win_loss=0.0, reported_lead=0.0,
+                              root_policy={None: 1.0}, raw=RawEval(0.5, 0.5, 0.0, 0.0, Policy([None], np.array([1.0]))))
+    targets = extract_targets(result)
+    assert all(math.copysign(1.0, v) == 1.0 for v in (targets.policy_entropy, targets.search_entropy,
+                                                       targets.raw_policy_entropy))
+
+
 def test_sgf_writes_a_pass_for_ko_as_katago_does():
     """In the encore, retaking a blocked ko is a pass for ko: KataGo writes a pass, TR on the point, a comment."""
     import dataclasses

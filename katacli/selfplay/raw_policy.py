@@ -39,7 +39,7 @@ class Policy:
 
     def entropy(self) -> float:
         p = self.probs[self.probs >= MIN_ENTROPY_PROB]
-        return float(-(p * np.log(p)).sum())
+        return float((p * -np.log(p)).sum())   # (a lone move: +0.0 as KataGo's sum of -p log p, not -0.0)
 
 
 class NetEvaluator:

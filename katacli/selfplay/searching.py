@@ -203,7 +203,7 @@ def extract_targets(result: MoveSearchResult) -> SearchTargets:
         raw_white_loss=raw.white_loss,
         raw_white_no_result=raw.no_result,
         policy_surprise=surprise,
-        policy_entropy=float(-(root_probs * np.log(root_probs)).sum()),
+        policy_entropy=float((root_probs * -np.log(root_probs)).sum()),   # (+0.0 for a lone move, as KataGo)
         search_entropy=search_entropy,
     )
 
