@@ -26,7 +26,7 @@ else
   if [ -n "$MODEL" ]; then
     [ -f "$MODEL" ] || { echo "error: model file not found: $MODEL" >&2; exit 1; }
     MODEL_ARGS="-model $(printf %q "$MODEL")"   # one shell word, spaces and all (gtp_match.py splits it with shlex)
-    ANALYSIS_MODEL=(-model "$MODEL")
+    ANALYSIS_MODEL=(-model "$(printf %q "$MODEL")")   # (analyze_sgf_blunders.py splits --engine with shlex too)
   else  # no -model: kata gtp and kata analysis use the default network
     MODEL_ARGS=""
     ANALYSIS_MODEL=()

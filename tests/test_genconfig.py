@@ -105,6 +105,21 @@ def test_non_interactive_tuning_with_a_network(tmp_path):
     assert_loads_cleanly_in_gtp(out)
 
 
+def test_katagos_default_model_is_named_when_no_model_is_given(tmp_path, monkeypatch):
+    # Without -model genconfig tunes for the network `kata gtp` would use: KataGo's default_model.bin.gz when
+    # set up (its help said "katacli's built-in network"), and says so as kata gtp does.
+    import shutil
+
+    home = tmp_path / "home"
+    (home / ".katago").mkdir(parents=True)
+    shutil.copy(TINY_MODEL, home / ".katago" / "default_model.bin.gz")
+    monkeypatch.setenv("HOME", str(home))
+    r = CliRunner().invoke(app, normalize_argv(["genconfig", "-output", str(tmp_path / "gtp.cfg"), "--non-interactive",
+                                                *FAST_TUNING]))
+    assert r.exit_code == 0, r.output
+    assert f"No -model given: using KataGo's default network {home / '.katago' / 'default_model.bin.gz'}" in r.stdout
+
+
 # --------------------------------------------------------------------------- the wizard
 
 # KataGo's questions in KataGo's order (so answers piped to katago genconfig work): no komi or resignation.

@@ -12,7 +12,7 @@ from katacli.cli_support import report_error_and_exit
 
 HELP = """Convert training data between KataGo's .npz files and katacli's .h5 files.
 
-Both hold the same arrays (binaryInputNCHWPacked, globalInputNC, policyTargetsNCMove, globalTargetsNC, scoreDistrN, valueTargetsNCHW, qValueTargetsNCMove), so conversion is exact in both directions. The direction follows the input: .npz becomes .h5 and .h5 becomes .npz. A directory is converted file by file (recursively) into OUTPUT, keeping relative paths (a file that cannot be read is reported and skipped, and the exit status is 1); --to picks the format to produce (default h5).
+Both hold the same arrays (binaryInputNCHWPacked, globalInputNC, policyTargetsNCMove, globalTargetsNC, scoreDistrN, valueTargetsNCHW, qValueTargetsNCMove), so conversion is exact in both directions. The direction follows the input: .npz becomes .h5 and .h5 becomes .npz. A directory is converted file by file (recursively) into OUTPUT, keeping relative paths (a file that cannot be read is reported and skipped, and the exit status is 1); the format follows the files found there, and --to picks it for a directory holding both kinds.
 
 \b
 Examples:
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         output: Optional[str] = typer.Argument(None, metavar="OUTPUT",
                                                help="Output file (.npz for a .h5 input, .h5 for a .npz) or directory (default: next to the input)."),
         to: Optional[str] = typer.Option(None, "--to", metavar="h5|npz",
-                                         help="For directories: convert into this format (default: h5)."),
+                                         help="For directories: convert into this format (default: the other format of the files found; needed when both are there)."),
         describe: bool = typer.Option(False, "--describe", help="Print the data layout and exit."),
     ) -> None:
         from katacli.data import TrainingDataError, convert_file, convert_tree

@@ -14,7 +14,7 @@ from katacli import config_keys
 from katacli.atomic_files import atomic_write_text
 from katacli.setup.config_writer import GenConfigChoices
 from katacli.cli_support import report_error_and_exit
-from katacli.nets import DEFAULT_MISSING, FROM_DEFAULT, choose_model
+from katacli.nets import choose_model
 
 HELP = """Write a commented GTP config for your machine, asking a few questions (like `katago genconfig`).
 
@@ -504,7 +504,7 @@ def run(options: GenconfigOptions) -> int:
     given_model = options.model
     choice = choose_model(given_model)
     options.model = choice.path
-    if choice.source in (FROM_DEFAULT, DEFAULT_MISSING):
+    if given_model is None and choice.note:   # (KataGo's default_model.bin.gz, katacli's own net, or none)
         wizard.say(choice.note)
     try:
         validate(options)
@@ -549,8 +549,9 @@ def register(app: typer.Typer) -> None:
     def genconfig(
         model: Optional[str] = typer.Option(
             None, "--model", metavar="FILE",
-            help="The network to tune for (.bin.gz); default: katacli's built-in network, which `kata gtp` uses "
-                 "without -model. `rollouts`: the network-free engine (no tuning)."),
+            help="The network to tune for (.bin.gz); default: the one `kata gtp` uses without -model (KataGo's "
+                 "default_model.bin.gz beside kata or in ~/.katago, else katacli's built-in network). `rollouts`: "
+                 "the network-free engine (no tuning)."),
         output: str = typer.Option(DEFAULT_OUTPUT, "--output", metavar="FILE", help="Where to write the config."),
         non_interactive: bool = typer.Option(False, "--non-interactive",
                                              help="Ask nothing: take the answers from the flags below."),

@@ -51,7 +51,7 @@ NN_KEYS = section(NN_SECTION, [
              "while PyTorch is imported (about a second of CPU), then PyTorch takes over; false: wait for it."),
     bool_key("cudaDisableGraphSDPA", False, "Do not use fused attention kernels."),
     bool_key("cudaDisableWarmup", False, "Skip warming up GPU kernels at startup."),
-    enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: when it helps)."),
+    enabled_key("cudaUseNHWC", "Use channels-last memory layout on the GPU (auto: yes, as KataGo's CUDA backend on tensor-core GPUs)."),
     # katacli's own: PyTorch would use TF32 for float32 by default on Ampere and later GPUs.
     bool_key("cudaUseTF32", False, "Let float32 convolutions and matmuls on the GPU use TF32 (faster, about 1e-3 "
                                    "relative error; KataGo's FP32 mode never does)."),
