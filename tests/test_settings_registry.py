@@ -386,6 +386,8 @@ TRAIN = {
     "window_max_rows": 0,
     "window_expand_per_row": 0.4,
     "window_taper_exponent": 0.675,
+    "validation_fraction": 0.0,      # (added since: off, as training was before)
+    "max_validation_samples": 10000,
     "random_symmetries": True,
     "history_dropout": True,
     "max_train_samples_per_new_row": 0.0,
