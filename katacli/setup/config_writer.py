@@ -18,8 +18,8 @@ from katacli import config_keys
 
 COMMENT_WIDTH = 100
 LOG_DIR = "gtp_logs"
-# Bytes one cached network result takes on 19x19 (two float32 board maps, scalars, the search's share):
-# measured at about 4.1 KB in katacli, rounded up for safety.
+# Bytes one cached network result takes on 19x19 with ownership kept (GUIs ask for it): 4.5 KB measured
+# (2.5 KB without), searches of 30,000 visits with the cache on and off, the RSS difference per entry.
 CACHE_BYTES_PER_ENTRY = 4500
 MIN_CACHE_SIZE_POWER_OF_TWO = 10
 MAX_CACHE_SIZE_POWER_OF_TWO = 48
