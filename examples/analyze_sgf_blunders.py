@@ -12,7 +12,10 @@ preferred move.
     .venv/bin/python examples/analyze_sgf_blunders.py game.sgf --engine "katago analysis -model m.bin.gz -config a.cfg"
 
 All values are read from Black's point of view (reportAnalysisWinratesAs = BLACK, set per query with
-overrideSettings) and turned into the mover's loss.
+overrideSettings) and turned into the mover's loss. Where the search before a move looked at the move
+played, its loss is the engine's best move's value minus the played move's, both from that one search
+(the engine's own choice loses nothing); otherwise it is the change of the root value over the move,
+which also holds the noise between two searches.
 """
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ class TurnValues:
     winrate: float
     score_lead: float
     best_move: str
+    moves: dict = None        # move -> (winrate, score lead) of each move the search looked at
 
 
 @dataclass
@@ -123,7 +127,8 @@ def analyse(command: list[str], query: dict) -> dict[int, TurnValues]:
                 continue
             root = response["rootInfo"]
             best = response["moveInfos"][0]["move"] if response["moveInfos"] else "pass"
-            results[response["turnNumber"]] = TurnValues(root["winrate"], root["scoreLead"], best)
+            looked_at = {info["move"]: (info["winrate"], info["scoreLead"]) for info in response["moveInfos"]}
+            results[response["turnNumber"]] = TurnValues(root["winrate"], root["scoreLead"], best, looked_at)
             print(f"\ranalysed {len(results)}/{expected} turns", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
         engine.wait()
@@ -135,15 +140,22 @@ def analyse(command: list[str], query: dict) -> dict[int, TurnValues]:
 
 
 def find_mistakes(moves: list, values: dict[int, TurnValues]) -> list[Mistake]:
-    """Each move's loss for its player: the change of Black's winrate / lead, negated for Black."""
+    """Each move's loss for its player (Black's values, negated for White): the best move's value minus the
+    played one's where the search before the move looked at it, else the root's change over the move."""
     mistakes = []
     for index, (player, move) in enumerate(moves):
         before, after = values[index], values[index + 1]
         sign = 1.0 if player == format_color(BLACK) else -1.0
+        looked_at = before.moves or {}
+        if move in looked_at and before.best_move in looked_at:
+            (best_winrate, best_lead), (played_winrate, played_lead) = looked_at[before.best_move], looked_at[move]
+        else:
+            (best_winrate, best_lead), (played_winrate, played_lead) = ((before.winrate, before.score_lead),
+                                                                        (after.winrate, after.score_lead))
         mistakes.append(Mistake(
             move_number=index + 1, player=player, move=move,
-            winrate_loss=sign * (before.winrate - after.winrate),
-            score_loss=sign * (before.score_lead - after.score_lead),
+            winrate_loss=sign * (best_winrate - played_winrate),
+            score_loss=sign * (best_lead - played_lead),
             best_move=before.best_move,
         ))
     return sorted(mistakes, key=lambda m: (m.winrate_loss, m.score_loss), reverse=True)

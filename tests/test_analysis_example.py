@@ -37,6 +37,18 @@ def test_mistakes_are_losses_for_the_player_who_moved():
         (2, 0.3, 6.0, "C5"), (1, 0.2, 4.0, "D4")]
 
 
+def test_a_move_the_search_looked_at_is_judged_against_the_best_one_of_the_same_search():
+    # The engine's own choice loses nothing (the root's change over it is the noise between two searches,
+    # which listed such moves as mistakes); another move loses the gap between the two in that search.
+    example = load_example()
+    values = {0: example.TurnValues(0.5, 0.0, "D4", {"D4": (0.55, 1.0), "C3": (0.45, -2.0)}),
+              1: example.TurnValues(0.4, -1.0, "C5", {"C5": (0.4, -1.0), "E5": (0.47, 0.5)}),
+              2: example.TurnValues(0.45, 0.5, "C3", {})}
+    mistakes = example.find_mistakes([["B", "D4"], ["W", "E5"]], values)
+    assert [(m.move_number, round(m.winrate_loss, 6), round(m.score_loss, 6)) for m in mistakes] == [
+        (2, 0.07, 1.5), (1, 0.0, 0.0)]
+
+
 @pytest.mark.subprocess
 def test_example_runs_against_the_rollout_engine(tmp_path):
     path = tmp_path / "game.sgf"
