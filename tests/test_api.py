@@ -573,3 +573,17 @@ def test_a_missing_example_config_names_katacli_s_own_copy(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     with pytest.raises(katacli.ConfigError, match="katacli's copy of analysis_example.cfg is .*analysis_example.cfg"):
         katacli.analyze(katacli.Game(9), None, visits=10, config="configs/analysis_example.cfg")
+
+
+def test_a_pass_for_ko_is_saved_as_katago_writes_it_so_the_record_reopens():
+    # In a territory game's cleanup phase a ko recapture is a "pass for ko". Engine.to_sgf / Game.to_sgf wrote
+    # it as the move, and Game.from_sgf of that record failed: "Illegal move in sgf turn 5 move B2".
+    engine = katacli.Engine(None, size=9, rules="japanese", preventCleanupPhase=False)
+    engine.set_game(katacli.Game(9, rules="japanese").setup(black=["B3", "A2", "B1"],
+                                                            white=["C3", "B2", "D2", "C1", "G5"]))
+    for color, vertex in [("B", "pass"), ("W", "pass"), ("B", "C2"), ("W", "B2"), ("B", "E5"), ("W", "B2")]:
+        engine.play(color, vertex)
+    record = engine.to_sgf()
+    assert record.endswith(";B[];W[];B[ch];W[]TR[bh]C[Pass for ko];B[ee];W[bh])"), record   # KataGo's printsgf
+    assert engine.game.to_sgf() == record
+    assert katacli.Game.from_sgf(record).moves[-1] == ("W", "B2")

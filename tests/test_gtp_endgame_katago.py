@@ -79,3 +79,26 @@ def test_printsgf_after_a_history_reset_in_the_cleanup_phase_writes_katagos_reco
     answers = _answers(commands, ",preventCleanupPhase=false")
     printed = [answer for answer in answers if answer.startswith("= (;")]
     assert len(printed) == 2 and all(answer.endswith(record) for answer, record in zip(printed, records)), answers
+
+
+def test_a_refused_rules_change_keeps_the_game_up_to_the_forbidden_move_as_katago():
+    # Under Chinese rules the pass for ko (W B2) is a capture of nothing; the second W B2, a real recapture after
+    # White's double move reset the history, then lands on a stone: the change is refused. kata had reset the
+    # game already (MoveNum 0, White to move, no moves in printsgf); KataGo checks a move before it resets.
+    commands = ["boardsize 9", "kata-set-rules japanese", "set_position b B3 b A2 b B1 w C3 w B2 w D2 w C1 w G5",
+                "play B pass", "play W pass", "play B C2", "play W B2", "play W B2", "kata-set-rules chinese",
+                "showboard", "printsgf"]
+    engine, out, _ = make_engine(override=OVERRIDE + ",preventCleanupPhase=false", model=G170_B6, scripted=False,
+                                 config=[str(CONFIGS / "gtp_example.cfg")])
+    feed(engine, commands)
+    engine.stop_background()
+    text = out.getvalue()
+    assert "? Could not make the rules change, some earlier moves in the game would now become illegal." in text
+    assert "= MoveNum: 4 HASH: 527B86881097051D826EC4CCF2154594" in text and "Next player: Black" in text
+    assert text.rstrip().endswith("AB[bg][ah][bi]AW[ge][cg][bh][dh][ci];B[];W[];B[ch];W[bh])")
+
+
+def test_printsgf_after_a_double_pass_move_in_the_cleanup_phase_writes_katagos_record():
+    commands = ["boardsize 9", "kata-set-rules japanese", "set_position b B3 b A2 b B1 w C3 w B2 w D2 w C1 w G5",
+                "play B pass", "play W pass", "play B C2", "play W B2", "play W pass", "printsgf"]
+    assert _answers(commands, ",preventCleanupPhase=false")[-1].endswith("AB[bg][ah][ch][bi]AW[ge][cg][dh][ci];W[])")

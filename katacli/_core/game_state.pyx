@@ -13,7 +13,7 @@ from katacli._core.rules cimport (
 from katacli._core.history cimport (
     history_init, history_clear, history_free, history_copy, history_set_komi,
     history_set_assume_multiple_starting_black_moves_are_handicap, history_set_presumed_next_player,
-    history_is_legal, history_is_pass_for_ko, history_pass_would_end_phase, history_pass_would_end_game,
+    history_is_legal, history_is_legal_tolerant, history_is_pass_for_ko, history_pass_would_end_phase, history_pass_would_end_game,
     history_current_self_komi, history_white_komi_adjustment_for_draws, history_compute_num_handicap_stones,
     history_suicide_legal_for_pass_alive, history_superko_banned, history_situation_ko_hash, history_area_now,
     history_play, history_play_tolerant, history_end_and_score_now, history_end_game_if_all_pass_alive,
@@ -272,6 +272,12 @@ cdef class GameState:
         GameState._check_player(pla)
         cdef Loc l = self._loc(xy)
         return history_is_legal(&self.h, l, <Color>pla)
+
+    def is_legal_tolerant(self, xy, int pla):
+        """Whether play_tolerant would take the move (KataGo's isLegalTolerant): any empty point or pass for ko,
+        suicide tolerated, either player."""
+        GameState._check_player(pla)
+        return history_is_legal_tolerant(&self.h, self._loc(xy), <Color>pla)
 
     def is_pass_for_ko(self, xy, int pla):
         """True when pla playing xy in the encore means "pass for ko" (KataGo's rule: the board stays)."""

@@ -16,7 +16,6 @@ from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.api.args import ColorLike, color_name, to_color, to_point
 from katacli.game.coords import BLACK, WHITE, OffBoardError, format_vertex
-from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.nogo import is_nogo_rules_name
 from katacli.game.rules import Rules
 from katacli.game.session import GameSession
@@ -273,11 +272,7 @@ class Game:
         >>> Game(9, rules="chinese").play("E5").to_sgf()  # doctest: +ELLIPSIS
         '(;FF[4]GM[1]SZ[9]...KM[7.5]RU[Chinese];B[ee])'
         """
-        state = self.session.state
-        record = SgfGame(x_size=self.x_size, y_size=self.y_size, komi=self.komi, rules=self.rules,
-                         handicap=handicap_stones_counting_first_moves(state), setup=list(state.initial_stones()),
-                         first_player=state.initial_player, moves=list(state.moves))
-        return write_sgf(record, nice_rules_name=True)
+        return write_sgf(self.session.sgf_record(), nice_rules_name=True)   # (passes for ko as KataGo writes them)
 
     def save_sgf(self, path: Union[str, os.PathLike]) -> None:
         """Write :meth:`to_sgf` to a file."""

@@ -21,9 +21,9 @@ from katacli._core.board import GoBoard
 from katacli._core.game_state import GameState, IllegalMoveError
 
 from katacli.game.coords import Point, format_color, format_vertex, parse_color, parse_vertex
-from katacli.game.handicap import HandicapError, fixed_handicap_points
+from katacli.game.handicap import HandicapError, fixed_handicap_points, handicap_stones_counting_first_moves
 from katacli.game.rules import Rules
-from katacli.game.sgf import SgfError, SgfPosition, final_setup, passes_for_ko
+from katacli.game.sgf import SgfError, SgfGame, SgfPosition, final_setup, passes_for_ko, with_passes_for_ko
 from katacli._core.constants import BLACK, WHITE, MAX_BOARD_LEN  # noqa: F401  (the core's numbers, defined once)
 
 MIN_BOARD_LEN = 2
@@ -85,8 +85,12 @@ class GameSession:
         self.moves.append((player, xy))
 
     def _replay(self, state: GameState, player: int, xy: Point | None) -> None:
-        """A recorded move on ``state``, as the session plays it (a player moving twice clears the history)."""
+        """A recorded move on ``state``, as the session plays it (a player moving twice clears the history).
+        As KataGo's makeMove, the move is checked before the history is cleared: a refused move leaves
+        ``state`` as it was."""
         if player != state.next_player:
+            if not state.is_legal_tolerant(xy, player):
+                raise IllegalMoveError(f"move at {xy} cannot be played even tolerantly")
             state.reset_history_keep_board(player)
         state.play_tolerant(xy, player, self.prevent_encore)
 
@@ -97,6 +101,15 @@ class GameSession:
         state = self.state
         return passes_for_ko(state.history_start(), state.moves,
                              lambda position, player, xy: position.play_tolerant(xy, player, self.prevent_encore))
+
+    def sgf_record(self) -> SgfGame:
+        """The game as KataGo's printsgf records it: the history since the game began or its last reset (the
+        stones then as setup), its moves, a pass for ko written as a pass with its point marked."""
+        state = self.state
+        record = SgfGame(x_size=self.x_size, y_size=self.y_size, komi=self.rules.komi, rules=self.rules,
+                         handicap=handicap_stones_counting_first_moves(state), setup=list(state.initial_stones()),
+                         first_player=state.initial_player, moves=list(state.moves))
+        return with_passes_for_ko(record, self.passes_for_ko())
 
     # -- GTP-level operations ----------------------------------------------------------------
     def set_size(self, x_size: int, y_size: int) -> None:

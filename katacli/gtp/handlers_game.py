@@ -13,11 +13,10 @@ from katacli._core.game_state import IllegalMoveError
 from katacli.engine_common import network_supported_rules
 from katacli.game.board_text import showboard_text
 from katacli.game.coords import BLACK, WHITE, CoordError, OffBoardError, format_vertex, parse_color, parse_vertex
-from katacli.game.handicap import handicap_stones_counting_first_moves
 from katacli.game.nogo import NOGO_RULES_JSON, nogo_is_legal
 from katacli.game.rules import RulesError, format_komi, parse_komi
 from katacli.game.session import MAX_BOARD_LEN, MIN_BOARD_LEN, SessionError
-from katacli.game.sgf import SgfError, SgfGame, load_sgf, with_passes_for_ko, with_result_comment, write_sgf
+from katacli.game.sgf import SgfError, load_sgf, with_result_comment, write_sgf
 from katacli.gtp.arguments import parse_int
 from katacli.gtp.errors import GtpError
 from katacli.gtp.identity import identity_answer
@@ -327,14 +326,13 @@ def cmd_printsgf(engine, command: Command) -> str:
 
 def current_game_sgf(engine) -> str:
     state = engine.session.state
-    game = SgfGame(x_size=state.x_size, y_size=state.y_size, komi=engine.rules.komi, rules=engine.rules,
-                   handicap=handicap_stones_counting_first_moves(state), setup=list(state.initial_stones()),
-                   first_player=state.initial_player, moves=list(state.moves))
+    game = engine.session.sgf_record()
     if state.is_game_finished:
         game.result = _game_result_text(engine, state)
         if game.moves:
-            game.move_comments = with_result_comment([""] * len(game.moves), game.result)
-    return write_sgf(with_passes_for_ko(game, engine.session.passes_for_ko()), nice_rules_name=True)
+            comments = list(game.move_comments) + [""] * (len(game.moves) - len(game.move_comments))
+            game.move_comments = with_result_comment(comments, game.result)
+    return write_sgf(game, nice_rules_name=True)
 
 
 def _game_result_text(engine, state) -> str:
