@@ -65,7 +65,8 @@ def test_two_process_ddp_matches_one_process(tmp_path):
 # A stand-in for `kata` under torchrun that gives one rank a fault of its own (KATA_TEST_FAULT):
 # "unreadable": that rank cannot read files named KATA_TEST_FAULT_FILE (a file system that shows it late);
 # "data-gone": from its second epoch on, that rank can read no file at all;
-# "dies": that rank's process ends at once (as by kill -9) before the step at KATA_TEST_FAULT_SAMPLES.
+# "dies": that rank's process ends at once (as by kill -9) before the step at KATA_TEST_FAULT_SAMPLES;
+# "setup": that rank cannot see the data directory (a folder one node lacks).
 FAULTY_RANK_LAUNCHER = '''
 import os, sys
 if os.environ.get("RANK") == os.environ["KATA_TEST_FAULT_RANK"]:
@@ -86,6 +87,10 @@ if os.environ.get("RANK") == os.environ["KATA_TEST_FAULT_RANK"]:
                 R.read_rows = unreadable
             return begin_epoch(self, samples, files)
         W.DataStream.begin_epoch = begin_later_epochs_without_data
+    elif fault == "setup":
+        def cannot_see_the_data(self):
+            raise T.TrainingError(f"data directory {self.s.data_dir} does not exist")
+        T.Trainer._check_settings = cannot_see_the_data
     elif fault == "dies":
         train_step = T.Trainer.train_step
         def step_or_die(self, batch):
@@ -148,3 +153,27 @@ def test_a_rank_that_dies_leaves_rank_0_saving_the_last_finished_step(tmp_path):
     assert "another training process stopped" in done.stderr, done.stderr[-3000:]
     assert "the 96 samples trained so far are saved" in done.stderr
     assert ckpt.load_checkpoint(ckpt.checkpoint_path(str(tmp_path / "run")))["samples"] == 96
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_a_rank_that_cannot_start_stops_every_rank_and_rank_0_says_why(tmp_path):
+    write_synthetic_files(str(tmp_path / "data"), 64, 9, num_files=2, seed=2, file_format="h5")
+    done = _ddp_run_with_a_faulty_rank(tmp_path, "setup", 64)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: rank 1: data directory {tmp_path / 'data'} does not exist"], done.stderr[-3000:]
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
+def test_a_resumed_window_one_rank_cannot_read_is_agreed_on_before_training(tmp_path):
+    # A resumed run read its saved window in each rank's data thread: a file one rank could not read was
+    # dropped there alone (different windows again), and a file gone on one rank made it alone rescan.
+    paths = write_synthetic_files(str(tmp_path / "data"), 96, 9, num_files=3, seed=2, file_format="h5")
+    first = _ddp_run_with_a_faulty_rank(tmp_path, "none", 32)
+    assert first.returncode == 0, first.stderr[-3000:]
+    hidden = os.path.basename(paths[1])
+    done = _ddp_run_with_a_faulty_rank(tmp_path, "unreadable", 48, KATA_TEST_FAULT_FILE=hidden)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{hidden} out of this epoch's window: rank 1 cannot read it" in done.stderr
+    state = ckpt.load_checkpoint(ckpt.checkpoint_path(str(tmp_path / "run")))
+    assert state["samples"] == 48 and hidden not in {os.path.basename(p["path"]) for p in state["data"]["window"]}

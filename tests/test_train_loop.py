@@ -160,8 +160,11 @@ def test_a_finished_run_without_its_final_export_exports_when_run_again(tmp_path
     again = run_training(replace(settings, export_dir=str(tmp_path / "models")), log=messages.append)
     assert len(again.exported) == 1 and os.path.exists(again.exported[0]) and "-s96-" in again.exported[0]
     assert any("exporting the net" in m for m in messages)
+    # The checkpoint lists that export (a later run named no latest export).
+    assert ckpt.load_checkpoint(ckpt.checkpoint_path(settings.output_dir))["exported"] == again.exported
     messages.clear()
-    assert run_training(replace(settings, export_dir=str(tmp_path / "models")), log=messages.append).samples == 96
+    third = run_training(replace(settings, export_dir=str(tmp_path / "models")), log=messages.append)
+    assert third.samples == 96 and third.exported == again.exported
     assert any("nothing to do" in m for m in messages)   # exported now: nothing left
 
 

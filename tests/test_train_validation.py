@@ -13,8 +13,7 @@ from katacli.train import checkpoint as ckpt
 from katacli.train.settings import TrainSettings
 from katacli.train.synthetic import write_synthetic_files
 from katacli.train.trainer import run_training
-from katacli.train.validation import is_validation_file, path_hash_fraction
-from katacli.train.window import NoTrainingDataError
+from katacli.train.window import NoTrainingDataError, is_validation_file, path_hash_fraction
 
 from support.torch_threads import one_cpu_thread  # noqa: F401  (autouse fixture)
 
@@ -52,9 +51,9 @@ def test_held_out_files_are_never_trained_and_are_validated_after_each_epoch(tmp
     result = run_training(_settings(tmp_path, max_samples=400), log=messages.append)
     assert result.samples == 400
     lines = _validation_lines(tmp_path)
-    # Epochs begin at 0, 128, 256 and 384 samples (the batch taken before each is still untrained): the net
-    # of each finished epoch, then the final one.
-    assert [line["samples"] for line in lines] == [112, 240, 368, 400]
+    # Epochs of 128 samples: the net after each one's last step (epochs 0, 1, 2), then the final one (epoch 3).
+    assert [line["samples"] for line in lines] == [128, 256, 384, 400]
+    assert [line["epoch"] for line in lines] == [0, 1, 2, 3]
     assert all(line["rows"] == 120 and line["files"] == 3 and math.isfinite(line["loss"]) for line in lines)
     assert {"p0loss", "vloss", "oloss"} <= set(lines[0])
     assert any(m.startswith("validation at 400 samples: loss") and "over 120 held-out rows" in m for m in messages)
@@ -67,10 +66,10 @@ def test_validation_is_deterministic_and_a_resume_neither_repeats_nor_loses_a_li
     write_synthetic_files(str(tmp_path / "data"), 400, 9, num_files=10, seed=1, file_format="h5")
     run_training(_settings(tmp_path, max_samples=256, checkpoint_every_samples=128), log=lambda _m: None)
     first = _validation_lines(tmp_path)
-    assert [line["samples"] for line in first] == [112, 256]   # (no epoch begins for the last batch: the end's)
+    assert [line["samples"] for line in first] == [128, 256]
     run_training(_settings(tmp_path, max_samples=400, checkpoint_every_samples=128), log=lambda _m: None)
     lines = _validation_lines(tmp_path)
-    assert [line["samples"] for line in lines] == [112, 256, 368, 400]
+    assert [line["samples"] for line in lines] == [128, 256, 384, 400]
     straight = tmp_path / "straight"
     run_training(_settings(tmp_path, output_dir=str(straight / "run"), max_samples=400,
                            checkpoint_every_samples=128), log=lambda _m: None)
@@ -78,7 +77,7 @@ def test_validation_is_deterministic_and_a_resume_neither_repeats_nor_loses_a_li
     # The same held-out rows in the same order and orientation: the resumed run's numbers are the straight one's.
     by_samples = {line["samples"]: line["loss"] for line in again}
     common = [line for line in lines if line["samples"] in by_samples]
-    assert [line["samples"] for line in common] == [112, 368, 400]
+    assert [line["samples"] for line in common] == [128, 256, 384, 400]
     for line in common:
         assert line["loss"] == pytest.approx(by_samples[line["samples"]], rel=1e-9, abs=1e-9)
 

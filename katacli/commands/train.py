@@ -149,9 +149,8 @@ def register(app: typer.Typer) -> None:
 
 def _run(settings, quiet: bool) -> None:
     from katacli.train.checkpoint import CheckpointError
-    from katacli.train.distributed import DeviceError, setup_distributed, teardown_distributed
+    from katacli.train.distributed import DeviceError, first_line, is_peer_lost, setup_distributed, teardown_distributed
     from katacli.train.rows import TrainingFileError
-    from katacli.train.distributed import is_peer_lost
     from katacli.train.trainer import RAISED_ON_EVERY_RANK, AbortedBySecondInterrupt, TrainingError, run_training
     from katacli.train.window import NoTrainingDataError
 
@@ -176,8 +175,7 @@ def _run(settings, quiet: bool) -> None:
     except RuntimeError as exc:
         if not is_peer_lost(exc, ctx):
             raise
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        report_error_and_exit(f"{_rank_prefix(ctx)}another training process stopped ({first_line})")
+        report_error_and_exit(f"{_rank_prefix(ctx)}another training process stopped ({first_line(exc)})")
     except KeyboardInterrupt as exc:
         if not ctx.is_main:   # torchrun passes a Ctrl-C to every process: rank 0 says what happened
             raise SystemExit(EXIT_INTERRUPTED)

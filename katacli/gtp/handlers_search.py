@@ -58,7 +58,7 @@ def search_for(engine, pla: int) -> int:
     is one the tree holds). Returns the handicap stones of the game as it was before: KataGo sets its
     genmove up (dynamic PDA, handicap pattern avoidance) before its bot forgets the history."""
     handicap = handicap_stones_counting_first_moves(engine.session.state)
-    if engine.session.search_for(pla):
+    if engine.session.search_for(pla) and engine.has_bot:   # (a bot not made yet has no tree)
         engine.bot.forget_tree()
     return handicap
 

@@ -136,6 +136,7 @@ class ResponseWriter:
             self._stream.flush()
         except (BrokenPipeError, ValueError, OSError) as exc:
             self.broken = True
+            # (Windows reports a closed pipe as EINVAL: there the writer only falls silent.)
             if self.on_closed is not None and getattr(exc, "errno", None) == errno.EPIPE:
                 self.on_closed()
             return

@@ -120,9 +120,11 @@ def gather_objects(value, ctx: DistributedContext) -> list:
     return values
 
 
-# How a collective operation fails when another rank has gone (killed, crashed): gloo raises a bare
-# RuntimeError naming itself, NCCL and the store their own error classes.
-_PEER_LOST_MARKS = ("gloo", "nccl", "connection closed by peer", "connection reset by peer", "broken pipe")
+# How a collective operation fails when another rank has gone (killed, crashed): its connection to this one
+# closes (gloo: "Connection closed by peer", a RuntimeError), or the operation waits in vain (NCCL's watchdog,
+# the store's timeout). A backend's name alone is no sign: this rank's own faults name it too.
+_PEER_LOST_MARKS = ("connection closed by peer", "connection reset by peer", "broken pipe",
+                    "communicator was aborted", "timed out", "timeout")
 
 
 def is_peer_lost(exc: BaseException, ctx: DistributedContext) -> bool:
@@ -130,11 +132,14 @@ def is_peer_lost(exc: BaseException, ctx: DistributedContext) -> bool:
     stopped (not an error of this rank's own)."""
     if not ctx.is_distributed or not isinstance(exc, RuntimeError):
         return False
-    dist_error = getattr(dist, "DistError", None)
-    if dist_error is not None and isinstance(exc, dist_error):
-        return True
     text = str(exc).lower()
     return any(mark in text for mark in _PEER_LOST_MARKS)
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (a communication library's message runs to many), or its class's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def broadcast_int(value: int, ctx: DistributedContext) -> int:

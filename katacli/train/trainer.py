@@ -32,7 +32,8 @@ from katacli.train import checkpoint as ckpt
 from katacli.train.bad_steps import BadStepTracker
 from katacli.train.batch import Batch
 from katacli.train.distributed import (
-    DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object, gather_objects, is_peer_lost,
+    DistributedContext, any_rank_true, barrier, broadcast_int, broadcast_object, first_line, gather_objects,
+    is_peer_lost,
 )
 from katacli.train.exporting import (
     architecture_name, export_name, export_path, export_to_models_dir, model_with_weights, nonfinite_outputs,
@@ -40,7 +41,7 @@ from katacli.train.exporting import (
 )
 from katacli.train.losses import KataGoLoss, LossScales
 from katacli.train.metrics import VALIDATION_METRICS_FILE, MetricsLog, RunningMetrics, metrics_due
-from katacli.train.validation import evaluate, validation_batches
+from katacli.train.validation import evaluate, newest_rows, validation_batches
 from katacli.train.training_net import TrainingNet, TrainOutputs, UnsupportedModelError, check_trainable
 from katacli.train.optim import Lookahead, Schedule, SwaAverage, build_optimizer, fused_optimizer_supported
 from katacli.train.prefetch import Prefetcher
@@ -93,6 +94,15 @@ RAISED_ON_EVERY_RANK = "raised_on_every_rank"
 def mark_raised_on_every_rank(exc: Exception) -> Exception:
     setattr(exc, RAISED_ON_EVERY_RANK, True)
     return exc
+
+
+def _setup_error(check: Callable[[], None]) -> Optional[Exception]:
+    """Run ``check``; the settings, folder or data error it raised, if any (to be agreed between ranks)."""
+    try:
+        check()
+    except _DATA_ERRORS + (TrainingError,) as exc:
+        return exc
+    return None
 
 
 def _data_error(action: Callable[[], None]) -> Optional[Exception]:
@@ -168,10 +178,7 @@ class Trainer:
         # Channels-last (NHWC) is what cuDNN's convolutions use natively; on the CPU NCHW stays.
         self.channels_last = self.ctx.device.type == "cuda"
         self.bad_steps = BadStepTracker()
-        try:
-            self._check_settings()
-        except _DATA_ERRORS + (TrainingError,) as exc:   # every rank checks the same settings and folders
-            raise mark_raised_on_every_rank(exc)
+        self._raise_agreed(_setup_error(self._check_settings))
 
     # ------------------------------------------------------------------------------ setup
 
@@ -308,6 +315,7 @@ class Trainer:
                                if ctx.is_main and s.validation_fraction > 0 else None)
         if state is not None:
             self._restore(state)
+            self._agree_on_restored_window()
         else:   # lines of a run killed before its first checkpoint
             for log in (self.metrics_log, self.validation_log):
                 if log is not None:
@@ -353,11 +361,23 @@ class Trainer:
                 log.truncate_after(self.samples)
         self._validated_at = self.samples
 
+    def _agree_on_restored_window(self) -> None:
+        """Under torchrun, a resumed run's window as every rank can read it: if a file of it is gone on any
+        rank, every rank begins a new epoch (one rank alone would rescan while the others trained); otherwise
+        each reads its rows now, the ranks agreeing on unreadable files as at an epoch's start."""
+        stream, ctx = self.stream, self.ctx
+        if not ctx.is_distributed or stream.state.epoch < 0:
+            return
+        if any_rank_true(stream.rescan_forced, ctx):
+            stream.force_rescan()
+            return
+        self._agree_on_window(stream.load_window)
+
     # ------------------------------------------------------------------------------ validation
 
-    def validate(self) -> Optional[dict]:
-        """Rank 0: the net's losses per row on the newest held-out rows (validationFraction), appended to
-        metrics_val.jsonl and logged; None where there is nothing to validate (or on another rank)."""
+    def validate(self, epoch: int) -> Optional[dict]:
+        """Rank 0: the net's losses per row on the newest held-out rows (validationFraction), after ``epoch``,
+        appended to metrics_val.jsonl and logged; None where there is nothing to validate (or on another rank)."""
         if self.validation_log is None or self._validated_at == self.samples:
             return None
         self._validated_at = self.samples
@@ -368,12 +388,13 @@ class Trainer:
                 self.log(f"no validation files yet (validationFraction = {self.s.validation_fraction}): "
                          "validation waits for them")
             return None
-        batches = validation_batches(files, self.s.max_validation_samples, self.s.batch_size, self.stream.with_meta)
+        plan = newest_rows(files, self.s.max_validation_samples)
+        batches = validation_batches(plan, self.s.batch_size, self.stream.with_meta)
         rows, per_row = evaluate(self.net, self.loss, batches, self.ctx.device, self.amp_dtype, self.channels_last)
         if not rows:
             return None
-        record = {"samples": self.samples, "epoch": self.stream.state.epoch, "rows": rows,
-                  "loss": per_row.pop("loss"), **per_row, "files": len(files), "time": time.time()}
+        record = {"samples": self.samples, "epoch": epoch, "rows": rows, "loss": per_row.pop("loss"), **per_row,
+                  "files": len(plan), "time": time.time()}
         self.validation_log.append(record)
         self.log(f"validation at {self.samples} samples: loss {record['loss']:.4f} over {rows} held-out rows")
         return record
@@ -538,7 +559,8 @@ class Trainer:
                 # no -export-dir: export what it trained, so running the same command again finishes the job.
                 self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); exporting the net, "
                          "which the last run did not")
-                self.export_model()
+                if self.export_model() is not None:
+                    self.save_checkpoint(self.stream.state_dict())   # so that it lists the export
             else:
                 self.log(f"already trained {self.samples} samples (maxSamples {max_samples}); nothing to do")
             return TrainResult(self.samples, self.exported)
@@ -579,6 +601,8 @@ class Trainer:
                         prefetch.request(after)
                     step = self.train_step(batch)
                     trained_taken = True
+                    if self.stream.state.epoch > 0 and self.samples == self.stream.state.epoch_start_samples:
+                        self.validate(self.stream.state.epoch - 1)   # that epoch's last step is done (rank 0)
                     lr = step.lr
                     self.bad_steps.record(step.finite)
                     running.add(step.terms, len(batch), torch.where(step.finite, step.gnorm, 0.0))
@@ -627,7 +651,7 @@ class Trainer:
             if self._export_unlisted:   # (also one made in the loop right after that sample count's checkpoint)
                 self.save_checkpoint(data_state)   # again, so the checkpoint lists the export (the run's last word)
             if not interrupted:
-                self.validate()
+                self.validate(self.stream.state.epoch)
             if self.metrics_log is not None:
                 self.metrics_log.plot()
         barrier(self.ctx)
@@ -635,15 +659,15 @@ class Trainer:
 
     def _stop_after_peer_lost(self, data_state: Optional[dict], last_checkpoint: int, exc: RuntimeError) -> None:
         """Another training process stopped (killed, crashed) and a collective operation failed: rank 0
-        checkpoints what was trained since the last checkpoint (up to 1M samples by default) and every rank
-        ends with one line instead of the communication library's traceback."""
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        checkpoints what was trained since the last checkpoint (checkpointEverySamples' worth at most) and every
+        rank ends with one line instead of the communication library's traceback."""
         saved = ""
         if self.ctx.is_main and self.samples != last_checkpoint and data_state is not None:
+            self._check_divergence()   # as before every checkpoint: a diverged net is not saved over a sound one
             self.save_checkpoint(data_state)
             saved = f"; the {self.samples} samples trained so far are saved in {self.s.output_dir}"
-        raise TrainingError(f"another training process stopped ({first_line}){saved}: run the same command again "
-                            "to go on") from None
+        raise TrainingError(f"another training process stopped ({first_line(exc)}){saved}: run the same command "
+                            "again to go on") from None
 
     def _save_before_data_error(self, data_state: dict, last_checkpoint: int, exc: Exception) -> None:
         """The data failed at an epoch's start (files gone, another board edge): checkpoint the samples trained
@@ -688,17 +712,35 @@ class Trainer:
         if s.max_train_samples_per_new_row > 0:
             self.bucket["level"] -= per_epoch
         self._begin_epoch_on_every_rank(samples, files)
-        if self.stream.state.epoch > 0:
-            self.validate()   # the net the last epoch trained, as KataGo validates after each epoch (rank 0)
         return True
 
+    def _raise_agreed(self, error: Optional[Exception]) -> None:
+        """Raise this rank's setup error, if any. Under torchrun every rank stops if one cannot start, and
+        rank 0 says why: the error itself where every rank hit it alike, else each failing rank's own (a folder
+        one node lacks), by rank."""
+        if not self.ctx.is_distributed:
+            if error is not None:
+                raise error
+            return
+        messages = gather_objects(None if error is None else str(error), self.ctx)
+        failed = [(rank, message) for rank, message in enumerate(messages) if message is not None]
+        if not failed:
+            return
+        if error is not None and len(failed) == len(messages) and len({m for _, m in failed}) == 1:
+            raise mark_raised_on_every_rank(error)
+        raise mark_raised_on_every_rank(TrainingError("; ".join(f"rank {rank}: {message}" for rank, message in failed)))
+
     def _begin_epoch_on_every_rank(self, samples: int, files: list) -> None:
-        """Begin the epoch with the same window on every rank. Each rank reads its rows itself: a file one
-        rank cannot read (a network file system that shows it late, a file deleted between two reads) is
-        left out by every rank, and a data error on any rank ends the run on every rank alike (the first
+        """Begin the epoch with the same window on every rank (see _agree_on_window)."""
+        self._agree_on_window(lambda: self.stream.begin_epoch(samples, files))
+
+    def _agree_on_window(self, load: Callable[[], None]) -> None:
+        """Run ``load`` (each rank reads its window's rows itself) and make the ranks agree on the window: a
+        file one rank cannot read (a network file system that shows it late, a file deleted between two reads)
+        is left out by every rank, and a data error on any rank ends the run on every rank alike (the first
         such rank's error), so that rank 0 saves what was trained and the message says so truly."""
         ctx = self.ctx
-        error = _data_error(lambda: self.stream.begin_epoch(samples, files))
+        error = _data_error(load)
         if not ctx.is_distributed:
             if error is not None:
                 raise error
@@ -710,12 +752,13 @@ class Trainer:
                 rank, first = failed[0]
                 raise mark_raised_on_every_rank(error if error is not None else type(first)(f"{first} (on rank {rank})"))
             windows = [paths for _, paths in reports]
-            agreed = [path for path in windows[0] if all(path in paths for paths in windows)]
-            if all(paths == agreed for paths in windows):
+            readable_everywhere = set(windows[0]).intersection(*map(set, windows[1:]))
+            if all(len(paths) == len(readable_everywhere) for paths in windows):
                 return
-            for path in sorted({path for paths in windows for path in paths} - set(agreed)):
-                lacking = [str(rank) for rank, paths in enumerate(windows) if path not in paths]
+            for path in sorted(set().union(*map(set, windows)) - readable_everywhere):
+                lacking = [str(rank) for rank, paths in enumerate(windows) if path not in set(paths)]
                 self.log(f"leaving {path} out of this epoch's window: rank {', '.join(lacking)} cannot read it")
+            agreed = [path for path in windows[0] if path in readable_everywhere]
             own = [part.path for part in self.stream.state.window]
             error = _data_error(lambda: self.stream.restrict_window(agreed)) if own != agreed else None
 

@@ -5,16 +5,16 @@ hash of its name: the first 13 hex digits of the MD5 of the file's base name, re
 ``1 - validationFraction`` or above (KataGo's ``-only-include-md5-path-prop-lbound 0.95``), so the same files
 are held out whichever machine or directory trains, and a file never moves between the two sets.
 
-After each epoch (and at the end of a run) rank 0 evaluates the net it trains, in eval mode and without
-augmentation (the same rows, orientation and history each time, so the curve compares like with like),
-on the newest ``maxValidationSamples`` rows of the held-out files, and appends the loss terms per row to
-``metrics_val.jsonl`` beside ``metrics.jsonl``: the training loss falling while this one rises is overfitting.
+After each epoch's last step (and at the end of a run) rank 0 evaluates the net it trains, in eval mode and
+without augmentation, on the newest ``maxValidationSamples`` rows of the held-out files (the same rows,
+orientation and history each time while no newer held-out files arrive, so the curve compares like with
+like), and appends the loss terms per row to ``metrics_val.jsonl`` beside ``metrics.jsonl``: the training
+loss falling while this one rises is overfitting. The split itself (which files) lives with the data
+scan, in katacli.train.window.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
 from typing import Iterator, Sequence
 
 import torch
@@ -22,38 +22,31 @@ import torch
 from katacli.train import rows as R
 from katacli.train.batch import Batch, expand_rows
 from katacli.train.training_net import TrainOutputs
-
-# KataGo's shuffle.py: int(md5(basename).hexdigest()[:13], 16) / 2**52 is a fraction in [0, 1).
-_HASH_HEX_DIGITS = 13
-_HASH_SCALE = 2.0 ** 52
+from katacli.train.window import DataFile
 
 
-def path_hash_fraction(path: str) -> float:
-    """KataGo's shuffle.py number for a data file: uniform in [0, 1), from the MD5 of its base name."""
-    digest = hashlib.md5(os.path.basename(path).encode("utf-8", "surrogateescape")).hexdigest()
-    return int(digest[:_HASH_HEX_DIGITS], 16) / _HASH_SCALE
-
-
-def is_validation_file(path: str, fraction: float) -> bool:
-    """Whether ``path`` is held out for validation when ``fraction`` of the files are."""
-    return fraction > 0.0 and path_hash_fraction(path) >= 1.0 - fraction
-
-
-def validation_batches(files: Sequence, max_rows: int, batch_size: int, with_meta: bool) -> Iterator[Batch]:
-    """Batches of at most ``batch_size`` rows over the newest ``max_rows`` rows of ``files`` (DataFile records,
-    oldest first), newest file first, unaugmented. A file that cannot be read is passed over."""
-    remaining = max_rows
+def newest_rows(files: Sequence[DataFile], max_rows: int) -> list[tuple[DataFile, int]]:
+    """(file, rows taken from its end) over the newest ``max_rows`` rows of ``files`` (oldest first), newest
+    file first: what one validation reads."""
+    plan, remaining = [], max_rows
     for data_file in reversed(files):
         if remaining <= 0:
             break
         take = min(data_file.rows, remaining)
-        if take <= 0:
-            continue
+        if take > 0:
+            plan.append((data_file, take))
+            remaining -= take
+    return plan
+
+
+def validation_batches(plan: Sequence[tuple[DataFile, int]], batch_size: int, with_meta: bool) -> Iterator[Batch]:
+    """Batches of at most ``batch_size`` unaugmented rows over a :func:`newest_rows` plan. A file that cannot
+    be read is passed over (the training scan reports unreadable files)."""
+    for data_file, take in plan:
         try:
             block = R.read_rows(data_file.path, data_file.rows - take, data_file.rows)
         except R.TrainingFileError:
-            continue   # (the training scan reports unreadable files)
-        remaining -= len(block)
+            continue
         for start in range(0, len(block), batch_size):
             yield expand_rows(block.take(slice(start, start + batch_size)), with_meta)
 

@@ -17,6 +17,7 @@ Everything needed to continue exactly (epoch, window files, pass, offset, step) 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Optional
@@ -25,13 +26,30 @@ import numpy as np
 
 from katacli.train import rows as R
 from katacli.train.batch import Batch, augment, expand_rows
-from katacli.train.validation import is_validation_file
 
 # Distinct streams of randomness derived from the run seed.
 PERMUTATION_STREAM = 1
 AUGMENTATION_STREAM = 2
 # A saved stream state whose window paths are relative to the data directory (DataStream.portable).
 PATHS_IN_DATA_DIR = "paths_in_data_dir"
+# epoch_start_samples of a stream whose next batch must begin a new epoch, whatever its sample count.
+FORCED_RESCAN_SAMPLES = -(10**18)
+
+
+# KataGo's shuffle.py: int(md5(basename).hexdigest()[:13], 16) / 2**52 is a fraction in [0, 1).
+_HASH_HEX_DIGITS = 13
+_HASH_SCALE = 2.0 ** 52
+
+
+def path_hash_fraction(path: str) -> float:
+    """KataGo's shuffle.py number for a data file: uniform in [0, 1), from the MD5 of its base name."""
+    digest = hashlib.md5(os.path.basename(path).encode("utf-8", "surrogateescape")).hexdigest()
+    return int(digest[:_HASH_HEX_DIGITS], 16) / _HASH_SCALE
+
+
+def is_validation_file(path: str, fraction: float) -> bool:
+    """Whether ``path`` is held out for validation when ``fraction`` of the files are."""
+    return fraction > 0.0 and path_hash_fraction(path) >= 1.0 - fraction
 
 
 class NoTrainingDataError(Exception):
@@ -238,6 +256,18 @@ class DataStream:
                 "generate more data or lower batchSize")
         self._order = None
 
+    @property
+    def rescan_forced(self) -> bool:
+        """Whether the next batch begins a new epoch whatever its sample count (a restored window's files are gone)."""
+        return self.state.epoch_start_samples == FORCED_RESCAN_SAMPLES
+
+    def force_rescan(self) -> None:
+        self.state.epoch_start_samples = FORCED_RESCAN_SAMPLES
+
+    def load_window(self) -> None:
+        """Read the current window's rows now (a restored stream reads them at its first batch otherwise)."""
+        self._load()
+
     def restrict_window(self, paths: list[str]) -> None:
         """Keep only the window's parts in ``paths`` (those every rank could read) and load them again."""
         keep = set(paths)
@@ -288,7 +318,10 @@ class DataStream:
 
     def portable(self, state: dict) -> dict:
         """A saved stream state (asdict of a StreamState) with its window's paths relative to the data
-        directory: a restart from another working directory, or with the data folder moved, finds them."""
+        directory: a restart from another working directory, or with the data folder moved, finds them. A state
+        already portable is returned as it is."""
+        if state.get(PATHS_IN_DATA_DIR):
+            return state
         data_dir = os.path.abspath(self.scanner.data_dir)
         window = []
         for part in state["window"]:
@@ -323,4 +356,4 @@ class DataStream:
             # The files of the interrupted window are gone: continue with a fresh window.
             self.log(f"{len(missing)} training files of the checkpointed window are gone (e.g. {missing[0]}); "
                      "starting a new epoch")
-            self.state.epoch_start_samples = -(10**18)  # forces a rescan at the next batch
+            self.force_rescan()
