@@ -18,7 +18,7 @@ from katacli.cli import app, normalize_argv
 from katacli.config import Config, ConfigError
 from katacli.game.coords import BLACK
 from katacli.game.sgf import load_sgf
-from katacli.match.results import MatchResults, elo_of_score, wilson_interval
+from katacli.match.results import MatchResults, MoveTimes, elo_of_score, move_times_due, wilson_interval
 from katacli.match.settings import MatchSettings
 from support.match import TINY_GAMES_CONFIG, write_tiny_net
 from support.processes import HAS_PROC, wait_until_gone, worker_pids
@@ -124,6 +124,9 @@ def test_nets_and_rollouts_play_a_match(tmp_path, processes):
         # KataGo's comment on each searched move (White's win, loss, no result, score, visits), the result last
         text = f.read_text()
         assert len(re.findall(r";[BW]\[[a-z]*\]C\[\d\.\d\d \d\.\d\d \d\.\d\d -?\d+\.\d v=\d+", text)) == len(game.moves)
+        # KataGo's game data as the root comment (kata wrote "match game"): hash, type, each side's search time.
+        assert re.search(r"C\[startTurnIdx=0,initTurnNum=0,gameHash=[0-9A-F]{32},gtype=normal,"
+                         r"bTimeUsed=[0-9.e-]+,wTimeUsed=[0-9.e-]+[\] ]", text), text[:400]
         assert hit_move_limit(f) or text.rstrip().endswith(f" result={game.result}])")
     assert len(names) == 6
 
@@ -191,6 +194,20 @@ def test_a_log_file_that_cannot_be_written_is_a_one_line_error(tmp_path):
     a_file.write_text("")
     done = kata_match("-config", str(cfg), "-sgf-output-dir", str(a_file), "--quiet")   # refused before any game
     assert done.exit_code == 1 and "-sgf-output-dir: " in done.stderr and "is a file" in done.stderr, done.output
+
+
+def test_the_average_move_time_is_logged_when_katagos_match_logs_it(tmp_path):
+    assert [n for n in range(1, 21) if move_times_due(n)] == [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
+    times = MoveTimes()
+    times.add("b", "a", (1.5, 3.0), (3, 2))
+    times.add("a", "b", (1.0, 0.5), (2, 1))
+    assert times.lines() == ["Avg move time used by a 1 4 moves", "Avg move time used by b 0.5 4 moves"]
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\nnumGamesTotal = 3\n")
+    done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
+    assert done.exit_code == 0, done.output
+    lines = (tmp_path / "match.log").read_text().splitlines()
+    assert sum("Avg move time used by r1 " in line for line in lines) == 3   # after games 1, 2 and 3
+    assert re.search(r"Avg move time used by r2 [0-9.e-]+ \d+ moves", lines[-1])
 
 
 def test_results_statistics():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -29,9 +30,15 @@ from katacli.selfplay.mcts import SCORE_CENTERING_VISITS, MctsSelfplaySearch
 from katacli.selfplay.raw_policy import NetEvaluator
 from katacli.selfplay.searching import HINT_VISITS_FACTOR, MAX_HINT_VISITS
 from katacli.selfplay.opening import play_extra_black, play_policy_opening
-from katacli.selfplay.output import passes_for_ko
+from katacli.data.schema import MODE_NORMAL
+from katacli.selfplay.game import game_mode
+from katacli.selfplay.output import game_data_comment, passes_for_ko
 from katacli.selfplay.settings import PlaySettings
 
+# A game's hash names it in its SGF (KataGo's gameHash); drawn apart from the seeded game randomness, so a
+# match with -seed plays the same games.
+_HASH_SOURCE = random.SystemRandom()
+HASH_BITS = 64
 # Handicap stones are placed by the network's policy at this temperature (KataGo's match default).
 HANDICAP_TEMPERATURE = 0.5
 
@@ -96,6 +103,13 @@ class MatchGame:
     hit_move_limit: bool
     pass_alive_under_suicide: bool = False
     move_comments: dict = field(default_factory=dict)   # move index -> move_comment(), for the searched moves
+    # KataGo's game data for the SGF's root comment and the match's move-time log:
+    game_hash: tuple[int, int] = (0, 0)
+    mode: int = MODE_NORMAL            # handicap, start position, hint ... (katacli.selfplay.game.game_mode)
+    start_turn_idx: int = 0            # moves already in the history when the bots began
+    initial_turn_number: int = 0
+    time_used: tuple[float, float] = (0.0, 0.0)   # Black's and White's search seconds
+    moves_made: tuple[int, int] = (0, 0)          # Black's and White's searched moves
 
     @property
     def winner(self) -> int:
@@ -124,8 +138,10 @@ class MatchGame:
         s = self.state
         # A game stopped at maxMovesPerGame has no RE, as in KataGo's SGFs (scripts that count results must not
         # take it for a win); the comment keeps how kata's own table scored it.
-        comment = "match game" + (f", stopped at maxMovesPerGame; scored as it stood: {self.result}"
-                                  if self.hit_move_limit else "")
+        comment = game_data_comment(self.start_turn_idx, self.initial_turn_number, self.game_hash, self.mode,
+                                    time_used=self.time_used)
+        if self.hit_move_limit:   # (kata's own note)
+            comment += f" (stopped at maxMovesPerGame; scored as it stood: {self.result})"
         moves = list(s.moves)
         comments = [self.move_comments.get(i, "") for i in range(len(moves))]
         if comments and s.is_game_finished and not self.hit_move_limit:
@@ -227,7 +243,10 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
               ) -> Optional[MatchGame]:
     """Play to the end (or maxMovesPerGame); None if stopped first."""
     state = start.state
+    start_turn_idx = len(state.moves)
     bots = {BLACK: black, WHITE: white}
+    seconds = {BLACK: 0.0, WHITE: 0.0}
+    searched = {BLACK: 0, WHITE: 0}
     hit_limit = True
     comments: dict = {}
     white_win_loss: list[float] = []   # every searched turn's root value, both players (KataGo's history)
@@ -241,8 +260,11 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
             return None
         pla = state.next_player
         bot = bots[pla]
+        started = time.perf_counter()
         choice = bot.choose(state, (start.hint_move,) if start.hint_applies(state) else None,
                             clear_tree=settings.clear_bot_before_search)
+        seconds[pla] += time.perf_counter() - started
+        searched[pla] += 1
         move, win_loss, _lead, _visits = choice
         white_win_loss.append(win_loss)
         comments[len(state.moves)] = bot.last_comment
@@ -258,7 +280,11 @@ def play_game(settings: MatchSettings, start: GameStart, black: MatchBot, white:
         hit_limit = not state.is_game_finished
     if not state.is_game_finished:
         state.end_and_score_now()
-    return MatchGame(black.spec.name, white.spec.name, state, hit_limit, move_comments=comments)
+    return MatchGame(black.spec.name, white.spec.name, state, hit_limit, move_comments=comments,
+                     game_hash=(_HASH_SOURCE.getrandbits(HASH_BITS), _HASH_SOURCE.getrandbits(HASH_BITS)),
+                     mode=game_mode(start, start.komi.extra_black), start_turn_idx=start_turn_idx,
+                     initial_turn_number=start.initial_turn_number, time_used=(seconds[BLACK], seconds[WHITE]),
+                     moves_made=(searched[BLACK], searched[WHITE]))
 
 
 def _no_policy_init() -> PlaySettings:

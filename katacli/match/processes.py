@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from katacli.match.results import MatchResults
+from katacli.match.results import MatchResults, MoveTimes, move_times_due
 from katacli.match.settings import MatchSettings
 from katacli.worker_processes import (
     WORKER_RECORD, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
@@ -80,7 +80,9 @@ def worker_main(job: MatchJob, numbers: _SharedNumbers, events, parent_pid: int)
         pairer = Pairer(s.pairings, s.num_games_total, job.pair_seed, take_number=numbers.take)
         run = MatchRun(s, networks.nets, Path(job.sgf_dir) if job.sgf_dir else None, job.seed,
                        networks.client_contexts, pairer=pairer,
-                       on_game=lambda g, summary: events.put(("game", job.index, (g.black, g.white, g.winner, summary))))
+                       on_game=lambda g, summary: events.put(("game", job.index, (g.black, g.white, g.winner, summary,
+                                                                                   g.time_used, g.moves_made))),
+                       log_match_totals=False)
         runs.append(run)
         if stop.is_set():
             run.request_stop()
@@ -105,6 +107,7 @@ class MatchProcessRun:
         self.pool = WorkerPool("kata-match")
         self.numbers = _SharedNumbers(self.pool.ctx)
         self.results = MatchResults(settings.bot_names())
+        self.move_times = MoveTimes()
         self.games_finished = 0
         self._moves: dict[int, int] = {}
         self._errors: list[str] = []
@@ -133,11 +136,15 @@ class MatchProcessRun:
 
     def _absorb(self, kind: str, index: int, payload) -> None:
         if kind == "game":
-            black, white, winner, summary = payload
+            black, white, winner, summary, time_used, moves_made = payload
             self.results.add(black, white, winner)
             self.games_finished += 1
             # The worker wrote it to the log file; the console's log (logToStdout) gets it from here.
             log.info("%s", summary, extra={WORKER_RECORD: True})
+            self.move_times.add(black, white, time_used, moves_made)
+            if move_times_due(self.games_finished):   # (the whole match's: the parent's own lines)
+                for line in self.move_times.lines():
+                    log.info("%s", line)
         elif kind == "moves":
             self._moves[index] = payload
         elif kind == "error":

@@ -75,6 +75,32 @@ class PairTally:
 
 
 @dataclass
+class MoveTimes:
+    """Each bot's search seconds and searched moves over the match, for KataGo's "Avg move time used by"
+    log lines (bots by name, as its std::map)."""
+
+    seconds: dict = field(default_factory=dict)
+    moves: dict = field(default_factory=dict)
+
+    def add(self, black: str, white: str, time_used: tuple[float, float], moves_made: tuple[int, int]) -> None:
+        for name, seconds, moves in ((black, time_used[0], moves_made[0]), (white, time_used[1], moves_made[1])):
+            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+            self.moves[name] = self.moves.get(name, 0) + moves
+
+    def lines(self) -> list[str]:
+        return [f"Avg move time used by {name} {self.seconds[name] / max(self.moves[name], 1):.6g} "
+                f"{float(self.moves[name]):.6g} moves" for name in sorted(self.seconds)]
+
+
+def move_times_due(games: int) -> bool:
+    """Whether KataGo's match logs the move times after this many games: 1, 2, 3, 4, 5, 6, 8, 10, 12, 16, ...
+    (the count is 1, 3 or 5 times a power of two)."""
+    while games % 2 == 0 and games > 1:
+        games //= 2
+    return games in (1, 3, 5)
+
+
+@dataclass
 class MatchResults:
     bot_names: list[str]
     pairs: dict = field(default_factory=dict)   # (name a, name b) with a first in bot order -> PairTally

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
-from katacli.match.results import MatchResults
+from katacli.match.results import MatchResults, MoveTimes, move_times_due
 from katacli.match.settings import MatchSettings
 from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.pattern_avoidance import load_sgf_pattern_table
@@ -77,11 +77,12 @@ class MatchRun:
     def __init__(self, settings: MatchSettings, nets: dict[str, Optional[NetEvaluator]],
                  sgf_dir: Optional[Path] = None, seed: Optional[int] = None, client_contexts=(),
                  pairer: Optional[Pairer] = None, on_game: Optional[Callable[[MatchGame, str], None]] = None,
-                 pattern_tables: Optional[dict] = None):
+                 pattern_tables: Optional[dict] = None, log_match_totals: bool = True):
         """nets: model path (or "rollouts") -> evaluator (None for rollouts). client_contexts: callables
         giving each game thread's registration with the networks' batchers. pairer: shared with other
         processes (default: this run's own). on_game: called with every finished game and its log line. pattern_tables: bot
-        index -> its avoidSgfPattern* table, as load_pattern_tables gives (default: loaded here)."""
+        index -> its avoidSgfPattern* table, as load_pattern_tables gives (default: loaded here). log_match_totals:
+        log the bots' average move times (False in a worker process: its parent logs the whole match's)."""
         self.settings = settings
         self.nets = nets
         self.sgf_dir = sgf_dir
@@ -91,6 +92,7 @@ class MatchRun:
         self.on_game = on_game
         self._net_bot_index = next((b.index for b in settings.bots if self.nets.get(b.model) is not None), None)
         self.results = MatchResults(settings.bot_names())
+        self.move_times = MoveTimes() if log_match_totals else None
         self.client_contexts = list(client_contexts)
         self.games_started = self.games_finished = self.moves_played = 0
         self.sgf_files: list[Path] = []
@@ -131,6 +133,10 @@ class MatchRun:
             self.results.add(game.black, game.white, game.winner)
             self.games_finished += 1
             finished = self.games_finished
+            times = None
+            if self.move_times is not None:
+                self.move_times.add(game.black, game.white, game.time_used, game.moves_made)
+                times = self.move_times.lines() if move_times_due(finished) else None
         if self.sgf_dir is not None:
             path = self.sgf_dir / f"match-{self.run_id}-{game_number:06d}.sgf"
             with atomic_output(path) as temp:
@@ -143,6 +149,8 @@ class MatchRun:
             self.on_game(game, summary)
         if finished % self.settings.log_games_every == 0:
             log.info("%d games finished", finished)
+        for line in times or ():
+            log.info("%s", line)
 
     def _game_loop(self, seed: int) -> None:
         rng = random.Random(seed)

@@ -68,6 +68,25 @@ HASH_BITS = 64
 TOP_MOVES_LOGGED = 5
 
 
+def game_mode(start, extra_black: int) -> int:
+    """The game's type as KataGo's runGame sets it (FinishedGameData::mode; GAME_TYPE_NAMES): a handicap,
+    asymmetric-playout, start-position, hint or fork game, the later ones taking precedence."""
+    mode = MODE_NORMAL
+    if extra_black > 0:
+        mode = MODE_HANDICAP
+    if start.playout_doubling_advantage != 0:
+        mode = MODE_ASYM
+    if start.is_sgf_pos:
+        mode = MODE_SGFPOS
+    if start.is_hint_pos:
+        mode = MODE_HINTPOS
+    if start.is_hint_fork:
+        mode = MODE_HINTFORK
+    elif start.is_fork:
+        mode = MODE_FORK
+    return mode
+
+
 @dataclass
 class ModelHandle:
     """A loaded network that games play with."""
@@ -206,19 +225,7 @@ class _Game:
             plan.komi_mean = komi
             plan.set_with_noise(state, rng)
 
-        mode = MODE_NORMAL
-        if plan.extra_black > 0:
-            mode = MODE_HANDICAP
-        if start.playout_doubling_advantage != 0:
-            mode = MODE_ASYM
-        if start.is_sgf_pos:
-            mode = MODE_SGFPOS
-        if start.is_hint_pos:
-            mode = MODE_HINTPOS
-        if start.is_hint_fork:
-            mode = MODE_HINTFORK
-        elif start.is_fork:
-            mode = MODE_FORK
+        mode = game_mode(start, plan.extra_black)
 
         init_area_prop = p.start_poses_policy_init_area_prop if start.is_sgf_pos else p.policy_init_area_prop
         if p.init_games_with_policy and start.allow_policy_init and not state.is_game_finished \

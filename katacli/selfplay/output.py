@@ -50,18 +50,32 @@ GAME_TYPE_NAMES = {MODE_NORMAL: "normal", MODE_CLEANUP: "cleanuptraining", MODE_
 
 def game_comment(game: FinishedGame) -> str:
     """The root comment KataGo's self-play SGFs carry: where training starts, the game's hash and type."""
-    low, high = game.game_hash
-    # The turn number of the history's first board: 0 unless the game began at a start or hint position.
-    parts = [f"startTurnIdx={game.start_turn_idx}", f"initTurnNum={game.initial_turn_number}",
-             f"gameHash={high:016X}{low:016X}", f"gtype={GAME_TYPE_NAMES.get(game.mode, 'other')}"]
-    if game.initial_encore_phase:
-        parts.append(f"beganInEncorePhase={game.initial_encore_phase}")
-    if game.used_initial_position:
+    sign = 1 if game.pda_player == WHITE else -1
+    return game_data_comment(game.start_turn_idx, game.initial_turn_number, game.game_hash, game.mode,
+                             initial_encore_phase=game.initial_encore_phase,
+                             used_initial_position=game.used_initial_position,
+                             pda_white=sign * game.playout_doubling_advantage, changed_nets=game.changed_nets)
+
+
+def game_data_comment(start_turn_idx: int, initial_turn_number: int, game_hash: tuple[int, int], mode: int, *,
+                      initial_encore_phase: int = 0, used_initial_position: bool = False, pda_white: float = 0.0,
+                      changed_nets=(), time_used: tuple[float, float] = (0.0, 0.0)) -> str:
+    """KataGo's root comment of a self-play or match game (WriteSgf from FinishedGameData): where training
+    starts, the turn number of the history's first board (0 unless the game began at a start or hint
+    position), the game's hash and type, then what applies; ``time_used``: Black's and White's search
+    seconds (match games)."""
+    low, high = game_hash
+    parts = [f"startTurnIdx={start_turn_idx}", f"initTurnNum={initial_turn_number}",
+             f"gameHash={high:016X}{low:016X}", f"gtype={GAME_TYPE_NAMES.get(mode, 'other')}"]
+    if initial_encore_phase:
+        parts.append(f"beganInEncorePhase={initial_encore_phase}")
+    if used_initial_position:
         parts.append("usedInitialPosition=1")
-    if game.playout_doubling_advantage:
-        sign = 1 if game.pda_player == WHITE else -1
-        parts.append(f"pdaWhite={sign * game.playout_doubling_advantage:g}")
-    parts += [f"newNeuralNetTurn{turn}={name}" for name, turn in game.changed_nets]
+    if pda_white:
+        parts.append(f"pdaWhite={pda_white:g}")
+    parts += [f"newNeuralNetTurn{turn}={name}" for name, turn in changed_nets]
+    if time_used[0] > 0 or time_used[1] > 0:   # (C++ stream formatting: 6 significant digits)
+        parts += [f"bTimeUsed={time_used[0]:.6g}", f"wTimeUsed={time_used[1]:.6g}"]
     return ",".join(parts)
 
 
