@@ -34,9 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
-import shutil
 import threading
 import sys
 import time
@@ -53,6 +51,7 @@ from katacli.analysis.startup import build_engine
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from random_positions import GameState  # (either build's)
+from kata_env import cpu_model
 
 from katacli.config import Config
 from katacli.game.coords import BLACK, WHITE, format_color, format_vertex, parse_vertex
@@ -266,7 +265,7 @@ def main() -> None:
                   f"a batch of that size comes)")
     print(f"katacli analysis engine: {args.model.name}, {BOARD}x{BOARD} {RULES} komi {KOMI}, "
           f"{len(moves)}-move policy-sampled game, every turn ({len(moves) + 1} positions) at {args.visits} visits")
-    print(f"device {device}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+    print(f"device {device}, {os.cpu_count()} CPUs ({cpu_model()}), "
           f"torch {torch.__version__} with {torch.get_num_threads()} threads, {precision}; cache cleared per setting; "
           f"load average {os.getloadavg()[0]:.1f} at start; thread switch interval "
           f"{sys.getswitchinterval() * 1000:g} ms"
@@ -298,8 +297,7 @@ def main() -> None:
               f"{args.compare_search} visits from turns {', '.join(str(t) for t in COMPARE_TURNS)}: {rate:.0f} visits/s"
               f"{' (pipelined: two batches in flight)' if pipelined else ''}; the analysis settings above "
               f"against it: {', '.join(f'{label} {value / rate:.0%}' for label, value in rates)}")
-    if shutil.which("katago") is None:
-        print("(no katago binary on PATH: no side-by-side KataGo figures)")
+    print("(KataGo side by side: benchmarks/compare_katago.py --katago PATH)")
 
 
 if __name__ == "__main__":

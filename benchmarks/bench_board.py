@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import cpu_model  # noqa: E402
 
 from katacli._core.playout import record_playout, replay_moves, run_playouts  # noqa: E402
 
@@ -68,7 +70,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
-    print(f"random playouts, one core, best of {args.repeats} runs of ~{args.seconds:g}s")
+    print(f"{cpu_model()}: random playouts, one core, best of {args.repeats} runs of ~{args.seconds:g}s")
     for size in SIZES:
         moves_per_s, playouts_per_s = bench_playouts(size, args.seconds, args.repeats, args.seed)
         print(f"  {size}x{size}: {moves_per_s / 1e6:6.2f} M moves/s  {playouts_per_s:10.0f} playouts/s")

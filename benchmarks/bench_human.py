@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_search import opening_positions  # noqa: E402
 
 from katacli.nn.evaluator import NNEvaluator  # noqa: E402
+from katacli.nn.model_file_reader import ModelFileError  # noqa: E402
 from katacli.search import SearchParams, Searcher  # noqa: E402
 
 SHARED_MODELS = ROOT.parent / "shared" / "models"
@@ -73,8 +74,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    main_net = NNEvaluator.from_file(args.model)
-    human_net = NNEvaluator.from_file(args.human_model)
+    try:
+        main_net = NNEvaluator.from_file(args.model)
+        human_net = NNEvaluator.from_file(args.human_model)
+    except (OSError, ValueError, ModelFileError) as exc:
+        sys.exit(f"error: {exc}")
     positions = opening_positions(args.positions)
     run_setup(SETUPS["human in tree"], main_net, human_net, positions[:1], args.threads, 20)  # warm up both
     rates: dict[str, list[float]] = {name: [] for name in SETUPS}

@@ -53,6 +53,9 @@ def microseconds_per_call(run):
 
 
 def main():
+    if len(sys.argv) > 1 and not sys.argv[1].isdigit():
+        print(__doc__)
+        sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
     num_positions = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     rng = random.Random(SEED)
     print(f"{BOARD_SIZE}x{BOARD_SIZE}, {RANDOM_MOVES} random moves per position; microseconds per call")

@@ -18,9 +18,13 @@ import argparse
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import cpu_model  # noqa: E402
 from katacli.nn.batch import NNBatch
 from katacli.nn.evaluator import NNEvaluator, NNRequest, set_cpu_threads
 from katacli.nn.torch_model import KataGoModel, load_model
@@ -62,7 +66,7 @@ def empty_board_request() -> NNRequest:
 def bench_cpu(model: KataGoModel, seconds: float, precision: str) -> None:
     evaluator = NNEvaluator(model, device="cpu", precision=precision, channels_last=True, cache_size_power_of_two=None)
     net = evaluator.net
-    print(f"CPU, {model.name}, {BOARD}x{BOARD}, {precision}, {torch.get_num_threads()} threads")
+    print(f"CPU ({cpu_model()}), {model.name}, {BOARD}x{BOARD}, {precision}, {torch.get_num_threads()} threads")
     print(f"{'batch':>6} {'net evals/s':>12} {'evaluator evals/s':>18}")
     request = empty_board_request()
     for batch in CPU_BATCHES:
@@ -183,7 +187,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per setting")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads for every row (default: torch's count on this machine)")
     parser.add_argument("--cpu-precision", choices=("float32", "bfloat16"), default="float32")
     parser.add_argument("--skip-cpu", action="store_true")
     parser.add_argument("--cuda-config", default=CUDA_CONFIG, help="architecture of the random GPU net")
@@ -197,8 +202,9 @@ def main() -> None:
                         help="CUDA: only the runner with and without torch.compile (not the precision table)")
     args = parser.parse_args()
     compile_batches = [int(b) for b in args.compile_batches.split(",") if b.strip()]
-    if args.threads:
-        set_cpu_threads(args.threads)
+    # Every row on the same thread count: an evaluator left to its default runs one intra-op thread an
+    # evaluation (search threads evaluate side by side), so the default here is torch's own count, set explicitly.
+    set_cpu_threads(args.threads or torch.get_num_threads())
     if not args.skip_cpu:
         if not args.model.exists():
             raise SystemExit(f"model not found: {args.model} (pass --model)")

@@ -104,8 +104,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.model:
         from katacli.nn.evaluator import NNEvaluator
+        from katacli.nn.model_file_reader import ModelFileError
 
-        evaluator = NNEvaluator.from_file(args.model, cache_size_power_of_two=None)  # every run evaluates afresh
+        try:
+            evaluator = NNEvaluator.from_file(args.model, cache_size_power_of_two=None)  # every run evaluates afresh
+        except (OSError, ValueError, ModelFileError) as exc:
+            sys.exit(f"error: {exc}")
     else:
         evaluator = ConstantEvaluator()
     rng = random.Random(7)
@@ -115,8 +119,12 @@ def main() -> None:
     print(f"external table: {len(table)} shapes from {SGF_GAMES} games, built in {time.perf_counter() - started:.2f}s")
     settings = {"off": (0.0, None), "repeated": (REPEATED_UTILITY, None), "sgf": (REPEATED_UTILITY, table)}
     rates: dict[str, list[float]] = {name: [] for name in settings}
-    for _ in range(args.repeat):
-        for name, (utility, ext) in settings.items():
+    run_once(evaluator, positions[:1], min(args.visits, 50), 0.0, None)   # warm-up: the network's first calls
+    names = list(settings)
+    for round_index in range(args.repeat):
+        # Each round in another order, so that no setting always runs first (or last) on a shared machine.
+        for name in names[round_index % len(names):] + names[:round_index % len(names)]:
+            utility, ext = settings[name]
             rates[name].append(run_once(evaluator, positions, args.visits, utility, ext))
     print(f"{'setting':>10} {'visits/s':>10} {'best':>10}")
     for name, values in rates.items():

@@ -10,8 +10,8 @@ game (fresh tree and empty NN cache for each) and report totals. Usage::
 Each configuration runs --repeat times; the median and the best visits/s are printed, since
 other processes on a shared machine make single runs noisy. On a machine that other jobs keep
 busy, OMP_WAIT_POLICY=PASSIVE in the environment avoids spinning OpenMP workers collapsing
-throughput; on an idle machine it costs batch-1 speed (about 2.5x on 2 cores), so it is not set
-here.
+throughput; importing katacli sets it unless the environment says otherwise (the header prints the
+value in force).
 
 --graph-search runs each configuration with useGraphSearch on (KataGo's default: transpositions
 share one node) and/or off (a plain tree); the runs of the two modes alternate, so that a change
@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))   # sibling scripts, even under PYTHONSAFEPATH
 from random_positions import GameState  # noqa: E402  (either build's)
+from kata_env import cpu_model  # noqa: E402
 
 from katacli.game.coords import parse_vertex  # noqa: E402
 from katacli.nn.evaluator import NNEvaluator, set_cpu_threads  # noqa: E402
@@ -115,7 +116,7 @@ def main() -> None:
     # Warm up torch's kernels for the batch sizes we will see.
     Searcher(positions[0], SearchParams().replace(num_search_threads=4), evaluator, seed=0).run(max_visits=12)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"model {Path(args.model).name}, 19x19, {len(positions)} positions x {args.visits} visits, "
+    print(f"{cpu_model()}: model {Path(args.model).name}, 19x19, {len(positions)} positions x {args.visits} visits, "
           f"torch threads {args.torch_threads}, {os.cpu_count()} cores, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, "
           f"load average {load:.1f}")
     print(f"{'numSearchThreads':>16} {'graph':>5} {'visits/s':>10} {'best':>8} {'nnEvals/s':>10} {'avgBatch':>9}")

@@ -10,6 +10,7 @@ network positions/s and the average batch size.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -86,6 +87,8 @@ def main() -> None:
     args = parser.parse_args()
     devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
     if "cuda" in devices and not torch.cuda.is_available():
+        if args.device == "cuda":
+            sys.exit("error: --device cuda: CUDA is not available here")
         devices.remove("cuda")
         print("CUDA not available; CPU only")
     print(f"{args.games} games on {args.board}x{args.board}, maxVisits {args.visits}, {args.threads} game threads")

@@ -120,6 +120,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.cuda_only and not torch.cuda.is_available():
+        sys.exit("error: --cuda-only: CUDA is not available here")
     cases = [] if args.cuda_only else list(CPU_CASES)
     if torch.cuda.is_available():
         cases += [case for case in CUDA_CASES if _selected(case, args.only)]

@@ -8,10 +8,13 @@
 # when prepare_katago_cuda.sh made it, else the system's). Needs cmake, a C++17 compiler, the CUDA
 # toolkit (nvcc, cuBLAS, NVRTC) and the machine's libz.so. cuDNN comes from the Python environment that
 # holds torch (its nvidia/cudnn folder); KataGo 1.17.2 needs no libzip. Offline: nothing
-# is downloaded. CUDA_ARCH (default 90, Hopper) picks the one GPU architecture compiled for.
+# is downloaded. CUDA_ARCH (default 90, Hopper) picks the one GPU architecture compiled for: KataGo's
+# CMakeLists.txt sets its own list unconditionally, so the script edits that file in KATAGO_SOURCE (give it
+# prepare_katago_cuda.sh's copy, not a clone you keep).
 # The binary ends up at KATAGO_SOURCE/cpp/build-cuda/katago; run it with
 #   export LD_LIBRARY_PATH=<the cudnn lib folder this script prints>:$LD_LIBRARY_PATH
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set /p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0;; esac
 src=${1:?usage: build_katago_cuda.sh KATAGO_SOURCE [ZLIB_INCLUDE_DIR]}
 src=$(cd "$src" && pwd)
 zlib_include=${2:-}

@@ -10,8 +10,10 @@ Two measurements, each run for both engines back to back on the same machine:
   each engine's JSON analysis engine as a subprocess, for several numAnalysisThreads x
   numSearchThreadsPerAnalysisThread settings; positions per second.
 * search: GTP `kata-benchmark`-style genmove searches are not comparable between builds, so the
-  search comparison uses the analysis engine with one position at a time (numAnalysisThreads = 1)
-  and the given numSearchThreadsPerAnalysisThread values; visits per second.
+  search comparison is the same query with one position searched at a time (numAnalysisThreads = 1)
+  at each of the given numSearchThreadsPerAnalysisThread values (the `1xN` rows); positions per
+  second, like the analysis rows (every position gets the same visits, so the ratio is that of
+  visits per second).
 
 The game is the one benchmarks/bench_analysis.py plays (seeded policy sampling). Both engines get
 the same key settings through a minimal config; the network cache is fresh for every run (a new
@@ -31,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_analysis import DEFAULT_MODEL, KOMI, RULES, play_game  # noqa: E402
-from kata_env import cpu_model  # noqa: E402
+from kata_env import cpu_model, require_katago  # noqa: E402
 
 from katacli.nn.evaluator import NNEvaluator  # noqa: E402
 
@@ -99,6 +101,7 @@ def main() -> None:
     parser.add_argument("--settings", default="1x16,2x8", help="numAnalysisThreads x searchThreadsPerAnalysisThread")
     parser.add_argument("--search-threads", default="1,2", help="search threads for the one-position comparison")
     args = parser.parse_args()
+    require_katago(args.katago)
 
     network = NNEvaluator.from_file(args.model, device="cpu")
     moves = play_game(network, args.moves)

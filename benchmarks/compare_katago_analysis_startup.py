@@ -47,18 +47,26 @@ def one_run(argv: list[str]) -> dict[str, float]:
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=KATA_ENV)
     ready: dict[str, float] = {}
+    last_words: list[str] = []   # stderr's last lines, to say why an engine stopped
 
     def watch_stderr() -> None:
         for line in process.stderr:
             if READY_TEXT in line and "ready" not in ready:
                 ready["ready"] = time.perf_counter() - started
+            last_words[:] = (last_words + [line.strip()])[-3:]
 
     reader = threading.Thread(target=watch_stderr, daemon=True)
     reader.start()
     try:
         process.stdin.write(json.dumps(QUERY) + "\n")
         process.stdin.flush()
-        answer = json.loads(process.stdout.readline())
+        line = process.stdout.readline()
+        if not line:   # it stopped before answering (a config it refuses, say)
+            process.wait(TIMEOUT_SECONDS)
+            reader.join(TIMEOUT_SECONDS)
+            raise RuntimeError(f"{argv[0]} stopped (status {process.returncode}) before answering: "
+                               + " / ".join(w for w in last_words if w))
+        answer = json.loads(line)
         first_answer = time.perf_counter() - started
         if "error" in answer:
             raise RuntimeError(f"the engine answered an error: {answer['error']}")

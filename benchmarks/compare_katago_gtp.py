@@ -28,6 +28,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import REPO, require_katago  # noqa: E402
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
 SIZES = (5, 7, 9, 13, 19)
@@ -229,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.katago:
         parser.error("give --katago PATH or set KATAGO_BINARY")
     other = shlex.split(args.katago)
+    require_katago(other[0])
+    if not args.config:   # KataGo's gtp needs one (as the other comparison scripts, the shipped example)
+        args.config = str(REPO / "configs" / "gtp_example.cfg")
     other_argv = other + ([] if other[-1] == "gtp" else ["gtp"])
     if args.model:
         other_argv += ["-model", args.model]

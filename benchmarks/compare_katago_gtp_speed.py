@@ -40,7 +40,15 @@ MOVE_TIMEOUT_SECONDS = 3600.0
 ANALYZE_INTERVAL_CENTISECONDS = 10
 # A position neither engine's game searched (the first genmoves start from the empty board), so the
 # evaluation caches give the analysis no head start.
-ANALYSIS_POSITION = ("b C3", "w R17", "b B18", "w S2")
+GTP_COLUMNS = "ABCDEFGHJKLMNOPQRST"   # (no I)
+
+
+def analysis_position(size: int) -> tuple[str, ...]:
+    """Four corner stones, as C3, R17, B18, S2 on 19x19, on any board of 5 or more."""
+    def vertex(column: int, row: int) -> str:   # 1-based, from the left and from the bottom
+        return f"{GTP_COLUMNS[column - 1]}{row}"
+    return (f"b {vertex(3, 3)}", f"w {vertex(size - 2, size - 2)}", f"b {vertex(2, size - 1)}",
+            f"w {vertex(size - 1, 2)}")
 VISITS_PER_UNIT = 1000
 SHARED_OVERRIDES = ("ponderingEnabled=false", "maxTime=1000000", "maxPlayouts=1000000000", "allowResignation=false")
 
@@ -79,9 +87,9 @@ def root_visits(info_line: str) -> int | None:
     return None
 
 
-def analysis_seconds_per_unit(engine: GtpClient, seconds: float) -> float:
+def analysis_seconds_per_unit(engine: GtpClient, seconds: float, size: int) -> float:
     """Seconds per VISITS_PER_UNIT root visits while kata-analyze runs for ``seconds``."""
-    for move in ANALYSIS_POSITION:
+    for move in analysis_position(size):
         engine.command(f"play {move}")
     engine.send_line(f"kata-analyze {ANALYZE_INTERVAL_CENTISECONDS} rootInfo true")
     first = last = None
@@ -121,7 +129,7 @@ def measure(name: str, argv: list[str], args, log) -> dict:
             engine.command("clear_board")
             stages["first kata-analyze info line"] = first_info_line(engine)
             stages[f"kata-analyze, s per {VISITS_PER_UNIT:,} visits"] = analysis_seconds_per_unit(
-                engine, args.analyze_seconds)
+                engine, args.analyze_seconds, args.size)
         finally:
             engine.close()
     for stage, seconds in stages.items():
@@ -138,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--visits", type=int, default=600, help="visits of the game's moves after the first")
     parser.add_argument("--first-visits", type=int, default=1500, help="visits of the first genmove")
     parser.add_argument("--moves", type=int, default=8, help="genmoves after the first")
-    parser.add_argument("--size", type=int, default=19)
+    parser.add_argument("--size", type=int, default=19, choices=range(5, 20), metavar="5..19")
     parser.add_argument("--analyze-seconds", type=float, default=8.0,
                         help="how long the interactive analysis runs")
     parser.add_argument("--busy-loops", type=int, default=0, help="processes spinning beside the engine")

@@ -2,7 +2,7 @@
 """Equal-visit match: `kata gtp` against a KataGo binary, same network, same config, same visits.
 
     python3 benchmarks/compare_katago_match.py --katago /path/to/katago --model NET.bin.gz \\
-        [--config configs/gtp_example.cfg] [--visits 200] [--pairs 20] [--size 9] [--komi 7] [--json]
+        [--config configs/gtp_example.cfg] [--visits 200] [--pairs 10] [--size 9] [--komi 7] [--json]
 
 Each pair of games starts from one random opening (--opening-moves stones, off the first line),
 played once with kata as Black and once with KataGo as Black, so neither side profits from a
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shlex
@@ -214,8 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     result = summary(games)
     if args.json:
-        print(json.dumps({"summary": result, "visits": args.visits, "size": args.size, "komi": args.komi,
-                          "games": [asdict(g) for g in games]}, indent=1))
+        # An infinite Elo (a sweep) is null in JSON: strict parsers refuse Infinity.
+        finite = {k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in result.items()}
+        print(json.dumps({"summary": finite, "visits": args.visits, "size": args.size, "komi": args.komi,
+                          "games": [asdict(g) for g in games]}, indent=1, allow_nan=False))
     else:
         print(f"\n{result['games']} games at {args.visits} visits on {args.size}x{args.size}, komi {args.komi:g}: "
               f"kata {result['kata_wins']} wins, {result['kata_losses']} losses, {result['draws']} draws")

@@ -22,6 +22,9 @@ import argparse
 import random
 import subprocess
 import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import require_katago  # noqa: E402
 
 TIMEOUT_SECONDS = 900
 SIZE = 19
@@ -91,6 +94,7 @@ def main() -> None:
     parser.add_argument("--visits", type=int, default=300)
     parser.add_argument("--seeds", default="1,2,3,4")
     args = parser.parse_args()
+    require_katago(args.katago)
     engines = {"katago": [args.katago, "gtp"], "kata": [sys.executable, "-P", "-m", "katacli.cli", "gtp"]}
 
     def run(name: str, overrides: str, commands: list[str]):

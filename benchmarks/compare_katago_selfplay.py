@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from katacli.data import load_training_arrays
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kata_env import require_katago  # noqa: E402
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "test-b4c32.bin.gz"
 # 9x9 only, few visits, many games at once: a small-net throughput test.
@@ -51,9 +53,12 @@ def count_rows(output_dir: Path) -> int:
 
 def run(command: list[str], models: Path, output: Path, args) -> tuple[float, int]:
     start = time.perf_counter()
-    subprocess.run(command + ["selfplay", "-models-dir", str(models), "-output-dir", str(output), "-config",
-                              args.config, "-max-games-total", str(args.games), "-override-config", args.override],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(command + ["selfplay", "-models-dir", str(models), "-output-dir", str(output), "-config",
+                                     args.config, "-max-games-total", str(args.games), "-override-config", args.override],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    if done.returncode != 0:   # its last words say why (a KataGo built without libzip writes no data, say)
+        last = [line for line in done.stderr.splitlines() if line.strip()][-3:]
+        sys.exit(f"error: {command[0]} selfplay exited with status {done.returncode}: " + " / ".join(last))
     return time.perf_counter() - start, count_rows(output)
 
 
@@ -67,6 +72,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="alternating runs of each engine")
     parser.add_argument("--override", default=DEFAULT_OVERRIDE)
     args = parser.parse_args()
+    require_katago(args.katago)
     print(f"{args.games} games, model {Path(args.model).name}, overrides: {args.override}")
     ratios, game_ratios, rows_per_game = [], [], {"katago": [], "kata": []}
     with tempfile.TemporaryDirectory() as tmp:

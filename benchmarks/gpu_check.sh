@@ -34,6 +34,11 @@
 # pipelined search, 1.9 -> 1.0 us a row): the katago step first. Session 19 (11-28): the shipped self-play
 # configs search a graph now (useGraphSearch = true, as KataGo's): the selfplay step's batch and rows/s
 # figures above were made without it, so rerun it (on the CPU graph search was 1.1x faster, 9x9 g170).
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0;; esac
+# A GPU machine only: elsewhere it would rebuild the core in place and run its CPU fallbacks for minutes.
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > /dev/null 2>&1; then
+  echo "error: no NVIDIA GPU here (nvidia-smi finds none): run this on a GPU machine" >&2; exit 1
+fi
 exec > >(tee "${OUT:-/tmp}/gpu-check.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"

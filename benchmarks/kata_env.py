@@ -38,3 +38,14 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def require_katago(path: str) -> str:
+    """``path`` if it names a program that can run, else one ``error:`` line and exit status 2 (before any
+    timing: a wrong path found after kata's runs wasted them)."""
+    import shutil
+
+    found = shutil.which(path) if os.sep not in path else (path if os.access(path, os.X_OK) else None)
+    if found is None or os.path.isdir(found):
+        sys.exit(f"error: --katago {path}: not an executable program (build one with benchmarks/build_katago_eigen.sh)")
+    return path

@@ -3,6 +3,11 @@
 # one device call "bash benchmarks/selfplay_gpu_check.sh" (carry .gpu-carry) builds the core, runs the
 # self-play CUDA test and bench_selfplay_gpu.py: the GPU config, the baseline (the example config in one
 # process), the GPU config with more processes. The log comes back as selfplay-gpu.txt (~6 minutes).
+case "${1:-}" in -h|--help) sed -n '2,/^[^#]/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0;; esac
+# A GPU machine only: elsewhere it would rebuild the core in place and run its CPU fallbacks for minutes.
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > /dev/null 2>&1; then
+  echo "error: no NVIDIA GPU here (nvidia-smi finds none): run this on a GPU machine" >&2; exit 1
+fi
 exec > >(tee "${OUT:-/tmp}/selfplay-gpu.txt") 2>&1
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 ROOT="$(pwd)"; C="$ROOT/.gpu-carry"; S="$C/shared"

@@ -115,7 +115,8 @@ def setup_game(engines: dict, size: int, komi: float, rules: str | None) -> None
 
 
 def play_game(number: int, black: GtpClient, white: GtpClient, size: int, komi: float, max_moves: int,
-              rules: str | None = None) -> GameRecord:
+              rules: str | None = None, referee: GtpClient | None = None) -> GameRecord:
+    """One game; its result is the ``referee``'s final_score (default: Black's engine) unless someone resigned."""
     engines = {"b": black, "w": white}
     game = GameRecord(number, black.name, white.name)
     setup_game(engines, size, komi, rules)
@@ -144,12 +145,16 @@ def play_game(number: int, black: GtpClient, white: GtpClient, size: int, komi: 
             raise GtpClientError(f"{engine.name}: final_score answered {answer!r}")
         game.scores[engine.name] = answer
     if not game.result:
-        game.result = game.scores[black.name]
+        game.result = game.scores[(referee or black).name]
     return game
 
 
 def run_match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, max_moves: int,
-              alternate: bool, sgf_dir: str | None, rules: str | None = None, log=print) -> list[GameRecord]:
+              alternate: bool, sgf_dir: str | None, rules: str | None = None, log=print,
+              referee: str = "black") -> list[GameRecord]:
+    """``referee``: whose final_score decides a game that ends by passes: "black" (the engine playing Black),
+    "first" or "second" (the engine of black_cmd / white_cmd whatever colour it plays): a weak engine under
+    test should not count its own games."""
     first = GtpClient(shlex.split(black_cmd), name="A: " + black_cmd)
     second = GtpClient(shlex.split(white_cmd), name="B: " + white_cmd)
     records = []
@@ -157,7 +162,8 @@ def run_match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float
         for number in range(1, games + 1):
             swap = alternate and number % 2 == 0
             black, white = (second, first) if swap else (first, second)
-            game = play_game(number, black, white, size, komi, max_moves, rules)
+            judge = {"black": None, "first": first, "second": second}[referee]
+            game = play_game(number, black, white, size, komi, max_moves, rules, judge)
             records.append(game)
             agreement = "scores agree" if game.scores_agree else f"scores DISAGREE: {game.scores}"
             log(f"game {number}: {game.result} ({game.ended_by}, {len(game.moves)} moves; {agreement})")
@@ -184,13 +190,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-moves", type=int, default=None, help="default: 3 times the board area")
     parser.add_argument("--no-alternate", action="store_true", help="keep the same colours every game")
     parser.add_argument("--sgf-dir", default=None, help="write each game as an SGF file here")
+    parser.add_argument("--referee", choices=("black", "first", "second"), default="black",
+                        help="whose final_score decides a game ended by passes: the engine playing Black (default), "
+                             "or always the first (--black) or second (--white) engine, e.g. a trusted one")
     parser.add_argument("--require-agreement", action="store_true",
                         help="exit with status 1 when the engines disagree on a score")
     args = parser.parse_args(argv)
     max_moves = args.max_moves or 3 * args.size * args.size
     try:
         records = run_match(args.black, args.white, args.games, args.size, args.komi, max_moves,
-                            not args.no_alternate, args.sgf_dir, args.rules)
+                            not args.no_alternate, args.sgf_dir, args.rules, referee=args.referee)
     except GtpClientError as exc:
         print(f"match aborted: {exc}", file=sys.stderr)
         return 1

@@ -101,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"katacli ({engine_kind}, {args.visits} visits) vs GNU Go level {args.level}: {args.games} game(s) on "
           f"{args.size}x{args.size}, komi {args.komi:g}, {RULES} rules")
     try:
+        # GNU Go counts every game (run with --capture-all-dead, its count is the board's area count): the
+        # network under test judged its own games, at times to impossible scores (W+95 on 9x9).
         records = gtp_match.run_match(kata, opponent, args.games, args.size, args.komi, 3 * args.size * args.size,
-                                      True, args.sgf_dir, RULES)
+                                      True, args.sgf_dir, RULES, referee="second")
     except gtp_match.GtpClientError as exc:
         print(f"match aborted: {exc}", file=sys.stderr)
         return 1

@@ -45,6 +45,30 @@ def test_kata_against_kata_plays_to_the_end_and_both_agree_on_the_score(tmp_path
     assert Rules.parse("koPOSITIONALscoreAREAtaxNONEsui1") == Rules.preset("tromp-taylor")
 
 
+class _PassingEngine:
+    """A GTP engine stand-in that passes at once and counts the board as ``score``."""
+
+    def __init__(self, name: str, score: str):
+        self.name, self.score = name, score
+
+    def command(self, line: str, timeout=None) -> str:
+        if line.startswith("genmove"):
+            return "pass"
+        if line == "final_score":
+            return self.score
+        return "false" if line.startswith("known_command") else ""
+
+
+def test_the_referee_decides_a_game_ended_by_passes():
+    # The GNU Go moonshot took each result from Black's engine, the weak network under test at times, which
+    # counted impossible scores (W+95 on 9x9): a referee engine counts instead.
+    match = load_match_module()
+    kata, gnugo = _PassingEngine("kata", "W+95"), _PassingEngine("gnugo", "W+8")
+    assert match.play_game(1, kata, gnugo, 9, 7.5, 10).result == "W+95"   # Black's count, by default
+    judged = match.play_game(2, kata, gnugo, 9, 7.5, 10, referee=gnugo)
+    assert judged.result == "W+8" and not judged.scores_agree
+
+
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
 def test_kata_against_gnugo():
     match = load_match_module()
