@@ -119,10 +119,18 @@ def tally_sgfs(folder: Path, size: int, args) -> dict:
 
     results = MatchResults([NET_BOT, ROLLOUT_BOT])
     files = sorted(folder.glob("*.sgf"))
+    seconds = moves = 0.0
     for path in files:
         try:
-            root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
+            game = sgf.Sgf_game.from_bytes(path.read_bytes())
+            root = game.get_root()
             black, white, outcome = (root.get(key) for key in ("PB", "PW", "RE"))
+            # kata match's root comment holds each side's search seconds (KataGo's bTimeUsed / wTimeUsed).
+            used = dict(part.split("=", 1) for part in (root.get("C") if root.has_property("C") else "").split(",")
+                        if "=" in part)
+            if "bTimeUsed" in used:
+                seconds += float(used["bTimeUsed"]) + float(used.get("wTimeUsed", 0.0))
+                moves += sum(1 for node in game.get_main_sequence()[1:] if node.get_move()[0] is not None)
         except (ValueError, KeyError) as exc:
             raise SystemExit(f"error: {path}: not a finished kata match game ({exc})") from None
         if {black, white} != {NET_BOT, ROLLOUT_BOT}:
@@ -131,7 +139,10 @@ def tally_sgfs(folder: Path, size: int, args) -> dict:
     if not files:
         raise SystemExit(f"error: no games in {folder}")
     report = {"pairs": [t.as_dict() for t in results.pairs.values()], "interrupted": len(files) < args.games_by_board[size]}
-    return dict(board_result(report, size, args), from_sgfs=True)
+    result = dict(board_result(report, size, args), from_sgfs=True)
+    if moves:   # the time the games were played at (measured: slightly above maxTime), not --seconds' default
+        result["seconds_per_move"] = round(seconds / moves, 3)
+    return result
 
 
 def elo_text(value: Optional[float], interval: list) -> str:

@@ -23,9 +23,11 @@ def bench():
     return module
 
 
-def save_game(folder: Path, index: int, black: str, white: str, result: str) -> None:
+def save_game(folder: Path, index: int, black: str, white: str, result: str, comment: str = "") -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"match-{index:06d}.sgf").write_text(f"(;FF[4]GM[1]SZ[9]PB[{black}]PW[{white}]RE[{result}];B[ee];W[cc])")
+    root_comment = f"C[{comment}]" if comment else ""
+    (folder / f"match-{index:06d}.sgf").write_text(
+        f"(;FF[4]GM[1]SZ[9]PB[{black}]PW[{white}]RE[{result}]{root_comment};B[ee];W[cc])")
 
 
 @pytest.mark.parametrize("text, winner", [("B+R", 1), ("W+88.5", 2), ("b+0.5", 1), ("0", 0), ("Void", 0), ("", 0)])
@@ -42,6 +44,17 @@ def test_saved_games_are_counted_from_the_network_side(bench, tmp_path):
     assert (result["games"], result["wins"], result["losses"], result["draws"]) == (3, 1, 1, 1)
     assert result["win_rate"] == 0.5 and result["bot"] == "default-net"
     assert result["interrupted"] and result["from_sgfs"]        # 3 of the 4 planned games
+    assert result["seconds_per_move"] == ARGS.seconds   # no times in these files: the argument's
+
+
+def test_the_time_per_move_comes_from_the_games_themselves(bench, tmp_path):
+    # kata match writes each side's search seconds (KataGo's bTimeUsed / wTimeUsed): a recount shows the time
+    # the games were played at, not --seconds' default.
+    folder = tmp_path / "9x9"
+    times = "startTurnIdx=0,initTurnNum=0,gameHash=0123,gtype=normal,bTimeUsed=0.11,wTimeUsed=0.09"
+    save_game(folder, 1, "default-net", "rollouts", "B+R", times)
+    save_game(folder, 2, "rollouts", "default-net", "W+3.5", times)
+    assert bench.tally_sgfs(folder, 9, ARGS)["seconds_per_move"] == 0.1   # 0.4 s over 4 moves
 
 
 @pytest.mark.parametrize("games, message", [
