@@ -295,14 +295,23 @@ def override_config_option() -> typer.models.OptionInfo:
 
 def end_by_signal(signum_name: str, status: int) -> None:
     """End the process as the signal's default action would (the status a shell sees: killed by it), once a
-    command has stopped cleanly. Only the main thread may reset a handler: from another thread, or where the
-    signal does not end the process, exit with ``status``."""
+    command has stopped cleanly. Python lets only the main thread reset a handler: another thread resets it
+    through the C library (POSIX); where that cannot be done, or the signal does not end the process, exit
+    with ``status``."""
     try:
         sys.stderr.flush()   # (stderr only: stdout is flushed line by line, and a pipe nobody reads would block)
     except (OSError, ValueError, AttributeError):
         pass
     signum = getattr(signal, signum_name, None)
     if threading.current_thread() is not threading.main_thread():
+        if signum is not None and hasattr(os, "kill"):
+            try:
+                import ctypes
+
+                ctypes.CDLL(None).signal(int(signum), 0)   # 0: SIG_DFL
+                os.kill(os.getpid(), signum)
+            except (OSError, AttributeError, TypeError):
+                pass
         os._exit(status)
     if signum is not None and hasattr(os, "kill"):
         signal.signal(signum, signal.SIG_DFL)

@@ -210,6 +210,18 @@ def test_the_average_move_time_is_logged_when_katagos_match_logs_it(tmp_path):
     assert re.search(r"Avg move time used by r2 [0-9.e-]+ \d+ moves", lines[-1])
 
 
+@pytest.mark.subprocess
+def test_worker_processes_leave_the_match_count_to_their_parent(tmp_path):
+    # Each worker logged its own "N games finished" (1, 2, 1, 3 in a 4-game match), to the log file only.
+    cfg = write_config(tmp_path, "numBots = 2\nbotName0 = r1\nbotName1 = r2\nnnModelFile = rollouts\n"
+                                 "numGamesTotal = 4\nnumMatchProcesses = 2\nlogGamesEvery = 1\n")
+    done = kata_match("-config", str(cfg), "-log-file", str(tmp_path / "match.log"), "--quiet")
+    assert done.exit_code == 0, done.output
+    lines = [line for line in (tmp_path / "match.log").read_text().splitlines() if line.endswith("games finished")]
+    assert [line.split(" INFO ", 1)[1] for line in lines] == [f"{n} games finished" for n in (1, 2, 3, 4)]
+    assert not any("[worker" in line for line in lines)   # the parent's count of the whole match
+
+
 def test_results_statistics():
     r = MatchResults(["x", "y"])
     for _ in range(9):

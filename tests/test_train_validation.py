@@ -90,3 +90,12 @@ def test_no_validation_by_default_and_a_clear_error_when_every_file_is_held_out(
     write_synthetic_files(str(held / "data"), 64, 9, num_files=1, seed=1, file_format="h5")   # its one file: 0000
     with pytest.raises(NoTrainingDataError, match="all held out for validation"):
         run_training(_settings(held, validation_fraction=0.3, max_samples=32), log=lambda _m: None)
+
+
+def test_a_changed_validation_fraction_is_noted_on_resume(tmp_path):
+    write_synthetic_files(str(tmp_path / "data"), 400, 9, num_files=10, seed=1, file_format="h5")
+    run_training(_settings(tmp_path, max_samples=128), log=lambda _m: None)
+    messages: list[str] = []
+    run_training(_settings(tmp_path, max_samples=192, validation_fraction=0.5), log=messages.append)
+    assert any("validationFraction was 0.3 and is 0.5 now: files trained on before are validated" in m
+               for m in messages), messages

@@ -142,6 +142,8 @@ class MatchProcessRun:
             # The worker wrote it to the log file; the console's log (logToStdout) gets it from here.
             log.info("%s", summary, extra={WORKER_RECORD: True})
             self.move_times.add(black, white, time_used, moves_made)
+            if self.games_finished % self.settings.log_games_every == 0:   # (the match's count, not a worker's)
+                log.info("%d games finished", self.games_finished)
             if move_times_due(self.games_finished):   # (the whole match's: the parent's own lines)
                 for line in self.move_times.lines():
                     log.info("%s", line)

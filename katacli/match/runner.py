@@ -82,7 +82,8 @@ class MatchRun:
         giving each game thread's registration with the networks' batchers. pairer: shared with other
         processes (default: this run's own). on_game: called with every finished game and its log line. pattern_tables: bot
         index -> its avoidSgfPattern* table, as load_pattern_tables gives (default: loaded here). log_match_totals:
-        log the bots' average move times (False in a worker process: its parent logs the whole match's)."""
+        log the games finished and the bots' average move times (False in a worker process: its parent logs
+        the whole match's)."""
         self.settings = settings
         self.nets = nets
         self.sgf_dir = sgf_dir
@@ -147,8 +148,8 @@ class MatchRun:
         log.info("%s", summary)
         if self.on_game is not None:
             self.on_game(game, summary)
-        if finished % self.settings.log_games_every == 0:
-            log.info("%d games finished", finished)
+        if self.move_times is not None and finished % self.settings.log_games_every == 0:
+            log.info("%d games finished", finished)   # (a worker's count is not the match's: its parent logs it)
         for line in times or ():
             log.info("%s", line)
 

@@ -151,7 +151,10 @@ def plot_loss_curves(metrics_path: str, png_path: str) -> Optional[str]:
     validation = read_metrics(validation_path) if os.path.exists(validation_path) else []
     if validation:   # (validationFraction > 0: held-out files, evaluated after each epoch)
         ax_total.plot([r["samples"] for r in validation], [r["loss"] for r in validation], color="tab:red",
-                      marker="s", markersize=MARKER_SIZE, label="validation")
+                      marker="s", markersize=MARKER_SIZE,
+                      # (KataGo's evaluation weighs the seki term by a fixed scale, training by a moving one: the
+                      # two totals differ by that term even without overfitting; compare the curves' trends)
+                      label="validation (seki term at its fixed scale)")
         ax_total.legend(fontsize="small")
     ax_total.set_title("total loss per row")
     for name in PLOTTED_TERMS:

@@ -360,6 +360,11 @@ class Trainer:
             if log is not None:
                 log.truncate_after(self.samples)
         self._validated_at = self.samples
+        before = state.get("validation_fraction", 0.0)
+        if before != self.s.validation_fraction:   # a file changes sides only this way: say so
+            self.log(f"note: validationFraction was {before:g} and is {self.s.validation_fraction:g} now: "
+                     + ("files trained on before are validated from here" if self.s.validation_fraction > before
+                        else "files held out before are trained on from here"))
 
     def _agree_on_restored_window(self) -> None:
         """Under torchrun, a resumed run's window as every rank can read it: if a file of it is gone on any
@@ -417,6 +422,7 @@ class Trainer:
             "data": self.stream.portable(data_state),
             "exported": self.exported,
             "from_init_model": self._from_init_model,
+            "validation_fraction": self.s.validation_fraction,
             "bucket": self.bucket,
             "rng": ckpt.capture_rng_states(),
         }
