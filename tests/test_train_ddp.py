@@ -104,12 +104,18 @@ main()
 '''
 
 
+TORCHRUN_MONITOR_SECONDS = 5
+
+
 def _ddp_run_with_a_faulty_rank(tmp_path, fault: str, max_samples: int, **env) -> subprocess.CompletedProcess:
     launcher = tmp_path / "kata_with_fault.py"
     launcher.write_text(FAULTY_RANK_LAUNCHER)
     environment = dict(os.environ, OMP_NUM_THREADS="1", KATA_TEST_FAULT=fault, KATA_TEST_FAULT_RANK="1",
                        **{key: str(value) for key, value in env.items()})
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}", str(launcher),
+    # torchrun looks at its workers every few seconds here (0.1 s by default): a survivor then meets the lost
+    # peer itself, as on a machine where the dead rank was on another node, before torchrun stops it.
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
+           "--monitor-interval", str(TORCHRUN_MONITOR_SECONDS), str(launcher),
            "train", "-data-dir", str(tmp_path / "data"), "-output-dir", str(tmp_path / "run"),
            "-model-kind", "b2c16", "-max-samples", str(max_samples), "-batch-size", str(PER_RANK_BATCH), "-seed", "5",
            "-device", "cpu", "--quiet", "-override-config",
