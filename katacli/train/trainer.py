@@ -48,7 +48,7 @@ from katacli.train.prefetch import Prefetcher
 from katacli.train.rows import TrainingFileError
 from katacli.config_keys.spec import Enabled
 from katacli.train.settings import TrainSettings
-from katacli.train.window import DataScanner, DataStream, NoTrainingDataError
+from katacli.train.window import DataScanner, DataStream, NoTrainingDataError, no_training_rows
 
 MAX_SEED = 2**62
 # Gradients that are not finite skip the step; this many in a row means training diverged (checked at
@@ -96,20 +96,11 @@ def mark_raised_on_every_rank(exc: Exception) -> Exception:
     return exc
 
 
-def _setup_error(check: Callable[[], None]) -> Optional[Exception]:
-    """Run ``check``; the settings, folder or data error it raised, if any (to be agreed between ranks)."""
-    try:
-        check()
-    except _DATA_ERRORS + (TrainingError,) as exc:
-        return exc
-    return None
-
-
-def _data_error(action: Callable[[], None]) -> Optional[Exception]:
-    """Run ``action``; the data error it raised, if any (to be agreed between ranks before raising)."""
+def _error_of(action: Callable[[], None], errors: tuple = _DATA_ERRORS) -> Optional[Exception]:
+    """Run ``action``; the error of ``errors`` it raised, if any (to be agreed between ranks before raising)."""
     try:
         action()
-    except _DATA_ERRORS as exc:
+    except errors as exc:
         return exc
     return None
 
@@ -178,7 +169,7 @@ class Trainer:
         # Channels-last (NHWC) is what cuDNN's convolutions use natively; on the CPU NCHW stays.
         self.channels_last = self.ctx.device.type == "cuda"
         self.bad_steps = BadStepTracker()
-        self._raise_agreed(_setup_error(self._check_settings))
+        self._raise_agreed(_error_of(self._check_settings, _DATA_ERRORS + (TrainingError,)))
 
     # ------------------------------------------------------------------------------ setup
 
@@ -205,10 +196,7 @@ class Trainer:
         if not rows:
             for line in skipped:
                 self.log(line)
-            held_out = sum(1 for f in files if f.validation and f.rows)
-            raise NoTrainingDataError(f"no training rows under {s.data_dir} (.h5/.npz files)"
-                                      + (f"; its {held_out} files with rows are all held out for validation "
-                                         "(lower validationFraction)" if held_out else ""))
+            raise no_training_rows(s.data_dir, files)
         global_batch = s.batch_size * self.ctx.world_size
         if rows < global_batch:   # the window could never fill a batch: say so before the run's first file
             raise NoTrainingDataError(f"{s.data_dir} has {rows} rows, fewer than one global batch of {global_batch}; "
@@ -597,7 +585,7 @@ class Trainer:
                             ready = self._prepare_epoch(stop, after)
                         except _DATA_ERRORS as exc:   # data gone or unusable: keep what this run trained
                             prefetch.close()
-                            self._save_before_data_error(prefetch.state_before_taken(), last["checkpoint"], exc)
+                            self._save_before_error_of(prefetch.state_before_taken(), last["checkpoint"], exc)
                             raise
                         if not ready:
                             interrupted = True
@@ -675,7 +663,7 @@ class Trainer:
         raise TrainingError(f"another training process stopped ({first_line(exc)}){saved}: run the same command "
                             "again to go on") from None
 
-    def _save_before_data_error(self, data_state: dict, last_checkpoint: int, exc: Exception) -> None:
+    def _save_before_error_of(self, data_state: dict, last_checkpoint: int, exc: Exception) -> None:
         """The data failed at an epoch's start (files gone, another board edge): checkpoint the samples trained
         since the last checkpoint before the error ends the run, and say so in its message."""
         if self.samples == last_checkpoint:
@@ -746,7 +734,7 @@ class Trainer:
         is left out by every rank, and a data error on any rank ends the run on every rank alike (the first
         such rank's error), so that rank 0 saves what was trained and the message says so truly."""
         ctx = self.ctx
-        error = _data_error(load)
+        error = _error_of(load)
         if not ctx.is_distributed:
             if error is not None:
                 raise error
@@ -766,7 +754,7 @@ class Trainer:
                 self.log(f"leaving {path} out of this epoch's window: rank {', '.join(lacking)} cannot read it")
             agreed = [path for path in windows[0] if path in readable_everywhere]
             own = [part.path for part in self.stream.state.window]
-            error = _data_error(lambda: self.stream.restrict_window(agreed)) if own != agreed else None
+            error = _error_of(lambda: self.stream.restrict_window(agreed)) if own != agreed else None
 
     def _fill_bucket(self, total_rows: int) -> None:
         b = self.bucket

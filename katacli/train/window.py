@@ -17,10 +17,11 @@ Everything needed to continue exactly (epoch, window files, pass, offset, step) 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -54,6 +55,15 @@ def is_validation_file(path: str, fraction: float) -> bool:
 
 class NoTrainingDataError(Exception):
     """The data directory has no usable rows (or fewer than one global batch)."""
+
+
+def no_training_rows(data_dir: str, files: list) -> NoTrainingDataError:
+    """The error for a data directory whose scan (``files``) holds no rows to train on, saying where they all
+    went when validation holds them out."""
+    held_out = sum(1 for f in files if f.validation and f.rows)
+    return NoTrainingDataError(f"no training rows under {data_dir} (.h5/.npz files)"
+                               + (f"; its {held_out} files with rows are all held out for validation "
+                                  "(lower validationFraction)" if held_out else ""))
 
 
 @dataclass
@@ -184,7 +194,6 @@ class DataStream:
         self.state = StreamState()
         self._rows: Optional[R.RowBlock] = None
         self._order: Optional[np.ndarray] = None
-        self._files_by_name: Optional[dict] = None
 
     @property
     def global_batch(self) -> int:
@@ -212,12 +221,11 @@ class DataStream:
         """Start the next epoch on the newest rows of ``files`` (a scan, possibly made by another rank); files
         held out for validation are left out."""
         held_out = sum(1 for f in files if f.validation and f.rows)
-        files = [f for f in files if not f.validation]
-        total = sum(f.rows for f in files)
+        training = [f for f in files if not f.validation]
+        total = sum(f.rows for f in training)
         if total == 0:
-            raise NoTrainingDataError(f"no training rows under {self.scanner.data_dir} (.h5/.npz files)"
-                                      + (f"; its {held_out} files with rows are all held out for validation "
-                                         "(lower validationFraction)" if held_out else ""))
+            raise no_training_rows(self.scanner.data_dir, files)
+        files = training
         size = desired_window_rows(total, *self.window_args)
         st = self.state
         st.epoch += 1
@@ -330,24 +338,24 @@ class DataStream:
             window.append({**part, "path": os.path.relpath(path, data_dir) if inside else path})
         return {**state, "window": window, PATHS_IN_DATA_DIR: True}
 
-    def _resolve(self, path: str, relative_to_data_dir: bool) -> str:
+    def _resolve(self, path: str, relative_to_data_dir: bool, files_by_name: Callable[[], dict]) -> str:
         if relative_to_data_dir:
             return os.path.join(self.scanner.data_dir, path)
-        if os.path.exists(path) or not self._by_name():
+        if os.path.exists(path):
             return path
         # A checkpoint from before portable(): its paths relative to where that run was started.
-        return self._by_name().get(os.path.basename(path), path)
+        return files_by_name().get(os.path.basename(path), path)
 
-    def _by_name(self) -> dict:
-        if self._files_by_name is None:
-            paths = R.list_files(self.scanner.data_dir) if os.path.isdir(self.scanner.data_dir) else []
-            self._files_by_name = {os.path.basename(p): p for p in paths}
-        return self._files_by_name
+    def _files_by_name(self) -> dict:
+        """Base name -> path of the data directory's files (a listing made once per restore: see load_state_dict)."""
+        paths = R.list_files(self.scanner.data_dir) if os.path.isdir(self.scanner.data_dir) else []
+        return {os.path.basename(p): p for p in paths}
 
     def load_state_dict(self, state: dict) -> None:
         state = dict(state)
         relative = bool(state.pop(PATHS_IN_DATA_DIR, False))
-        window = [WindowPart(**{**p, "path": self._resolve(p["path"], relative)}) for p in state["window"]]
+        files_by_name = functools.cache(self._files_by_name)
+        window = [WindowPart(**{**p, "path": self._resolve(p["path"], relative, files_by_name)}) for p in state["window"]]
         self.state = StreamState(**{**state, "window": window})
         self._rows = None
         self._order = None
