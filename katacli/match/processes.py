@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from katacli.match.results import MatchResults, MoveTimes, move_times_due
+from katacli.match.results import MatchResults, MoveTimes
 from katacli.match.settings import MatchSettings
 from katacli.worker_processes import (
     WORKER_RECORD, WorkerPool, close_worker_log, die_with_parent, open_worker_log, split_threads,
@@ -144,9 +144,8 @@ class MatchProcessRun:
             self.move_times.add(black, white, time_used, moves_made)
             if self.games_finished % self.settings.log_games_every == 0:   # (the match's count, not a worker's)
                 log.info("%d games finished", self.games_finished)
-            if move_times_due(self.games_finished):   # (the whole match's: the parent's own lines)
-                for line in self.move_times.lines():
-                    log.info("%s", line)
+            for line in self.move_times.lines_after(self.games_finished):   # (the whole match's: the parent's)
+                log.info("%s", line)
         elif kind == "moves":
             self._moves[index] = payload
         elif kind == "error":

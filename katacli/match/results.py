@@ -87,6 +87,10 @@ class MoveTimes:
             self.seconds[name] = self.seconds.get(name, 0.0) + seconds
             self.moves[name] = self.moves.get(name, 0) + moves
 
+    def lines_after(self, games: int) -> list[str]:
+        """:meth:`lines` where KataGo's match logs them after this many games (move_times_due), else none."""
+        return self.lines() if move_times_due(games) else []
+
     def lines(self) -> list[str]:
         return [f"Avg move time used by {name} {self.seconds[name] / max(self.moves[name], 1):.6g} "
                 f"{float(self.moves[name]):.6g} moves" for name in sorted(self.seconds)]

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from katacli.data.files import atomic_output, remove_stale_partials
 from katacli.match.game import MatchBot, MatchGame, play_game, start_game
-from katacli.match.results import MatchResults, MoveTimes, move_times_due
+from katacli.match.results import MatchResults, MoveTimes
 from katacli.match.settings import MatchSettings
 from katacli.nn.human_profile import ProfileNotSetError
 from katacli.search.pattern_avoidance import load_sgf_pattern_table
@@ -137,7 +137,7 @@ class MatchRun:
             times = None
             if self.move_times is not None:
                 self.move_times.add(game.black, game.white, game.time_used, game.moves_made)
-                times = self.move_times.lines() if move_times_due(finished) else None
+                times = self.move_times.lines_after(finished)
         if self.sgf_dir is not None:
             path = self.sgf_dir / f"match-{self.run_id}-{game_number:06d}.sgf"
             with atomic_output(path) as temp:
